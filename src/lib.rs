@@ -1,1 +1,20 @@
-//! Slate engine.
+//! Slate's engine: it watches every AI coding-agent session on the machine and decides which ones
+//! need you.
+//!
+//! Transcripts, process scans and the agents' own listings come in through `sources`, are turned
+//! into observations by the per-agent adapters in `agents`, and are decided by the pure state
+//! machine in `tracker`. The command line, the HTTP API and the desktop shell all read the same
+//! decisions.
+//!
+//! # Layout
+//! - `model`: plain data shared by everything (sessions, states, processes, listings).
+//! - `lines`: splitting a growing byte stream into complete lines.
+//! - `agents`: one adapter per CLI, turning records and processes into observations.
+//! - `tracker`: the state rules (SPEC §3–4), pure.
+//! - `sources`: the edges that read the outside world.
+
+pub mod agents;
+pub mod lines;
+pub mod model;
+pub mod sources;
+pub mod tracker;

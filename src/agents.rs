@@ -1,0 +1,185 @@
+//! The agent adapters: what each CLI's records and processes mean, in one vocabulary.
+//!
+//! An adapter turns one transcript line (or one stored row) into [`Observation`]s and recognises
+//! the agent's processes from their executable and argv. Adapters are pure: they never open a file,
+//! never read the clock and never decide a status. Deciding is `tracker`'s job; finding and reading
+//! files is `sources`' job. Adding an agent means adding a module here (see ARCHITECTURE.md).
+
+pub mod claude;
+pub mod codex;
+
+use crate::model::{AgentKind, ProcessInfo, Timestamp};
+
+/// One fact a transcript line states about its session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observation {
+    /// Bookkeeping: facts about the session that never move its time.
+    Info(Info),
+    /// A turn record: a prompt, a model message, a tool call or result, a turn marker.
+    Record(Record),
+    /// Forget every turn record seen so far; the records that follow replace them. Adapters whose
+    /// format rewrites history (Gemini's `$rewindTo`, a re-read SQLite session) emit this.
+    Reset,
+}
+
+/// Bookkeeping facts. Every field is optional: a line states what it states.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Info {
+    pub session_id: Option<String>,
+    /// The working folder this line was written in. The session's folder is the first one seen.
+    pub cwd: Option<String>,
+    pub branch: Option<String>,
+    pub cli_version: Option<String>,
+    pub model: Option<String>,
+    pub title: Option<Title>,
+    /// Set when the session is a non-interactive run (`claude -p`, `codex exec`, `gemini -p`,
+    /// `opencode run`), which has no Needs-you state: it works, then it closes.
+    pub print_mode: Option<bool>,
+    /// Set when this transcript belongs to a sub-agent of another session, which it rolls up into.
+    pub parent_session: Option<String>,
+    /// When the session started, where the format says so.
+    pub started_at: Option<Timestamp>,
+}
+
+/// A title and where it came from; a better source replaces a worse one, a later title of the
+/// same source replaces an earlier one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Title {
+    pub text: String,
+    pub source: TitleSource,
+}
+
+/// Ordered from weakest to strongest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TitleSource {
+    /// An old-style summary line (Claude Code 1.x/2.0 `summary`).
+    Summary,
+    /// A title the model or the agent generated (`ai-title`, Gemini `summary`).
+    Generated,
+    /// A name from the agent's index (Codex `session_index.jsonl`, `thread_name_updated`).
+    Named,
+    /// A title the user set (`/rename`, `custom-title`).
+    Custom,
+}
+
+/// A turn record with its time. `at` is `None` for formats without per-record times (Cursor); the
+/// tracker then dates the record by the file's last write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub at: Option<Timestamp>,
+    pub kind: RecordKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordKind {
+    /// A real prompt typed by the user (not injected context, not a command echo).
+    Prompt { text: String },
+    /// The model called a tool.
+    ToolCall {
+        call_id: String,
+        name: String,
+        /// A short description for people, e.g. the command of a shell call.
+        detail: Option<String>,
+        kind: CallKind,
+    },
+    /// A tool call's result arrived.
+    ToolResult { call_id: String, rejected: bool },
+    /// The model wrote text (no tool call in the same record).
+    ModelText,
+    /// The model is thinking or reasoning: more is coming.
+    ModelThinking,
+    /// An explicit turn start (Codex `task_started`).
+    TurnStarted { turn_id: Option<String> },
+    /// An explicit turn end (Claude Code `turn_duration`, Codex `task_complete`, …).
+    TurnEnded { turn_id: Option<String> },
+    /// The user interrupted the turn.
+    Interrupted { turn_id: Option<String> },
+    /// The turn ended in an error the model will not retry.
+    TurnFailed { message: Option<String> },
+    /// The model hit an API error and is retrying.
+    Retrying,
+    /// The conversation is being compacted; the turn goes on.
+    Compacting,
+    /// The agent recorded the session's end.
+    SessionEnded,
+}
+
+/// What kind of tool call this is, as far as the state rules care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    /// An ordinary tool: running, or (indistinguishably on disk) waiting for permission.
+    Plain,
+    /// A question to the user (Claude Code `AskUserQuestion`, Codex `request_user_input`,
+    /// OpenCode `question`).
+    Question,
+    /// A plan waiting for approval (Claude Code `ExitPlanMode`).
+    PlanApproval,
+    /// A sub-agent (Claude Code `Agent`/`Task`, OpenCode `task`).
+    SubAgent,
+    /// A call that asked for escalated permissions (Codex `require_escalated`): very likely a
+    /// permission prompt, but not proven.
+    Escalated,
+}
+
+/// Why a line could not be read. A malformed line is data, counted as a problem; it never fails
+/// the session.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    #[error("line is not valid JSON: {0}")]
+    NotJson(String),
+    #[error("line is not valid UTF-8")]
+    NotUtf8,
+    #[error("line has an unexpected shape: {0}")]
+    Shape(&'static str),
+}
+
+/// What a recognised agent process is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessRole {
+    /// An interactive session (a TUI): it vouches for its sessions.
+    Interactive,
+    /// A print-mode run (`claude -p`, `codex exec`): it vouches while it runs.
+    Print,
+    /// A background server or daemon (Codex `app-server`, `claude daemon`). It may write
+    /// transcripts, but it never vouches: presence keys on the TUI (FORMATS.md §9).
+    Daemon,
+    /// A helper run of the CLI (`claude agents --json`, `codex login`, an npm shim parent): not a
+    /// session at all.
+    Helper,
+}
+
+/// An agent process, as an adapter recognised it from its executable and argv.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentProcess {
+    pub agent: AgentKind,
+    pub role: ProcessRole,
+    /// The folder named on the command line (`codex -C`, `cursor-agent --workspace`,
+    /// `opencode <dir>`), as written; relative to the process's cwd when not absolute.
+    pub folder_arg: Option<String>,
+    /// The session named on the command line (`--resume <id>`, `--session-id <id>`, …).
+    pub session_arg: Option<String>,
+}
+
+/// Recognises an agent process, trying every adapter.
+pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
+    claude::recognise(process).or_else(|| codex::recognise(process))
+}
+
+/// The base name of an executable path or argv[0], without a `.exe` suffix, lower-cased.
+pub fn program_name(path: &str) -> String {
+    let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let base = base.strip_suffix(".exe").unwrap_or(base);
+    base.to_ascii_lowercase()
+}
+
+/// Truncates `text` to at most `max_chars` characters on a character boundary, adding `…` when cut,
+/// and folds whitespace runs into single spaces so a detail fits on one line.
+pub fn one_line(text: &str, max_chars: usize) -> String {
+    let folded: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.chars().count() <= max_chars {
+        return folded;
+    }
+    let mut cut: String = folded.chars().take(max_chars.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}

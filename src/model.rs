@@ -1,0 +1,496 @@
+//! Plain data shared by the engine, the command line, the API and the desktop shell.
+//!
+//! Everything here is a value: sessions, their state facets, process tables and listings. There is
+//! no behaviour beyond small accessors and conversions, no I/O and no clock; the rules that decide a
+//! session's state live in `tracker`, and the code that fills these values from the outside world
+//! lives in `sources`.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// One of the five agent CLIs Slate knows. The wire names are the ones in SPEC §4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum AgentKind {
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
+    #[serde(rename = "codex")]
+    Codex,
+    #[serde(rename = "cursor-agent")]
+    CursorAgent,
+    #[serde(rename = "opencode")]
+    OpenCode,
+    #[serde(rename = "gemini-cli")]
+    GeminiCli,
+}
+
+impl AgentKind {
+    pub const ALL: [AgentKind; 5] = [
+        AgentKind::ClaudeCode,
+        AgentKind::Codex,
+        AgentKind::CursorAgent,
+        AgentKind::OpenCode,
+        AgentKind::GeminiCli,
+    ];
+
+    /// The wire name, as used in JSON and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentKind::ClaudeCode => "claude-code",
+            AgentKind::Codex => "codex",
+            AgentKind::CursorAgent => "cursor-agent",
+            AgentKind::OpenCode => "opencode",
+            AgentKind::GeminiCli => "gemini-cli",
+        }
+    }
+
+    /// The name a person reads in a table or a notification.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            AgentKind::ClaudeCode => "Claude Code",
+            AgentKind::Codex => "Codex",
+            AgentKind::CursorAgent => "Cursor",
+            AgentKind::OpenCode => "OpenCode",
+            AgentKind::GeminiCli => "Gemini",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<AgentKind> {
+        AgentKind::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+}
+
+impl fmt::Display for AgentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A session id as the agent spells it (a UUID for most agents, `ses_…` for OpenCode).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SessionId(pub String);
+
+impl SessionId {
+    pub fn new(id: impl Into<String>) -> SessionId {
+        SessionId(id.into())
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A session is identified by its agent and the agent's own id (SPEC §1).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SessionKey {
+    pub agent: AgentKind,
+    pub id: SessionId,
+}
+
+impl SessionKey {
+    pub fn new(agent: AgentKind, id: impl Into<String>) -> SessionKey {
+        SessionKey {
+            agent,
+            id: SessionId::new(id),
+        }
+    }
+}
+
+impl fmt::Display for SessionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.agent, self.id)
+    }
+}
+
+/// A point in time, in milliseconds since the Unix epoch, UTC.
+///
+/// The core never reads the clock: every `Timestamp` it sees was parsed from a record or handed in
+/// as `now` by an edge. On the wire it is an RFC 3339 string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    pub fn from_millis(ms: i64) -> Timestamp {
+        Timestamp(ms)
+    }
+
+    pub fn millis(self) -> i64 {
+        self.0
+    }
+
+    /// Parses an RFC 3339 time such as `2026-11-28T10:15:03.120Z`.
+    pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
+        let parsed =
+            time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+                .ok()?;
+        let ms = parsed.unix_timestamp_nanos() / 1_000_000;
+        i64::try_from(ms).ok().map(Timestamp)
+    }
+
+    pub fn to_rfc3339(self) -> String {
+        let nanos = i128::from(self.0) * 1_000_000;
+        match time::OffsetDateTime::from_unix_timestamp_nanos(nanos) {
+            Ok(at) => {
+                let format = time::macros::format_description!(
+                    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+                );
+                at.format(&format)
+                    .unwrap_or_else(|_| format!("@{}ms", self.0))
+            }
+            Err(_) => format!("@{}ms", self.0),
+        }
+    }
+
+    pub fn plus(self, duration: Duration) -> Timestamp {
+        Timestamp(self.0.saturating_add(duration.as_millis() as i64))
+    }
+
+    pub fn minus(self, duration: Duration) -> Timestamp {
+        Timestamp(self.0.saturating_sub(duration.as_millis() as i64))
+    }
+
+    /// How long ago `self` was, seen from `now`; zero when `self` is in the future.
+    pub fn elapsed_until(self, now: Timestamp) -> Duration {
+        Duration::from_millis(now.0.saturating_sub(self.0).max(0) as u64)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_rfc3339())
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_rfc3339())
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Timestamp::parse_rfc3339(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("not an RFC 3339 time: {text}")))
+    }
+}
+
+/// The display status (SPEC §2). The tray counts `Waiting`, shown as "Needs you".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Working,
+    Waiting,
+    Ended,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Working => "working",
+            Status::Waiting => "waiting",
+            Status::Ended => "ended",
+        }
+    }
+
+    /// The words a person reads.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Working => "Working",
+            Status::Waiting => "Needs you",
+            Status::Ended => "Closed",
+        }
+    }
+}
+
+/// The stable code of the evidence that decided a status (SPEC §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonCode {
+    /// A tool call is in flight.
+    ToolRunning,
+    /// The last record is a prompt or a tool result: the model is answering.
+    ModelAnswering,
+    /// A sub-agent of this session wrote within the window.
+    SubagentRunning,
+    /// The agent's own listing reports the session busy.
+    ListingBusy,
+    /// The model hit an API error and is retrying.
+    ModelRetrying,
+    /// The conversation is being compacted.
+    Compacting,
+    /// A hosted session's title is moving.
+    TitleMoving,
+    /// Nothing settles it yet and the last turn record is recent (SPEC §3 rule 7).
+    RecentActivity,
+    TurnFinished,
+    PermissionPrompt,
+    Question,
+    PlanApproval,
+    /// A dialog other than a permission prompt or a question.
+    Dialog,
+    Interrupted,
+    QuietCall,
+    TitleStopped,
+    TerminalSilent,
+    /// The agent's listing reported the job done, stopped or failed.
+    ListingDone,
+    /// The process that vouched for the session died.
+    ProcessGone,
+    /// The agent's listing no longer lists the session.
+    NotListed,
+    /// The agent recorded the session's end, or the user ended it.
+    EndStamp,
+    /// The transcript is quiet and no live process vouches for it.
+    NoProcess,
+    /// A print-mode run (`claude -p`, `codex exec`, …) finished its only turn.
+    PrintFinished,
+    Unknown,
+}
+
+impl ReasonCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::ToolRunning => "tool_running",
+            ReasonCode::ModelAnswering => "model_answering",
+            ReasonCode::SubagentRunning => "subagent_running",
+            ReasonCode::ListingBusy => "listing_busy",
+            ReasonCode::ModelRetrying => "model_retrying",
+            ReasonCode::Compacting => "compacting",
+            ReasonCode::TitleMoving => "title_moving",
+            ReasonCode::RecentActivity => "recent_activity",
+            ReasonCode::TurnFinished => "turn_finished",
+            ReasonCode::PermissionPrompt => "permission_prompt",
+            ReasonCode::Question => "question",
+            ReasonCode::PlanApproval => "plan_approval",
+            ReasonCode::Dialog => "dialog",
+            ReasonCode::Interrupted => "interrupted",
+            ReasonCode::QuietCall => "quiet_call",
+            ReasonCode::TitleStopped => "title_stopped",
+            ReasonCode::TerminalSilent => "terminal_silent",
+            ReasonCode::ListingDone => "listing_done",
+            ReasonCode::ProcessGone => "process_gone",
+            ReasonCode::NotListed => "not_listed",
+            ReasonCode::EndStamp => "end_stamp",
+            ReasonCode::NoProcess => "no_process",
+            ReasonCode::PrintFinished => "print_finished",
+            ReasonCode::Unknown => "unknown",
+        }
+    }
+}
+
+/// A reason: a stable code plus a sentence for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reason {
+    pub code: ReasonCode,
+    pub text: String,
+}
+
+impl Reason {
+    pub fn new(code: ReasonCode, text: impl Into<String>) -> Reason {
+        Reason {
+            code,
+            text: text.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    Present,
+    Ended,
+    Gone,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Activity {
+    Working,
+    BetweenTurns,
+    Silent,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentState {
+    #[default]
+    None,
+    Parked,
+    Awaiting,
+}
+
+/// An explicit pause set by the user (SPEC §4). Defaults to none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Intent {
+    pub state: IntentState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub awaiting_who: Option<String>,
+}
+
+/// What the session holds and whether cleanup may reclaim it (SPEC §4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Custody {
+    pub holds: Vec<String>,
+    pub holds_work_claim: bool,
+    pub reclaimable: bool,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    ThisSession,
+    Operator,
+    ParentOrSteering,
+    AnotherItem,
+    CiOrDeploy,
+    Nobody,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NextActor {
+    pub actor: Actor,
+    pub reason: String,
+    pub since: Timestamp,
+}
+
+/// The wire field `session_state` (SPEC §4): the one state every consumer reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionState {
+    pub status: Status,
+    pub active_at: Option<Timestamp>,
+    pub reason: Reason,
+    pub presence: Presence,
+    pub activity: Activity,
+    pub intent: Intent,
+    pub custody: Custody,
+    pub next_actor: NextActor,
+}
+
+/// The session object of SPEC §4, as the CLI and the API print it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub agent: AgentKind,
+    pub id: SessionId,
+    /// The folder the session began in.
+    pub folder: Option<String>,
+    /// The last component of `folder`, for display.
+    pub project: Option<String>,
+    pub title: Option<String>,
+    pub last_prompt: Option<String>,
+    pub branch: Option<String>,
+    /// The last turn record; for a closed session, its last write.
+    pub row_time: Option<Timestamp>,
+    pub pid: Option<u32>,
+    pub transcript: Option<String>,
+    pub model: Option<String>,
+    pub cli_version: Option<String>,
+    /// True when the session runs under `slate run`.
+    pub hosted: bool,
+    pub status: Status,
+    pub session_state: SessionState,
+}
+
+/// One evidence line of `slate show`: which fact was seen and what it means.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub fact: String,
+}
+
+/// A live process as the process scan saw it: plain data, not `sysinfo` types.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    #[serde(default)]
+    pub ppid: Option<u32>,
+    /// The short name (`comm` on Linux).
+    pub name: String,
+    #[serde(default)]
+    pub exe: Option<String>,
+    pub cmd: Vec<String>,
+    /// The working folder, canonical where the scan could resolve it.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    pub start_time: Timestamp,
+    /// Linux only: field 22 of `/proc/<pid>/stat`, which Claude Code's registry records as `procStart`.
+    #[serde(default)]
+    pub start_ticks: Option<u64>,
+}
+
+/// All the processes one scan saw, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ProcessTable {
+    pub processes: Vec<ProcessInfo>,
+}
+
+impl ProcessTable {
+    pub fn get(&self, pid: u32) -> Option<&ProcessInfo> {
+        self.processes.iter().find(|process| process.pid == pid)
+    }
+}
+
+/// What an agent's own listing says about one of its sessions (SPEC §1 "listing").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListingEntry {
+    pub session_id: String,
+    pub pid: Option<u32>,
+    /// Claude Code's `procStart`: the process start time in clock ticks, as text.
+    pub proc_start: Option<String>,
+    pub started_at: Option<Timestamp>,
+    pub cwd: Option<String>,
+    pub status: Option<ListedStatus>,
+    pub waiting_for: Option<String>,
+    /// True for an interactive chat, which reports done or idle after each turn (SPEC §3 rule 2).
+    pub interactive: bool,
+    pub updated_at: Option<Timestamp>,
+}
+
+/// A status as an agent's listing reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListedStatus {
+    Busy,
+    Idle,
+    Waiting,
+    /// A background job that is done, stopped or failed.
+    Finished,
+}
+
+/// One agent's listing, as read from disk or from the agent's own command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Listing {
+    /// False when the agent keeps no listing here (an older version, or no registry folder):
+    /// then the listing decides nothing and processes vouch by folder.
+    pub available: bool,
+    pub entries: Vec<ListingEntry>,
+}
+
+/// Signals a hosted session's pseudo-terminal reports (SPEC §1 "hosted session").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct HostedSignals {
+    pub pid: Option<u32>,
+    /// The titles seen, newest last, each with when it was seen.
+    pub titles: Vec<(Timestamp, String)>,
+    /// When the terminal last drew anything.
+    pub last_draw: Option<Timestamp>,
+}
+
+/// A counted problem: something went wrong reading the outside world, and the engine went on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// A stable kind, e.g. `malformed_line`, `huge_line`, `unreadable_folder`.
+    pub kind: String,
+    /// Where: a path, a root or a session.
+    pub place: String,
+    pub detail: String,
+}
