@@ -102,6 +102,9 @@ pub enum RecordKind {
     Compacting,
     /// The agent recorded the session's end.
     SessionEnded,
+    /// Turn activity that does not say what comes next (SPEC §3 rule 7): the session reads
+    /// Working for the window after it, then Needs you.
+    Unsettled,
 }
 
 /// What kind of tool call this is, as far as the state rules care.

@@ -57,7 +57,9 @@ impl AgentKind {
     }
 
     pub fn parse(name: &str) -> Option<AgentKind> {
-        AgentKind::ALL.into_iter().find(|kind| kind.as_str() == name)
+        AgentKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
     }
 }
 
@@ -252,6 +254,10 @@ pub enum ReasonCode {
     NoProcess,
     /// A print-mode run (`claude -p`, `codex exec`, …) finished its only turn.
     PrintFinished,
+    /// The turn ended in an error the model will not retry.
+    TurnFailed,
+    /// A live session that has not had its first prompt yet.
+    NewSession,
     Unknown,
 }
 
@@ -281,6 +287,8 @@ impl ReasonCode {
             ReasonCode::EndStamp => "end_stamp",
             ReasonCode::NoProcess => "no_process",
             ReasonCode::PrintFinished => "print_finished",
+            ReasonCode::TurnFailed => "turn_failed",
+            ReasonCode::NewSession => "new_session",
             ReasonCode::Unknown => "unknown",
         }
     }

@@ -21,7 +21,10 @@ pub enum Input {
     /// One agent's own listing of its live sessions.
     Listing { agent: AgentKind, listing: Listing },
     /// Signals from a hosted session's pseudo-terminal.
-    Hosted { key: SessionKey, signals: HostedSignals },
+    Hosted {
+        key: SessionKey,
+        signals: HostedSignals,
+    },
     /// Time passed; nothing else happened.
     Tick,
 }
@@ -45,7 +48,9 @@ pub struct Batch {
 pub enum TranscriptRole {
     Main,
     /// A sub-agent's transcript, rolled up into the session `key` names.
-    Subagent { agent_id: String },
+    Subagent {
+        agent_id: String,
+    },
 }
 
 /// A recognised agent process with its folder resolved to a canonical path by the process scan.
@@ -55,4 +60,1230 @@ pub struct SeenProcess {
     pub recognised: AgentProcess,
     /// The canonical folder the process works in: the folder named on its command line, else its cwd.
     pub folder: Option<String>,
+}
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Duration;
+
+use crate::agents::{CallKind, Info, ProcessRole, Record, RecordKind, Title};
+use crate::model::{
+    Activity, Actor, Custody, Intent, ListedStatus, ListingEntry, NextActor, Presence, Reason,
+    ReasonCode, Session, SessionId, SessionState, Status,
+};
+
+/// The times the rules use. Defaults are SPEC's; tests and the config may change them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// SPEC §1 "window": how long a quiet transcript stays open without a process, and how long a
+    /// question waits before it reads as Needs you.
+    pub window: Duration,
+    /// A text-only model message that stays last this long ends the turn (SPEC §3 rule 6).
+    pub text_settle: Duration,
+    /// A tool call quiet this long is a prompt nobody answered (SPEC §3 rule 6b).
+    pub quiet_call: Duration,
+    /// `session_idle_minutes`: no tool activity this long makes a session silent (SPEC §4).
+    pub session_idle: Duration,
+    /// The most an open tool call excuses silence (SPEC §4).
+    pub open_call_excuse: Duration,
+    /// How much earlier than its process's start a transcript may have been written and still be
+    /// vouched for by that process, to absorb clock granularity.
+    pub start_slack: Duration,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            window: Duration::from_secs(45),
+            text_settle: Duration::from_secs(3),
+            quiet_call: Duration::from_secs(30 * 60),
+            session_idle: Duration::from_secs(20 * 60),
+            open_call_excuse: Duration::from_secs(45 * 60),
+            start_slack: Duration::from_secs(2),
+        }
+    }
+}
+
+/// A session whose decided status or reason changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub key: SessionKey,
+    /// The status before, or `None` for a session seen for the first time.
+    pub previous: Option<Status>,
+    pub session: Session,
+}
+
+/// The tracker: every session's folded transcript, what vouches for it, and its decided state.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    policy: Policy,
+    entries: HashMap<SessionKey, Entry>,
+    processes: Vec<SeenProcess>,
+    listings: BTreeMap<AgentKind, Listing>,
+    /// Canonical spellings of folders, as the edges resolved them.
+    folders: HashMap<String, String>,
+}
+
+/// What the tracker knows about one session.
+#[derive(Debug, Default)]
+struct Entry {
+    transcript: Option<String>,
+    last_write: Option<Timestamp>,
+    log: Log,
+    /// Last writes of this session's sub-agent transcripts, by sub-agent id.
+    subagents: HashMap<String, Timestamp>,
+    /// Sessions that roll up into this one (Codex sub-agent threads and the like).
+    children: HashSet<SessionKey>,
+    hosted: Option<HostedSignals>,
+    /// The process that vouched for the session at the last scan: its pid and start time.
+    vouched_by: Option<(u32, Timestamp)>,
+    /// When the vouching process was seen dead (SPEC §1, presence `gone`).
+    gone_at: Option<Timestamp>,
+    decision: Option<Decision>,
+}
+
+/// The fold of a session's observations: the facts the rules read, kept small.
+#[derive(Debug, Default, Clone)]
+struct Log {
+    folder: Option<String>,
+    branch: Option<String>,
+    cli_version: Option<String>,
+    model: Option<String>,
+    title: Option<Title>,
+    first_prompt: Option<String>,
+    last_prompt: Option<String>,
+    print_mode: bool,
+    parent_session: Option<String>,
+    /// The newest turn record, by its time; file order breaks ties.
+    last: Option<Dated>,
+    /// Tool calls without a result yet, by call id.
+    open_calls: BTreeMap<String, OpenCall>,
+    /// Results seen, so a result written before its call does not leave the call open.
+    answered: HashSet<String>,
+    /// The latest tool call's time: a tool call after the process died proves presence again.
+    last_tool_call: Option<Timestamp>,
+    /// Codex-style explicit turns: `Some` while a started turn has not ended.
+    open_turn: Option<Option<String>>,
+    n_prompts: u32,
+    n_records: u64,
+    ended_at: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone)]
+struct Dated {
+    at: Timestamp,
+    seq: u64,
+    kind: RecordKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct OpenCall {
+    name: String,
+    detail: Option<String>,
+    kind: CallKind,
+    at: Timestamp,
+    seq: u64,
+}
+
+/// The outcome of the rules for one session at one moment.
+#[derive(Debug, Clone, PartialEq)]
+struct Decision {
+    status: Status,
+    reason: Reason,
+    presence: Presence,
+    activity: Activity,
+    /// When the evidence behind this status appeared.
+    since: Timestamp,
+    pid: Option<u32>,
+    /// When this decision may change with no new input.
+    deadline: Option<Timestamp>,
+    evidence: Vec<String>,
+    session: Session,
+}
+
+/// How a process vouches for a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum VouchKind {
+    /// The agent's listing names the session, and its pid is alive with the same start time.
+    Listing,
+    /// The process's command line names the session.
+    CommandLine,
+    /// A live process of the agent works in the session's folder.
+    Folder,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Vouch {
+    pid: u32,
+    start: Timestamp,
+    kind: VouchKind,
+}
+
+impl Tracker {
+    pub fn new(policy: Policy) -> Tracker {
+        Tracker {
+            policy,
+            ..Tracker::default()
+        }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Applies one input at `now` and returns the sessions whose status or reason changed.
+    pub fn apply(&mut self, input: Input, now: Timestamp) -> Vec<Change> {
+        match input {
+            Input::Observed(batch) => self.observe(batch),
+            Input::TranscriptGone { key, transcript } => {
+                if let Some(entry) = self.entries.get_mut(&key) {
+                    if entry.transcript.as_deref() == Some(transcript.as_str()) {
+                        entry.transcript = None;
+                    }
+                }
+            }
+            Input::Processes(processes) => self.processes = processes,
+            Input::Listing { agent, listing } => {
+                self.listings.insert(agent, listing);
+            }
+            Input::Hosted { key, signals } => {
+                self.entries.entry(key).or_default().hosted = Some(signals);
+            }
+            Input::Tick => {}
+        }
+        self.decide_all(now)
+    }
+
+    /// When the tracker next wants a `Tick`: the earliest time a decision flips on its own.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        self.entries
+            .values()
+            .filter_map(|entry| entry.decision.as_ref()?.deadline)
+            .min()
+    }
+
+    /// Every session with a transcript, as last decided. Sub-agent sessions are rolled up into
+    /// their parents and not listed.
+    pub fn sessions(&self) -> impl Iterator<Item = &Session> {
+        self.entries
+            .values()
+            .filter(|entry| entry.transcript.is_some() && entry.log.parent_session.is_none())
+            .filter_map(|entry| entry.decision.as_ref().map(|decision| &decision.session))
+    }
+
+    pub fn session(&self, key: &SessionKey) -> Option<&Session> {
+        let decision = self.entries.get(key)?.decision.as_ref()?;
+        Some(&decision.session)
+    }
+
+    /// The facts that decided a session's state, for `slate show` and `slate doctor`.
+    pub fn evidence(&self, key: &SessionKey) -> Vec<String> {
+        self.entries
+            .get(key)
+            .and_then(|entry| entry.decision.as_ref())
+            .map(|decision| decision.evidence.clone())
+            .unwrap_or_default()
+    }
+
+    /// The processes the last scan recognised.
+    pub fn processes(&self) -> &[SeenProcess] {
+        &self.processes
+    }
+
+    fn observe(&mut self, batch: Batch) {
+        for (written, canonical) in batch.folders {
+            self.folders.insert(written, canonical);
+        }
+        let key = batch.key;
+        match batch.role {
+            TranscriptRole::Subagent { agent_id } => {
+                let entry = self.entries.entry(key).or_default();
+                let last = entry.subagents.entry(agent_id).or_insert(batch.last_write);
+                *last = (*last).max(batch.last_write);
+            }
+            TranscriptRole::Main => {
+                let entry = self.entries.entry(key.clone()).or_default();
+                entry.transcript = Some(batch.transcript);
+                entry.last_write = Some(
+                    entry
+                        .last_write
+                        .map_or(batch.last_write, |last| last.max(batch.last_write)),
+                );
+                for observation in batch.observations {
+                    entry.log.fold(observation, batch.last_write);
+                }
+                if let Some(parent) = entry.log.parent_session.clone() {
+                    let parent_key = SessionKey::new(key.agent, parent);
+                    self.entries
+                        .entry(parent_key)
+                        .or_default()
+                        .children
+                        .insert(key);
+                }
+            }
+        }
+    }
+
+    fn canonical<'a>(&'a self, folder: &'a str) -> &'a str {
+        self.folders.get(folder).map_or(folder, String::as_str)
+    }
+
+    fn decide_all(&mut self, now: Timestamp) -> Vec<Change> {
+        let vouches = self.vouches();
+        self.remember_deaths(&vouches, now);
+        let keys: Vec<SessionKey> = self.entries.keys().cloned().collect();
+        let mut changes = Vec::new();
+        for key in keys {
+            let decision = self.decide(&key, vouches.get(&key).copied(), now);
+            let entry = self.entries.get_mut(&key).expect("key was just listed");
+            let previous = entry.decision.take();
+            let changed = previous.as_ref().is_none_or(|previous| {
+                previous.status != decision.status || previous.reason != decision.reason
+            });
+            let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
+            if changed && listed {
+                changes.push(Change {
+                    key: key.clone(),
+                    previous: previous.as_ref().map(|previous| previous.status),
+                    session: decision.session.clone(),
+                });
+            }
+            entry.decision = Some(decision);
+        }
+        changes.sort_by(|a, b| a.key.cmp(&b.key));
+        changes
+    }
+
+    /// Records the death of processes that vouched at the previous scan, and forgets it when a
+    /// live process vouches again.
+    fn remember_deaths(&mut self, vouches: &HashMap<SessionKey, Vouch>, now: Timestamp) {
+        let alive: HashSet<(u32, Timestamp)> = self
+            .processes
+            .iter()
+            .map(|process| (process.info.pid, process.info.start_time))
+            .collect();
+        for (key, entry) in &mut self.entries {
+            match vouches.get(key) {
+                Some(vouch) => {
+                    entry.vouched_by = Some((vouch.pid, vouch.start));
+                    entry.gone_at = None;
+                }
+                None => {
+                    if let Some(previous) = entry.vouched_by.take() {
+                        if !alive.contains(&previous) {
+                            entry.gone_at = Some(now);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Which live process vouches for which session (SPEC §1 "vouch").
+    fn vouches(&self) -> HashMap<SessionKey, Vouch> {
+        let mut vouches = HashMap::new();
+        let mut pools: BTreeMap<(AgentKind, String), Vec<&SeenProcess>> = BTreeMap::new();
+        for process in &self.processes {
+            let agent = process.recognised.agent;
+            if !matches!(
+                process.recognised.role,
+                ProcessRole::Interactive | ProcessRole::Print
+            ) {
+                continue;
+            }
+            let vouch = |kind| Vouch {
+                pid: process.info.pid,
+                start: process.info.start_time,
+                kind,
+            };
+            if let Some(listed) = self.listed_entry_for_pid(agent, &process.info) {
+                vouches.insert(
+                    SessionKey::new(agent, listed.session_id.clone()),
+                    vouch(VouchKind::Listing),
+                );
+                continue;
+            }
+            if let Some(session) = &process.recognised.session_arg {
+                vouches.insert(
+                    SessionKey::new(agent, session.clone()),
+                    vouch(VouchKind::CommandLine),
+                );
+                continue;
+            }
+            if let Some(folder) = &process.folder {
+                pools
+                    .entry((agent, folder.clone()))
+                    .or_default()
+                    .push(process);
+            }
+        }
+        if pools.is_empty() {
+            return vouches;
+        }
+        // N live processes in one folder vouch for the N most recently active sessions there
+        // that each could have written: a process never vouches for a transcript last written
+        // before it started (SPEC §1).
+        let mut candidates: BTreeMap<(AgentKind, String), Vec<(Timestamp, &SessionKey)>> =
+            BTreeMap::new();
+        for (key, entry) in &self.entries {
+            let (Some(folder), Some(last_write)) = (&entry.log.folder, entry.last_write) else {
+                continue;
+            };
+            if entry.transcript.is_none() || vouches.contains_key(key) {
+                continue;
+            }
+            let pool_key = (key.agent, self.canonical(folder).to_string());
+            if pools.contains_key(&pool_key) {
+                candidates
+                    .entry(pool_key)
+                    .or_default()
+                    .push((last_write, key));
+            }
+        }
+        for (pool_key, mut sessions) in candidates {
+            let mut free = pools[&pool_key].clone();
+            sessions.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+            for (last_write, key) in sessions {
+                let eligible = free
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, process)| {
+                        process.info.start_time.minus(self.policy.start_slack) <= last_write
+                    })
+                    .max_by_key(|(_, process)| process.info.start_time)
+                    .map(|(index, _)| index);
+                let Some(index) = eligible else { continue };
+                let process = free.swap_remove(index);
+                vouches.insert(
+                    key.clone(),
+                    Vouch {
+                        pid: process.info.pid,
+                        start: process.info.start_time,
+                        kind: VouchKind::Folder,
+                    },
+                );
+                if free.is_empty() {
+                    break;
+                }
+            }
+        }
+        vouches
+    }
+
+    /// The listing entry a live process answers for: same pid, and the same start time where
+    /// the listing records one, so a recycled pid never vouches.
+    fn listed_entry_for_pid(
+        &self,
+        agent: AgentKind,
+        process: &ProcessInfo,
+    ) -> Option<&ListingEntry> {
+        let listing = self.listings.get(&agent)?;
+        listing
+            .entries
+            .iter()
+            .filter(|entry| entry.pid == Some(process.pid))
+            .find(|entry| same_start(entry, process))
+    }
+
+    fn decide(&self, key: &SessionKey, vouch: Option<Vouch>, now: Timestamp) -> Decision {
+        let entry = &self.entries[key];
+        let mut evidence = Vec::new();
+        let verdict = self.rules(key, entry, vouch, now, &mut evidence);
+        let log = &entry.log;
+        let activity = activity(log, verdict.status, now, &self.policy);
+        let pid = vouch.map(|vouch| vouch.pid);
+        let row_time = log.last.as_ref().map(|last| last.at);
+        Decision {
+            session: self.session_object(key, entry, &verdict, activity, pid, row_time),
+            status: verdict.status,
+            reason: verdict.reason,
+            presence: verdict.presence,
+            activity,
+            since: verdict.since,
+            pid,
+            deadline: verdict.deadline,
+            evidence,
+        }
+    }
+
+    /// SPEC §3, in priority order. Each rule that decides returns; `evidence` collects the facts
+    /// looked at on the way.
+    fn rules(
+        &self,
+        key: &SessionKey,
+        entry: &Entry,
+        vouch: Option<Vouch>,
+        now: Timestamp,
+        evidence: &mut Vec<String>,
+    ) -> Verdict {
+        let log = &entry.log;
+        let policy = &self.policy;
+        let last_write = entry.last_write.unwrap_or(now);
+        let listing = self
+            .listings
+            .get(&key.agent)
+            .filter(|listing| listing.available);
+        let listed = listing.and_then(|listing| {
+            listing
+                .entries
+                .iter()
+                .find(|listed| listed.session_id == key.id.as_str())
+        });
+        if let Some(listed) = listed {
+            evidence.push(describe_listed(listed));
+        }
+        let subagent_write = self.subagent_write(entry);
+        // Rule 1: closed.
+        if let Some(ended_at) = log.ended_at {
+            evidence.push(format!(
+                "the agent recorded the session's end at {ended_at}"
+            ));
+            let reason = Reason::new(ReasonCode::EndStamp, "The session ended");
+            return verdict(Status::Ended, reason, Presence::Ended, ended_at, None);
+        }
+        if let Some(listed) = listed {
+            if listed.status == Some(ListedStatus::Finished) && !listed.interactive {
+                let reason = Reason::new(
+                    ReasonCode::ListingDone,
+                    format!("{} reports the job finished", key.agent.display_name()),
+                );
+                let since = listed.updated_at.unwrap_or(last_write);
+                return verdict(Status::Ended, reason, Presence::Ended, since, None);
+            }
+        }
+        match vouch {
+            Some(vouch) => evidence.push(format!(
+                "process {} vouches for it ({})",
+                vouch.pid,
+                match vouch.kind {
+                    VouchKind::Listing => "listed by the agent",
+                    VouchKind::CommandLine => "named on its command line",
+                    VouchKind::Folder => "works in its folder",
+                }
+            )),
+            None => {
+                let death = entry.gone_at.filter(|gone_at| {
+                    log.last_tool_call
+                        .is_none_or(|tool_call_at| tool_call_at <= *gone_at)
+                });
+                if let Some(gone_at) = death {
+                    evidence.push(format!("the process that vouched for it died at {gone_at}"));
+                    let reason = Reason::new(ReasonCode::ProcessGone, "The agent's process exited");
+                    return verdict(Status::Ended, reason, Presence::Gone, gone_at, None);
+                }
+                if let Some(gone_at) = entry.gone_at {
+                    evidence.push(format!(
+                        "a tool call after its process died at {gone_at} proves it present again"
+                    ));
+                }
+                if listing.is_some() && !self.agent_has_unlisted_process(key.agent) {
+                    evidence.push(format!(
+                        "{} lists its live sessions and this one is not among them",
+                        key.agent.display_name()
+                    ));
+                    let reason = Reason::new(
+                        ReasonCode::NotListed,
+                        format!("{} no longer lists the session", key.agent.display_name()),
+                    );
+                    return verdict(Status::Ended, reason, Presence::Gone, last_write, None);
+                }
+                let quiet_until = last_write.plus(policy.window);
+                if now >= quiet_until {
+                    evidence.push(format!(
+                        "no live process vouches for it and its transcript has been quiet since {last_write}"
+                    ));
+                    let reason = Reason::new(
+                        ReasonCode::NoProcess,
+                        "No live process, and the transcript is quiet",
+                    );
+                    return verdict(Status::Ended, reason, Presence::Gone, last_write, None);
+                }
+                evidence.push(format!(
+                    "no live process vouches for it, but it was written at {last_write}, within the window"
+                ));
+            }
+        }
+        let closes_at = vouch.is_none().then(|| last_write.plus(policy.window));
+
+        // Rules 2–3: the agent's own listing decides the status where it reports one.
+        let posture = posture(log, now, policy);
+        evidence.push(posture.describe());
+        let listed_alive =
+            listed.filter(|_| matches!(vouch, Some(v) if v.kind == VouchKind::Listing));
+        if let Some(listed) = listed_alive {
+            match listed.status {
+                Some(ListedStatus::Busy) => {
+                    let reason = match &posture.outcome {
+                        Outcome::Working(reason) => reason.clone(),
+                        _ => Reason::new(
+                            ReasonCode::ListingBusy,
+                            format!("{} reports the session busy", key.agent.display_name()),
+                        ),
+                    };
+                    let since = listed.updated_at.unwrap_or(last_write);
+                    return verdict(Status::Working, reason, Presence::Present, since, None);
+                }
+                Some(ListedStatus::Waiting) => {
+                    let reason = waiting_reason(listed.waiting_for.as_deref(), log);
+                    let since = listed.updated_at.unwrap_or(last_write);
+                    return verdict(Status::Waiting, reason, Presence::Present, since, None);
+                }
+                Some(ListedStatus::Idle) | Some(ListedStatus::Finished) => {
+                    let since = listed.updated_at.unwrap_or(last_write);
+                    let reason = match &posture.outcome {
+                        Outcome::Waiting(reason) => reason.clone(),
+                        _ if log.n_records == 0 => new_session_reason(),
+                        _ => Reason::new(ReasonCode::TurnFinished, "The turn finished"),
+                    };
+                    return finish(log, reason, since, None);
+                }
+                None => {}
+            }
+        }
+
+        // Rule 4: signals that keep a session Working over the timing rules.
+        let subagent_fresh = subagent_write.filter(|written| now < written.plus(policy.window));
+
+        // Rule 6–7: the transcript.
+        let deadline = earliest(posture.deadline, closes_at);
+        match posture.outcome {
+            Outcome::Working(reason) => {
+                let since = posture.since;
+                verdict(Status::Working, reason, Presence::Present, since, deadline)
+            }
+            Outcome::Waiting(reason) => {
+                if posture.timed {
+                    if let Some(written) = subagent_fresh {
+                        evidence_note(evidence, written);
+                        let reason = Reason::new(
+                            ReasonCode::SubagentRunning,
+                            "A sub-agent is still writing",
+                        );
+                        let deadline = earliest(Some(written.plus(policy.window)), closes_at);
+                        return verdict(
+                            Status::Working,
+                            reason,
+                            Presence::Present,
+                            written,
+                            deadline,
+                        );
+                    }
+                }
+                finish(log, reason, posture.since, closes_at)
+            }
+        }
+    }
+
+    /// True when some live process of this agent is not accounted for by its listing, so an
+    /// unlisted session may still be vouched by folder (an older CLI that keeps no registry).
+    fn agent_has_unlisted_process(&self, agent: AgentKind) -> bool {
+        self.processes.iter().any(|process| {
+            process.recognised.agent == agent
+                && matches!(
+                    process.recognised.role,
+                    ProcessRole::Interactive | ProcessRole::Print
+                )
+                && self.listed_entry_for_pid(agent, &process.info).is_none()
+                && process.recognised.session_arg.is_none()
+        })
+    }
+
+    fn subagent_write(&self, entry: &Entry) -> Option<Timestamp> {
+        let own = entry.subagents.values().copied().max();
+        let children = entry
+            .children
+            .iter()
+            .filter_map(|child| self.entries.get(child)?.last_write)
+            .max();
+        own.max(children)
+    }
+
+    fn session_object(
+        &self,
+        key: &SessionKey,
+        entry: &Entry,
+        verdict: &Verdict,
+        activity: Activity,
+        pid: Option<u32>,
+        row_time: Option<Timestamp>,
+    ) -> Session {
+        let (status, reason, presence, since) = (
+            verdict.status,
+            &verdict.reason,
+            verdict.presence,
+            verdict.since,
+        );
+        let log = &entry.log;
+        let folder = log.folder.clone();
+        let project = folder.as_deref().map(project_name);
+        let row_time = if status == Status::Ended {
+            entry.last_write.or(row_time)
+        } else {
+            row_time.or(entry.last_write)
+        };
+        let next_actor = match status {
+            Status::Ended => NextActor {
+                actor: Actor::Nobody,
+                reason: "the session has ended".to_string(),
+                since,
+            },
+            Status::Waiting => NextActor {
+                actor: Actor::Operator,
+                reason: format!("a pending decision: {}", reason.text),
+                since,
+            },
+            Status::Working => NextActor {
+                actor: Actor::ThisSession,
+                reason: "the session is working".to_string(),
+                since,
+            },
+        };
+        let custody = Custody {
+            holds: Vec::new(),
+            holds_work_claim: false,
+            reclaimable: status == Status::Ended,
+            reason: if status == Status::Ended {
+                "ended and holds no work claim".to_string()
+            } else {
+                "live".to_string()
+            },
+        };
+        Session {
+            agent: key.agent,
+            id: SessionId::new(key.id.as_str()),
+            folder,
+            project,
+            title: log
+                .title
+                .as_ref()
+                .map(|title| title.text.clone())
+                .or_else(|| log.first_prompt.clone()),
+            last_prompt: log.last_prompt.clone(),
+            branch: log.branch.clone(),
+            row_time,
+            pid,
+            transcript: entry.transcript.clone(),
+            model: log.model.clone(),
+            cli_version: log.cli_version.clone(),
+            hosted: entry.hosted.is_some(),
+            status,
+            session_state: SessionState {
+                status,
+                active_at: log.last.as_ref().map(|last| last.at),
+                reason: reason.clone(),
+                presence,
+                activity,
+                intent: Intent::default(),
+                custody,
+                next_actor,
+            },
+        }
+    }
+}
+
+/// A Needs-you verdict, except for print-mode runs, which never wait: their turn's end is the
+/// session's end.
+fn finish(log: &Log, reason: Reason, since: Timestamp, deadline: Option<Timestamp>) -> Verdict {
+    if log.print_mode && reason.code != ReasonCode::Question {
+        let reason = Reason::new(
+            ReasonCode::PrintFinished,
+            "The non-interactive run finished",
+        );
+        return verdict(Status::Ended, reason, Presence::Ended, since, None);
+    }
+    verdict(Status::Waiting, reason, Presence::Present, since, deadline)
+}
+
+/// What the rules decided, before it is dressed as a session object.
+struct Verdict {
+    status: Status,
+    reason: Reason,
+    presence: Presence,
+    since: Timestamp,
+    deadline: Option<Timestamp>,
+}
+
+fn verdict(
+    status: Status,
+    reason: Reason,
+    presence: Presence,
+    since: Timestamp,
+    deadline: Option<Timestamp>,
+) -> Verdict {
+    Verdict {
+        status,
+        reason,
+        presence,
+        since,
+        deadline,
+    }
+}
+
+fn evidence_note(evidence: &mut Vec<String>, written: Timestamp) {
+    evidence.push(format!("a sub-agent transcript was written at {written}"));
+}
+
+fn earliest(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn same_start(entry: &ListingEntry, process: &ProcessInfo) -> bool {
+    match (&entry.proc_start, process.start_ticks) {
+        (Some(recorded), Some(ticks)) => recorded.trim() == ticks.to_string(),
+        // Without clock ticks on either side, the session cannot have started before its
+        // process did.
+        _ => entry
+            .started_at
+            .is_none_or(|started| started >= process.start_time.minus(Duration::from_secs(2))),
+    }
+}
+
+fn describe_listed(listed: &ListingEntry) -> String {
+    let status = match listed.status {
+        Some(ListedStatus::Busy) => "busy",
+        Some(ListedStatus::Idle) => "idle",
+        Some(ListedStatus::Waiting) => "waiting",
+        Some(ListedStatus::Finished) => "finished",
+        None => "no status",
+    };
+    let waiting_for = listed
+        .waiting_for
+        .as_deref()
+        .map(|what| format!(" ({what})"))
+        .unwrap_or_default();
+    match listed.pid {
+        Some(pid) => format!("the agent lists it as {status}{waiting_for}, pid {pid}"),
+        None => format!("the agent lists it as {status}{waiting_for}"),
+    }
+}
+
+fn new_session_reason() -> Reason {
+    Reason::new(ReasonCode::NewSession, "Waiting for the first prompt")
+}
+
+/// The reason for a listing's `waiting`: the pending tool call says more than `waitingFor`,
+/// which some versions write as "permission prompt" for questions too (FORMATS.md §9).
+fn waiting_reason(waiting_for: Option<&str>, log: &Log) -> Reason {
+    match log.newest_open_call().map(|call| call.kind) {
+        Some(CallKind::Question) => return question_reason(log.newest_open_call()),
+        Some(CallKind::PlanApproval) => {
+            return Reason::new(ReasonCode::PlanApproval, "A plan is waiting for approval")
+        }
+        _ => {}
+    }
+    let what = waiting_for.unwrap_or_default().to_ascii_lowercase();
+    if what.contains("input") {
+        question_reason(None)
+    } else if what.contains("permission") || what.contains("approve") {
+        let text = match log.newest_open_call() {
+            Some(call) => format!("Asks permission for {}", call_label(call)),
+            None => "Asks permission".to_string(),
+        };
+        Reason::new(ReasonCode::PermissionPrompt, text)
+    } else {
+        let text = match waiting_for {
+            Some(what) if !what.is_empty() => format!("A dialog is open: {what}"),
+            _ => "A dialog is open".to_string(),
+        };
+        Reason::new(ReasonCode::Dialog, text)
+    }
+}
+
+fn question_reason(call: Option<&OpenCall>) -> Reason {
+    let text = match call.and_then(|call| call.detail.as_deref()) {
+        Some(question) => format!("Asks: {question}"),
+        None => "Asks you a question".to_string(),
+    };
+    Reason::new(ReasonCode::Question, text)
+}
+
+fn call_label(call: &OpenCall) -> String {
+    match &call.detail {
+        Some(detail) => format!("{}: {detail}", call.name),
+        None => call.name.clone(),
+    }
+}
+
+fn project_name(folder: &str) -> String {
+    let trimmed = folder.trim_end_matches(['/', '\\']);
+    trimmed
+        .rsplit(['/', '\\'])
+        .next()
+        .filter(|name| !name.is_empty())
+        .unwrap_or(trimmed)
+        .to_string()
+}
+
+/// What the transcript alone says (SPEC §3 rules 6–7).
+struct Posture {
+    outcome: Outcome,
+    /// When the evidence appeared.
+    since: Timestamp,
+    /// When the outcome may change by time alone.
+    deadline: Option<Timestamp>,
+    /// True when time, not a record, made this a Needs you: keep-Working signals override it.
+    timed: bool,
+    description: String,
+}
+
+enum Outcome {
+    Working(Reason),
+    Waiting(Reason),
+}
+
+impl Posture {
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+}
+
+fn posture(log: &Log, now: Timestamp, policy: &Policy) -> Posture {
+    let working = |reason, since, deadline, description: String| Posture {
+        outcome: Outcome::Working(reason),
+        since,
+        deadline,
+        timed: false,
+        description,
+    };
+    let waiting = |reason, since, timed, description: String| Posture {
+        outcome: Outcome::Waiting(reason),
+        since,
+        deadline: None,
+        timed,
+        description,
+    };
+    let Some(last) = &log.last else {
+        return waiting(
+            new_session_reason(),
+            now,
+            false,
+            "the transcript has no turn record yet".to_string(),
+        );
+    };
+    if let Some(call) = log.newest_open_call() {
+        let label = call_label(call);
+        let quiet_from = call.at.max(last.at);
+        let quiet_at = quiet_from.plus(policy.quiet_call);
+        if now >= quiet_at {
+            let minutes = quiet_from.elapsed_until(now).as_secs() / 60;
+            return waiting(
+                Reason::new(
+                    ReasonCode::QuietCall,
+                    format!("A tool call has been quiet for {minutes} min: {label}"),
+                ),
+                quiet_at,
+                true,
+                format!("the tool call {label} has had no result since {}", call.at),
+            );
+        }
+        let asks = match call.kind {
+            CallKind::Question => Some(question_reason(Some(call))),
+            CallKind::PlanApproval => Some(Reason::new(
+                ReasonCode::PlanApproval,
+                "A plan is waiting for approval",
+            )),
+            _ => None,
+        };
+        if let Some(reason) = asks {
+            let asks_at = call.at.plus(policy.window);
+            if now >= asks_at {
+                return waiting(
+                    reason,
+                    call.at,
+                    false,
+                    format!("{label} has waited since {} with no answer", call.at),
+                );
+            }
+            return working(
+                Reason::new(ReasonCode::ToolRunning, format!("Asking: {label}")),
+                call.at,
+                Some(asks_at),
+                format!(
+                    "{label} was asked at {}; the window has not passed",
+                    call.at
+                ),
+            );
+        }
+        let text = match call.kind {
+            CallKind::Escalated => format!("Running {label} (may be waiting for approval)"),
+            CallKind::SubAgent => format!("A sub-agent is running: {label}"),
+            _ => format!("Running {label}"),
+        };
+        return working(
+            Reason::new(ReasonCode::ToolRunning, text),
+            call.at,
+            Some(quiet_at),
+            format!("the tool call {label} at {} has no result yet", call.at),
+        );
+    }
+    let at = last.at;
+    match &last.kind {
+        RecordKind::Prompt { .. }
+        | RecordKind::ToolResult { .. }
+        | RecordKind::TurnStarted { .. } => working(
+            Reason::new(ReasonCode::ModelAnswering, "The model is answering"),
+            at,
+            None,
+            format!("the last turn record, at {at}, asks the model to answer"),
+        ),
+        RecordKind::ModelThinking => working(
+            Reason::new(ReasonCode::ModelAnswering, "The model is thinking"),
+            at,
+            None,
+            format!("the model was thinking at {at}"),
+        ),
+        RecordKind::Retrying => working(
+            Reason::new(
+                ReasonCode::ModelRetrying,
+                "The model is retrying after an API error",
+            ),
+            at,
+            None,
+            format!("an API error at {at} is being retried"),
+        ),
+        RecordKind::Compacting => working(
+            Reason::new(
+                ReasonCode::Compacting,
+                "The conversation is being compacted",
+            ),
+            at,
+            None,
+            format!("compaction started at {at}"),
+        ),
+        RecordKind::ModelText | RecordKind::ToolCall { .. } => {
+            if log.open_turn.is_some() {
+                return working(
+                    Reason::new(ReasonCode::ModelAnswering, "The model is answering"),
+                    at,
+                    None,
+                    format!("the turn is still open after the model wrote at {at}"),
+                );
+            }
+            let settles_at = at.plus(policy.text_settle);
+            if now >= settles_at {
+                waiting(
+                    Reason::new(ReasonCode::TurnFinished, "The turn finished"),
+                    at,
+                    true,
+                    format!("the model's text at {at} stayed last"),
+                )
+            } else {
+                working(
+                    Reason::new(ReasonCode::ModelAnswering, "The model is answering"),
+                    at,
+                    Some(settles_at),
+                    format!("the model wrote text at {at}; more may follow"),
+                )
+            }
+        }
+        RecordKind::TurnEnded { .. } => waiting(
+            Reason::new(ReasonCode::TurnFinished, "The turn finished"),
+            at,
+            false,
+            format!("the turn ended at {at}"),
+        ),
+        RecordKind::Interrupted { .. } => waiting(
+            Reason::new(ReasonCode::Interrupted, "The turn was interrupted"),
+            at,
+            false,
+            format!("the turn was interrupted at {at}"),
+        ),
+        RecordKind::TurnFailed { message } => {
+            let text = match message {
+                Some(message) => format!("The turn failed: {message}"),
+                None => "The turn failed".to_string(),
+            };
+            waiting(
+                Reason::new(ReasonCode::TurnFailed, text),
+                at,
+                false,
+                format!("the turn failed at {at}"),
+            )
+        }
+        RecordKind::SessionEnded => waiting(
+            Reason::new(ReasonCode::EndStamp, "The session ended"),
+            at,
+            false,
+            format!("the session ended at {at}"),
+        ),
+        RecordKind::Unsettled => {
+            let flips_at = at.plus(policy.window);
+            if now >= flips_at {
+                waiting(
+                    Reason::new(
+                        ReasonCode::Unknown,
+                        "Quiet since its last turn record; nothing says what it waits for",
+                    ),
+                    flips_at,
+                    true,
+                    format!("the last turn record at {at} does not settle the state, and the window has passed"),
+                )
+            } else {
+                working(
+                    Reason::new(ReasonCode::RecentActivity, "Recently active"),
+                    at,
+                    Some(flips_at),
+                    format!("the last turn record at {at} does not settle the state; the window has not passed"),
+                )
+            }
+        }
+    }
+}
+
+/// The activity facet (SPEC §4): working, between turns, or silent.
+fn activity(log: &Log, status: Status, now: Timestamp, policy: &Policy) -> Activity {
+    let Some(last) = &log.last else {
+        return Activity::Silent;
+    };
+    if let Some(call) = log.newest_open_call() {
+        // An open call excuses silence, for at most the watcher ceiling.
+        return if now >= call.at.plus(policy.open_call_excuse) {
+            Activity::Silent
+        } else {
+            Activity::Working
+        };
+    }
+    if now >= last.at.plus(policy.session_idle) {
+        return Activity::Silent;
+    }
+    match status {
+        Status::Working => Activity::Working,
+        Status::Waiting | Status::Ended => Activity::BetweenTurns,
+    }
+}
+
+impl Log {
+    fn newest_open_call(&self) -> Option<&OpenCall> {
+        self.open_calls
+            .values()
+            .max_by_key(|call| (call.at, call.seq))
+    }
+
+    fn fold(&mut self, observation: Observation, last_write: Timestamp) {
+        match observation {
+            Observation::Info(info) => self.fold_info(info),
+            Observation::Reset => {
+                let kept = Log {
+                    folder: self.folder.take(),
+                    branch: self.branch.take(),
+                    cli_version: self.cli_version.take(),
+                    model: self.model.take(),
+                    title: self.title.take(),
+                    print_mode: self.print_mode,
+                    parent_session: self.parent_session.take(),
+                    ..Log::default()
+                };
+                *self = kept;
+            }
+            Observation::Record(record) => self.fold_record(record, last_write),
+        }
+    }
+
+    fn fold_info(&mut self, info: Info) {
+        if self.folder.is_none() {
+            self.folder = info.cwd;
+        }
+        if info.branch.is_some() {
+            self.branch = info.branch;
+        }
+        if info.cli_version.is_some() {
+            self.cli_version = info.cli_version;
+        }
+        if info.model.is_some() {
+            self.model = info.model;
+        }
+        if let Some(title) = info.title {
+            let better = self
+                .title
+                .as_ref()
+                .is_none_or(|current| title.source >= current.source);
+            if better && !title.text.trim().is_empty() {
+                self.title = Some(title);
+            }
+        }
+        if let Some(print_mode) = info.print_mode {
+            self.print_mode = print_mode;
+        }
+        if info.parent_session.is_some() {
+            self.parent_session = info.parent_session;
+        }
+    }
+
+    fn fold_record(&mut self, record: Record, last_write: Timestamp) {
+        let at = record.at.unwrap_or(last_write);
+        self.n_records += 1;
+        let seq = self.n_records;
+        match &record.kind {
+            RecordKind::Prompt { text } => {
+                self.n_prompts += 1;
+                if self.first_prompt.is_none() {
+                    self.first_prompt = Some(text.clone());
+                }
+                self.last_prompt = Some(text.clone());
+                // A new prompt means every call made before it has finished one way or another.
+                self.open_calls.retain(|_, call| call.at > at);
+            }
+            RecordKind::ToolCall {
+                call_id,
+                name,
+                detail,
+                kind,
+            } => {
+                self.last_tool_call = Some(self.last_tool_call.map_or(at, |last| last.max(at)));
+                if !self.answered.remove(call_id) {
+                    self.open_calls.insert(
+                        call_id.clone(),
+                        OpenCall {
+                            name: name.clone(),
+                            detail: detail.clone(),
+                            kind: *kind,
+                            at,
+                            seq,
+                        },
+                    );
+                }
+            }
+            RecordKind::ToolResult { call_id, .. } => {
+                if self.open_calls.remove(call_id).is_none() {
+                    self.answered.insert(call_id.clone());
+                }
+            }
+            RecordKind::TurnStarted { turn_id } => self.open_turn = Some(turn_id.clone()),
+            RecordKind::TurnEnded { turn_id } | RecordKind::Interrupted { turn_id } => {
+                let same_turn = match (&self.open_turn, turn_id) {
+                    (Some(Some(open)), Some(ended)) => open == ended,
+                    _ => true,
+                };
+                if same_turn {
+                    self.open_turn = None;
+                }
+                self.open_calls.clear();
+            }
+            RecordKind::TurnFailed { .. } => {
+                self.open_turn = None;
+                self.open_calls.clear();
+            }
+            RecordKind::SessionEnded => {
+                self.ended_at = Some(at);
+            }
+            RecordKind::ModelText
+            | RecordKind::ModelThinking
+            | RecordKind::Retrying
+            | RecordKind::Compacting
+            | RecordKind::Unsettled => {}
+        }
+        let newer = self
+            .last
+            .as_ref()
+            .is_none_or(|last| (at, seq) >= (last.at, last.seq));
+        if newer {
+            self.last = Some(Dated {
+                at,
+                seq,
+                kind: record.kind,
+            });
+        }
+    }
 }

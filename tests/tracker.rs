@@ -1,0 +1,405 @@
+//! Replays the state-rule scenarios in `fixtures/scenarios/*.toml` through the tracker with a fake
+//! clock. Each scenario is data: timed inputs and the statuses expected at given times. One
+//! `check` runs them all and, on the way, checks that every flip that happens with no new input was
+//! announced by `next_deadline`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use slate::agents::{
+    AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind, Title, TitleSource,
+};
+use slate::model::{
+    AgentKind, ListedStatus, Listing, ListingEntry, ProcessInfo, SessionKey, Timestamp,
+};
+use slate::tracker::{Batch, Input, Policy, SeenProcess, Tracker, TranscriptRole};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Scenario {
+    /// The SPEC rule the scenario shows, e.g. "3.6a".
+    rule: String,
+    description: String,
+    #[serde(default = "default_agent")]
+    agent: String,
+    #[serde(default)]
+    step: Vec<Step>,
+    expect: Vec<Expect>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Step {
+    /// Seconds after the scenario's start.
+    at: f64,
+    #[serde(default = "default_session")]
+    session: String,
+    #[serde(default)]
+    folder: Option<String>,
+    #[serde(default)]
+    print_mode: Option<bool>,
+    #[serde(default)]
+    parent: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    record: Option<RecordSpec>,
+    /// A write to a sub-agent transcript of `session`, with this sub-agent id.
+    #[serde(default)]
+    subagent: Option<String>,
+    /// A full process scan: exactly these agent processes are alive.
+    #[serde(default)]
+    processes: Option<Vec<ProcessSpec>>,
+    #[serde(default)]
+    listing: Option<ListingSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecordSpec {
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    call_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default)]
+    call: Option<String>,
+    #[serde(default)]
+    turn_id: Option<String>,
+    /// Seconds; the record's own time when it differs from the write (out-of-order lines).
+    #[serde(default)]
+    stamped: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProcessSpec {
+    pid: u32,
+    folder: String,
+    /// Seconds after the scenario's start (negative: before it).
+    start: f64,
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    session: Option<String>,
+    #[serde(default)]
+    ticks: Option<u64>,
+    #[serde(default)]
+    agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListingSpec {
+    available: bool,
+    #[serde(default)]
+    entries: Vec<ListedSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListedSpec {
+    session: String,
+    #[serde(default)]
+    pid: Option<u32>,
+    #[serde(default)]
+    proc_start: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    waiting_for: Option<String>,
+    #[serde(default)]
+    interactive: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Expect {
+    at: f64,
+    #[serde(default = "default_session")]
+    session: String,
+    status: String,
+    reason: String,
+    #[serde(default)]
+    presence: Option<String>,
+    #[serde(default)]
+    activity: Option<String>,
+    #[serde(default)]
+    next_actor: Option<String>,
+    #[serde(default)]
+    pid: Option<u32>,
+}
+
+fn default_agent() -> String {
+    "claude-code".to_string()
+}
+
+fn default_session() -> String {
+    "s1".to_string()
+}
+
+const BASE_MS: i64 = 1_795_946_400_000; // 2026-11-28T10:00:00Z
+
+fn at(seconds: f64) -> Timestamp {
+    Timestamp::from_millis(BASE_MS + (seconds * 1000.0).round() as i64)
+}
+
+fn record(spec: &RecordSpec, write: f64) -> RecordKind {
+    let text = || spec.text.clone().unwrap_or_default();
+    let call_id = || spec.call_id.clone().expect("tool records need call_id");
+    match spec.kind.as_str() {
+        "prompt" => RecordKind::Prompt { text: text() },
+        "tool_call" => RecordKind::ToolCall {
+            call_id: call_id(),
+            name: spec.name.clone().unwrap_or_else(|| "Bash".to_string()),
+            detail: spec.detail.clone(),
+            kind: match spec.call.as_deref().unwrap_or("plain") {
+                "plain" => CallKind::Plain,
+                "question" => CallKind::Question,
+                "plan" => CallKind::PlanApproval,
+                "subagent" => CallKind::SubAgent,
+                "escalated" => CallKind::Escalated,
+                other => panic!("unknown call kind {other}"),
+            },
+        },
+        "tool_result" => RecordKind::ToolResult {
+            call_id: call_id(),
+            rejected: false,
+        },
+        "text" => RecordKind::ModelText,
+        "thinking" => RecordKind::ModelThinking,
+        "turn_started" => RecordKind::TurnStarted {
+            turn_id: spec.turn_id.clone(),
+        },
+        "turn_ended" => RecordKind::TurnEnded {
+            turn_id: spec.turn_id.clone(),
+        },
+        "interrupted" => RecordKind::Interrupted {
+            turn_id: spec.turn_id.clone(),
+        },
+        "turn_failed" => RecordKind::TurnFailed {
+            message: spec.text.clone(),
+        },
+        "retrying" => RecordKind::Retrying,
+        "compacting" => RecordKind::Compacting,
+        "session_ended" => RecordKind::SessionEnded,
+        "unsettled" => RecordKind::Unsettled,
+        other => panic!("unknown record kind {other} (at {write}s)"),
+    }
+}
+
+fn agent(name: &str) -> AgentKind {
+    AgentKind::parse(name).unwrap_or_else(|| panic!("unknown agent {name}"))
+}
+
+fn inputs(scenario: &Scenario, step: &Step) -> Vec<Input> {
+    let agent_kind = agent(&scenario.agent);
+    let key = SessionKey::new(agent_kind, step.session.clone());
+    let mut inputs = Vec::new();
+    if let Some(processes) = &step.processes {
+        let seen = processes
+            .iter()
+            .map(|spec| SeenProcess {
+                info: ProcessInfo {
+                    pid: spec.pid,
+                    ppid: None,
+                    name: "agent".to_string(),
+                    exe: None,
+                    cmd: vec!["agent".to_string()],
+                    cwd: Some(spec.folder.clone()),
+                    start_time: at(spec.start),
+                    start_ticks: spec.ticks,
+                },
+                recognised: AgentProcess {
+                    agent: spec.agent.as_deref().map_or(agent_kind, agent),
+                    role: match spec.role.as_deref().unwrap_or("interactive") {
+                        "interactive" => ProcessRole::Interactive,
+                        "print" => ProcessRole::Print,
+                        "daemon" => ProcessRole::Daemon,
+                        "helper" => ProcessRole::Helper,
+                        other => panic!("unknown role {other}"),
+                    },
+                    folder_arg: None,
+                    session_arg: spec.session.clone(),
+                },
+                folder: Some(spec.folder.clone()),
+            })
+            .collect();
+        inputs.push(Input::Processes(seen));
+    }
+    if let Some(listing) = &step.listing {
+        let entries = listing
+            .entries
+            .iter()
+            .map(|spec| ListingEntry {
+                session_id: spec.session.clone(),
+                pid: spec.pid,
+                proc_start: spec.proc_start.clone(),
+                started_at: None,
+                cwd: None,
+                status: spec.status.as_deref().map(|status| match status {
+                    "busy" => ListedStatus::Busy,
+                    "idle" => ListedStatus::Idle,
+                    "waiting" => ListedStatus::Waiting,
+                    "finished" => ListedStatus::Finished,
+                    other => panic!("unknown listed status {other}"),
+                }),
+                waiting_for: spec.waiting_for.clone(),
+                interactive: spec.interactive,
+                updated_at: None,
+            })
+            .collect();
+        inputs.push(Input::Listing {
+            agent: agent_kind,
+            listing: Listing {
+                available: listing.available,
+                entries,
+            },
+        });
+    }
+    let mut observations = Vec::new();
+    let info = Info {
+        cwd: step.folder.clone(),
+        print_mode: step.print_mode,
+        parent_session: step.parent.clone(),
+        title: step.title.clone().map(|text| Title {
+            text,
+            source: TitleSource::Custom,
+        }),
+        ..Info::default()
+    };
+    if info != Info::default() {
+        observations.push(Observation::Info(info));
+    }
+    if let Some(spec) = &step.record {
+        observations.push(Observation::Record(Record {
+            at: Some(at(spec.stamped.unwrap_or(step.at))),
+            kind: record(spec, step.at),
+        }));
+    }
+    if let Some(agent_id) = &step.subagent {
+        inputs.push(Input::Observed(Batch {
+            key: key.clone(),
+            role: TranscriptRole::Subagent {
+                agent_id: agent_id.clone(),
+            },
+            transcript: format!("/transcripts/{}/{agent_id}.jsonl", step.session),
+            last_write: at(step.at),
+            observations: Vec::new(),
+            folders: Vec::new(),
+        }));
+    }
+    if !observations.is_empty() {
+        inputs.push(Input::Observed(Batch {
+            key,
+            role: TranscriptRole::Main,
+            transcript: format!("/transcripts/{}.jsonl", step.session),
+            last_write: at(step.at),
+            observations,
+            folders: Vec::new(),
+        }));
+    }
+    inputs
+}
+
+enum Event<'a> {
+    Step(&'a Step),
+    Expect(&'a Expect),
+}
+
+fn check(path: &Path) {
+    let text = std::fs::read_to_string(path).expect("scenario readable");
+    let scenario: Scenario = toml::from_str(&text)
+        .unwrap_or_else(|err| panic!("{}: not a scenario: {err}", path.display()));
+    assert!(!scenario.rule.is_empty() && !scenario.description.is_empty());
+    let mut events: Vec<(f64, u8, Event)> = Vec::new();
+    for step in &scenario.step {
+        events.push((step.at, 0, Event::Step(step)));
+    }
+    for expect in &scenario.expect {
+        events.push((expect.at, 1, Event::Expect(expect)));
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+
+    let mut tracker = Tracker::new(Policy::default());
+    let name = path.file_name().unwrap().to_string_lossy();
+    for (time, _, event) in events {
+        let now = at(time);
+        match event {
+            Event::Step(step) => {
+                for input in inputs(&scenario, step) {
+                    tracker.apply(input, now);
+                }
+            }
+            Event::Expect(expect) => {
+                let deadline = tracker.next_deadline();
+                let key = SessionKey::new(agent(&scenario.agent), expect.session.clone());
+                let before = tracker.session(&key).map(|session| session.status);
+                tracker.apply(Input::Tick, now);
+                let session = tracker
+                    .session(&key)
+                    .unwrap_or_else(|| panic!("{name}: no session {} at {time}s", expect.session));
+                if before.is_some_and(|before| before != session.status) {
+                    assert!(
+                        deadline.is_some_and(|deadline| deadline <= now),
+                        "{name}: at {time}s the status flipped from {before:?} to {:?} with no \
+                         input, but the tracker's next deadline was {deadline:?}",
+                        session.status
+                    );
+                }
+                let state = &session.session_state;
+                let got = (state.status.as_str(), state.reason.code.as_str());
+                assert_eq!(
+                    got,
+                    (expect.status.as_str(), expect.reason.as_str()),
+                    "{name}: at {time}s session {} (reason text: {:?}); evidence: {:#?}",
+                    expect.session,
+                    state.reason.text,
+                    tracker.evidence(&key)
+                );
+                assert_eq!(session.status, state.status);
+                let json = serde_json::to_value(state).unwrap();
+                for (field, want) in [
+                    ("presence", &expect.presence),
+                    ("activity", &expect.activity),
+                ] {
+                    if let Some(want) = want {
+                        assert_eq!(json[field], *want, "{name}: {field} at {time}s");
+                    }
+                }
+                if let Some(want) = &expect.next_actor {
+                    assert_eq!(
+                        json["next_actor"]["actor"], *want,
+                        "{name}: next_actor at {time}s"
+                    );
+                }
+                if let Some(pid) = expect.pid {
+                    assert_eq!(session.pid, Some(pid), "{name}: pid at {time}s");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scenarios() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures/scenarios exists")
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+        .collect();
+    paths.sort();
+    assert!(
+        paths.len() >= 20,
+        "expected the full scenario set, found {}",
+        paths.len()
+    );
+    for path in paths {
+        check(&path);
+    }
+}
