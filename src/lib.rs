@@ -16,5 +16,6 @@
 pub mod agents;
 pub mod lines;
 pub mod model;
+pub mod report;
 pub mod sources;
 pub mod tracker;

@@ -121,6 +121,18 @@ pub struct Tracker {
     listings: BTreeMap<AgentKind, Listing>,
     /// Canonical spellings of folders, as the edges resolved them.
     folders: HashMap<String, String>,
+    /// Which process vouched for which session at the last decision.
+    vouched: HashMap<SessionKey, Vouch>,
+}
+
+/// The sessions one round of inputs may have changed.
+#[derive(Debug, Default)]
+struct Scope {
+    keys: HashSet<SessionKey>,
+    /// A process scan or a listing arrived: every live session may have changed.
+    live: bool,
+    /// Time passed: sessions whose deadline has come may have changed.
+    due: bool,
 }
 
 /// What the tracker knows about one session.
@@ -134,8 +146,6 @@ struct Entry {
     /// Sessions that roll up into this one (Codex sub-agent threads and the like).
     children: HashSet<SessionKey>,
     hosted: Option<HostedSignals>,
-    /// The process that vouched for the session at the last scan: its pid and start time.
-    vouched_by: Option<(u32, Timestamp)>,
     /// When the vouching process was seen dead (SPEC §1, presence `gone`).
     gone_at: Option<Timestamp>,
     decision: Option<Decision>,
@@ -232,25 +242,53 @@ impl Tracker {
 
     /// Applies one input at `now` and returns the sessions whose status or reason changed.
     pub fn apply(&mut self, input: Input, now: Timestamp) -> Vec<Change> {
+        self.apply_all([input], now)
+    }
+
+    /// Applies several inputs at `now`, deciding once at the end: a start-up scan of thousands of
+    /// transcripts costs one decision per session, not one per transcript.
+    pub fn apply_all(
+        &mut self,
+        inputs: impl IntoIterator<Item = Input>,
+        now: Timestamp,
+    ) -> Vec<Change> {
+        let mut scope = Scope::default();
+        for input in inputs {
+            self.ingest(input, &mut scope);
+        }
+        self.decide_scope(scope, now)
+    }
+
+    fn ingest(&mut self, input: Input, scope: &mut Scope) {
         match input {
-            Input::Observed(batch) => self.observe(batch),
+            Input::Observed(batch) => {
+                scope.keys.insert(batch.key.clone());
+                if let Some(parent) = self.observe(batch) {
+                    scope.keys.insert(parent);
+                }
+            }
             Input::TranscriptGone { key, transcript } => {
                 if let Some(entry) = self.entries.get_mut(&key) {
                     if entry.transcript.as_deref() == Some(transcript.as_str()) {
                         entry.transcript = None;
                     }
                 }
+                scope.keys.insert(key);
             }
-            Input::Processes(processes) => self.processes = processes,
+            Input::Processes(processes) => {
+                self.processes = processes;
+                scope.live = true;
+            }
             Input::Listing { agent, listing } => {
                 self.listings.insert(agent, listing);
+                scope.live = true;
             }
             Input::Hosted { key, signals } => {
-                self.entries.entry(key).or_default().hosted = Some(signals);
+                self.entries.entry(key.clone()).or_default().hosted = Some(signals);
+                scope.keys.insert(key);
             }
-            Input::Tick => {}
+            Input::Tick => scope.due = true,
         }
-        self.decide_all(now)
     }
 
     /// When the tracker next wants a `Tick`: the earliest time a decision flips on its own.
@@ -289,7 +327,8 @@ impl Tracker {
         &self.processes
     }
 
-    fn observe(&mut self, batch: Batch) {
+    /// Folds a batch into its session; returns the parent session it rolls up into, if any.
+    fn observe(&mut self, batch: Batch) -> Option<SessionKey> {
         for (written, canonical) in batch.folders {
             self.folders.insert(written, canonical);
         }
@@ -314,30 +353,51 @@ impl Tracker {
                 if let Some(parent) = entry.log.parent_session.clone() {
                     let parent_key = SessionKey::new(key.agent, parent);
                     self.entries
-                        .entry(parent_key)
+                        .entry(parent_key.clone())
                         .or_default()
                         .children
                         .insert(key);
+                    return Some(parent_key);
                 }
             }
         }
+        None
     }
 
     fn canonical<'a>(&'a self, folder: &'a str) -> &'a str {
         self.folders.get(folder).map_or(folder, String::as_str)
     }
 
-    fn decide_all(&mut self, now: Timestamp) -> Vec<Change> {
+    /// Decides again the sessions an input may have changed: the ones it named, the ones whose
+    /// vouching process changed, every live one after a process scan or a listing, and the ones
+    /// whose deadline has come. Closed sessions nothing touched keep their decision.
+    fn decide_scope(&mut self, scope: Scope, now: Timestamp) -> Vec<Change> {
         let vouches = self.vouches();
-        self.remember_deaths(&vouches, now);
-        let keys: Vec<SessionKey> = self.entries.keys().cloned().collect();
+        let mut keys = scope.keys;
+        keys.extend(self.remember_deaths(&vouches, now));
+        for (key, entry) in &self.entries {
+            let Some(decision) = &entry.decision else {
+                keys.insert(key.clone());
+                continue;
+            };
+            let live = decision.status != Status::Ended || decision.deadline.is_some();
+            let due = decision.deadline.is_some_and(|deadline| deadline <= now);
+            if (scope.live && live) || (scope.due && due) {
+                keys.insert(key.clone());
+            }
+        }
         let mut changes = Vec::new();
         for key in keys {
+            if !self.entries.contains_key(&key) {
+                continue;
+            }
             let decision = self.decide(&key, vouches.get(&key).copied(), now);
-            let entry = self.entries.get_mut(&key).expect("key was just listed");
+            let entry = self.entries.get_mut(&key).expect("checked above");
             let previous = entry.decision.take();
             let changed = previous.as_ref().is_none_or(|previous| {
-                previous.status != decision.status || previous.reason != decision.reason
+                previous.status != decision.status
+                    || previous.reason != decision.reason
+                    || previous.activity != decision.activity
             });
             let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
             if changed && listed {
@@ -349,33 +409,51 @@ impl Tracker {
             }
             entry.decision = Some(decision);
         }
+        self.vouched = vouches;
         changes.sort_by(|a, b| a.key.cmp(&b.key));
         changes
     }
 
-    /// Records the death of processes that vouched at the previous scan, and forgets it when a
-    /// live process vouches again.
-    fn remember_deaths(&mut self, vouches: &HashMap<SessionKey, Vouch>, now: Timestamp) {
+    /// Records the death of processes that vouched at the previous decision, and forgets it when
+    /// a live process vouches again. Returns the sessions whose vouching changed.
+    fn remember_deaths(
+        &mut self,
+        vouches: &HashMap<SessionKey, Vouch>,
+        now: Timestamp,
+    ) -> Vec<SessionKey> {
         let alive: HashSet<(u32, Timestamp)> = self
             .processes
             .iter()
             .map(|process| (process.info.pid, process.info.start_time))
             .collect();
-        for (key, entry) in &mut self.entries {
-            match vouches.get(key) {
-                Some(vouch) => {
-                    entry.vouched_by = Some((vouch.pid, vouch.start));
-                    entry.gone_at = None;
-                }
-                None => {
-                    if let Some(previous) = entry.vouched_by.take() {
-                        if !alive.contains(&previous) {
-                            entry.gone_at = Some(now);
-                        }
+        let mut touched: Vec<SessionKey> = self
+            .vouched
+            .keys()
+            .chain(vouches.keys())
+            .filter(|key| {
+                let before = self.vouched.get(*key).map(|vouch| (vouch.pid, vouch.start));
+                let after = vouches.get(*key).map(|vouch| (vouch.pid, vouch.start));
+                before != after
+            })
+            .cloned()
+            .collect();
+        touched.sort();
+        touched.dedup();
+        for key in &touched {
+            let Some(entry) = self.entries.get_mut(key) else {
+                continue;
+            };
+            match (vouches.get(key), self.vouched.get(key)) {
+                (Some(_), _) => entry.gone_at = None,
+                (None, Some(previous)) => {
+                    if !alive.contains(&(previous.pid, previous.start)) {
+                        entry.gone_at = Some(now);
                     }
                 }
+                (None, None) => {}
             }
         }
+        touched
     }
 
     /// Which live process vouches for which session (SPEC §1 "vouch").
@@ -490,6 +568,11 @@ impl Tracker {
         let verdict = self.rules(key, entry, vouch, now, &mut evidence);
         let log = &entry.log;
         let activity = activity(log, verdict.status, now, &self.policy);
+        let deadline = if verdict.status == Status::Ended {
+            verdict.deadline
+        } else {
+            earliest(verdict.deadline, activity_deadline(log, now, &self.policy))
+        };
         let pid = vouch.map(|vouch| vouch.pid);
         let row_time = log.last.as_ref().map(|last| last.at);
         Decision {
@@ -500,7 +583,7 @@ impl Tracker {
             activity,
             since: verdict.since,
             pid,
-            deadline: verdict.deadline,
+            deadline,
             evidence,
         }
     }
@@ -1152,6 +1235,16 @@ fn activity(log: &Log, status: Status, now: Timestamp, policy: &Policy) -> Activ
         Status::Working => Activity::Working,
         Status::Waiting | Status::Ended => Activity::BetweenTurns,
     }
+}
+
+/// When the activity facet next flips by time alone, if it will.
+fn activity_deadline(log: &Log, now: Timestamp, policy: &Policy) -> Option<Timestamp> {
+    let last = log.last.as_ref()?;
+    let flips_at = match log.newest_open_call() {
+        Some(call) => call.at.plus(policy.open_call_excuse),
+        None => last.at.plus(policy.session_idle),
+    };
+    (flips_at > now).then_some(flips_at)
 }
 
 impl Log {

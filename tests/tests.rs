@@ -1,3 +1,4 @@
 //! Slate's one integration-test binary. Each module below covers one area.
 
+mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock

@@ -1,0 +1,219 @@
+//! How sessions read on a terminal: the `slate sessions` table, the `slate show` page and the
+//! `slate doctor` report.
+//!
+//! These are pure functions from sessions (and `now`) to text, so their output is tested with
+//! snapshots. They print nothing themselves and decide nothing: every status and reason comes from
+//! `tracker`.
+
+use std::cmp::Reverse;
+use std::fmt::Write;
+use std::time::Duration;
+
+use crate::model::{Session, Status, Timestamp};
+
+/// Orders sessions the way every surface shows them: Needs you first, then Working, then Closed;
+/// within a group, the most recent first.
+pub fn sort_for_display(sessions: &mut [Session]) {
+    sessions.sort_by_key(|session| {
+        let group = match session.status {
+            Status::Waiting => 0,
+            Status::Working => 1,
+            Status::Ended => 2,
+        };
+        (group, Reverse(session.row_time), session.id.clone())
+    });
+}
+
+/// A short age such as `12s`, `5m`, `3h` or `2d`.
+pub fn age(since: Timestamp, now: Timestamp) -> String {
+    let seconds = since.elapsed_until(now).as_secs();
+    match seconds {
+        0..=59 => format!("{seconds}s"),
+        60..=3599 => format!("{}m", seconds / 60),
+        3600..=86_399 => format!("{}h", seconds / 3600),
+        _ => format!("{}d", seconds / 86_400),
+    }
+}
+
+/// Cuts `text` to `width` characters, ending with `…` when cut, and pads it to `width`.
+fn cell(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        let mut padded = text.to_string();
+        padded.extend(std::iter::repeat_n(' ', width - count));
+        padded
+    } else {
+        let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// The `slate sessions` table. Sessions must already be sorted.
+pub fn table(sessions: &[Session], now: Timestamp) -> String {
+    let mut out = String::new();
+    if sessions.is_empty() {
+        out.push_str("No live agent sessions. (`slate sessions --all` includes closed ones; `slate doctor` shows where Slate looked.)\n");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{} {} {} {} {} AGE",
+        cell("STATUS", 9),
+        cell("REASON", 36),
+        cell("AGENT", 11),
+        cell("PROJECT", 16),
+        cell("TITLE", 40),
+    );
+    for session in sessions {
+        let title = session
+            .title
+            .as_deref()
+            .or(session.last_prompt.as_deref())
+            .unwrap_or("—");
+        let project = session.project.as_deref().unwrap_or("—");
+        let hosted = if session.hosted { " (hosted)" } else { "" };
+        let age = session
+            .row_time
+            .map(|row_time| age(row_time, now))
+            .unwrap_or_else(|| "—".to_string());
+        let _ = writeln!(
+            out,
+            "{} {} {} {} {} {age}{hosted}",
+            cell(session.status.label(), 9),
+            cell(&session.session_state.reason.text, 36),
+            cell(session.agent.display_name(), 11),
+            cell(project, 16),
+            cell(&one_line(title), 40),
+        );
+    }
+    let needs_you = sessions
+        .iter()
+        .filter(|session| session.status == Status::Waiting)
+        .count();
+    let _ = writeln!(
+        out,
+        "\n{} session{}, {needs_you} need{} you",
+        sessions.len(),
+        if sessions.len() == 1 { "" } else { "s" },
+        if needs_you == 1 { "s" } else { "" },
+    );
+    out
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The `slate show` page: one session and the evidence that decided its state.
+pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
+    let state = &session.session_state;
+    let mut out = String::new();
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(out, "{:<12} {value}", format!("{label}:"));
+    };
+    line("session", format!("{} {}", session.agent, session.id));
+    line(
+        "status",
+        format!(
+            "{} ({})",
+            session.status.label(),
+            state.reason.code.as_str()
+        ),
+    );
+    line("reason", state.reason.text.clone());
+    if let Some(title) = &session.title {
+        line("title", one_line(title));
+    }
+    if let Some(prompt) = &session.last_prompt {
+        line("last prompt", one_line(prompt));
+    }
+    line(
+        "folder",
+        session.folder.clone().unwrap_or_else(|| "—".to_string()),
+    );
+    if let Some(branch) = &session.branch {
+        line("branch", branch.clone());
+    }
+    line(
+        "process",
+        session
+            .pid
+            .map(|pid| pid.to_string())
+            .unwrap_or_else(|| "none".to_string()),
+    );
+    if let Some(row_time) = session.row_time {
+        line(
+            "row time",
+            format!("{row_time} ({} ago)", age(row_time, now)),
+        );
+    }
+    line(
+        "presence",
+        serde_json::to_value(state.presence)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    );
+    line(
+        "activity",
+        serde_json::to_value(state.activity)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    );
+    line(
+        "next actor",
+        format!(
+            "{} ({})",
+            serde_json::to_value(state.next_actor.actor)
+                .ok()
+                .and_then(|value| value.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            state.next_actor.reason
+        ),
+    );
+    if let Some(transcript) = &session.transcript {
+        line("transcript", transcript.clone());
+    }
+    if session.hosted {
+        line("hosted", "yes: runs under `slate run`".to_string());
+    }
+    out.push_str("evidence:\n");
+    for fact in evidence {
+        let _ = writeln!(out, "  - {fact}");
+    }
+    out
+}
+
+/// A duration as a person reads it, e.g. `1.2 s` or `340 ms`.
+pub fn duration(duration: Duration) -> String {
+    if duration >= Duration::from_secs(1) {
+        format!("{:.1} s", duration.as_secs_f64())
+    } else {
+        format!("{} ms", duration.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_short() {
+        let now = Timestamp::from_millis(1_000_000_000);
+        let at = |seconds: i64| Timestamp::from_millis(1_000_000_000 - seconds * 1000);
+        assert_eq!(age(at(5), now), "5s");
+        assert_eq!(age(at(125), now), "2m");
+        assert_eq!(age(at(7200), now), "2h");
+        assert_eq!(age(at(200_000), now), "2d");
+        assert_eq!(age(Timestamp::from_millis(2_000_000_000), now), "0s");
+    }
+
+    #[test]
+    fn cells_cut_and_pad() {
+        assert_eq!(cell("abc", 5), "abc  ");
+        assert_eq!(cell("abcdef", 4), "abc…");
+        assert_eq!(cell("żółw", 4), "żółw");
+    }
+}

@@ -1,0 +1,149 @@
+//! Conventions checked as tests: module docs, the purity of the core, file layout, and an
+//! ARCHITECTURE.md that names every module.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sources() -> Vec<(String, String)> {
+    let mut paths = Vec::new();
+    rust_files(&root().join("src"), &mut paths);
+    if root().join("src-tauri/src").is_dir() {
+        rust_files(&root().join("src-tauri/src"), &mut paths);
+    }
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let relative = path
+                .strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (relative, text)
+        })
+        .collect()
+}
+
+/// The pure core: no I/O, no clock, no async, and nothing from the edges.
+const PURE: &[&str] = &[
+    "src/model.rs",
+    "src/lines.rs",
+    "src/agents.rs",
+    "src/agents/",
+    "src/tracker.rs",
+    "src/report.rs",
+    "src/focus/strategy.rs",
+];
+
+const IMPURE_WORDS: &[&str] = &[
+    "tokio",
+    "std::fs",
+    "std::process",
+    "std::env",
+    "std::net",
+    "notify::",
+    "rusqlite",
+    "axum",
+    "sysinfo",
+    "git2",
+    "Instant::now",
+    "SystemTime::now",
+    "crate::sources",
+    "crate::engine",
+    "crate::store",
+    "crate::api",
+];
+
+#[test]
+fn every_module_opens_with_a_doc_paragraph() {
+    for (path, text) in sources() {
+        let first = text
+            .lines()
+            .find(|line| !line.trim().is_empty())
+            .unwrap_or("");
+        assert!(
+            first.starts_with("//!") || path.ends_with("main.rs") && first.starts_with("//"),
+            "{path} must open with a `//!` paragraph saying what it owns"
+        );
+    }
+}
+
+#[test]
+fn the_core_does_no_io_and_reads_no_clock() {
+    for (path, text) in sources() {
+        if !PURE.iter().any(|pure| path.starts_with(pure)) {
+            continue;
+        }
+        for word in IMPURE_WORDS {
+            for (number, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                assert!(
+                    !code.contains(word),
+                    "{path}:{}: the pure core must not use `{word}`",
+                    number + 1
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn no_mod_rs_and_no_grab_bag_modules() {
+    for (path, _) in sources() {
+        let name = path.rsplit('/').next().unwrap();
+        assert_ne!(name, "mod.rs", "{path}: use `foo.rs` next to `foo/`");
+        for bad in ["utils", "helpers", "common", "manager", "misc"] {
+            assert!(
+                !name.starts_with(bad),
+                "{path}: name modules after concepts, not `{bad}`"
+            );
+        }
+    }
+}
+
+#[test]
+fn architecture_names_every_module() {
+    let architecture = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    for (path, _) in sources() {
+        if !path.starts_with("src/") || path.ends_with("lib.rs") || path.ends_with("main.rs") {
+            continue;
+        }
+        let module = path
+            .trim_start_matches("src/")
+            .trim_end_matches(".rs")
+            .replace('/', "::");
+        assert!(
+            architecture.contains(&format!("`{module}`")),
+            "ARCHITECTURE.md's code map must name `{module}` ({path})"
+        );
+    }
+}
+
+#[test]
+fn the_engine_does_not_depend_on_tauri() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let dependencies = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap_or("");
+    assert!(
+        !dependencies.contains("tauri"),
+        "the engine crate must not depend on Tauri"
+    );
+}
