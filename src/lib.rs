@@ -14,6 +14,7 @@
 //! - `sources`: the edges that read the outside world.
 
 pub mod agents;
+pub mod engine;
 pub mod lines;
 pub mod model;
 pub mod report;

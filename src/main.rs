@@ -1,1 +1,24 @@
-fn main() {}
+//! The `slate` binary: parses the command line, sets up logging, and runs the command.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SLATE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    match cli::run(cli::Cli::parse()) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("slate: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -322,6 +322,17 @@ impl Tracker {
             .unwrap_or_default()
     }
 
+    /// The sessions a live process vouched for at the last decision, including listed sessions
+    /// whose transcript has not been read yet.
+    pub fn vouched_keys(&self) -> impl Iterator<Item = &SessionKey> {
+        self.vouched.keys()
+    }
+
+    /// The pid vouching for a session, if any.
+    pub fn vouching_pid(&self, key: &SessionKey) -> Option<u32> {
+        self.vouched.get(key).map(|vouch| vouch.pid)
+    }
+
     /// The processes the last scan recognised.
     pub fn processes(&self) -> &[SeenProcess] {
         &self.processes
