@@ -1,1 +1,1 @@
-
+mod codex; // the Codex CLI adapter: rollouts, index, file names, processes
