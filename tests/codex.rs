@@ -173,6 +173,11 @@ fn every_prompt_is_read_exactly_once_in_every_era() {
     );
     let legacy = read_fixture("legacy-no-events.jsonl");
     assert_eq!(prompts_of(&legacy), vec!["list the failing tests", "fix a"]);
+    let bare = read_fixture("legacy-pre-envelope.jsonl");
+    assert_eq!(
+        prompts_of(&bare),
+        vec!["index the old rollouts second line of the same turn"]
+    );
     let item_first = read_fixture("legacy-item-before-event.jsonl");
     assert_eq!(
         prompts_of(&item_first),

@@ -34,6 +34,27 @@ const INJECTED_USER_PREFIXES: [&str; 7] = [
     "<permissions instructions>",
 ];
 
+/// The record kinds of the rollout envelope `{"timestamp","type","payload"}`.
+const ENVELOPE_TYPES: [&str; 5] = [
+    "session_meta",
+    "turn_context",
+    "event_msg",
+    "response_item",
+    "compacted",
+];
+
+/// Response item types that pre-envelope rollouts wrote bare, at the top level of a line.
+const BARE_ITEM_TYPES: [&str; 8] = [
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+];
+
 /// Reads one rollout line, on its own.
 ///
 /// A prompt is stated twice in a current rollout, as `event_msg/user_message` and as a
@@ -135,10 +156,6 @@ fn read_line(line: &[u8]) -> Result<ParsedLine, LineError> {
     let envelope = value
         .as_object()
         .ok_or(LineError::Shape("line is not a JSON object"))?;
-    let kind = envelope
-        .get("type")
-        .and_then(Value::as_str)
-        .ok_or(LineError::Shape("line has no type"))?;
     let at = envelope
         .get("timestamp")
         .and_then(Value::as_str)
@@ -148,17 +165,27 @@ fn read_line(line: &[u8]) -> Result<ParsedLine, LineError> {
         observations: Vec::new(),
         shape: LineShape::Other,
     };
-    let known = matches!(
-        kind,
-        "session_meta" | "turn_context" | "event_msg" | "response_item" | "compacted"
-    );
-    if !known {
-        return Ok(parsed);
-    }
-    let payload = envelope
-        .get("payload")
-        .and_then(Value::as_object)
-        .ok_or(LineError::Shape("line has no payload object"))?;
+    // Rollouts written before the envelope existed (Codex CLI of mid 2025) open with a bare header
+    // `{id, timestamp, instructions, cwd?, git?}`, mark saves with `{"record_type":"state"}` and
+    // write response items bare, mostly without a time. They are read as if enveloped.
+    let (kind, payload) = match envelope.get("type").and_then(Value::as_str) {
+        None if envelope.contains_key("record_type") => return Ok(parsed),
+        None if envelope.contains_key("id") && envelope.contains_key("timestamp") => {
+            ("session_meta", envelope)
+        }
+        None => return Err(LineError::Shape("line has no type")),
+        Some(item) if BARE_ITEM_TYPES.contains(&item) && !envelope.contains_key("payload") => {
+            ("response_item", envelope)
+        }
+        Some(kind) if ENVELOPE_TYPES.contains(&kind) => {
+            let payload = envelope
+                .get("payload")
+                .and_then(Value::as_object)
+                .ok_or(LineError::Shape("line has no payload object"))?;
+            (kind, payload)
+        }
+        Some(_) => return Ok(parsed),
+    };
     let record = |kind: RecordKind| Observation::Record(Record { at, kind });
     match kind {
         "session_meta" => {
@@ -306,8 +333,13 @@ fn response_item(payload: &Map<String, Value>) -> Result<Option<RecordKind>, Lin
                 .get("action")
                 .and_then(|action| action.get("command"))
                 .and_then(command_text);
+            // Codex pairs a local shell call by its `call_id`, or by its item `id` when the
+            // model sent none; its output then carries that id.
+            let call_id = text_field(payload, "call_id")
+                .or_else(|| text_field(payload, "id"))
+                .ok_or(LineError::Shape("tool call has no call_id"))?;
             RecordKind::ToolCall {
-                call_id: call_id(payload)?,
+                call_id,
                 name: "local_shell".to_owned(),
                 detail: command.map(|command| one_line(&command, DETAIL_CHARS)),
                 kind: CallKind::Plain,
@@ -383,9 +415,7 @@ fn asks_escalation(arguments: &Map<String, Value>) -> bool {
 /// A call's id. A call or result without one could never be paired, so it is a malformed line
 /// rather than a call that would look unanswered forever.
 fn call_id(payload: &Map<String, Value>) -> Result<String, LineError> {
-    text_field(payload, "call_id")
-        .or_else(|| text_field(payload, "id"))
-        .ok_or(LineError::Shape("tool call has no call_id"))
+    text_field(payload, "call_id").ok_or(LineError::Shape("tool call has no call_id"))
 }
 
 /// A command given as a string or as an argv array.
