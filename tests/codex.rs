@@ -202,10 +202,10 @@ fn the_stateless_reader_takes_prompts_from_events_only() {
     assert_eq!(observe(item), Ok(vec![]));
     // The reader falls back to the item only while the file has shown no event line.
     let mut reader = RolloutReader::new();
-    assert_eq!(records(&reader.feed(item).unwrap_or_default()).len(), 1);
-    assert_eq!(records(&reader.feed(event).unwrap_or_default()).len(), 0);
-    assert_eq!(records(&reader.feed(item).unwrap_or_default()).len(), 0);
-    assert_eq!(records(&reader.feed(event).unwrap_or_default()).len(), 1);
+    assert_eq!(records(&reader.feed(item).expect("line reads")).len(), 1);
+    assert_eq!(records(&reader.feed(event).expect("line reads")).len(), 0);
+    assert_eq!(records(&reader.feed(item).expect("line reads")).len(), 0);
+    assert_eq!(records(&reader.feed(event).expect("line reads")).len(), 1);
 }
 
 #[test]
