@@ -1,4 +1,5 @@
 //! Slate's one integration-test binary. Each module below covers one area.
 
+mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
