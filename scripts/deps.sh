@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what Slate needs on a Debian or Ubuntu machine, skipping whatever is already there.
+# Sourced by scripts/test.sh and scripts/start.sh; safe to run again.
+set -euo pipefail
+
+need_apt=()
+want() { dpkg -s "$1" >/dev/null 2>&1 || need_apt+=("$1"); }
+
+# Building the engine: a C compiler for the bundled SQLite, libgit2 and zstd.
+want build-essential
+want pkg-config
+# Tests that drive real terminals.
+want tmux
+
+for extra in "$@"; do want "$extra"; done
+
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  echo "slate: installing ${need_apt[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  if apt-cache show rustup >/dev/null 2>&1; then
+    echo "slate: installing the Rust toolchain with rustup" >&2
+    sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq rustup >/dev/null
+    rustup default stable
+  else
+    echo "slate: no Rust toolchain found. Install one from https://rustup.rs (Slate needs Rust 1.85 or newer)." >&2
+    exit 1
+  fi
+fi
