@@ -662,3 +662,39 @@ proptest! {
         let _ = parse_job_state(&bytes);
     }
 }
+
+/// The same sidechain line is the session's business only when read as a sub-agent's transcript.
+#[test]
+fn sidechain_lines_keep_their_records_only_in_a_subagent_transcript() {
+    let bytes = read_fixture(
+        "transcripts/claude-code/samples/6e7f8091-4c5d-4e6f-9071-3c4d5e6f7081/subagents/agent-a3f9c2e1b7d4.jsonl",
+    );
+    let line = bytes
+        .split(|&byte| byte == b'\n')
+        .nth(1)
+        .expect("the sample has a second line");
+    let is_record = |observation: &Observation| matches!(observation, Observation::Record(_));
+    let as_main = observe(line).expect("valid line");
+    assert!(!as_main.iter().any(is_record));
+    let Some(Observation::Info(info)) = as_main.first() else {
+        panic!("a sidechain line still states facts: {as_main:?}");
+    };
+    assert_eq!(info.model, None, "a sub-agent's model is not the session's");
+    let as_subagent = observe_subagent(line).expect("valid line");
+    assert_eq!(
+        as_subagent
+            .iter()
+            .filter(|observation| is_record(observation))
+            .count(),
+        1
+    );
+    let Some(Observation::Info(info)) = as_subagent.first() else {
+        panic!("expected facts first: {as_subagent:?}");
+    };
+    assert_eq!(info.session_id.as_deref(), Some("a3f9c2e1b7d4"));
+    assert_eq!(
+        info.parent_session.as_deref(),
+        Some("6e7f8091-4c5d-4e6f-9071-3c4d5e6f7081")
+    );
+    assert_eq!(info.model.as_deref(), Some("claude-haiku-5"));
+}
