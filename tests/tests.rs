@@ -1,5 +1,6 @@
 //! Slate's one integration-test binary. Each module below covers one area.
 
+mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
