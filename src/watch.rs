@@ -1,0 +1,161 @@
+//! The file watcher: turns file-system notifications into hints for the live loop.
+//!
+//! Notifications are hints, never the truth: the loop re-reads the hinted file from its saved
+//! offset and walks everything again every minute, so a missed, duplicated or reordered event
+//! costs at most a delay. Events are filtered here, in notify's own thread, so writes the engine
+//! does not care about (logs, caches, SQLite journals of other tools) never wake the loop.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use notify::{EventKind, RecursiveMode, Watcher as _};
+
+use crate::live::Event;
+
+/// One folder to watch.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WatchSpec {
+    pub path: PathBuf,
+    pub recursive: bool,
+}
+
+/// The running watcher and what it watches.
+pub struct Watcher {
+    inner: notify::RecommendedWatcher,
+    watched: BTreeSet<WatchSpec>,
+}
+
+/// Starts a watcher that sends hints to `events`. Returns `None` (and the loop relies on its
+/// periodic walk) when the platform refuses a watcher, e.g. out of inotify instances.
+pub fn start(specs: Vec<WatchSpec>, events: mpsc::Sender<Event>) -> Option<Watcher> {
+    let handler = move |result: notify::Result<notify::Event>| match result {
+        Ok(event) => {
+            if event.need_rescan() {
+                let _ = events.send(Event::Rescan);
+                return;
+            }
+            if matches!(event.kind, EventKind::Access(_)) {
+                return;
+            }
+            for path in event.paths {
+                if matches!(event.kind, EventKind::Create(notify::event::CreateKind::Folder)) {
+                    let _ = events.send(Event::Rescan);
+                } else if is_interesting(&path) {
+                    let _ = events.send(Event::Changed(path));
+                }
+            }
+        }
+        Err(err) => {
+            tracing::warn!("file watcher error, walking everything again: {err}");
+            let _ = events.send(Event::Rescan);
+        }
+    };
+    match notify::recommended_watcher(handler) {
+        Ok(inner) => {
+            let mut watcher = Watcher {
+                inner,
+                watched: BTreeSet::new(),
+            };
+            watcher.watch_all(specs);
+            Some(watcher)
+        }
+        Err(err) => {
+            tracing::warn!("no file watcher ({err}); changes show up at the next periodic walk");
+            None
+        }
+    }
+}
+
+impl Watcher {
+    /// Watches every spec not watched yet. A folder that does not exist yet is watched through
+    /// its nearest existing ancestor, whose folder-creation event triggers a walk that adds it.
+    pub fn watch_all(&mut self, specs: Vec<WatchSpec>) {
+        for spec in specs {
+            let spec = match existing(&spec) {
+                Some(spec) => spec,
+                None => continue,
+            };
+            if self.watched.contains(&spec) {
+                continue;
+            }
+            let mode = if spec.recursive {
+                RecursiveMode::Recursive
+            } else {
+                RecursiveMode::NonRecursive
+            };
+            match self.inner.watch(&spec.path, mode) {
+                Ok(()) => {
+                    self.watched.insert(spec);
+                }
+                Err(err) => {
+                    tracing::debug!("cannot watch {}: {err}", spec.path.display());
+                }
+            }
+        }
+    }
+
+    /// How many folders are watched, for diagnostics.
+    pub fn len(&self) -> usize {
+        self.watched.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.watched.is_empty()
+    }
+}
+
+/// The spec itself when its folder exists, else a non-recursive watch on its nearest existing
+/// ancestor (never the file-system root, which would wake us for everything).
+fn existing(spec: &WatchSpec) -> Option<WatchSpec> {
+    if spec.path.is_dir() {
+        return Some(spec.clone());
+    }
+    let mut ancestor: &Path = spec.path.parent()?;
+    while !ancestor.is_dir() {
+        ancestor = ancestor.parent()?;
+    }
+    if ancestor.parent().is_none() {
+        return None;
+    }
+    Some(WatchSpec {
+        path: ancestor.to_path_buf(),
+        recursive: false,
+    })
+}
+
+/// Transcripts, registries and stores: the files a change of which can change a session.
+fn is_interesting(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default();
+    [".jsonl", ".json", ".zst", ".db", ".db-wal", "HEAD"]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_session_files_are_interesting() {
+        for path in [
+            "/h/.claude/projects/x/abc.jsonl",
+            "/h/.claude/sessions/4242.json",
+            "/h/.codex/sessions/2026/11/28/rollout-x.jsonl.zst",
+            "/h/.local/share/opencode/opencode.db-wal",
+            "/work/acme/.git/HEAD",
+        ] {
+            assert!(is_interesting(Path::new(path)), "{path}");
+        }
+        for path in [
+            "/h/.claude/debug/latest",
+            "/h/.codex/log/codex-tui.log",
+            "/h/.codex/state_5.sqlite-shm",
+        ] {
+            assert!(!is_interesting(Path::new(path)), "{path}");
+        }
+    }
+}
