@@ -57,7 +57,9 @@ impl AgentKind {
     }
 
     pub fn parse(name: &str) -> Option<AgentKind> {
-        AgentKind::ALL.into_iter().find(|kind| kind.as_str() == name)
+        AgentKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
     }
 }
 

@@ -21,7 +21,10 @@ pub enum Input {
     /// One agent's own listing of its live sessions.
     Listing { agent: AgentKind, listing: Listing },
     /// Signals from a hosted session's pseudo-terminal.
-    Hosted { key: SessionKey, signals: HostedSignals },
+    Hosted {
+        key: SessionKey,
+        signals: HostedSignals,
+    },
     /// Time passed; nothing else happened.
     Tick,
 }
@@ -45,7 +48,9 @@ pub struct Batch {
 pub enum TranscriptRole {
     Main,
     /// A sub-agent's transcript, rolled up into the session `key` names.
-    Subagent { agent_id: String },
+    Subagent {
+        agent_id: String,
+    },
 }
 
 /// A recognised agent process with its folder resolved to a canonical path by the process scan.
