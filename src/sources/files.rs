@@ -767,7 +767,7 @@ impl ReadState {
                 folders,
             });
         }
-        first.then(|| found.session_id)
+        first.then_some(found.session_id)
     }
 
     /// Reads what is new in an agent's name index; returns the sessions whose name changed.
