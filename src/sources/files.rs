@@ -1,1 +1,1204 @@
-//! TODO
+//! Finding the agents' JSONL transcripts on disk and reading them incrementally.
+//!
+//! This module owns where each agent keeps its transcripts (FORMATS.md §1.1, §2.1), which of them
+//! exist, and how many of their bytes have been read. [`scan`] walks every agent root and returns
+//! one [`Batch`] per transcript that has new lines; [`ReadState::read_path`] re-reads one file a
+//! watcher reported. A file is read from where the last read stopped: a partial last line is kept
+//! and waited for, a truncated or replaced file is re-read from the start after an
+//! [`Observation::Reset`], and a line too long to hold is skipped and counted. Quiet transcripts
+//! that no process vouches for are closed, so only their head and tail are read: a machine may
+//! hold tens of thousands of them.
+//!
+//! It deliberately does not interpret a line (the adapters in `agents` do), decide anything about
+//! a session (`tracker` does), or watch the file system (the engine's watcher calls
+//! [`ReadState::read_path`]). Adding an agent with JSONL transcripts means adding one
+//! [`TranscriptLayout`] entry to `LAYOUTS`, not a new reader.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, File, Metadata};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::agents::{self, Info, LineError, Observation, Title, TitleSource};
+use crate::lines::{LineBuffer, LineEvent};
+use crate::model::{AgentKind, Problem, SessionKey, Timestamp};
+use crate::tracker::{Batch, TranscriptRole};
+
+/// The environment variables that decide where the agents keep their files. Tests build one by
+/// hand so they never see the real home folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    pub home: Option<PathBuf>,
+    pub claude_config_dir: Option<PathBuf>,
+    pub codex_home: Option<PathBuf>,
+    pub gemini_cli_home: Option<PathBuf>,
+    pub xdg_data_home: Option<PathBuf>,
+    pub xdg_config_home: Option<PathBuf>,
+    pub opencode_db: Option<PathBuf>,
+    pub cursor_config_dir: Option<PathBuf>,
+}
+
+impl Env {
+    /// Reads the variables from this process's environment. An empty variable counts as unset,
+    /// as the agents themselves treat it.
+    pub fn from_process() -> Env {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        };
+        Env {
+            home: var("HOME").or_else(|| var("USERPROFILE")),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            codex_home: var("CODEX_HOME"),
+            gemini_cli_home: var("GEMINI_CLI_HOME"),
+            xdg_data_home: var("XDG_DATA_HOME"),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
+            opencode_db: var("OPENCODE_DB"),
+            cursor_config_dir: var("CURSOR_CONFIG_DIR"),
+        }
+    }
+}
+
+/// Each agent's root folder, where the environment names one. A root that does not exist on disk
+/// is still listed here; [`scan`] reports which ones it found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Roots {
+    pub claude: Option<PathBuf>,
+    pub codex: Option<PathBuf>,
+}
+
+impl Roots {
+    pub fn get(&self, agent: AgentKind) -> Option<&Path> {
+        match agent {
+            AgentKind::ClaudeCode => self.claude.as_deref(),
+            AgentKind::Codex => self.codex.as_deref(),
+            AgentKind::CursorAgent | AgentKind::OpenCode | AgentKind::GeminiCli => None,
+        }
+    }
+}
+
+/// Claude Code: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`. Codex: `$CODEX_HOME`, else
+/// `$HOME/.codex` (FORMATS.md §1.1, §2.1).
+pub fn resolve_roots(env: &Env) -> Roots {
+    let under_home = |name: &str| env.home.as_ref().map(|home| home.join(name));
+    Roots {
+        claude: env
+            .claude_config_dir
+            .clone()
+            .or_else(|| under_home(".claude")),
+        codex: env.codex_home.clone().or_else(|| under_home(".codex")),
+    }
+}
+
+/// The knobs of a scan. `Default` gives the values the engine uses.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// A transcript not written for this long, whose session no process vouches for, is closed:
+    /// only its head and tail are read. The window (45 s, SPEC §1) plus a margin for slow writers.
+    pub quiet_horizon: Duration,
+    /// How much of a closed transcript's start is read, for its session id, folder and first prompt.
+    pub head_bytes: u64,
+    /// How much of a closed transcript's end is read, for its latest records and titles.
+    pub tail_bytes: u64,
+    /// A fresh transcript larger than this is read head and tail only, like a closed one.
+    pub whole_read_limit: u64,
+    /// A longer line is skipped unread and counted as a `huge_line` problem.
+    pub max_line: usize,
+    /// Sessions a live process or listing vouches for: their transcripts are read whole on the
+    /// first read even when quiet.
+    pub vouched: HashSet<SessionKey>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> ScanOptions {
+        ScanOptions {
+            quiet_horizon: Duration::from_secs(60),
+            head_bytes: 64 * 1024,
+            tail_bytes: 64 * 1024,
+            whole_read_limit: 16 * 1024 * 1024,
+            max_line: 8 * 1024 * 1024,
+            vouched: HashSet::new(),
+        }
+    }
+}
+
+/// Parses one transcript line into observations (an adapter's `observe`).
+pub type LineParser = fn(&[u8]) -> Result<Vec<Observation>, LineError>;
+
+/// Parses one line of a name index into `(session id, name, updated at)`.
+type NameParser = fn(&[u8]) -> Result<Option<(String, String, Option<Timestamp>)>, LineError>;
+
+/// Where one agent keeps its JSONL transcripts and how to read them.
+struct TranscriptLayout {
+    agent: AgentKind,
+    /// Folders that hold transcripts, relative to the root; `*` matches any one folder.
+    folders: &'static [&'static [&'static str]],
+    /// Tells from a file's path relative to the root (its folder names, then its file name)
+    /// whether it is a transcript, and whose.
+    classify: fn(&[&str]) -> Option<Found>,
+    parse: LineParser,
+    /// An append-only file of session names, relative to the root.
+    names: Option<(&'static str, NameParser)>,
+}
+
+const LAYOUTS: &[TranscriptLayout] = &[
+    TranscriptLayout {
+        agent: AgentKind::ClaudeCode,
+        folders: &[
+            &["projects", "*"],
+            &["projects", "*", "*", "subagents"],
+            &["projects", "*", "*", "subagents", "workflows", "*"],
+        ],
+        classify: classify_claude,
+        parse: agents::claude::observe,
+        names: None,
+    },
+    TranscriptLayout {
+        agent: AgentKind::Codex,
+        folders: &[&["sessions", "*", "*", "*"], &["archived_sessions"]],
+        classify: classify_codex,
+        parse: agents::codex::observe,
+        names: Some(("session_index.jsonl", agents::codex::parse_index_line)),
+    },
+];
+
+/// A transcript's place in its agent's layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Found {
+    session_id: String,
+    role: TranscriptRole,
+    compressed: bool,
+}
+
+/// Claude Code: `projects/<dir>/<sessionId>.jsonl` is a session's own transcript, and
+/// `projects/<dir>/<sessionId>/subagents[/workflows/<wfId>]/agent-<agentId>.jsonl` are its
+/// sub-agents'. The 2.0.x `projects/<dir>/agent-<id>.jsonl` sub-agent files are skipped: their
+/// parent is named only inside their lines, and such old sessions are never live any more.
+fn classify_claude(parts: &[&str]) -> Option<Found> {
+    let (file, folders) = parts.split_last()?;
+    let stem = file.strip_suffix(".jsonl")?;
+    let main = |session: &str| Found {
+        session_id: session.to_string(),
+        role: TranscriptRole::Main,
+        compressed: false,
+    };
+    let subagent = |session: &str| {
+        Some(Found {
+            session_id: session.to_string(),
+            role: TranscriptRole::Subagent {
+                agent_id: stem.strip_prefix("agent-")?.to_string(),
+            },
+            compressed: false,
+        })
+    };
+    match folders {
+        ["projects", _] if !stem.starts_with("agent-") && !stem.is_empty() => Some(main(stem)),
+        ["projects", _, session, "subagents"] => subagent(session),
+        ["projects", _, session, "subagents", "workflows", _] => subagent(session),
+        _ => None,
+    }
+}
+
+/// Codex: `sessions/YYYY/MM/DD/rollout-…-<threadId>.jsonl[.zst]` and the same names, flat, in
+/// `archived_sessions/`.
+fn classify_codex(parts: &[&str]) -> Option<Found> {
+    let (file, folders) = parts.split_last()?;
+    if !matches!(folders, ["sessions", _, _, _] | ["archived_sessions"]) {
+        return None;
+    }
+    Some(Found {
+        session_id: agents::codex::session_id_from_file_name(file)?,
+        role: TranscriptRole::Main,
+        compressed: file.ends_with(".zst"),
+    })
+}
+
+/// One scan's results.
+#[derive(Debug, Clone, Default)]
+pub struct ScanResult {
+    /// One batch per transcript with new lines (or read for the first time, or reset).
+    pub batches: Vec<Batch>,
+    /// Transcripts read before that are no longer on disk.
+    pub gone: Vec<GoneTranscript>,
+    pub problems: Vec<Problem>,
+    /// The agents whose root folder exists.
+    pub found: Vec<AgentKind>,
+    /// What each file read cost, for diagnostics and tests.
+    pub reads: Vec<FileRead>,
+}
+
+/// A transcript that disappeared: the engine sends `Input::TranscriptGone` for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoneTranscript {
+    pub key: SessionKey,
+    pub role: TranscriptRole,
+    pub transcript: String,
+}
+
+/// One read of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRead {
+    pub path: PathBuf,
+    pub stats: ReadStats,
+}
+
+/// What one read did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadStats {
+    /// Bytes read from the file (compressed bytes for a `.zst` file are counted decompressed).
+    pub bytes_read: u64,
+    /// Complete lines handed out, skipped oversized lines included.
+    pub lines: u64,
+    /// True when only the head and the tail were read.
+    pub head_tail: bool,
+    /// True when the file was truncated or replaced and read again from the start.
+    pub reset: bool,
+}
+
+/// How a file is read the first time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadPlan {
+    /// From the start to the end.
+    Whole,
+    /// The first `head` bytes and the last `tail` bytes, each cut to whole lines. A file not
+    /// larger than both together is read whole.
+    HeadTail { head: u64, tail: u64 },
+}
+
+/// What makes a file the same file: on Unix its device and inode, elsewhere (and as a second
+/// check) its creation time. Replacing a transcript by renaming a new file over it changes this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    device: u64,
+    inode: u64,
+    created: Option<SystemTime>,
+}
+
+impl FileIdentity {
+    pub fn of(meta: &Metadata) -> FileIdentity {
+        #[cfg(unix)]
+        let (device, inode) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (device, inode) = (0, 0);
+        FileIdentity {
+            device,
+            inode,
+            created: meta.created().ok(),
+        }
+    }
+}
+
+/// Where the reading of one file stands.
+#[derive(Debug, Clone)]
+struct Cursor {
+    identity: FileIdentity,
+    /// The next byte of the file to read (of the decompressed stream for a `.zst` file).
+    position: u64,
+    /// The file's size when last read: a compressed file is read again only when it changes.
+    size: u64,
+    /// True after a jump into the middle of the file: bytes are dropped up to the next newline.
+    resync: bool,
+    max_line: usize,
+    lines: LineBuffer,
+}
+
+/// Reads one file's lines incrementally, whatever they mean.
+///
+/// It keeps the partial last line for the next read, skips lines longer than `max_line` without
+/// holding them, and starts over (reporting a reset) when the file was truncated or replaced.
+#[derive(Debug, Clone)]
+pub struct FileTail {
+    path: PathBuf,
+    compressed: bool,
+    max_line: usize,
+    cursor: Option<Cursor>,
+}
+
+impl FileTail {
+    /// A reader for `path`, which is zstd-compressed when `compressed`. Nothing is read yet.
+    pub fn new(path: impl Into<PathBuf>, compressed: bool, max_line: usize) -> FileTail {
+        FileTail {
+            path: path.into(),
+            compressed,
+            max_line,
+            cursor: None,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// True once the file has been read at least once.
+    pub fn started(&self) -> bool {
+        self.cursor.is_some()
+    }
+
+    /// Reads what is new and calls `on_event` for every complete line. `plan` matters only for
+    /// the first read (or the first after a reset). An error means the file could not be opened
+    /// or read; lines handed out before a read error stay handed out.
+    pub fn read(
+        &mut self,
+        plan: ReadPlan,
+        on_event: &mut dyn FnMut(LineEvent<'_>),
+    ) -> io::Result<ReadStats> {
+        let mut file = File::open(&self.path)?;
+        let meta = file.metadata()?;
+        let identity = FileIdentity::of(&meta);
+        let size = meta.len();
+        let mut stats = ReadStats::default();
+        if let Some(cursor) = &self.cursor {
+            let replaced = cursor.identity != identity;
+            let truncated = if self.compressed {
+                size != cursor.size
+            } else {
+                size < cursor.position
+            };
+            if replaced || truncated {
+                stats.reset = true;
+                self.cursor = None;
+            } else if self.compressed {
+                // A compressed rollout is cold and complete: once read, it has nothing new.
+                return Ok(stats);
+            }
+        }
+        let mut lines = 0u64;
+        let mut counting = |event: LineEvent<'_>| {
+            lines += 1;
+            on_event(event);
+        };
+        let bytes_read = if self.compressed {
+            self.read_compressed(file, identity, size, &mut counting)?
+        } else if let Some(cursor) = &mut self.cursor {
+            cursor.size = size;
+            file.seek(SeekFrom::Start(cursor.position))?;
+            feed_to_end(&mut file, cursor, &mut counting)?
+        } else {
+            match plan {
+                ReadPlan::HeadTail { head, tail } if size > head.saturating_add(tail) => {
+                    stats.head_tail = true;
+                    self.read_head_tail(&mut file, identity, size, head, tail, &mut counting)?
+                }
+                _ => {
+                    let cursor = self.cursor.insert(Cursor {
+                        identity,
+                        position: 0,
+                        size,
+                        resync: false,
+                        max_line: self.max_line,
+                        lines: LineBuffer::new(0, self.max_line),
+                    });
+                    feed_to_end(&mut file, cursor, &mut counting)?
+                }
+            }
+        };
+        stats.bytes_read = bytes_read;
+        stats.lines = lines;
+        Ok(stats)
+    }
+
+    /// Reads the first `head` bytes (whole lines only), then the file from `size - tail` on,
+    /// starting at the first line that begins inside the tail, and keeps reading from there.
+    fn read_head_tail(
+        &mut self,
+        file: &mut File,
+        identity: FileIdentity,
+        size: u64,
+        head: u64,
+        tail: u64,
+        on_event: &mut dyn FnMut(LineEvent<'_>),
+    ) -> io::Result<u64> {
+        let mut head_lines = LineBuffer::new(0, self.max_line);
+        let mut chunk = vec![0; CHUNK];
+        let mut read = 0;
+        let mut limited = (&mut *file).take(head);
+        loop {
+            let n = limited.read(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            read += n as u64;
+            head_lines.push(&chunk[..n], &mut *on_event);
+        }
+        // Start one byte early: if that byte is a newline, the tail begins with a whole line,
+        // which resyncing must not drop.
+        let start = size - tail - 1;
+        file.seek(SeekFrom::Start(start))?;
+        let cursor = self.cursor.insert(Cursor {
+            identity,
+            position: start,
+            size,
+            resync: true,
+            max_line: self.max_line,
+            lines: LineBuffer::new(start, self.max_line),
+        });
+        Ok(read + feed_to_end(file, cursor, on_event)?)
+    }
+
+    /// Decompresses a whole `.zst` rollout as a stream. Its last line needs no newline: the file
+    /// is finished.
+    fn read_compressed(
+        &mut self,
+        file: File,
+        identity: FileIdentity,
+        size: u64,
+        on_event: &mut dyn FnMut(LineEvent<'_>),
+    ) -> io::Result<u64> {
+        let mut decoder = zstd::stream::read::Decoder::new(file)?;
+        let cursor = self.cursor.insert(Cursor {
+            identity,
+            position: 0,
+            size,
+            resync: false,
+            max_line: self.max_line,
+            lines: LineBuffer::new(0, self.max_line),
+        });
+        let read = feed_to_end(&mut decoder, cursor, on_event)?;
+        if cursor.lines.has_partial() {
+            cursor.lines.push(b"\n", on_event);
+        }
+        Ok(read)
+    }
+}
+
+const CHUNK: usize = 256 * 1024;
+
+/// Reads `source` to its end into `cursor`, handing out complete lines.
+fn feed_to_end(
+    source: &mut dyn Read,
+    cursor: &mut Cursor,
+    on_event: &mut dyn FnMut(LineEvent<'_>),
+) -> io::Result<u64> {
+    let mut chunk = vec![0; CHUNK];
+    let mut read = 0;
+    loop {
+        let n = match source.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        read += n as u64;
+        let mut bytes = &chunk[..n];
+        let at = cursor.position;
+        cursor.position += n as u64;
+        if cursor.resync {
+            match bytes.iter().position(|&byte| byte == b'\n') {
+                None => continue,
+                Some(newline) => {
+                    cursor.lines = LineBuffer::new(at + newline as u64 + 1, cursor.max_line);
+                    cursor.resync = false;
+                    bytes = &bytes[newline + 1..];
+                }
+            }
+        }
+        cursor.lines.push(bytes, &mut *on_event);
+    }
+    Ok(read)
+}
+
+/// Reads one transcript: a [`FileTail`] whose lines go through an agent's parser.
+#[derive(Debug, Clone)]
+pub struct TranscriptReader {
+    tail: FileTail,
+    parse: LineParser,
+}
+
+/// What one read of a transcript found.
+#[derive(Debug, Clone, Default)]
+pub struct TranscriptRead {
+    /// The observations of the new lines, after an [`Observation::Reset`] when the file was
+    /// truncated or replaced.
+    pub observations: Vec<Observation>,
+    pub problems: Vec<Problem>,
+    pub stats: ReadStats,
+}
+
+/// At most this many malformed lines are reported one by one per read; the rest are summed up,
+/// so a binary file does not flood the problem list.
+const MALFORMED_REPORTED: u64 = 20;
+
+impl TranscriptReader {
+    pub fn new(
+        path: impl Into<PathBuf>,
+        compressed: bool,
+        max_line: usize,
+        parse: LineParser,
+    ) -> TranscriptReader {
+        TranscriptReader {
+            tail: FileTail::new(path, compressed, max_line),
+            parse,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tail.path()
+    }
+
+    /// True once the file has been read at least once.
+    pub fn started(&self) -> bool {
+        self.tail.started()
+    }
+
+    /// Reads and parses what is new. A malformed or oversized line is a counted problem; the
+    /// lines after it are read.
+    pub fn read(&mut self, plan: ReadPlan) -> io::Result<TranscriptRead> {
+        let place = self.tail.path().display().to_string();
+        let parse = self.parse;
+        let mut observations = Vec::new();
+        let mut problems = Vec::new();
+        let mut malformed = 0u64;
+        let mut on_event = |event: LineEvent<'_>| match event {
+            LineEvent::Line(line) => {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    return;
+                }
+                match parse(line) {
+                    Ok(parsed) => observations.extend(parsed),
+                    Err(error) => {
+                        malformed += 1;
+                        if malformed <= MALFORMED_REPORTED {
+                            problems.push(problem("malformed_line", &place, error.to_string()));
+                        }
+                    }
+                }
+            }
+            LineEvent::Oversized { len } => problems.push(problem(
+                "huge_line",
+                &place,
+                format!("a line of {len} bytes was skipped"),
+            )),
+        };
+        let stats = self.tail.read(plan, &mut on_event)?;
+        if malformed > MALFORMED_REPORTED {
+            problems.push(problem(
+                "malformed_line",
+                &place,
+                format!("{} more malformed lines", malformed - MALFORMED_REPORTED),
+            ));
+        }
+        if stats.reset {
+            observations.insert(0, Observation::Reset);
+        }
+        Ok(TranscriptRead {
+            observations,
+            problems,
+            stats,
+        })
+    }
+}
+
+fn problem(kind: &str, place: &str, detail: impl Into<String>) -> Problem {
+    Problem {
+        kind: kind.to_string(),
+        place: place.to_string(),
+        detail: detail.into(),
+    }
+}
+
+/// A transcript being followed.
+#[derive(Debug, Clone)]
+struct Tracked {
+    agent: AgentKind,
+    found: Found,
+    reader: TranscriptReader,
+    /// The size, modification time and identity at the last read: unchanged means nothing to read.
+    seen: Option<(u64, Option<SystemTime>, FileIdentity)>,
+}
+
+/// A name index being followed, with the newest name per session.
+#[derive(Debug, Clone)]
+struct NameIndex {
+    tail: FileTail,
+    seen: Option<(u64, Option<SystemTime>, FileIdentity)>,
+    names: HashMap<String, String>,
+}
+
+/// What has been read so far, so that the next scan reads only what changed.
+#[derive(Debug, Clone, Default)]
+pub struct ReadState {
+    files: HashMap<PathBuf, Tracked>,
+    names: HashMap<AgentKind, NameIndex>,
+    /// Canonical spellings of folders already resolved: (as written → canonical).
+    folders: HashMap<String, String>,
+}
+
+impl ReadState {
+    pub fn new() -> ReadState {
+        ReadState::default()
+    }
+
+    /// The number of transcripts being followed.
+    pub fn tracked(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Re-reads the one file at `path` from where its last read stopped, as a watcher asks after
+    /// a change. A path that is no transcript of any root is ignored (an empty result).
+    pub fn read_path(&mut self, roots: &Roots, options: &ScanOptions, path: &Path) -> ScanResult {
+        let mut result = ScanResult::default();
+        let now = SystemTime::now();
+        for layout in LAYOUTS {
+            let Some(root) = roots.get(layout.agent) else {
+                continue;
+            };
+            let Ok(relative) = path.strip_prefix(root) else {
+                continue;
+            };
+            let parts: Vec<String> = relative
+                .components()
+                .map(|part| part.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            if let Some((index_file, parse)) = layout.names {
+                if parts == [index_file] {
+                    let changed =
+                        self.read_names(layout.agent, root, index_file, parse, &mut result);
+                    self.add_titles(layout.agent, &changed, &mut result);
+                    return result;
+                }
+            }
+            let Some(found) = (layout.classify)(&parts) else {
+                continue;
+            };
+            if !path.exists() {
+                if let Some(tracked) = self.files.remove(path) {
+                    result.gone.push(gone(path, &tracked));
+                }
+                return result;
+            }
+            let first = self.read_transcript(layout, path, found, options, now, &mut result);
+            if let Some(session) = first {
+                self.add_titles(layout.agent, &[session], &mut result);
+            }
+            return result;
+        }
+        result
+    }
+
+    /// Reads `path` if its size, mtime or identity changed since the last read. Returns the
+    /// session id when this was the transcript's first read.
+    fn read_transcript(
+        &mut self,
+        layout: &TranscriptLayout,
+        path: &Path,
+        found: Found,
+        options: &ScanOptions,
+        now: SystemTime,
+        result: &mut ScanResult,
+    ) -> Option<String> {
+        let place = path.display().to_string();
+        let meta = match fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return None,
+            Err(error) => {
+                result
+                    .problems
+                    .push(problem("unreadable", &place, error.to_string()));
+                return None;
+            }
+        };
+        let modified = meta.modified().ok();
+        let seen = (meta.len(), modified, FileIdentity::of(&meta));
+        let tracked = self
+            .files
+            .entry(path.to_path_buf())
+            .or_insert_with(|| Tracked {
+                agent: layout.agent,
+                found: found.clone(),
+                reader: TranscriptReader::new(
+                    path,
+                    found.compressed,
+                    options.max_line,
+                    layout.parse,
+                ),
+                seen: None,
+            });
+        if tracked.seen == Some(seen) {
+            return None;
+        }
+        let key = SessionKey::new(layout.agent, tracked.found.session_id.clone());
+        let first = !tracked.reader.started();
+        let quiet = modified
+            .and_then(|at| now.duration_since(at).ok())
+            .is_some_and(|age| age > options.quiet_horizon);
+        let plan = if (quiet && !options.vouched.contains(&key))
+            || meta.len() > options.whole_read_limit
+        {
+            ReadPlan::HeadTail {
+                head: options.head_bytes,
+                tail: options.tail_bytes,
+            }
+        } else {
+            ReadPlan::Whole
+        };
+        let read = match tracked.reader.read(plan) {
+            Ok(read) => read,
+            Err(error) => {
+                // A vanished file is reported as gone by the walk; anything else is a problem.
+                if error.kind() != io::ErrorKind::NotFound {
+                    result
+                        .problems
+                        .push(problem("unreadable", &place, error.to_string()));
+                }
+                return None;
+            }
+        };
+        tracked.seen = Some(seen);
+        result.problems.extend(read.problems);
+        result.reads.push(FileRead {
+            path: path.to_path_buf(),
+            stats: read.stats,
+        });
+        if first || read.stats.reset || read.stats.lines > 0 {
+            let role = tracked.found.role.clone();
+            let folders = self.folders_of(&read.observations);
+            result.batches.push(Batch {
+                key,
+                role,
+                transcript: place,
+                last_write: modified.map(timestamp).unwrap_or(Timestamp(0)),
+                observations: read.observations,
+                folders,
+            });
+        }
+        first.then_some(found.session_id)
+    }
+
+    /// Reads what is new in an agent's name index; returns the sessions whose name changed.
+    fn read_names(
+        &mut self,
+        agent: AgentKind,
+        root: &Path,
+        file: &str,
+        parse: NameParser,
+        result: &mut ScanResult,
+    ) -> Vec<String> {
+        let path = root.join(file);
+        let place = path.display().to_string();
+        let meta = match fs::metadata(&path) {
+            Ok(meta) => meta,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Vec::new(),
+            Err(error) => {
+                result
+                    .problems
+                    .push(problem("unreadable", &place, error.to_string()));
+                return Vec::new();
+            }
+        };
+        let seen = (meta.len(), meta.modified().ok(), FileIdentity::of(&meta));
+        let index = self.names.entry(agent).or_insert_with(|| NameIndex {
+            tail: FileTail::new(&path, false, 64 * 1024),
+            seen: None,
+            names: HashMap::new(),
+        });
+        if index.seen == Some(seen) {
+            return Vec::new();
+        }
+        let mut lines = Vec::new();
+        let mut problems = Vec::new();
+        let outcome = index.tail.read(ReadPlan::Whole, &mut |event| match event {
+            LineEvent::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
+            LineEvent::Line(line) => match parse(line) {
+                Ok(Some(entry)) => lines.push(entry),
+                Ok(None) => {}
+                Err(error) => problems.push(problem("malformed_line", &place, error.to_string())),
+            },
+            LineEvent::Oversized { len } => problems.push(problem(
+                "huge_line",
+                &place,
+                format!("a line of {len} bytes was skipped"),
+            )),
+        });
+        result.problems.extend(problems);
+        match outcome {
+            Ok(stats) => {
+                index.seen = Some(seen);
+                if stats.reset {
+                    index.names.clear();
+                }
+                result.reads.push(FileRead { path, stats });
+            }
+            Err(error) => {
+                result
+                    .problems
+                    .push(problem("unreadable", &place, error.to_string()));
+            }
+        }
+        // The index is append-only, so the newest line for an id wins.
+        let mut changed = Vec::new();
+        for (id, name, _) in lines {
+            if index.names.get(&id) != Some(&name) {
+                index.names.insert(id.clone(), name);
+                changed.push(id);
+            }
+        }
+        changed
+    }
+
+    /// Adds each named session's name, as a `Named` title, to its main transcript's batch.
+    fn add_titles(&mut self, agent: AgentKind, sessions: &[String], result: &mut ScanResult) {
+        let Some(index) = self.names.get(&agent) else {
+            return;
+        };
+        for session in sessions {
+            let Some(name) = index.names.get(session) else {
+                continue;
+            };
+            let title = Observation::Info(Info {
+                session_id: Some(session.clone()),
+                title: Some(Title {
+                    text: name.clone(),
+                    source: TitleSource::Named,
+                }),
+                ..Info::default()
+            });
+            let key = SessionKey::new(agent, session.clone());
+            let existing = result
+                .batches
+                .iter_mut()
+                .find(|batch| batch.key == key && batch.role == TranscriptRole::Main);
+            if let Some(batch) = existing {
+                batch.observations.push(title);
+                continue;
+            }
+            let transcript = self.files.iter().find(|(_, tracked)| {
+                tracked.agent == agent
+                    && tracked.found.session_id == *session
+                    && tracked.found.role == TranscriptRole::Main
+            });
+            if let Some((path, tracked)) = transcript {
+                result.batches.push(Batch {
+                    key,
+                    role: TranscriptRole::Main,
+                    transcript: path.display().to_string(),
+                    last_write: tracked
+                        .seen
+                        .and_then(|(_, modified, _)| modified)
+                        .map(timestamp)
+                        .unwrap_or(Timestamp(0)),
+                    observations: vec![title],
+                    folders: Vec::new(),
+                });
+            }
+        }
+    }
+
+    /// The (as written, canonical) pairs of every folder the observations name.
+    fn folders_of(&mut self, observations: &[Observation]) -> Vec<(String, String)> {
+        let mut folders: Vec<(String, String)> = Vec::new();
+        for observation in observations {
+            let Observation::Info(Info { cwd: Some(cwd), .. }) = observation else {
+                continue;
+            };
+            if folders.iter().any(|(written, _)| written == cwd) {
+                continue;
+            }
+            let canonical = self
+                .folders
+                .entry(cwd.clone())
+                .or_insert_with(|| canonical_folder(cwd))
+                .clone();
+            folders.push((cwd.clone(), canonical));
+        }
+        folders
+    }
+}
+
+fn gone(path: &Path, tracked: &Tracked) -> GoneTranscript {
+    GoneTranscript {
+        key: SessionKey::new(tracked.agent, tracked.found.session_id.clone()),
+        role: tracked.found.role.clone(),
+        transcript: path.display().to_string(),
+    }
+}
+
+fn timestamp(at: SystemTime) -> Timestamp {
+    match at.duration_since(UNIX_EPOCH) {
+        Ok(since) => Timestamp(i64::try_from(since.as_millis()).unwrap_or(i64::MAX)),
+        Err(before) => Timestamp(-i64::try_from(before.duration().as_millis()).unwrap_or(0)),
+    }
+}
+
+/// Walks every agent root, reads what changed since the last scan and reports what disappeared.
+pub fn scan(roots: &Roots, options: &ScanOptions, state: &mut ReadState) -> ScanResult {
+    let mut result = ScanResult::default();
+    let now = SystemTime::now();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    // Files under a folder that could not be listed are kept, not reported gone: they may still be
+    // there.
+    let mut unlisted: Vec<PathBuf> = Vec::new();
+    for layout in LAYOUTS {
+        let Some(root) = roots.get(layout.agent) else {
+            continue;
+        };
+        match fs::metadata(root) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                result.problems.push(problem(
+                    "unreadable",
+                    &root.display().to_string(),
+                    "the agent's root is not a folder",
+                ));
+                continue;
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+            Err(error) => {
+                result.problems.push(problem(
+                    "unreadable",
+                    &root.display().to_string(),
+                    error.to_string(),
+                ));
+                unlisted.push(root.to_path_buf());
+                continue;
+            }
+        }
+        result.found.push(layout.agent);
+        let changed_names = match layout.names {
+            Some((file, parse)) => state.read_names(layout.agent, root, file, parse, &mut result),
+            None => Vec::new(),
+        };
+        let mut named = changed_names;
+        for (path, found) in discover(layout, root, &mut result.problems, &mut unlisted) {
+            seen.insert(path.clone());
+            if let Some(session) =
+                state.read_transcript(layout, &path, found, options, now, &mut result)
+            {
+                named.push(session);
+            }
+        }
+        state.add_titles(layout.agent, &named, &mut result);
+    }
+    let vanished: Vec<PathBuf> = state
+        .files
+        .keys()
+        .filter(|path| !seen.contains(*path))
+        .filter(|path| !unlisted.iter().any(|folder| path.starts_with(folder)))
+        .cloned()
+        .collect();
+    for path in vanished {
+        if let Some(tracked) = state.files.remove(&path) {
+            result.gone.push(gone(&path, &tracked));
+        }
+    }
+    result
+}
+
+/// Lists one agent's transcripts. Folders that cannot be listed are counted as problems and
+/// pushed onto `unlisted`; the walk goes on.
+fn discover(
+    layout: &TranscriptLayout,
+    root: &Path,
+    problems: &mut Vec<Problem>,
+    unlisted: &mut Vec<PathBuf>,
+) -> Vec<(PathBuf, Found)> {
+    let mut listings: HashMap<PathBuf, Option<Vec<Entry>>> = HashMap::new();
+    let mut transcripts = Vec::new();
+    for pattern in layout.folders {
+        // Each folder matched so far, with the names of the folders leading to it.
+        let mut folders: Vec<(PathBuf, Vec<String>)> = vec![(root.to_path_buf(), Vec::new())];
+        for segment in pattern.iter() {
+            let mut next = Vec::new();
+            for (folder, names) in folders {
+                if *segment != "*" {
+                    let mut names = names;
+                    names.push(segment.to_string());
+                    next.push((folder.join(segment), names));
+                    continue;
+                }
+                for entry in list(&folder, &mut listings, problems, unlisted) {
+                    if entry.is_dir {
+                        let mut names = names.clone();
+                        names.push(entry.name.clone());
+                        next.push((folder.join(&entry.name), names));
+                    }
+                }
+            }
+            folders = next;
+        }
+        for (folder, names) in folders {
+            for entry in list(&folder, &mut listings, problems, unlisted) {
+                if !entry.is_file {
+                    continue;
+                }
+                let mut parts: Vec<&str> = names.iter().map(String::as_str).collect();
+                parts.push(&entry.name);
+                if let Some(found) = (layout.classify)(&parts) {
+                    transcripts.push((folder.join(&entry.name), found));
+                }
+            }
+        }
+    }
+    // A rollout kept both plain and compressed is read from the plain file (FORMATS.md §2.1).
+    let plain: HashSet<PathBuf> = transcripts
+        .iter()
+        .filter(|(_, found)| !found.compressed)
+        .map(|(path, _)| path.clone())
+        .collect();
+    transcripts
+        .retain(|(path, found)| !found.compressed || !plain.contains(&path.with_extension("")));
+    transcripts
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    name: String,
+    is_dir: bool,
+    is_file: bool,
+}
+
+/// Lists a folder once per scan. A missing folder is empty (most layouts have optional parts);
+/// any other failure, and any entry whose link cannot be followed, is an `unreadable` problem.
+fn list(
+    folder: &Path,
+    listings: &mut HashMap<PathBuf, Option<Vec<Entry>>>,
+    problems: &mut Vec<Problem>,
+    unlisted: &mut Vec<PathBuf>,
+) -> Vec<Entry> {
+    if let Some(known) = listings.get(folder) {
+        return known.clone().unwrap_or_default();
+    }
+    let mut unreadable = |place: &Path, error: io::Error| {
+        problems.push(problem(
+            "unreadable",
+            &place.display().to_string(),
+            error.to_string(),
+        ));
+        unlisted.push(place.to_path_buf());
+    };
+    let entries = match fs::read_dir(folder) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            listings.insert(folder.to_path_buf(), None);
+            return Vec::new();
+        }
+        Err(error) => {
+            unreadable(folder, error);
+            listings.insert(folder.to_path_buf(), None);
+            return Vec::new();
+        }
+    };
+    let mut listed = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                unreadable(folder, error);
+                continue;
+            }
+        };
+        let Ok(name) = entry.file_name().into_string() else {
+            // Transcript paths the agents write are UTF-8; anything else is not theirs.
+            continue;
+        };
+        let kind = match entry.file_type() {
+            Ok(kind) if kind.is_symlink() => match fs::metadata(entry.path()) {
+                Ok(meta) => meta.file_type(),
+                Err(error) => {
+                    unreadable(&entry.path(), error);
+                    continue;
+                }
+            },
+            Ok(kind) => kind,
+            Err(error) => {
+                unreadable(&entry.path(), error);
+                continue;
+            }
+        };
+        listed.push(Entry {
+            name,
+            is_dir: kind.is_dir(),
+            is_file: kind.is_file(),
+        });
+    }
+    listings.insert(folder.to_path_buf(), Some(listed.clone()));
+    listed
+}
+
+/// The canonical spelling of a folder, so that two spellings of one folder compare equal
+/// (SPEC §1 "folder"): symlinks resolved where the folder exists, else a lexical normalisation
+/// (`.` and `..` folded, trailing separators dropped).
+///
+/// On macOS `/tmp`, `/var` and `/etc` are links into `/private`; the `/private` prefix is dropped
+/// so that a folder that no longer exists (spelled `/tmp/…` in a transcript) still equals its
+/// canonical form from when it did. macOS and Windows file systems are case-insensitive by
+/// default, so there the result is lower-cased: it is a key for comparison, not a path to open.
+pub fn canonical_folder(path: &str) -> String {
+    let resolved = match fs::canonicalize(path) {
+        Ok(resolved) => resolved.to_string_lossy().into_owned(),
+        Err(_) => lexical(path),
+    };
+    // Windows canonical paths carry the verbatim prefix, which transcripts never write.
+    let resolved = resolved
+        .strip_prefix(r"\\?\")
+        .map(str::to_string)
+        .unwrap_or(resolved);
+    if cfg!(target_os = "macos") {
+        let unprivate = ["/private/tmp", "/private/var", "/private/etc"]
+            .iter()
+            .find(|prefix| resolved == **prefix || resolved.starts_with(&format!("{prefix}/")))
+            .map(|_| resolved["/private".len()..].to_string());
+        unprivate.unwrap_or(resolved).to_lowercase()
+    } else if cfg!(windows) {
+        resolved.to_lowercase()
+    } else {
+        resolved
+    }
+}
+
+/// Folds `.` and `..` and drops trailing separators without touching the disk.
+fn lexical(path: &str) -> String {
+    let mut normal = PathBuf::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !normal.pop() {
+                    normal.push("..");
+                }
+            }
+            other => normal.push(other.as_os_str()),
+        }
+    }
+    let text = normal.to_string_lossy().into_owned();
+    if text.is_empty() {
+        path.to_string()
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_folds_dots_and_trailing_separators() {
+        assert_eq!(lexical("/a/b/../c/./d/"), "/a/c/d");
+        assert_eq!(lexical("/"), "/");
+        assert_eq!(lexical("rel/x/"), "rel/x");
+    }
+
+    #[test]
+    fn claude_layout_tells_main_from_subagent() {
+        let main = classify_claude(&["projects", "-p", "abc.jsonl"]);
+        assert_eq!(main.map(|f| f.session_id), Some("abc".to_string()));
+        assert_eq!(classify_claude(&["projects", "-p", "agent-1.jsonl"]), None);
+        let sub = classify_claude(&["projects", "-p", "abc", "subagents", "agent-x1.jsonl"]);
+        assert_eq!(
+            sub.map(|f| f.role),
+            Some(TranscriptRole::Subagent {
+                agent_id: "x1".to_string()
+            })
+        );
+        assert_eq!(
+            classify_claude(&["projects", "-p", "abc", "subagents", "agent-x1.meta.json"]),
+            None
+        );
+    }
+}

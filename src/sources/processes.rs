@@ -1,1 +1,145 @@
-//! TODO
+//! The process table: which processes run right now, and which of them are agents.
+//!
+//! [`scan_processes`] asks the operating system (through `sysinfo`) for every process with its
+//! argv, executable, cwd and start time, and on Linux adds the start time in clock ticks that
+//! Claude Code's registry records as `procStart`, so a recycled pid never vouches for a session.
+//! [`recognise_all`] runs the adapters' recognisers over a table and resolves each agent
+//! process's folder to the canonical spelling `sources::files::canonical_folder` gives transcripts.
+//! [`load_table`] reads a recorded table, so tests replay real process layouts.
+//!
+//! It deliberately does not decide which process vouches for which session; the tracker does.
+
+use std::path::{Path, PathBuf};
+
+use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
+
+use super::files::canonical_folder;
+use crate::agents::{self, AgentProcess};
+use crate::model::{ProcessInfo, ProcessTable, Timestamp};
+use crate::tracker::SeenProcess;
+
+/// Lists every process (threads excluded) with what recognising agents needs.
+pub fn scan_processes() -> ProcessTable {
+    let mut system = System::new();
+    let refresh = ProcessRefreshKind::nothing()
+        .without_tasks()
+        .with_cmd(UpdateKind::Always)
+        .with_exe(UpdateKind::Always)
+        .with_cwd(UpdateKind::Always);
+    system.refresh_processes_specifics(ProcessesToUpdate::All, true, refresh);
+    let mut processes: Vec<ProcessInfo> = system
+        .processes()
+        .values()
+        .filter(|process| process.thread_kind().is_none())
+        .map(|process| {
+            let pid = process.pid().as_u32();
+            ProcessInfo {
+                pid,
+                ppid: process.parent().map(|parent| parent.as_u32()),
+                name: process.name().to_string_lossy().into_owned(),
+                exe: process.exe().map(|exe| exe.to_string_lossy().into_owned()),
+                cmd: process
+                    .cmd()
+                    .iter()
+                    .map(|arg| arg.to_string_lossy().into_owned())
+                    .collect(),
+                cwd: process.cwd().map(|cwd| cwd.to_string_lossy().into_owned()),
+                start_time: Timestamp::from_millis(
+                    i64::try_from(process.start_time())
+                        .unwrap_or(i64::MAX / 1000)
+                        .saturating_mul(1000),
+                ),
+                start_ticks: start_ticks(pid),
+            }
+        })
+        .collect();
+    processes.sort_by_key(|process| process.pid);
+    ProcessTable { processes }
+}
+
+/// Field 22 of `/proc/<pid>/stat` on Linux; `None` elsewhere or when the process is gone.
+fn start_ticks(pid: u32) -> Option<u64> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_start_ticks(&stat)
+}
+
+/// Reads field 22 (`starttime`) of a `/proc/<pid>/stat` line. Field 2, `comm`, is in parentheses
+/// and may itself hold spaces and parentheses, so the fields are counted after the last `)`.
+pub fn parse_start_ticks(stat: &str) -> Option<u64> {
+    let after_comm = &stat[stat.rfind(')')? + 1..];
+    // After `comm` come field 3 (`state`) onwards, so field 22 is the 20th.
+    after_comm.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The recognised agent processes of a table, each with its folder resolved.
+pub fn recognise_all(table: &ProcessTable) -> Vec<SeenProcess> {
+    recognise_all_with(table, agents::recognise)
+}
+
+/// [`recognise_all`] with the recogniser given, so the folder resolution can be tested on its own.
+pub fn recognise_all_with(
+    table: &ProcessTable,
+    recognise: impl Fn(&ProcessInfo) -> Option<AgentProcess>,
+) -> Vec<SeenProcess> {
+    table
+        .processes
+        .iter()
+        .filter_map(|info| {
+            let recognised = recognise(info)?;
+            let folder = process_folder(info, &recognised);
+            Some(SeenProcess {
+                info: info.clone(),
+                recognised,
+                folder,
+            })
+        })
+        .collect()
+}
+
+/// The canonical folder an agent process works in: the folder on its command line, joined to
+/// its cwd when relative, else its cwd.
+pub fn process_folder(info: &ProcessInfo, recognised: &AgentProcess) -> Option<String> {
+    let folder = match (&recognised.folder_arg, &info.cwd) {
+        (Some(arg), _) if Path::new(arg).is_absolute() => PathBuf::from(arg),
+        (Some(arg), Some(cwd)) => Path::new(cwd).join(arg),
+        // A relative folder with no known cwd cannot be placed.
+        (Some(_), None) => return None,
+        (None, Some(cwd)) => PathBuf::from(cwd),
+        (None, None) => return None,
+    };
+    Some(canonical_folder(&folder.to_string_lossy()))
+}
+
+/// Why a recorded process table could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a process table: {source}")]
+    Parse {
+        path: String,
+        source: serde_json::Error,
+    },
+}
+
+/// Reads a recorded `processes.json`: a JSON array of objects with the fields of [`ProcessInfo`]
+/// (`start_time` in RFC 3339).
+pub fn load_table(path: &Path) -> Result<ProcessTable, LoadError> {
+    let place = path.display().to_string();
+    let text = std::fs::read(path).map_err(|source| LoadError::Read {
+        path: place.clone(),
+        source,
+    })?;
+    let processes: Vec<ProcessInfo> =
+        serde_json::from_slice(&text).map_err(|source| LoadError::Parse {
+            path: place,
+            source,
+        })?;
+    Ok(ProcessTable { processes })
+}
