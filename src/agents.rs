@@ -163,6 +163,37 @@ pub struct AgentProcess {
     pub session_arg: Option<String>,
 }
 
+/// Reads one transcript file line by line. Most formats need no memory between lines; the ones
+/// that do keep it here, one reader per file, started afresh when the file is replaced.
+#[derive(Debug, Clone)]
+pub enum LineReader {
+    Claude,
+    /// A Claude Code sub-agent file, whose sidechain lines are the sub-agent's own records.
+    ClaudeSubagent,
+    Codex(codex::RolloutReader),
+}
+
+impl LineReader {
+    /// The reader for one of `agent`'s transcripts, or `None` for agents whose sessions are not
+    /// line files.
+    pub fn for_transcript(agent: AgentKind, subagent: bool) -> Option<LineReader> {
+        match agent {
+            AgentKind::ClaudeCode if subagent => Some(LineReader::ClaudeSubagent),
+            AgentKind::ClaudeCode => Some(LineReader::Claude),
+            AgentKind::Codex => Some(LineReader::Codex(codex::RolloutReader::new())),
+            AgentKind::CursorAgent | AgentKind::OpenCode | AgentKind::GeminiCli => None,
+        }
+    }
+
+    pub fn feed(&mut self, line: &[u8]) -> Result<Vec<Observation>, LineError> {
+        match self {
+            LineReader::Claude => claude::observe(line),
+            LineReader::ClaudeSubagent => claude::observe_subagent(line),
+            LineReader::Codex(reader) => reader.feed(line),
+        }
+    }
+}
+
 /// Recognises an agent process, trying every adapter.
 pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
     claude::recognise(process).or_else(|| codex::recognise(process))

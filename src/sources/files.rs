@@ -20,7 +20,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::agents::{self, Info, LineError, Observation, Title, TitleSource};
+use crate::agents::{self, Info, LineError, LineReader, Observation, Title, TitleSource};
 use crate::lines::{LineBuffer, LineEvent};
 use crate::model::{AgentKind, Problem, SessionKey, Timestamp};
 use crate::tracker::{Batch, TranscriptRole};
@@ -124,8 +124,6 @@ impl Default for ScanOptions {
     }
 }
 
-/// Parses one transcript line into observations (an adapter's `observe`).
-pub type LineParser = fn(&[u8]) -> Result<Vec<Observation>, LineError>;
 
 /// Parses one line of a name index into `(session id, name, updated at)`.
 type NameParser = fn(&[u8]) -> Result<Option<(String, String, Option<Timestamp>)>, LineError>;
@@ -138,7 +136,6 @@ struct TranscriptLayout {
     /// Tells from a file's path relative to the root (its folder names, then its file name)
     /// whether it is a transcript, and whose.
     classify: fn(&[&str]) -> Option<Found>,
-    parse: LineParser,
     /// An append-only file of session names, relative to the root.
     names: Option<(&'static str, NameParser)>,
 }
@@ -152,14 +149,12 @@ const LAYOUTS: &[TranscriptLayout] = &[
             &["projects", "*", "*", "subagents", "workflows", "*"],
         ],
         classify: classify_claude,
-        parse: agents::claude::observe,
         names: None,
     },
     TranscriptLayout {
         agent: AgentKind::Codex,
         folders: &[&["sessions", "*", "*", "*"], &["archived_sessions"]],
         classify: classify_codex,
-        parse: agents::codex::observe,
         names: Some(("session_index.jsonl", agents::codex::parse_index_line)),
     },
 ];
@@ -345,6 +340,7 @@ impl FileTail {
     pub fn read(
         &mut self,
         plan: ReadPlan,
+        on_reset: &mut dyn FnMut(),
         on_event: &mut dyn FnMut(LineEvent<'_>),
     ) -> io::Result<ReadStats> {
         let mut file = File::open(&self.path)?;
@@ -362,6 +358,7 @@ impl FileTail {
             if replaced || truncated {
                 stats.reset = true;
                 self.cursor = None;
+                on_reset();
             } else if self.compressed {
                 // A compressed rollout is cold and complete: once read, it has nothing new.
                 return Ok(stats);
@@ -506,7 +503,9 @@ fn feed_to_end(
 #[derive(Debug, Clone)]
 pub struct TranscriptReader {
     tail: FileTail,
-    parse: LineParser,
+    /// The parser as it was before the first line, to start over when the file is replaced.
+    fresh: LineReader,
+    parser: LineReader,
 }
 
 /// What one read of a transcript found.
@@ -528,11 +527,12 @@ impl TranscriptReader {
         path: impl Into<PathBuf>,
         compressed: bool,
         max_line: usize,
-        parse: LineParser,
+        parser: LineReader,
     ) -> TranscriptReader {
         TranscriptReader {
             tail: FileTail::new(path, compressed, max_line),
-            parse,
+            fresh: parser.clone(),
+            parser,
         }
     }
 
@@ -549,7 +549,11 @@ impl TranscriptReader {
     /// lines after it are read.
     pub fn read(&mut self, plan: ReadPlan) -> io::Result<TranscriptRead> {
         let place = self.tail.path().display().to_string();
-        let parse = self.parse;
+        let parser = &mut self.parser;
+        let fresh = &self.fresh;
+        // Set when the file turned out truncated or replaced: the parser starts over before the
+        // first line of the new content.
+        let restart = std::cell::Cell::new(false);
         let mut observations = Vec::new();
         let mut problems = Vec::new();
         let mut malformed = 0u64;
@@ -558,7 +562,10 @@ impl TranscriptReader {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     return;
                 }
-                match parse(line) {
+                if restart.replace(false) {
+                    *parser = fresh.clone();
+                }
+                match parser.feed(line) {
                     Ok(parsed) => observations.extend(parsed),
                     Err(error) => {
                         malformed += 1;
@@ -574,7 +581,9 @@ impl TranscriptReader {
                 format!("a line of {len} bytes was skipped"),
             )),
         };
-        let stats = self.tail.read(plan, &mut on_event)?;
+        let stats = self
+            .tail
+            .read(plan, &mut || restart.set(true), &mut on_event)?;
         if malformed > MALFORMED_REPORTED {
             problems.push(problem(
                 "malformed_line",
@@ -715,7 +724,11 @@ impl ReadState {
                     path,
                     found.compressed,
                     options.max_line,
-                    layout.parse,
+                    LineReader::for_transcript(
+                        layout.agent,
+                        found.role != TranscriptRole::Main,
+                    )
+                    .expect("every line-file layout has a line reader"),
                 ),
                 seen: None,
             });
@@ -802,7 +815,7 @@ impl ReadState {
         }
         let mut lines = Vec::new();
         let mut problems = Vec::new();
-        let outcome = index.tail.read(ReadPlan::Whole, &mut |event| match event {
+        let outcome = index.tail.read(ReadPlan::Whole, &mut || {}, &mut |event| match event {
             LineEvent::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
             LineEvent::Line(line) => match parse(line) {
                 Ok(Some(entry)) => lines.push(entry),
