@@ -124,7 +124,6 @@ impl Default for ScanOptions {
     }
 }
 
-
 /// Parses one line of a name index into `(session id, name, updated at)`.
 type NameParser = fn(&[u8]) -> Result<Option<(String, String, Option<Timestamp>)>, LineError>;
 
@@ -724,11 +723,8 @@ impl ReadState {
                     path,
                     found.compressed,
                     options.max_line,
-                    LineReader::for_transcript(
-                        layout.agent,
-                        found.role != TranscriptRole::Main,
-                    )
-                    .expect("every line-file layout has a line reader"),
+                    LineReader::for_transcript(layout.agent, found.role != TranscriptRole::Main)
+                        .expect("every line-file layout has a line reader"),
                 ),
                 seen: None,
             });
@@ -815,19 +811,23 @@ impl ReadState {
         }
         let mut lines = Vec::new();
         let mut problems = Vec::new();
-        let outcome = index.tail.read(ReadPlan::Whole, &mut || {}, &mut |event| match event {
-            LineEvent::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
-            LineEvent::Line(line) => match parse(line) {
-                Ok(Some(entry)) => lines.push(entry),
-                Ok(None) => {}
-                Err(error) => problems.push(problem("malformed_line", &place, error.to_string())),
-            },
-            LineEvent::Oversized { len } => problems.push(problem(
-                "huge_line",
-                &place,
-                format!("a line of {len} bytes was skipped"),
-            )),
-        });
+        let outcome = index
+            .tail
+            .read(ReadPlan::Whole, &mut || {}, &mut |event| match event {
+                LineEvent::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
+                LineEvent::Line(line) => match parse(line) {
+                    Ok(Some(entry)) => lines.push(entry),
+                    Ok(None) => {}
+                    Err(error) => {
+                        problems.push(problem("malformed_line", &place, error.to_string()))
+                    }
+                },
+                LineEvent::Oversized { len } => problems.push(problem(
+                    "huge_line",
+                    &place,
+                    format!("a line of {len} bytes was skipped"),
+                )),
+            });
         result.problems.extend(problems);
         match outcome {
             Ok(stats) => {
