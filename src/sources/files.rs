@@ -12,7 +12,7 @@
 //! It deliberately does not interpret a line (the adapters in `agents` do), decide anything about
 //! a session (`tracker` does), or watch the file system (the engine's watcher calls
 //! [`ReadState::read_path`]). Adding an agent with JSONL transcripts means adding one
-//! [`TranscriptLayout`] entry to `LAYOUTS`, not a new reader.
+//! `TranscriptLayout` entry to `LAYOUTS`, not a new reader.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, Metadata};
@@ -97,6 +97,8 @@ pub fn resolve_roots(env: &Env) -> Roots {
 pub struct ScanOptions {
     /// A transcript not written for this long, whose session no process vouches for, is closed:
     /// only its head and tail are read. The window (45 s, SPEC §1) plus a margin for slow writers.
+    /// The middle of such a file is never read, so a tool call in the head may look unanswered;
+    /// that is harmless because a session without a vouching process is closed (SPEC §3 rule 1).
     pub quiet_horizon: Duration,
     /// How much of a closed transcript's start is read, for its session id, folder and first prompt.
     pub head_bytes: u64,
@@ -580,9 +582,23 @@ impl TranscriptReader {
                 format!("a line of {len} bytes was skipped"),
             )),
         };
-        let stats = self
-            .tail
-            .read(plan, &mut || restart.set(true), &mut on_event)?;
+        let reset = std::cell::Cell::new(false);
+        let mut on_reset = || {
+            restart.set(true);
+            reset.set(true);
+        };
+        let stats = match self.tail.read(plan, &mut on_reset, &mut on_event) {
+            Ok(stats) => stats,
+            Err(error) if observations.is_empty() && problems.is_empty() => return Err(error),
+            // The read failed part way: what was read stands, and the failure is counted.
+            Err(error) => {
+                problems.push(problem("unreadable", &place, error.to_string()));
+                ReadStats {
+                    reset: reset.get(),
+                    ..ReadStats::default()
+                }
+            }
+        };
         if malformed > MALFORMED_REPORTED {
             problems.push(problem(
                 "malformed_line",
@@ -619,6 +635,17 @@ struct Tracked {
     seen: Option<(u64, Option<SystemTime>, FileIdentity)>,
 }
 
+/// A transcript's identity apart from its file: agent, session and, for a sub-agent, its id.
+type TranscriptId = (AgentKind, String, Option<String>);
+
+fn transcript_id(agent: AgentKind, found: &Found) -> TranscriptId {
+    let agent_id = match &found.role {
+        TranscriptRole::Main => None,
+        TranscriptRole::Subagent { agent_id } => Some(agent_id.clone()),
+    };
+    (agent, found.session_id.clone(), agent_id)
+}
+
 /// A name index being followed, with the newest name per session.
 #[derive(Debug, Clone)]
 struct NameIndex {
@@ -631,6 +658,9 @@ struct NameIndex {
 #[derive(Debug, Clone, Default)]
 pub struct ReadState {
     files: HashMap<PathBuf, Tracked>,
+    /// Which file holds each transcript, so a transcript that moves (a rollout compressed to
+    /// `.jsonl.zst`) is followed rather than reported gone and read twice.
+    by_transcript: HashMap<TranscriptId, PathBuf>,
     names: HashMap<AgentKind, NameIndex>,
     /// Canonical spellings of folders already resolved: (as written → canonical).
     folders: HashMap<String, String>,
@@ -675,9 +705,7 @@ impl ReadState {
                 continue;
             };
             if !path.exists() {
-                if let Some(tracked) = self.files.remove(path) {
-                    result.gone.push(gone(path, &tracked));
-                }
+                result.gone.extend(self.forget(path));
                 return result;
             }
             let first = self.read_transcript(layout, path, found, options, now, &mut result);
@@ -764,19 +792,51 @@ impl ReadState {
             path: path.to_path_buf(),
             stats: read.stats,
         });
+        let mut observations = read.observations;
+        if first {
+            let id = transcript_id(layout.agent, &found);
+            let moved = self
+                .by_transcript
+                .insert(id, path.to_path_buf())
+                .is_some_and(|previous| previous != path);
+            // The transcript was read before under another file name: start its records over.
+            if moved && observations.first() != Some(&Observation::Reset) {
+                observations.insert(0, Observation::Reset);
+            }
+        }
         if first || read.stats.reset || read.stats.lines > 0 {
-            let role = tracked.found.role.clone();
-            let folders = self.folders_of(&read.observations);
+            let role = found.role.clone();
+            let folders = self.folders_of(&observations);
             result.batches.push(Batch {
                 key,
                 role,
                 transcript: place,
                 last_write: modified.map(timestamp).unwrap_or(Timestamp(0)),
-                observations: read.observations,
+                observations,
                 folders,
             });
         }
         first.then_some(found.session_id)
+    }
+
+    /// Stops following the file at `path`. Returns what to report gone, unless its transcript now
+    /// lives in another file.
+    fn forget(&mut self, path: &Path) -> Option<GoneTranscript> {
+        let tracked = self.files.remove(path)?;
+        let id = transcript_id(tracked.agent, &tracked.found);
+        if self
+            .by_transcript
+            .get(&id)
+            .is_some_and(|holder| holder != path)
+        {
+            return None;
+        }
+        self.by_transcript.remove(&id);
+        Some(GoneTranscript {
+            key: SessionKey::new(tracked.agent, tracked.found.session_id.clone()),
+            role: tracked.found.role.clone(),
+            transcript: path.display().to_string(),
+        })
     }
 
     /// Reads what is new in an agent's name index; returns the sessions whose name changed.
@@ -859,7 +919,11 @@ impl ReadState {
         let Some(index) = self.names.get(&agent) else {
             return;
         };
+        let mut done: HashSet<&String> = HashSet::new();
         for session in sessions {
+            if !done.insert(session) {
+                continue;
+            }
             let Some(name) = index.names.get(session) else {
                 continue;
             };
@@ -880,11 +944,10 @@ impl ReadState {
                 batch.observations.push(title);
                 continue;
             }
-            let transcript = self.files.iter().find(|(_, tracked)| {
-                tracked.agent == agent
-                    && tracked.found.session_id == *session
-                    && tracked.found.role == TranscriptRole::Main
-            });
+            let transcript = self
+                .by_transcript
+                .get(&(agent, session.clone(), None))
+                .and_then(|path| Some((path, self.files.get(path)?)));
             if let Some((path, tracked)) = transcript {
                 result.batches.push(Batch {
                     key,
@@ -920,14 +983,6 @@ impl ReadState {
             folders.push((cwd.clone(), canonical));
         }
         folders
-    }
-}
-
-fn gone(path: &Path, tracked: &Tracked) -> GoneTranscript {
-    GoneTranscript {
-        key: SessionKey::new(tracked.agent, tracked.found.session_id.clone()),
-        role: tracked.found.role.clone(),
-        transcript: path.display().to_string(),
     }
 }
 
@@ -995,8 +1050,8 @@ pub fn scan(roots: &Roots, options: &ScanOptions, state: &mut ReadState) -> Scan
         .cloned()
         .collect();
     for path in vanished {
-        if let Some(tracked) = state.files.remove(&path) {
-            result.gone.push(gone(&path, &tracked));
+        if let Some(gone) = state.forget(&path) {
+            result.gone.push(gone);
         }
     }
     result
