@@ -152,7 +152,10 @@ pub fn migrate(text: &str) -> Result<Migrated, ConfigError> {
         notes: Vec::new(),
     };
     let mut table: toml::Table = text.parse().map_err(|err| invalid(text, &err))?;
-    let Some(steering) = table.get_mut("steering").and_then(toml::Value::as_table_mut) else {
+    let Some(steering) = table
+        .get_mut("steering")
+        .and_then(toml::Value::as_table_mut)
+    else {
         return Ok(unchanged);
     };
     let Some(old) = steering.remove("session_idle_minutes") else {

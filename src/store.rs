@@ -115,7 +115,9 @@ pub enum StoreError {
     Locked { path: PathBuf },
     #[error("cannot move the corrupt store {path} aside: {source}")]
     MoveAside { path: PathBuf, source: io::Error },
-    #[error("the store {path} has schema version {found}, newer than the {known} this slate knows")]
+    #[error(
+        "the store {path} has schema version {found}, newer than the {known} this slate knows"
+    )]
     TooNew {
         path: PathBuf,
         found: u32,
@@ -219,7 +221,10 @@ pub fn open(path: &Path) -> Result<Store, StoreError> {
 /// fresh store is created in its place; [`Store::recovered_from`] then says where the old one went.
 /// A locked file is not corrupt: it gives [`StoreError::Locked`] and is left alone.
 pub fn open_with_busy_timeout(path: &Path, busy_timeout: Duration) -> Result<Store, StoreError> {
-    if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+    if let Some(folder) = path
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    {
         fs::create_dir_all(folder).map_err(|source| StoreError::CreateFolder {
             path: folder.to_path_buf(),
             source,
@@ -428,18 +433,15 @@ impl Store {
             )
             .map_err(|source| self.fail(about, source))?;
         let rows = select
-            .query_map(
-                params![key.agent.as_str(), key.id.as_str(), limit],
-                |row| {
-                    Ok((
-                        row.get::<_, Option<String>>(0)?,
-                        row.get::<_, String>(1)?,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, i64>(4)?,
-                    ))
-                },
-            )
+            .query_map(params![key.agent.as_str(), key.id.as_str(), limit], |row| {
+                Ok((
+                    row.get::<_, Option<String>>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, i64>(4)?,
+                ))
+            })
             .map_err(|source| self.fail(about, source))?;
         let mut transitions = Vec::new();
         for row in rows {
@@ -767,7 +769,13 @@ impl Store {
                  ON CONFLICT (id) DO UPDATE SET
                      title = excluded.title, status = excluded.status, deps = excluded.deps,
                      created_ms = excluded.created_ms",
-                params![item.id, item.title, item.status, deps, item.created.millis()],
+                params![
+                    item.id,
+                    item.title,
+                    item.status,
+                    deps,
+                    item.created.millis()
+                ],
             )
             .map(drop)
             .map_err(|source| self.fail("save a work item", source))
@@ -937,7 +945,10 @@ enum Failure {
     Corrupt(String),
     /// Anything else: report it and leave the file alone.
     Error(rusqlite::Error),
-    TooNew { found: u32, known: u32 },
+    TooNew {
+        found: u32,
+        known: u32,
+    },
 }
 
 impl Failure {

@@ -669,7 +669,10 @@ fn a_write_waits_out_the_busy_timeout_then_reports_the_lock() {
     let err = store.set_setting("mine", "1").unwrap_err();
     assert!(matches!(err, StoreError::Locked { .. }), "{err:?}");
     assert!(started.elapsed() >= busy_timeout, "{:?}", started.elapsed());
-    assert!(err.to_string().contains("locked by another writer"), "{err}");
+    assert!(
+        err.to_string().contains("locked by another writer"),
+        "{err}"
+    );
     let err = store
         .record_transition(
             &key("a"),
