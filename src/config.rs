@@ -321,7 +321,7 @@ pub fn load_or_default(path: &Path) -> Result<(Config, Vec<String>), ConfigError
     } = migrate(&text)?;
     let config = Config::parse(&migrated)?;
     if changed {
-        let backup = with_suffix(path, ".bak");
+        let backup = free_backup_path(path);
         match write_back(path, &backup, &migrated) {
             Ok(()) => notes.push(format!(
                 "wrote the migrated config to {}; the earlier file is kept as {}",
@@ -335,6 +335,17 @@ pub fn load_or_default(path: &Path) -> Result<(Config, Vec<String>), ConfigError
         }
     }
     Ok((config, notes))
+}
+
+/// `<name>.bak`, or `<name>.bak-2` and so on when the person already keeps a file by that name.
+fn free_backup_path(path: &Path) -> PathBuf {
+    let mut backup = with_suffix(path, ".bak");
+    let mut attempt = 1;
+    while backup.exists() {
+        attempt += 1;
+        backup = with_suffix(path, &format!(".bak-{attempt}"));
+    }
+    backup
 }
 
 fn write_back(path: &Path, backup: &Path, text: &str) -> io::Result<()> {

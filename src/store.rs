@@ -389,6 +389,9 @@ impl Store {
 
     /// Records several status changes in one transaction: all of them are kept, or none.
     pub fn record_transitions(&self, transitions: &[Transition]) -> Result<(), StoreError> {
+        if transitions.is_empty() {
+            return Ok(());
+        }
         let about = "record transitions";
         let tx = self.begin(about)?;
         {
@@ -505,6 +508,9 @@ impl Store {
 
     /// Remembers how far several files have been read, in one transaction.
     pub fn save_offsets(&self, offsets: &[FileOffset]) -> Result<(), StoreError> {
+        if offsets.is_empty() {
+            return Ok(());
+        }
         let about = "save read offsets";
         let tx = self.begin(about)?;
         {

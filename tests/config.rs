@@ -231,6 +231,9 @@ fn load_or_default_writes_the_migrated_file_back() {
     assert!(!path.exists());
 
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    // A backup the person made earlier is not overwritten.
+    let own_backup = path.with_file_name("config.toml.bak");
+    std::fs::write(&own_backup, "mine").unwrap();
     let original = "# my settings\n[steering]\nsession_idle_minutes = 35\n";
     std::fs::write(&path, original).unwrap();
     let (config, notes) = config::load_or_default(&path).unwrap();
@@ -240,15 +243,19 @@ fn load_or_default_writes_the_migrated_file_back() {
     assert!(written.contains("[project-policy]"), "{written}");
     assert!(!written.contains("steering"), "{written}");
     // The earlier text, comments and all, is kept next to it.
-    let backup = path.with_file_name("config.toml.bak");
+    let backup = path.with_file_name("config.toml.bak-2");
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+    assert_eq!(std::fs::read_to_string(&own_backup).unwrap(), "mine");
     // No temporary file is left behind.
     let mut names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, vec!["config.toml", "config.toml.bak"]);
+    assert_eq!(
+        names,
+        vec!["config.toml", "config.toml.bak", "config.toml.bak-2"]
+    );
 
     // The second boot finds nothing to move and leaves the file alone.
     let (config, notes) = config::load_or_default(&path).unwrap();

@@ -399,6 +399,16 @@ fn a_reason_code_from_a_newer_slate_reads_as_unknown() {
 }
 
 #[test]
+fn a_store_can_move_to_a_worker_thread() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Store>();
+    let store = memory();
+    let handle = std::thread::spawn(move || store.set_setting("moved", "yes").map(|()| store));
+    let store = handle.join().unwrap().unwrap();
+    assert_eq!(store.get_setting("moved").unwrap().as_deref(), Some("yes"));
+}
+
+#[test]
 fn folders_follow_each_platform() {
     let home = Path::new("/home/u");
     let var = Path::new("/custom");
@@ -501,7 +511,9 @@ fn a_killed_writer_loses_no_committed_transition() {
     let reader = std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
-            if let Some(at_ms) = line.strip_prefix("committed ") {
+            // The test harness prints the test's name without a newline just before the writer
+            // starts, so the first report shares its line.
+            if let Some((_, at_ms)) = line.rsplit_once("committed ") {
                 if let Ok(at_ms) = at_ms.trim().parse::<i64>() {
                     let _ = sender.send(at_ms);
                 }
