@@ -12,11 +12,15 @@
 //! - `agents`: one adapter per CLI, turning records and processes into observations.
 //! - `tracker`: the state rules (SPEC §3–4), pure.
 //! - `sources`: the edges that read the outside world.
+//! - `store`: Slate's own SQLite file: transition history, read offsets, settings, intents.
+//! - `config`: the config file, parsed from text, and its migrations.
 
 pub mod agents;
+pub mod config;
 pub mod engine;
 pub mod lines;
 pub mod model;
 pub mod report;
 pub mod sources;
+pub mod store;
 pub mod tracker;

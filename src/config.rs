@@ -1,0 +1,372 @@
+//! The config file: one serde struct with its defaults, parsed from text, and the migrations that
+//! move keys written under earlier names to where they live now.
+//!
+//! Everything here works on text, except [`load_or_default`] at the bottom, which is the one
+//! function that touches the file system: it reads the file, migrates it, writes the migrated text
+//! back, and parses it. Where the file lives is the caller's business (`store::config_dir` gives
+//! the platform's folder). What the values mean is decided elsewhere: `tracker` applies the policy,
+//! the API binds the address, the shell pauses notifications.
+
+use std::fs;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::model::Timestamp;
+
+/// The port Slate listens on unless the config says otherwise.
+pub const DEFAULT_PORT: u16 = 7411;
+
+/// Everything the config file can say. Every section and every key is optional; a missing one
+/// takes its default, and an unknown one is an error that names it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    #[serde(rename = "project-policy")]
+    pub project_policy: ProjectPolicy,
+    pub server: Server,
+    pub notifications: Notifications,
+    pub cleanup: Cleanup,
+}
+
+/// `[project-policy]`: the policy behind the `session_state` facets (SPEC §4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProjectPolicy {
+    /// After this many minutes without tool activity a session's activity reads `silent`.
+    pub session_idle_minutes: u32,
+}
+
+impl Default for ProjectPolicy {
+    fn default() -> ProjectPolicy {
+        ProjectPolicy {
+            session_idle_minutes: 20,
+        }
+    }
+}
+
+/// `[server]`: where the HTTP API listens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Server {
+    /// Always a loopback address (SPEC §7): anything else is rejected when the file is parsed.
+    #[serde(deserialize_with = "loopback_address")]
+    pub listen: SocketAddr,
+}
+
+impl Default for Server {
+    fn default() -> Server {
+        Server {
+            listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
+        }
+    }
+}
+
+/// `[notifications]`: whether Working → Needs you changes pop up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Notifications {
+    pub enabled: bool,
+    /// Notifications stay quiet until this time. Written as an RFC 3339 string or a bare TOML
+    /// date-time, either way with a time zone.
+    #[serde(
+        deserialize_with = "optional_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub paused_until: Option<Timestamp>,
+}
+
+impl Default for Notifications {
+    fn default() -> Notifications {
+        Notifications {
+            enabled: true,
+            paused_until: None,
+        }
+    }
+}
+
+/// `[cleanup]`: when automatic cleanup may reclaim a session (SPEC §4 custody).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Cleanup {
+    pub reclaim_after_minutes: u32,
+}
+
+impl Default for Cleanup {
+    fn default() -> Cleanup {
+        Cleanup {
+            reclaim_after_minutes: 60,
+        }
+    }
+}
+
+/// What can go wrong with the config file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The text is not TOML, or says something the schema does not allow. `place` names the line
+    /// and the section, so the person editing the file can find it.
+    #[error("{place}: {message}")]
+    Invalid {
+        place: String,
+        line: Option<usize>,
+        section: Option<String>,
+        message: String,
+    },
+    #[error("cannot read the config file {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+}
+
+/// The result of [`migrate`]: the text to use, whether it differs from what was read, and one note
+/// per change for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migrated {
+    pub text: String,
+    pub changed: bool,
+    pub notes: Vec<String>,
+}
+
+impl Config {
+    /// Parses the config file's text. An empty text gives the defaults.
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|err| invalid(text, &err))
+    }
+}
+
+/// Where the config file lives inside the platform's config folder:
+/// `<config_dir>/slate/config.toml`.
+pub fn default_path(config_dir: &Path) -> PathBuf {
+    config_dir.join("slate").join("config.toml")
+}
+
+/// Moves keys written under earlier names to their current place, preserving their values:
+/// `[steering] session_idle_minutes` becomes `[project-policy] session_idle_minutes` (SPEC §4).
+/// If both are set, the new key wins and the old one is dropped with a note. A text with nothing
+/// to move comes back unchanged, byte for byte; a rewritten one loses its comments and key order,
+/// which is why [`load_or_default`] keeps the earlier file.
+pub fn migrate(text: &str) -> Result<Migrated, ConfigError> {
+    let unchanged = Migrated {
+        text: text.to_owned(),
+        changed: false,
+        notes: Vec::new(),
+    };
+    let mut table: toml::Table = text.parse().map_err(|err| invalid(text, &err))?;
+    let Some(steering) = table
+        .get_mut("steering")
+        .and_then(toml::Value::as_table_mut)
+    else {
+        return Ok(unchanged);
+    };
+    let Some(old) = steering.remove("session_idle_minutes") else {
+        return Ok(unchanged);
+    };
+    if steering.is_empty() {
+        table.remove("steering");
+    }
+    let policy = table
+        .entry("project-policy")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let Some(policy) = policy.as_table_mut() else {
+        return Err(ConfigError::Invalid {
+            place: "config".to_owned(),
+            line: None,
+            section: None,
+            message: "`project-policy` must be a section, not a value".to_owned(),
+        });
+    };
+    let note = match policy.get("session_idle_minutes") {
+        Some(new) => format!(
+            "dropped [steering] session_idle_minutes = {old}: \
+             [project-policy] session_idle_minutes = {new} is also set and wins"
+        ),
+        None => {
+            let note = format!(
+                "moved [steering] session_idle_minutes = {old} to [project-policy] session_idle_minutes"
+            );
+            policy.insert("session_idle_minutes".to_owned(), old);
+            note
+        }
+    };
+    let text = toml::to_string(&table).map_err(|err| ConfigError::Invalid {
+        place: "config".to_owned(),
+        line: None,
+        section: None,
+        message: format!("cannot write the migrated config: {err}"),
+    })?;
+    Ok(Migrated {
+        text,
+        changed: true,
+        notes: vec![note],
+    })
+}
+
+/// Turns a TOML error into one that names the line and the section, so that an unknown key reads
+/// "config line 2, in [project-policy]: unknown field `sesion_idle_minutes`, expected …".
+fn invalid(text: &str, err: &toml::de::Error) -> ConfigError {
+    let message = err.message().trim().to_owned();
+    let Some(span) = err.span() else {
+        return ConfigError::Invalid {
+            place: "config".to_owned(),
+            line: None,
+            section: None,
+            message,
+        };
+    };
+    let start = span.start.min(text.len());
+    let before = text.get(..start).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let section = section_at(text, start);
+    let place = match &section {
+        Some(section) => format!("config line {line}, in [{section}]"),
+        None => format!("config line {line}"),
+    };
+    ConfigError::Invalid {
+        place,
+        line: Some(line),
+        section,
+        message,
+    }
+}
+
+/// The `[section]` header in force at byte `offset`, read from the text. An offset on a header
+/// line itself belongs to the top level, which is where an unknown section name is an error.
+fn section_at(text: &str, offset: usize) -> Option<String> {
+    let mut section = None;
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let line_end = line_start + line.len();
+        let header = line.trim_start().starts_with('[');
+        if offset < line_end {
+            return if header { None } else { section };
+        }
+        if header {
+            let name = line
+                .trim()
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or_default()
+                .trim();
+            section = Some(name.to_owned());
+        }
+        line_start = line_end;
+    }
+    section
+}
+
+/// Accepts only a loopback `ip:port`: the API must never be reachable from another machine.
+fn loopback_address<'de, D: Deserializer<'de>>(deserializer: D) -> Result<SocketAddr, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    let address: SocketAddr = text.parse().map_err(|_| {
+        serde::de::Error::custom(format!(
+            "listen = \"{text}\" is not an ip:port address such as \"127.0.0.1:{DEFAULT_PORT}\""
+        ))
+    })?;
+    if !address.ip().is_loopback() {
+        return Err(serde::de::Error::custom(format!(
+            "listen = \"{text}\" is not a loopback address: Slate only listens on this machine \
+             (use 127.0.0.1 or [::1])"
+        )));
+    }
+    Ok(address)
+}
+
+/// Reads a time written as an RFC 3339 string or as a bare TOML date-time.
+fn optional_time<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Timestamp>, D::Error> {
+    let written = match toml::Value::deserialize(deserializer)? {
+        toml::Value::String(text) => text,
+        toml::Value::Datetime(datetime) => datetime.to_string(),
+        other => {
+            return Err(serde::de::Error::custom(format!(
+                "expected a time such as \"2026-11-29T20:00:00Z\", found {}",
+                other.type_str()
+            )))
+        }
+    };
+    Timestamp::parse_rfc3339(&written).map(Some).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "\"{written}\" is not an RFC 3339 time with a zone, such as \"2026-11-29T20:00:00Z\""
+        ))
+    })
+}
+
+/// Reads the config file at `path`, migrates it, and parses it; a missing file gives the
+/// defaults. This is the only function in this module that does I/O.
+///
+/// When the migration changed something and the result parses, the migrated text is written back
+/// atomically (a temporary file in the same folder, then a rename), and the earlier text is kept
+/// next to it as `<name>.bak`, since the rewrite drops comments. If writing back fails, the
+/// migrated config is still used for this run and a note says so. The returned notes are for the
+/// log.
+pub fn load_or_default(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            return Ok((Config::default(), Vec::new()))
+        }
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let Migrated {
+        text: migrated,
+        changed,
+        mut notes,
+    } = migrate(&text)?;
+    let config = Config::parse(&migrated)?;
+    if changed {
+        let backup = free_backup_path(path);
+        match write_back(path, &backup, &migrated) {
+            Ok(()) => notes.push(format!(
+                "wrote the migrated config to {}; the earlier file is kept as {}",
+                path.display(),
+                backup.display()
+            )),
+            Err(err) => notes.push(format!(
+                "could not write the migrated config to {}: {err}; using it for this run only",
+                path.display()
+            )),
+        }
+    }
+    Ok((config, notes))
+}
+
+/// `<name>.bak`, or `<name>.bak-2` and so on when the person already keeps a file by that name.
+fn free_backup_path(path: &Path) -> PathBuf {
+    let mut backup = with_suffix(path, ".bak");
+    let mut attempt = 1;
+    while backup.exists() {
+        attempt += 1;
+        backup = with_suffix(path, &format!(".bak-{attempt}"));
+    }
+    backup
+}
+
+fn write_back(path: &Path, backup: &Path, text: &str) -> io::Result<()> {
+    fs::copy(path, backup)?;
+    let temp = with_suffix(path, &format!(".tmp-{}", std::process::id()));
+    let written = fs::File::create(&temp).and_then(|mut file| {
+        file.write_all(text.as_bytes())?;
+        file.sync_all()
+    });
+    match written.and_then(|()| fs::rename(&temp, path)) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            // The temporary file is ours and holds nothing the user wrote.
+            let _ = fs::remove_file(&temp);
+            Err(err)
+        }
+    }
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
