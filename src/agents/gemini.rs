@@ -294,10 +294,8 @@ fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observati
                 }));
             }
         }
-        Some("info") => {
-            if Parts::of(content).text.trim() == CANCELLED {
-                out.push(record(RecordKind::Interrupted { turn_id: None }));
-            }
+        Some("info") if Parts::of(content).text.trim() == CANCELLED => {
+            out.push(record(RecordKind::Interrupted { turn_id: None }));
         }
         Some("error") => {
             let text = one_line(&Parts::of(content).text, 200);
@@ -305,7 +303,7 @@ fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observati
                 message: (!text.is_empty()).then_some(text),
             }));
         }
-        // `warning`, and message types a later version may add, say nothing about the turn.
+        // Other `info` messages, `warning`, and message types a later version may add, say nothing about the turn.
         _ => {}
     }
     out
