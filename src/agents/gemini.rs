@@ -71,7 +71,7 @@ impl ChatFold {
                 .as_str()
                 .ok_or(LineError::Shape("$rewindTo is not a string"))?;
             self.rewind_to(target);
-            return Ok(self.replay(true));
+            return Ok(self.observations(true));
         }
         if let Some(patch) = object.get("$set") {
             let patch = patch
@@ -123,7 +123,7 @@ impl ChatFold {
                     self.upsert(id, object);
                 }
             }
-            return self.replay(true);
+            return self.observations(true);
         }
         if info == Info::default() {
             Vec::new()
@@ -139,7 +139,7 @@ impl ChatFold {
         match self.positions.get(id) {
             Some(&position) => {
                 self.messages[position].observations = observations;
-                self.replay(true)
+                self.observations(true)
             }
             None => {
                 self.positions.insert(id.to_string(), self.messages.len());
@@ -161,9 +161,14 @@ impl ChatFold {
         }
     }
 
-    /// The whole folded chat as observations: `Reset` (when asked), the metadata, then the newest
-    /// messages.
-    fn replay(&self, reset: bool) -> Vec<Observation> {
+    /// The whole folded chat as the tracker should see it: `Reset`, the metadata, then the newest
+    /// [`REPLAY_LIMIT`] messages. The files edge can use it to re-announce a chat it already read.
+    pub fn replay(&self) -> Vec<Observation> {
+        self.observations(true)
+    }
+
+    /// The folded chat as observations, after a `Reset` when asked.
+    fn observations(&self, reset: bool) -> Vec<Observation> {
         let mut out = Vec::new();
         if reset {
             out.push(Observation::Reset);
@@ -202,7 +207,7 @@ pub fn fold_legacy_json(bytes: &[u8]) -> Result<Vec<Observation>, LineError> {
         .entry("messages")
         .or_insert_with(|| Value::Array(Vec::new()));
     fold.apply_metadata(&metadata);
-    Ok(fold.replay(true))
+    Ok(fold.replay())
 }
 
 /// Parses one line into a JSON object. A blank line is `None`: nothing to say, nothing wrong.
