@@ -85,7 +85,10 @@ fn render(observation: &Observation) -> String {
 fn every_fixture_folds_to_its_snapshot() {
     insta::glob!("../fixtures/transcripts/gemini-cli", "**/*.json*", |path| {
         let legacy = path.extension().is_some_and(|ext| ext == "json");
-        let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+        let name = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or("");
         if legacy && !name.starts_with("session-") {
             // `projects.json` is the project registry, not a chat.
             return;
@@ -253,6 +256,19 @@ fn a_cancelled_tool_call_leaves_nothing_open() {
     assert_eq!(
         decide(observations, now, true),
         (Status::Waiting, ReasonCode::Interrupted)
+    );
+}
+
+#[test]
+fn a_lost_tool_record_does_not_keep_the_session_working() {
+    // The re-append that records the completed call never arrived; the next model message still
+    // proves the tool finished.
+    let bytes = std::fs::read(fixtures().join("focused/lost-tool-record.jsonl")).expect("read");
+    let observations = observations(&bytes);
+    let now = last_record(&observations).plus(Duration::from_secs(60));
+    assert_eq!(
+        decide(observations, now, true),
+        (Status::Waiting, ReasonCode::TurnFinished)
     );
 }
 

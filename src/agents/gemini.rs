@@ -43,6 +43,10 @@ pub struct ChatFold {
 struct Folded {
     id: String,
     observations: Vec<Observation>,
+    /// True for a `gemini` message.
+    from_model: bool,
+    /// True when the message stands for a tool call not recorded yet (an empty `gemini` message).
+    pending: bool,
 }
 
 /// The metadata fields the adapter reports; everything else in the metadata is bookkeeping.
@@ -135,21 +139,54 @@ impl ChatFold {
     /// Stores a message under its id. A new id at the end yields its observations; a known id is
     /// replaced in place (the last copy wins, the first position stays) and yields a replay.
     fn upsert(&mut self, id: &str, message: &Map<String, Value>) -> Vec<Observation> {
-        let observations = message_observations(id, message);
-        match self.positions.get(id) {
-            Some(&position) => {
-                self.messages[position].observations = observations;
+        let position = self.positions.get(id).copied();
+        let mut folded = fold_message(id, message);
+        if let Some(closed) = self.close_pending(position.unwrap_or(self.messages.len()), &folded) {
+            folded.observations.insert(0, closed);
+        }
+        match position {
+            Some(position) => {
+                self.messages[position] = folded;
                 self.observations(true)
             }
             None => {
                 self.positions.insert(id.to_string(), self.messages.len());
-                self.messages.push(Folded {
-                    id: id.to_string(),
-                    observations: observations.clone(),
-                });
+                let observations = folded.observations.clone();
+                self.messages.push(folded);
                 observations
             }
         }
+    }
+
+    /// A result for the pending call of the previous model message, when `next` is a newer model
+    /// message that did not replace it. Gemini normally re-appends the pending message with its
+    /// completed calls; if that line never reached the fold (a line too long to read, a crash),
+    /// the next model message still proves the tool finished, and the call must not stay open.
+    fn close_pending(&self, before: usize, next: &Folded) -> Option<Observation> {
+        if !next.from_model {
+            return None;
+        }
+        let previous = self.messages[..before]
+            .iter()
+            .rev()
+            .find(|message| message.from_model)?;
+        if !previous.pending {
+            return None;
+        }
+        let at = next
+            .observations
+            .iter()
+            .find_map(|observation| match observation {
+                Observation::Record(record) => record.at,
+                _ => None,
+            });
+        Some(Observation::Record(Record {
+            at,
+            kind: RecordKind::ToolResult {
+                call_id: pending_call_id(&previous.id),
+                rejected: false,
+            },
+        }))
     }
 
     /// Drops the message `target` and everything after it. Gemini clears the whole history when
@@ -232,6 +269,29 @@ fn title(summary: &str) -> Option<Title> {
     })
 }
 
+fn fold_message(id: &str, message: &Map<String, Value>) -> Folded {
+    let observations = message_observations(id, message);
+    let pending_id = pending_call_id(id);
+    let pending = observations.iter().any(|observation| {
+        matches!(
+            observation,
+            Observation::Record(Record { kind: RecordKind::ToolCall { call_id, .. }, .. })
+                if *call_id == pending_id
+        )
+    });
+    Folded {
+        id: id.to_string(),
+        observations,
+        from_model: message.get("type").and_then(Value::as_str) == Some("gemini"),
+        pending,
+    }
+}
+
+/// The call id standing for the unrecorded tool call of an empty `gemini` message.
+fn pending_call_id(message_id: &str) -> String {
+    format!("{message_id}-pending")
+}
+
 /// What one message says (FORMATS §3.2–3.3).
 fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observation> {
     let at = message
@@ -292,7 +352,7 @@ fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observati
                 // writes them only once they complete, so a tool is running or waiting for
                 // approval. The two are the same bytes on disk; the title tells them apart.
                 out.push(record(RecordKind::ToolCall {
-                    call_id: format!("{id}-pending"),
+                    call_id: pending_call_id(id),
                     name: "tool".to_string(),
                     detail: None,
                     kind: CallKind::Plain,
