@@ -446,6 +446,13 @@ fn the_relaunching_parent_is_told_apart_from_its_child() {
     assert!(gemini::is_relaunch_parent(&parent, &all));
     assert!(!gemini::is_relaunch_parent(&child, &all));
     assert!(!gemini::is_relaunch_parent(&other, &all));
+    // A parent started with a relative script path hands its child the absolute one.
+    let relative = process(300, 1, &["node", "bundle/gemini.js"]);
+    let absolute = process(301, 300, &["node", "/src/gemini-cli/bundle/gemini.js"]);
+    assert!(gemini::is_relaunch_parent(
+        &relative,
+        &[relative.clone(), absolute]
+    ));
     // A child running a different Gemini install is not a relaunch.
     let foreign = process(
         103,

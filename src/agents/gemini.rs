@@ -520,8 +520,19 @@ pub fn is_relaunch_parent(process: &ProcessInfo, all: &[ProcessInfo]) -> bool {
     all.iter().any(|other| {
         other.pid != process.pid
             && other.ppid == Some(process.pid)
-            && invocation(other).is_some_and(|(other_script, _)| other_script == script)
+            && invocation(other).is_some_and(|(other_script, _)| same_script(script, other_script))
     })
+}
+
+/// True when two command lines name the same script. The child gets the parent's script as Node
+/// resolved it, so a parent started as `node bundle/gemini.js` has a child with the absolute path.
+fn same_script(a: &str, b: &str) -> bool {
+    let a = a.replace('\\', "/");
+    let b = b.replace('\\', "/");
+    let relative = |path: &str| path.trim_start_matches("./").to_string();
+    a == b
+        || (!a.starts_with('/') && b.ends_with(&format!("/{}", relative(&a))))
+        || (!b.starts_with('/') && a.ends_with(&format!("/{}", relative(&b))))
 }
 
 /// The Gemini entry point a process runs and the arguments after it, or `None` when the process
@@ -563,8 +574,10 @@ fn is_gemini_script(script: &str) -> bool {
     if program_name(&normalised) == "gemini" {
         return true;
     }
-    normalised.contains("gemini-cli/")
-        && (normalised.ends_with("/bundle/gemini.js") || normalised.ends_with("/dist/index.js"))
+    // The bundle's file name is distinctive; `dist/index.js` is not, so it must sit in a
+    // `gemini-cli` package or checkout.
+    let bundle = normalised == "bundle/gemini.js" || normalised.ends_with("/bundle/gemini.js");
+    bundle || (normalised.contains("gemini-cli/") && normalised.ends_with("/dist/index.js"))
 }
 
 /// The role and the named session of a Gemini command line (the arguments after the script).
