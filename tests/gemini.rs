@@ -219,6 +219,56 @@ fn a_finished_answer_needs_you() {
 }
 
 #[test]
+fn a_finished_sub_agent_rolls_up_without_reviving_its_parent() {
+    let parent = std::fs::read(sample(
+        "acme-api/chats/session-2026-11-28T10-40-5e1f2a3b.jsonl",
+    ))
+    .expect("readable");
+    let parent = observations(&parent);
+    let (dir, file) = (
+        "5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
+        "9c5d6e7f-0a1b-4c2d-8e3f-5a6b7c8d9e0f.jsonl",
+    );
+    let (parent_id, sub_id) = gemini::subagent_file(dir, file).expect("a sub-agent chat");
+    assert_eq!(parent_id, session_id(&parent));
+    let sub = std::fs::read(sample(&format!("acme-api/chats/{dir}/{file}"))).expect("readable");
+    let sub = observations(&sub);
+    let now = last_record(&parent).plus(Duration::from_secs(60));
+    let key = SessionKey::new(AgentKind::GeminiCli, parent_id);
+    let mut tracker = Tracker::new(Policy::default());
+    let mut all = vec![Observation::Info(Info {
+        cwd: Some(ROOT.to_string()),
+        ..Info::default()
+    })];
+    all.extend(parent.iter().cloned());
+    let main = Batch {
+        key: key.clone(),
+        role: TranscriptRole::Main,
+        transcript: "session.jsonl".to_string(),
+        last_write: last_record(&parent),
+        observations: all,
+        folders: vec![(ROOT.to_string(), ROOT.to_string())],
+    };
+    let subagent = Batch {
+        key: key.clone(),
+        role: TranscriptRole::Subagent { agent_id: sub_id },
+        transcript: "sub.jsonl".to_string(),
+        last_write: last_record(&sub),
+        observations: sub,
+        folders: Vec::new(),
+    };
+    tracker.apply(Input::Observed(main), now);
+    tracker.apply(Input::Observed(subagent), now);
+    tracker.apply(Input::Processes(vec![gemini_process(now)]), now);
+    let session = tracker.session(&key).expect("the parent is tracked");
+    assert_eq!(
+        (session.status, session.session_state.reason.code),
+        (Status::Waiting, ReasonCode::TurnFinished)
+    );
+    assert_eq!(session.title.as_deref(), Some("Diagnose slow build"));
+}
+
+#[test]
 fn an_empty_model_message_is_a_running_tool() {
     assert_eq!(
         decide_sample("acme-api/chats/session-2026-11-28T10-45-6f2a3b4c.jsonl"),

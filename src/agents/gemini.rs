@@ -638,6 +638,14 @@ pub fn session_file_id(file_name: &str) -> Option<String> {
     (minute_ok && short_ok).then(|| short.to_string())
 }
 
+/// The parent session id and the sub-agent session id of a sub-agent chat at
+/// `chats/<parentSessionId>/<subagentSessionId>.jsonl`, from the folder and file names. The chat's
+/// own metadata says only `kind:"subagent"`; the parent is known from the path alone.
+pub fn subagent_file(dir_name: &str, file_name: &str) -> Option<(String, String)> {
+    let sub = file_name.strip_suffix(".jsonl")?;
+    (is_uuid(dir_name) && is_uuid(sub)).then(|| (dir_name.to_string(), sub.to_string()))
+}
+
 /// The project root a `tmp/<dir>` folder belongs to, from the bytes of `~/.gemini/projects.json`
 /// (`{"projects":{"/abs/root":"slug"}}`). A slug dir matches its entry's slug; a legacy
 /// `tmp/<sha256>` dir matches the root whose [`hash_for`] it is.
@@ -723,6 +731,31 @@ mod tests {
         );
         assert_eq!(session_file_id("logs.json"), None);
         assert_eq!(session_file_id("session-ü"), None);
+    }
+
+    #[test]
+    fn sub_agent_chats_name_their_parent_by_folder() {
+        assert_eq!(
+            subagent_file(
+                "5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
+                "9c5d6e7f-0a1b-4c2d-8e3f-5a6b7c8d9e0f.jsonl"
+            ),
+            Some((
+                "5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b".to_string(),
+                "9c5d6e7f-0a1b-4c2d-8e3f-5a6b7c8d9e0f".to_string()
+            ))
+        );
+        assert_eq!(
+            subagent_file("chats", "session-2026-11-28T10-40-5e1f2a3b.jsonl"),
+            None
+        );
+        assert_eq!(
+            subagent_file(
+                "5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
+                "9c5d6e7f-0a1b-4c2d-8e3f-5a6b7c8d9e0f.json"
+            ),
+            None
+        );
     }
 
     #[test]
