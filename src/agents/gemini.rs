@@ -65,7 +65,7 @@ impl ChatFold {
     /// Folds one line of a `.jsonl` chat recording and returns what it changed, in a form the
     /// tracker can fold without knowing about Gemini's rewrites: a new message at the end yields
     /// its own observations; a changed message, a rewind or a checkpoint yields `Reset` and then
-    /// the whole folded chat (its newest [`REPLAY_LIMIT`] messages).
+    /// the whole folded chat (its newest `REPLAY_LIMIT` (200) messages).
     pub fn feed(&mut self, line: &[u8]) -> Result<Vec<Observation>, LineError> {
         let Some(object) = parse_object(line)? else {
             return Ok(Vec::new());
@@ -75,7 +75,7 @@ impl ChatFold {
                 .as_str()
                 .ok_or(LineError::Shape("$rewindTo is not a string"))?;
             self.rewind_to(target);
-            return Ok(self.observations(true));
+            return Ok(self.replay());
         }
         if let Some(patch) = object.get("$set") {
             let patch = patch
@@ -127,7 +127,7 @@ impl ChatFold {
                     self.upsert(id, object);
                 }
             }
-            return self.observations(true);
+            return self.replay();
         }
         if info == Info::default() {
             Vec::new()
@@ -147,7 +147,7 @@ impl ChatFold {
         match position {
             Some(position) => {
                 self.messages[position] = folded;
-                self.observations(true)
+                self.replay()
             }
             None => {
                 self.positions.insert(id.to_string(), self.messages.len());
@@ -199,17 +199,9 @@ impl ChatFold {
     }
 
     /// The whole folded chat as the tracker should see it: `Reset`, the metadata, then the newest
-    /// [`REPLAY_LIMIT`] messages. The files edge can use it to re-announce a chat it already read.
+    /// `REPLAY_LIMIT` (200) messages. The files edge can use it to re-announce a chat it already read.
     pub fn replay(&self) -> Vec<Observation> {
-        self.observations(true)
-    }
-
-    /// The folded chat as observations, after a `Reset` when asked.
-    fn observations(&self, reset: bool) -> Vec<Observation> {
-        let mut out = Vec::new();
-        if reset {
-            out.push(Observation::Reset);
-        }
+        let mut out = vec![Observation::Reset];
         let info = Info {
             session_id: self.meta.session_id.clone(),
             started_at: self.meta.started_at,
