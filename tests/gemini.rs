@@ -323,6 +323,25 @@ fn a_lost_tool_record_does_not_keep_the_session_working() {
 }
 
 #[test]
+fn cancelling_every_call_ends_the_turn_even_without_an_info_line() {
+    let bytes = std::fs::read(fixtures().join("focused/all-calls-cancelled-no-info.jsonl"))
+        .expect("readable");
+    // The first four lines: the calls were cancelled and Gemini (in older versions) wrote nothing
+    // more.
+    let head: Vec<u8> = bytes
+        .split(|&byte| byte == b'\n')
+        .take(4)
+        .flat_map(|line| line.iter().copied().chain([b'\n']))
+        .collect();
+    let observations = observations(&head);
+    let now = last_record(&observations).plus(Duration::from_secs(60));
+    assert_eq!(
+        decide(observations, now, true),
+        (Status::Waiting, ReasonCode::Interrupted)
+    );
+}
+
+#[test]
 fn a_rewound_turn_is_forgotten() {
     // After the rewind the last record is the new prompt: the model is answering it, and the
     // dropped empty model message must not leave a tool call open.

@@ -25,8 +25,12 @@ use crate::model::{AgentKind, ProcessInfo, Timestamp};
 /// can be long; the state rules only look at the recent end of a session.
 const REPLAY_LIMIT: usize = 200;
 
-/// The `info` message Gemini writes when the user presses Esc during a turn.
+/// The `info` message Gemini writes when the user presses Esc during a turn, or cancels every
+/// tool call of a turn.
 const CANCELLED: &str = "Request cancelled.";
+
+/// The start of the `info` message Gemini writes when a tool stops the agent's execution.
+const STOPPED: &str = "Agent execution stopped";
 
 /// The folded state of one Gemini chat recording: its messages in order and its metadata.
 #[derive(Debug, Clone, Default)]
@@ -332,8 +336,25 @@ fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observati
                 .and_then(Value::as_array)
                 .is_some_and(|thoughts| !thoughts.is_empty());
             if let Some(calls) = calls {
+                let mut finished = at;
                 for (index, call) in calls.iter().enumerate() {
-                    out.extend(call_observations(id, index, call, at));
+                    for observation in call_observations(id, index, call, at) {
+                        if let Observation::Record(record) = &observation {
+                            finished = finished.max(record.at);
+                        }
+                        out.push(observation);
+                    }
+                }
+                // When the user cancels every call, Gemini sends nothing back to the model: the
+                // turn is over. Newer versions also write "Request cancelled."; older ones don't.
+                let all_cancelled = calls
+                    .iter()
+                    .all(|call| call.get("status").and_then(Value::as_str) == Some("cancelled"));
+                if all_cancelled {
+                    out.push(Observation::Record(Record {
+                        at: finished,
+                        kind: RecordKind::Interrupted { turn_id: None },
+                    }));
                 }
             } else if !text.trim().is_empty() {
                 out.push(record(RecordKind::ModelText));
@@ -351,8 +372,17 @@ fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observati
                 }));
             }
         }
-        Some("info") if Parts::of(content).text.trim() == CANCELLED => {
-            out.push(record(RecordKind::Interrupted { turn_id: None }));
+        Some("info") => {
+            let text = Parts::of(content).text;
+            let text = text.trim();
+            if text == CANCELLED {
+                out.push(record(RecordKind::Interrupted { turn_id: None }));
+            } else if text.starts_with(STOPPED) {
+                // A tool asked to stop the agent; Gemini ends the turn without asking the model.
+                out.push(record(RecordKind::TurnFailed {
+                    message: Some(one_line(text, 200)),
+                }));
+            }
         }
         Some("error") => {
             let text = one_line(&Parts::of(content).text, 200);
@@ -360,7 +390,7 @@ fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observati
                 message: (!text.is_empty()).then_some(text),
             }));
         }
-        // Other `info` messages, `warning`, and message types a later version may add, say nothing about the turn.
+        // `warning`, and message types a later version may add, say nothing about the turn.
         _ => {}
     }
     out
