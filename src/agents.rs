@@ -7,6 +7,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod gemini;
 
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
@@ -196,7 +197,9 @@ impl LineReader {
 
 /// Recognises an agent process, trying every adapter.
 pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
-    claude::recognise(process).or_else(|| codex::recognise(process))
+    claude::recognise(process)
+        .or_else(|| codex::recognise(process))
+        .or_else(|| gemini::recognise(process))
 }
 
 /// The base name of an executable path or argv[0], without a `.exe` suffix, lower-cased.
