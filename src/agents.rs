@@ -7,6 +7,8 @@
 
 pub mod claude;
 pub mod codex;
+pub mod cursor;
+pub mod opencode;
 
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
@@ -165,7 +167,10 @@ pub struct AgentProcess {
 
 /// Recognises an agent process, trying every adapter.
 pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
-    claude::recognise(process).or_else(|| codex::recognise(process))
+    claude::recognise(process)
+        .or_else(|| codex::recognise(process))
+        .or_else(|| opencode::recognise(process))
+        .or_else(|| cursor::recognise(process))
 }
 
 /// The base name of an executable path or argv[0], without a `.exe` suffix, lower-cased.
