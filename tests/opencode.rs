@@ -620,3 +620,80 @@ fn processes() {
     let other = process("node", Some("/usr/bin/node"), &["node", "server.js"]);
     assert_eq!(opencode::recognise(&other), None);
 }
+
+#[test]
+fn a_part_updated_later_brings_its_session_into_an_incremental_read() {
+    let (_dir, db) = sample_db();
+    let writer = Connection::open(&db).expect("open for writing");
+    let later = 1_795_950_000_000_i64 + 3_600_000;
+    writer
+        .execute(
+            "UPDATE part SET time_updated = ?1 WHERE id = 'prt_c3a0002b'",
+            [later],
+        )
+        .expect("touch one part");
+    drop(writer);
+    let mut problems = Vec::new();
+    let batches = stores::read_opencode_since(
+        &db,
+        Some(Timestamp::from_millis(later - 1)),
+        read_now(),
+        &mut problems,
+    );
+    let ids: Vec<&str> = batches.iter().map(|batch| batch.key.id.as_str()).collect();
+    assert_eq!(ids, vec!["ses_5a1b2c3d6ffeC3questionQz8"]);
+    assert_eq!(batches[0].last_write, Timestamp::from_millis(later));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn stored_rows_never_panic(
+        message in ".{0,120}",
+        part in ".{0,120}",
+        role in proptest::prop_oneof![
+            proptest::strategy::Just("user"),
+            proptest::strategy::Just("assistant"),
+        ],
+        kind in proptest::prop_oneof![
+            proptest::strategy::Just("text"),
+            proptest::strategy::Just("tool"),
+            proptest::strategy::Just("retry"),
+            proptest::strategy::Just("reasoning"),
+        ],
+        number in proptest::prelude::any::<i64>(),
+    ) {
+        let session = SessionRow { id: "ses_p".to_string(), ..SessionRow::default() };
+        let shaped_message = serde_json::json!({
+            "role": role,
+            "time": {"created": number, "completed": message},
+            "finish": part,
+            "error": {"name": message, "data": number},
+        });
+        let shaped_part = serde_json::json!({
+            "type": kind,
+            "callID": message,
+            "tool": part,
+            "text": part,
+            "state": {"status": part, "time": {"start": number}, "input": {"questions": [message]}},
+        });
+        let rows = vec![
+            MessageRow {
+                id: "msg_1".to_string(),
+                time_created: number,
+                data: message.clone(),
+                parts: vec![PartRow { id: "prt_1".to_string(), data: part.clone() }],
+            },
+            MessageRow {
+                id: "msg_2".to_string(),
+                time_created: number,
+                data: shaped_message.to_string(),
+                parts: vec![PartRow { id: "prt_2".to_string(), data: shaped_part.to_string() }],
+            },
+        ];
+        let observations = opencode::observe_session(&session, &rows);
+        proptest::prop_assert_eq!(&observations[0], &Observation::Reset);
+        let _ = opencode::observe_legacy(message.as_bytes(), &[(part.into_bytes(), Vec::new())]);
+    }
+}

@@ -354,9 +354,16 @@ fn read_opencode_sessions(
     let mut statement = connection.prepare(
         "SELECT id, parent_id, directory, title, version, time_created, time_updated, \
                 time_compacting, time_archived \
-         FROM session WHERE time_updated > ?1 ORDER BY time_updated, id",
+         FROM session \
+         WHERE time_updated > ?1 \
+            OR (?1 > ?2 AND id IN (SELECT session_id FROM message WHERE time_updated > ?1 \
+                                   UNION SELECT session_id FROM part WHERE time_updated > ?1)) \
+         ORDER BY time_updated, id",
     )?;
-    let mut rows = statement.query([after])?;
+    // A part can change without its session's `time_updated` moving (FORMATS.md does not say
+    // that OpenCode touches the session on every part update), so an incremental read also looks
+    // for newer messages and parts. A full read skips that scan.
+    let mut rows = statement.query([after, i64::MIN])?;
     while let Some(row) = rows.next()? {
         let Some(id) = text(row.get_ref(0)?) else {
             continue;
