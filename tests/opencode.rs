@@ -98,6 +98,11 @@ fn decide(
 }
 
 /// The batches of one root session and its sub-agent sessions.
+///
+/// Each test folds one family alone: one live process in a folder vouches for the single most
+/// recently written session there, so all six sample sessions together would leave five of them
+/// unvouched. Within the sample family the parent and the child were last written at the same
+/// moment, and the tracker gives the process to the parent.
 fn family(batches: &[Batch], id: &str) -> Vec<Batch> {
     batches
         .iter()
