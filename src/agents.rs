@@ -7,7 +7,9 @@
 
 pub mod claude;
 pub mod codex;
+pub mod cursor;
 pub mod gemini;
+pub mod opencode;
 
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
@@ -200,6 +202,8 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
     claude::recognise(process)
         .or_else(|| codex::recognise(process))
         .or_else(|| gemini::recognise(process))
+        .or_else(|| opencode::recognise(process))
+        .or_else(|| cursor::recognise(process))
 }
 
 /// The base name of an executable path or argv[0], without a `.exe` suffix, lower-cased.

@@ -4,3 +4,4 @@
 pub mod files;
 pub mod listings;
 pub mod processes;
+pub mod stores;

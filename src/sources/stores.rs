@@ -1,0 +1,733 @@
+//! The SQLite edge: reads OpenCode's `opencode.db`, its pre-1.2 JSON tree, and cursor-agent's
+//! per-chat `store.db` into tracker batches.
+//!
+//! Both agents keep their sessions in live WAL-mode databases that they write while Slate reads,
+//! so every database is opened read-only (never `immutable`, which would ignore the WAL), with a
+//! short busy timeout and a few retries. Slate never writes, never checkpoints and never holds a
+//! connection between reads. A database that is locked, corrupt, truncated or half-written becomes
+//! a counted `Problem` and the read goes on without it. What the rows mean is not decided here:
+//! `agents::opencode` and `agents::cursor` turn rows into observations. Watching these files for
+//! changes and deciding when to re-read is the caller's job.
+
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+
+use crate::agents::cursor::{self, CursorRoot};
+use crate::agents::opencode::{self, MessageRow, PartRow, SessionRow};
+use crate::agents::{LineError, Observation};
+use crate::model::{AgentKind, Problem, SessionKey, Timestamp};
+use crate::tracker::{Batch, TranscriptRole};
+
+/// How long one statement waits for a writer's lock before giving up: short, because the agent
+/// is the one that matters and the next read comes soon anyway.
+const BUSY_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// How many times a read is tried when the database is busy or locked.
+const TRIES: u32 = 3;
+
+/// The wait before the second try; it doubles for each further try.
+const BACKOFF: Duration = Duration::from_millis(50);
+
+/// How many of a session's newest messages are read. What decides a state is always near the
+/// end, and a long session must not make every re-read slow.
+pub const MESSAGES_PER_SESSION: usize = 50;
+
+/// Archived OpenCode sessions older than this are not read at all.
+const ARCHIVED_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+
+// ---- Paths -------------------------------------------------------------------------------------
+
+/// OpenCode's data folder: `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`, on every
+/// platform (FORMATS.md §4.1).
+pub fn opencode_data_dir(home: &Path, xdg_data_home: Option<&Path>) -> PathBuf {
+    match xdg_data_home.filter(|dir| !dir.as_os_str().is_empty()) {
+        Some(data) => data.join("opencode"),
+        None => home.join(".local").join("share").join("opencode"),
+    }
+}
+
+/// OpenCode's main database: `$OPENCODE_DB` when set (an absolute path, or a name relative to the
+/// data folder), else `<data>/opencode.db`. `None` when `$OPENCODE_DB` is `:memory:`, which
+/// leaves nothing on disk to read.
+pub fn opencode_db_path(
+    home: &Path,
+    xdg_data_home: Option<&Path>,
+    opencode_db: Option<&str>,
+) -> Option<PathBuf> {
+    let data = opencode_data_dir(home, xdg_data_home);
+    match opencode_db.map(str::trim).filter(|name| !name.is_empty()) {
+        Some(":memory:") => None,
+        Some(name) if Path::new(name).is_absolute() => Some(PathBuf::from(name)),
+        Some(name) => Some(data.join(name)),
+        None => Some(data.join("opencode.db")),
+    }
+}
+
+/// The pre-1.2 JSON tree: `<data>/storage`.
+pub fn opencode_legacy_dir(home: &Path, xdg_data_home: Option<&Path>) -> PathBuf {
+    opencode_data_dir(home, xdg_data_home).join("storage")
+}
+
+/// Every OpenCode database that exists: the main one, plus the per-channel `opencode-<channel>.db`
+/// files beside it (a beta or dev build writes its own).
+pub fn opencode_databases(
+    home: &Path,
+    xdg_data_home: Option<&Path>,
+    opencode_db: Option<&str>,
+) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let main = opencode_db_path(home, xdg_data_home, opencode_db);
+    if let Some(main) = &main {
+        if main.is_file() {
+            found.push(main.clone());
+        }
+    }
+    let data = opencode_data_dir(home, xdg_data_home);
+    if let Ok(entries) = std::fs::read_dir(&data) {
+        let mut channels: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| {
+                path.file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(is_channel_db)
+            })
+            .filter(|path| Some(path) != main.as_ref() && path.is_file())
+            .collect();
+        channels.sort();
+        found.extend(channels);
+    }
+    found
+}
+
+fn is_channel_db(name: &str) -> bool {
+    name.strip_prefix("opencode-")
+        .and_then(|rest| rest.strip_suffix(".db"))
+        .is_some_and(|channel| !channel.is_empty())
+}
+
+/// cursor-agent's config root: `$CURSOR_CONFIG_DIR`, else `$XDG_CONFIG_HOME/cursor`, else
+/// `~/.cursor` (FORMATS.md §5.1).
+pub fn cursor_root(
+    home: &Path,
+    cursor_config_dir: Option<&Path>,
+    xdg_config_home: Option<&Path>,
+) -> PathBuf {
+    if let Some(dir) = cursor_config_dir.filter(|dir| !dir.as_os_str().is_empty()) {
+        return dir.to_path_buf();
+    }
+    match xdg_config_home.filter(|dir| !dir.as_os_str().is_empty()) {
+        Some(config) => config.join("cursor"),
+        None => home.join(".cursor"),
+    }
+}
+
+/// Where cursor-agent keeps the chat `agent_id` started in `cwd`.
+pub fn cursor_store_path(root: &Path, cwd: &str, agent_id: &str) -> PathBuf {
+    root.join("chats")
+        .join(cursor::chat_bucket(cwd))
+        .join(agent_id)
+        .join("store.db")
+}
+
+/// Where a chat's `agent-transcripts` JSONL may be, newest layout first.
+pub fn cursor_transcript_paths(root: &Path, cwd: &str, agent_id: &str) -> Vec<PathBuf> {
+    let transcripts = root
+        .join("projects")
+        .join(cursor::project_slug(cwd))
+        .join("agent-transcripts");
+    vec![
+        transcripts.join(agent_id).join(format!("{agent_id}.jsonl")),
+        transcripts.join(format!("{agent_id}.jsonl")),
+    ]
+}
+
+/// Every chat store under a cursor-agent root: `<root>/chats/<bucket>/<agentId>/store.db`.
+pub fn cursor_stores(root: &Path) -> Vec<PathBuf> {
+    let mut stores = Vec::new();
+    let Ok(buckets) = std::fs::read_dir(root.join("chats")) else {
+        return stores;
+    };
+    for bucket in buckets.filter_map(Result::ok) {
+        let Ok(chats) = std::fs::read_dir(bucket.path()) else {
+            continue;
+        };
+        for chat in chats.filter_map(Result::ok) {
+            let store = chat.path().join("store.db");
+            if store.is_file() {
+                stores.push(store);
+            }
+        }
+    }
+    stores.sort();
+    stores
+}
+
+// ---- Opening a store ---------------------------------------------------------------------------
+
+/// Opens a database read-only and runs `read` on it, retrying a few times while a writer holds a
+/// lock. The connection is dropped before returning.
+fn read_store<T>(
+    path: &Path,
+    read: impl Fn(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    let mut attempt = 0;
+    loop {
+        let result = open_read_only(path).and_then(|connection| {
+            // One read transaction gives a consistent snapshot across the queries.
+            let transaction = connection.unchecked_transaction()?;
+            let value = read(&transaction)?;
+            transaction.finish()?;
+            Ok(value)
+        });
+        match result {
+            Err(error) if is_busy(&error) && attempt + 1 < TRIES => {
+                thread::sleep(BACKOFF * 2u32.pow(attempt));
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let connection = Connection::open_with_flags(path, flags)?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(connection)
+}
+
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// The problem a failed read becomes.
+fn store_problem(path: &Path, error: &rusqlite::Error) -> Problem {
+    let kind = match error.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => "store_locked",
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => "store_corrupt",
+        Some(
+            ErrorCode::CannotOpen
+            | ErrorCode::PermissionDenied
+            | ErrorCode::SystemIoFailure
+            | ErrorCode::NotFound,
+        ) => "store_unreadable",
+        // A missing table or column: a layout this reader does not know (an older or newer
+        // version, or a store still being created).
+        _ => "store_unexpected",
+    };
+    problem(kind, path, error.to_string())
+}
+
+fn problem(kind: &str, path: &Path, detail: impl Into<String>) -> Problem {
+    Problem {
+        kind: kind.to_string(),
+        place: path.display().to_string(),
+        detail: detail.into(),
+    }
+}
+
+/// The text of a column, whether SQLite stored it as text or as a blob; `None` for NULL or a
+/// number.
+fn text(value: ValueRef<'_>) -> Option<String> {
+    match value {
+        ValueRef::Text(bytes) | ValueRef::Blob(bytes) => {
+            Some(String::from_utf8_lossy(bytes).into_owned())
+        }
+        _ => None,
+    }
+}
+
+fn integer(value: ValueRef<'_>) -> Option<i64> {
+    match value {
+        ValueRef::Integer(number) => Some(number),
+        ValueRef::Real(number) => Some(number as i64),
+        _ => None,
+    }
+}
+
+fn mtime(path: &Path) -> Option<Timestamp> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let ms = modified.duration_since(UNIX_EPOCH).ok()?.as_millis();
+    i64::try_from(ms).ok().map(Timestamp::from_millis)
+}
+
+fn clock() -> Timestamp {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis());
+    Timestamp::from_millis(i64::try_from(ms).unwrap_or(i64::MAX))
+}
+
+/// The folder's canonical spelling, for the tracker to match against process folders.
+fn canonical_folder(folder: &str) -> Vec<(String, String)> {
+    if folder.is_empty() {
+        return Vec::new();
+    }
+    match std::fs::canonicalize(folder) {
+        Ok(canonical) => vec![(folder.to_string(), canonical.display().to_string())],
+        Err(_) => Vec::new(),
+    }
+}
+
+fn line_problem(path: &Path, row: &str, error: &LineError) -> Problem {
+    problem("malformed_row", path, format!("{row}: {error}"))
+}
+
+// ---- OpenCode ----------------------------------------------------------------------------------
+
+/// Reads every session of an OpenCode database into one batch each, at the clock's `now`.
+///
+/// Sub-agent sessions come out as their own batches whose `Info.parent_session` names the parent;
+/// the tracker rolls them up. A missing database yields nothing and no problem: OpenCode is simply
+/// not used here.
+pub fn read_opencode(db_path: &Path, problems: &mut Vec<Problem>) -> Vec<Batch> {
+    read_opencode_since(db_path, None, clock(), problems)
+}
+
+/// Reads the sessions of an OpenCode database updated after `updated_after` (all of them for
+/// `None`), as of `now`, which decides which archived sessions are too old to read.
+pub fn read_opencode_since(
+    db_path: &Path,
+    updated_after: Option<Timestamp>,
+    now: Timestamp,
+    problems: &mut Vec<Problem>,
+) -> Vec<Batch> {
+    if !db_path.exists() {
+        return Vec::new();
+    }
+    let after = updated_after.map_or(i64::MIN, Timestamp::millis);
+    let archived_cutoff = now.minus(ARCHIVED_KEPT).millis();
+    let read = read_store(db_path, |connection| {
+        read_opencode_sessions(connection, after, archived_cutoff)
+    });
+    let sessions = match read {
+        Ok(sessions) => sessions,
+        Err(error) => {
+            problems.push(store_problem(db_path, &error));
+            return Vec::new();
+        }
+    };
+    sessions
+        .into_iter()
+        .map(|stored| {
+            let (observations, errors) =
+                opencode::observe_session_counted(&stored.session, &stored.messages);
+            for error in &errors {
+                problems.push(line_problem(db_path, &error.row_id, &error.error));
+            }
+            let id = stored.session.id.clone();
+            Batch {
+                key: SessionKey::new(AgentKind::OpenCode, id.as_str()),
+                role: TranscriptRole::Main,
+                transcript: format!("{}#{id}", db_path.display()),
+                last_write: Timestamp::from_millis(stored.last_write),
+                folders: canonical_folder(&stored.session.directory),
+                observations,
+            }
+        })
+        .collect()
+}
+
+/// One session as read from the database.
+struct StoredSession {
+    session: SessionRow,
+    messages: Vec<MessageRow>,
+    /// The newest `time_updated` of the session and its messages and parts. The database file is
+    /// shared by every session, so its mtime says nothing about this one.
+    last_write: i64,
+}
+
+fn read_opencode_sessions(
+    connection: &Connection,
+    after: i64,
+    archived_cutoff: i64,
+) -> rusqlite::Result<Vec<StoredSession>> {
+    let mut sessions = Vec::new();
+    let mut statement = connection.prepare(
+        "SELECT id, parent_id, directory, title, version, time_created, time_updated, \
+                time_compacting, time_archived \
+         FROM session \
+         WHERE time_updated > ?1 \
+            OR (?1 > ?2 AND id IN (SELECT session_id FROM message WHERE time_updated > ?1 \
+                                   UNION SELECT session_id FROM part WHERE time_updated > ?1)) \
+         ORDER BY time_updated, id",
+    )?;
+    // A part can change without its session's `time_updated` moving (FORMATS.md does not say
+    // that OpenCode touches the session on every part update), so an incremental read also looks
+    // for newer messages and parts. A full read skips that scan.
+    let mut rows = statement.query([after, i64::MIN])?;
+    while let Some(row) = rows.next()? {
+        let Some(id) = text(row.get_ref(0)?) else {
+            continue;
+        };
+        let session = SessionRow {
+            id,
+            parent_id: text(row.get_ref(1)?).filter(|id| !id.is_empty()),
+            directory: text(row.get_ref(2)?).unwrap_or_default(),
+            title: text(row.get_ref(3)?).unwrap_or_default(),
+            version: text(row.get_ref(4)?),
+            time_created: integer(row.get_ref(5)?).unwrap_or(0),
+            time_updated: integer(row.get_ref(6)?).unwrap_or(0),
+            time_compacting: integer(row.get_ref(7)?),
+            time_archived: integer(row.get_ref(8)?),
+        };
+        if session
+            .time_archived
+            .is_some_and(|archived| archived < archived_cutoff)
+        {
+            continue;
+        }
+        sessions.push(session);
+    }
+    drop(rows);
+    sessions
+        .into_iter()
+        .map(|session| {
+            let messages = read_opencode_messages(connection, &session.id)?;
+            let newest: Option<i64> = connection.query_row(
+                "SELECT MAX(updated) FROM ( \
+                   SELECT MAX(time_updated) AS updated FROM message WHERE session_id = ?1 \
+                   UNION ALL SELECT MAX(time_updated) FROM part WHERE session_id = ?1)",
+                [&session.id],
+                |row| Ok(integer(row.get_ref(0)?)),
+            )?;
+            let last_write = newest.map_or(session.time_updated, |newest| {
+                newest.max(session.time_updated)
+            });
+            Ok(StoredSession {
+                session,
+                messages,
+                last_write,
+            })
+        })
+        .collect()
+}
+
+fn read_opencode_messages(
+    connection: &Connection,
+    session_id: &str,
+) -> rusqlite::Result<Vec<MessageRow>> {
+    let mut messages_statement = connection.prepare_cached(
+        "SELECT id, time_created, data FROM message WHERE session_id = ?1 \
+         ORDER BY time_created DESC, id DESC LIMIT ?2",
+    )?;
+    let mut parts_statement =
+        connection.prepare_cached("SELECT id, data FROM part WHERE message_id = ?1 ORDER BY id")?;
+    let mut messages = Vec::new();
+    let mut rows =
+        messages_statement.query(rusqlite::params![session_id, MESSAGES_PER_SESSION as i64])?;
+    while let Some(row) = rows.next()? {
+        let Some(id) = text(row.get_ref(0)?) else {
+            continue;
+        };
+        messages.push(MessageRow {
+            id,
+            time_created: integer(row.get_ref(1)?).unwrap_or(0),
+            data: text(row.get_ref(2)?).unwrap_or_default(),
+            parts: Vec::new(),
+        });
+    }
+    messages.reverse();
+    for message in &mut messages {
+        let mut rows = parts_statement.query([&message.id])?;
+        while let Some(row) = rows.next()? {
+            if let Some(id) = text(row.get_ref(0)?) {
+                message.parts.push(PartRow {
+                    id,
+                    data: text(row.get_ref(1)?).unwrap_or_default(),
+                });
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// Reads the pre-1.2 JSON tree (`<data>/storage`): every session file, with its newest messages
+/// and their parts. These sessions are history; they are dated by their own times, not by file
+/// times, which a copy or a backup would change.
+pub fn read_opencode_legacy(storage_dir: &Path, problems: &mut Vec<Problem>) -> Vec<Batch> {
+    let mut batches = Vec::new();
+    let Ok(projects) = std::fs::read_dir(storage_dir.join("session")) else {
+        return batches;
+    };
+    let mut session_files: Vec<PathBuf> = projects
+        .filter_map(Result::ok)
+        .filter_map(|project| std::fs::read_dir(project.path()).ok())
+        .flat_map(|files| files.filter_map(Result::ok).map(|file| file.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    session_files.sort();
+    for session_file in session_files {
+        let Ok(session_json) = std::fs::read(&session_file) else {
+            problems.push(problem(
+                "unreadable_file",
+                &session_file,
+                "the session file could not be read",
+            ));
+            continue;
+        };
+        let session = match opencode::legacy_session(&session_json) {
+            Ok(session) => session,
+            Err(error) => {
+                problems.push(problem("malformed_file", &session_file, error.to_string()));
+                continue;
+            }
+        };
+        let mut message_files = json_files(&storage_dir.join("message").join(&session.id));
+        let skip = message_files.len().saturating_sub(MESSAGES_PER_SESSION);
+        message_files.drain(..skip);
+        let mut messages = Vec::with_capacity(message_files.len());
+        let mut newest = session.time_updated;
+        for message_file in message_files {
+            let Ok(message_json) = std::fs::read(&message_file) else {
+                continue;
+            };
+            let message_id = message_file
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&message_json) {
+                for key in ["created", "completed"] {
+                    if let Some(at) = message["time"][key].as_i64() {
+                        newest = newest.max(at);
+                    }
+                }
+            }
+            let parts = json_files(&storage_dir.join("part").join(&message_id))
+                .iter()
+                .filter_map(|part_file| std::fs::read(part_file).ok())
+                .collect();
+            messages.push((message_json, parts));
+        }
+        let observations = match opencode::observe_legacy(&session_json, &messages) {
+            Ok(observations) => observations,
+            Err(error) => {
+                problems.push(problem("malformed_file", &session_file, error.to_string()));
+                continue;
+            }
+        };
+        batches.push(Batch {
+            key: SessionKey::new(AgentKind::OpenCode, session.id.as_str()),
+            role: TranscriptRole::Main,
+            transcript: session_file.display().to_string(),
+            last_write: Timestamp::from_millis(newest),
+            folders: canonical_folder(&session.directory),
+            observations,
+        });
+    }
+    batches
+}
+
+/// The `.json` files of a folder, sorted by name (OpenCode ids sort by time).
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+// ---- cursor-agent ------------------------------------------------------------------------------
+
+/// What one read of a chat store found.
+struct StoredChat {
+    meta_hex: Option<String>,
+    root: Option<Vec<u8>>,
+    /// The message blobs named by the root, in its order; `None` where a blob is missing.
+    messages: Vec<Option<Vec<u8>>>,
+}
+
+/// Reads one cursor-agent chat: its `store.db`, the `meta.json` sidecar beside it, and its
+/// `agent-transcripts` JSONL when there is one. `None` when the store is missing, has no meta row
+/// yet, or could not be read (then with a counted problem).
+pub fn read_cursor_store(store_db: &Path, problems: &mut Vec<Problem>) -> Option<Batch> {
+    if !store_db.exists() {
+        return None;
+    }
+    let stored = match read_store(store_db, read_chat) {
+        Ok(stored) => stored,
+        Err(error) => {
+            problems.push(store_problem(store_db, &error));
+            return None;
+        }
+    };
+    let meta = match cursor::decode_meta(stored.meta_hex.as_deref()?) {
+        Ok(meta) => meta,
+        Err(error) => {
+            problems.push(problem(
+                "store_corrupt",
+                store_db,
+                format!("meta row: {error}"),
+            ));
+            return None;
+        }
+    };
+    let root = match stored.root.as_deref().map(cursor::decode_root).transpose() {
+        Ok(root) => root,
+        Err(error) => {
+            problems.push(problem(
+                "store_corrupt",
+                store_db,
+                format!("root blob: {error}"),
+            ));
+            return None;
+        }
+    };
+    // A blob the root names but the store lacks is a write still in progress; the next read
+    // will find it.
+    let messages: Vec<Vec<u8>> = stored.messages.into_iter().flatten().collect();
+    let chat_dir = store_db.parent();
+    let sidecar_path = chat_dir.map(|dir| dir.join("meta.json"));
+    let sidecar = sidecar_path
+        .as_deref()
+        .and_then(|path| std::fs::read(path).ok());
+    let folder_name = chat_dir
+        .and_then(Path::file_name)
+        .map(|name| name.to_string_lossy().into_owned());
+    let agent_id = meta.agent_id.clone().or(folder_name)?;
+    let mut observations =
+        cursor::observe_messages(&meta, sidecar.as_deref(), root.as_ref(), &messages);
+
+    let wal = store_db.with_extension("db-wal");
+    let mut last_write = [Some(store_db), Some(wal.as_path()), sidecar_path.as_deref()]
+        .into_iter()
+        .flatten()
+        .filter_map(mtime)
+        .max()
+        .or(meta.created_at)
+        .unwrap_or(Timestamp::from_millis(0));
+
+    let cwd = observations
+        .iter()
+        .find_map(|observation| match observation {
+            Observation::Info(info) => info.cwd.clone(),
+            _ => None,
+        });
+    if let (Some(cwd), Some(root_dir)) = (&cwd, config_root_of(store_db)) {
+        let transcript = cursor_transcript_paths(&root_dir, cwd, &agent_id)
+            .into_iter()
+            .find(|path| path.is_file());
+        if let Some(transcript) = transcript {
+            if let Some(records) = read_transcript(&transcript, last_write, problems) {
+                // The transcript carries turn markers the store lacks; when it is at least as new
+                // as the store, its records replace the store's.
+                observations.retain(|observation| !matches!(observation, Observation::Record(_)));
+                observations.extend(records);
+                last_write = last_write.max(mtime(&transcript).unwrap_or(last_write));
+            }
+        }
+    }
+    Some(Batch {
+        key: SessionKey::new(AgentKind::CursorAgent, agent_id),
+        role: TranscriptRole::Main,
+        transcript: store_db.display().to_string(),
+        last_write,
+        folders: cwd.as_deref().map(canonical_folder).unwrap_or_default(),
+        observations,
+    })
+}
+
+fn read_chat(connection: &Connection) -> rusqlite::Result<StoredChat> {
+    let meta_hex = connection
+        .query_row("SELECT value FROM meta WHERE key = '0'", [], |row| {
+            Ok(text(row.get_ref(0)?))
+        })
+        .optional()?
+        .flatten();
+    let Some(meta) = meta_hex
+        .as_deref()
+        .and_then(|hex| cursor::decode_meta(hex).ok())
+    else {
+        return Ok(StoredChat {
+            meta_hex,
+            root: None,
+            messages: Vec::new(),
+        });
+    };
+    let blob = |id: &str| -> rusqlite::Result<Option<Vec<u8>>> {
+        let mut statement = connection.prepare_cached("SELECT data FROM blobs WHERE id = ?1")?;
+        statement
+            .query_row([id], |row| {
+                Ok(match row.get_ref(0)? {
+                    ValueRef::Blob(bytes) | ValueRef::Text(bytes) => Some(bytes.to_vec()),
+                    _ => None,
+                })
+            })
+            .optional()
+            .map(Option::flatten)
+    };
+    let root = match &meta.latest_root_blob_id {
+        Some(id) => blob(id)?,
+        None => None,
+    };
+    let mut messages = Vec::new();
+    // A root that does not decode is reported by the caller; here it just names no messages.
+    if let Some(decoded) = root
+        .as_deref()
+        .and_then(|bytes| cursor::decode_root(bytes).ok())
+    {
+        let CursorRoot { message_ids, .. } = decoded;
+        for id in message_ids {
+            messages.push(blob(&id)?);
+        }
+    }
+    Ok(StoredChat {
+        meta_hex,
+        root,
+        messages,
+    })
+}
+
+/// The config root a chat store lives under: `<root>/chats/<bucket>/<agentId>/store.db`.
+fn config_root_of(store_db: &Path) -> Option<PathBuf> {
+    let chats = store_db.ancestors().nth(3)?;
+    (chats.file_name()? == "chats").then(|| chats.parent().map(Path::to_path_buf))?
+}
+
+/// Slack for comparing a transcript's mtime with the store's, which the CLI writes moments apart.
+const TRANSCRIPT_SLACK: Duration = Duration::from_secs(2);
+
+/// The records of a chat's JSONL transcript, or `None` when it is older than the store or holds
+/// no record. A last line without its newline is still being written and is left for next time.
+fn read_transcript(
+    path: &Path,
+    store_write: Timestamp,
+    problems: &mut Vec<Problem>,
+) -> Option<Vec<Observation>> {
+    let written = mtime(path)?;
+    if written.plus(TRANSCRIPT_SLACK) < store_write {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let mut lines: Vec<&[u8]> = bytes.split(|byte| *byte == b'\n').collect();
+    // The piece after the last newline is empty for a complete file, partial otherwise.
+    lines.pop();
+    let mut records = Vec::new();
+    for (index, line) in lines.into_iter().enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match cursor::observe_transcript_line(line) {
+            Ok(observations) => records.extend(observations),
+            Err(error) => problems.push(problem(
+                "malformed_line",
+                path,
+                format!("line {}: {error}", index + 1),
+            )),
+        }
+    }
+    (!records.is_empty()).then_some(records)
+}
