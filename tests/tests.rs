@@ -3,7 +3,7 @@
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
-mod cursor;
+mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
 mod files; // transcript discovery and incremental reading
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
 mod listings; // Claude Code's registry and background jobs on disk
@@ -12,5 +12,4 @@ mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
-mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock // cursor-agent chat stores, transcripts and processes, and decoders that never panic
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
