@@ -517,7 +517,11 @@ impl Tracker {
             let (Some(folder), Some(last_write)) = (&entry.log.folder, entry.last_write) else {
                 continue;
             };
-            if entry.transcript.is_none() || vouches.contains_key(key) {
+            // A sub-agent session rolls up into its parent: the parent's process is not its.
+            if entry.transcript.is_none()
+                || entry.log.parent_session.is_some()
+                || vouches.contains_key(key)
+            {
                 continue;
             }
             let pool_key = (key.agent, self.canonical(folder).to_string());
