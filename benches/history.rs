@@ -42,7 +42,11 @@ fn main() {
     // End to end: the real binary, as a person runs it. The live sessions are vouched for by a
     // recorded process table, so the run does not depend on what runs on this machine.
     let table_path = root.join("processes.json");
-    fs::write(&table_path, serde_json::to_vec(&live_table(&live_pids)).unwrap()).unwrap();
+    fs::write(
+        &table_path,
+        serde_json::to_vec(&live_table(&live_pids)).unwrap(),
+    )
+    .unwrap();
     let binary = env!("CARGO_BIN_EXE_slate");
     let mut times = Vec::new();
     let mut listed = 0;
@@ -59,7 +63,11 @@ fn main() {
             .output()
             .expect("slate runs");
         times.push(started.elapsed());
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let body: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
         listed = body["sessions"].as_array().map_or(0, Vec::len);
     }
@@ -169,8 +177,16 @@ fn generate(home: &Path, n_files: usize, total_bytes: u64) -> Vec<(u32, String, 
     let live: Vec<(u32, String, &'static str)> = (0..LIVE_PER_AGENT)
         .flat_map(|index| {
             [
-                (50_000 + index as u32, format!("/bench/live-claude-{index}"), "claude"),
-                (60_000 + index as u32, format!("/bench/live-codex-{index}"), "codex"),
+                (
+                    50_000 + index as u32,
+                    format!("/bench/live-claude-{index}"),
+                    "claude",
+                ),
+                (
+                    60_000 + index as u32,
+                    format!("/bench/live-codex-{index}"),
+                    "codex",
+                ),
             ]
         })
         .collect();
@@ -259,7 +275,9 @@ fn uuid(index: usize) -> String {
 }
 
 fn stamp(offset_ms: i64) -> String {
-    now().minus(Duration::from_millis(offset_ms.max(0) as u64)).to_rfc3339()
+    now()
+        .minus(Duration::from_millis(offset_ms.max(0) as u64))
+        .to_rfc3339()
 }
 
 fn write_claude(path: &Path, id: &str, folder: &str, size: u64) {
@@ -275,7 +293,11 @@ fn write_claude(path: &Path, id: &str, folder: &str, size: u64) {
     writeln!(
         out,
         "{}",
-        envelope("user", r#""message":{"role":"user","content":"please fix the failing tests"}"#, &stamp(60_000))
+        envelope(
+            "user",
+            r#""message":{"role":"user","content":"please fix the failing tests"}"#,
+            &stamp(60_000)
+        )
     )
     .unwrap();
     while written < size {
@@ -307,7 +329,11 @@ fn write_claude(path: &Path, id: &str, folder: &str, size: u64) {
     writeln!(
         out,
         "{}",
-        envelope("system", r#""subtype":"turn_duration","durationMs":58000"#, &stamp(1_000))
+        envelope(
+            "system",
+            r#""subtype":"turn_duration","durationMs":58000"#,
+            &stamp(1_000)
+        )
     )
     .unwrap();
     out.flush().unwrap();

@@ -57,7 +57,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let now = match &cli.now {
         Some(text) => Timestamp::parse_rfc3339(text)
             .with_context(|| format!("--now {text:?} is not an RFC 3339 time"))?,
-        None => wall_clock(),
+        None => slate::live::system_clock(),
     };
     let mut options = Options::from_env(Env::from_process());
     if let Some(path) = &cli.processes {
@@ -171,12 +171,4 @@ fn doctor(engine: &Engine, now: Timestamp) -> String {
     }
     let _ = now;
     out
-}
-
-/// The one place the command line reads the clock.
-fn wall_clock() -> Timestamp {
-    let since_epoch = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    Timestamp::from_millis(since_epoch.as_millis() as i64)
 }

@@ -13,6 +13,7 @@ use crate::model::{AgentKind, Problem, ProcessTable, Session, SessionKey, Timest
 use crate::sources::files::{self, Env, ReadState, Roots, ScanOptions};
 use crate::sources::{listings, processes};
 use crate::tracker::{Change, Input, Policy, SeenProcess, Tracker};
+use crate::watch::WatchSpec;
 
 /// Where the engine gets its process table.
 #[derive(Debug, Clone)]
@@ -119,6 +120,23 @@ impl Engine {
                 })
             })
             .collect()
+    }
+
+    /// The folders the file watcher should watch: where transcripts, registries and stores live.
+    pub fn watch_paths(&self) -> Vec<WatchSpec> {
+        let mut specs = Vec::new();
+        let mut add = |path: PathBuf, recursive: bool| specs.push(WatchSpec { path, recursive });
+        if let Some(root) = self.roots.get(AgentKind::ClaudeCode) {
+            add(root.join("projects"), true);
+            add(root.join("sessions"), false);
+            add(root.join("jobs"), true);
+        }
+        if let Some(root) = self.roots.get(AgentKind::Codex) {
+            add(root.join("sessions"), true);
+            // The root itself, for `session_index.jsonl`; its other files are filtered out.
+            add(root.to_path_buf(), false);
+        }
+        specs
     }
 
     /// One full pass: the process table and listings first (so the walk knows which quiet

@@ -137,7 +137,7 @@ pub enum StoreError {
 }
 
 /// One status change of one session, as the engine recorded it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Transition {
     pub key: SessionKey,
     /// `None` for the first status Slate saw for the session.

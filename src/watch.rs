@@ -39,7 +39,10 @@ pub fn start(specs: Vec<WatchSpec>, events: mpsc::Sender<Event>) -> Option<Watch
                 return;
             }
             for path in event.paths {
-                if matches!(event.kind, EventKind::Create(notify::event::CreateKind::Folder)) {
+                if matches!(
+                    event.kind,
+                    EventKind::Create(notify::event::CreateKind::Folder)
+                ) {
                     let _ = events.send(Event::Rescan);
                 } else if is_interesting(&path) {
                     let _ = events.send(Event::Changed(path));
@@ -115,9 +118,8 @@ fn existing(spec: &WatchSpec) -> Option<WatchSpec> {
     while !ancestor.is_dir() {
         ancestor = ancestor.parent()?;
     }
-    if ancestor.parent().is_none() {
-        return None;
-    }
+    // Never the file-system root.
+    ancestor.parent()?;
     Some(WatchSpec {
         path: ancestor.to_path_buf(),
         recursive: false,

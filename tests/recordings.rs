@@ -3,7 +3,7 @@
 //! `now`. Each recording names the state SPEC §3 prescribes for that moment.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use serde::Deserialize;
 use slate::engine::{Engine, Options, ProcessSource};

@@ -7,6 +7,7 @@ mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders
 mod files; // transcript discovery and incremental reading
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
 mod listings; // Claude Code's registry and background jobs on disk
+mod live; // the live service: first snapshot, one change per append, over a temp HOME
 mod opencode; // OpenCode's SQLite store and JSON tree, read and decided, and damaged databases
 mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine

@@ -507,7 +507,7 @@ pub fn parse_registry(bytes: &[u8]) -> Result<Option<ListingEntry>, LineError> {
         status: str_field(&entry, "status").and_then(registry_status),
         waiting_for: str_field(&entry, "waitingFor").map(str::to_owned),
         // Registries from before `kind` was written held only interactive sessions.
-        interactive: str_field(&entry, "kind").map_or(true, |kind| kind == "interactive"),
+        interactive: str_field(&entry, "kind").is_none_or(|kind| kind == "interactive"),
         updated_at: time_field(&entry, "updatedAt"),
     }))
 }

@@ -1,0 +1,456 @@
+//! The live service: one loop that keeps the engine current and tells subscribers what changed.
+//!
+//! Every source of change (file-watcher hints, the process-scan and re-walk timers, the tracker's
+//! own deadline, and commands from the API or the desktop shell) arrives as one `Event` on one
+//! channel, and one thread handles them in order. That thread is the only one that touches the
+//! `Engine`; everyone else reads the published snapshot through a `Handle` and follows changes
+//! through a broadcast channel. The loop blocks on the channel until the next event or deadline,
+//! so an idle machine with no pending flip wakes only for the periodic scans.
+//!
+//! This module owns timing and fan-out. It does not decide states (`tracker` does), read files
+//! (`sources` does), or speak HTTP (`api` does).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::engine::{Engine, Options, RootReport};
+use crate::model::{AgentKind, HostedSignals, Session, SessionKey, Status, Timestamp};
+use crate::report;
+use crate::store::{Store, Transition};
+use crate::tracker::{Change, Input};
+
+/// How often the loop does its periodic work. `Default` gives SPEC §5's values.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    /// File-watcher hints for the same file within this time are read once.
+    pub coalesce: Duration,
+    /// The process table is scanned this often (and at once on refresh).
+    pub process_scan: Duration,
+    /// Every root is walked again this often, because watcher events are hints.
+    pub rewalk: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Timing {
+        Timing {
+            coalesce: Duration::from_millis(150),
+            process_scan: Duration::from_secs(15),
+            rewalk: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Everything that can wake the loop.
+#[derive(Debug)]
+pub enum Event {
+    /// A watched file or folder changed (a hint; it is read after the coalescing delay).
+    Changed(PathBuf),
+    /// The watcher lost track (overflow, error): walk everything.
+    Rescan,
+    /// Re-read everything now: processes, listings and transcripts.
+    Refresh,
+    /// A hosted session reported its terminal signals.
+    Hosted {
+        key: SessionKey,
+        signals: HostedSignals,
+    },
+    /// Stop the loop.
+    Shutdown,
+}
+
+/// What subscribers receive.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Update {
+    /// A live session appeared or changed; the whole session object.
+    Session { session: Box<Session> },
+    /// A session left the live list (it closed).
+    Removed { agent: AgentKind, id: String },
+}
+
+/// One session with the evidence that decided it and its recent transitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct Detail {
+    pub session: Session,
+    pub evidence: Vec<String>,
+    pub transitions: Vec<Transition>,
+}
+
+/// What `/health` reports.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Health {
+    pub version: String,
+    pub roots: Vec<RootReport>,
+    pub problems: BTreeMap<String, u64>,
+    pub live_sessions: usize,
+    pub needs_you: usize,
+    /// Set when the store was corrupt at start-up and was moved aside to this path.
+    pub store_recovered_from: Option<PathBuf>,
+}
+
+/// What the loop publishes after every round.
+#[derive(Debug, Default)]
+struct Published {
+    /// Every session, live and closed, by key.
+    sessions: HashMap<SessionKey, Session>,
+    evidence: HashMap<SessionKey, Vec<String>>,
+    health: Health,
+    /// Bumped after every round, so a caller can wait for a refresh to land.
+    generation: u64,
+}
+
+struct Shared {
+    published: RwLock<Published>,
+    updates: broadcast::Sender<Update>,
+    events: mpsc::Sender<Event>,
+    store: Option<Arc<Mutex<Store>>>,
+    generation_changed: tokio::sync::watch::Sender<u64>,
+}
+
+/// A cheap, cloneable view of the live service for the API, the CLI and the desktop shell.
+#[derive(Clone)]
+pub struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl Handle {
+    /// The live sessions (not closed), Needs you first.
+    pub fn live_sessions(&self) -> Vec<Session> {
+        let published = self.shared.published.read().expect("lock poisoned");
+        live_list(&published)
+    }
+
+    /// The live list and a receiver for every change after it, taken together so no change
+    /// falls between the two.
+    pub fn subscribe(&self) -> (Vec<Session>, broadcast::Receiver<Update>) {
+        let published = self.shared.published.read().expect("lock poisoned");
+        let receiver = self.shared.updates.subscribe();
+        (live_list(&published), receiver)
+    }
+
+    /// One session by id (or unique prefix), live or closed, with evidence and transitions.
+    pub fn session(&self, id: &str) -> Option<Detail> {
+        let published = self.shared.published.read().expect("lock poisoned");
+        let mut matches = published
+            .sessions
+            .iter()
+            .filter(|(key, _)| key.id.as_str().starts_with(id));
+        let (key, session) = matches.next()?;
+        if matches.next().is_some() && key.id.as_str() != id {
+            let exact = published
+                .sessions
+                .iter()
+                .find(|(key, _)| key.id.as_str() == id)?;
+            return Some(self.detail(&published, exact.0, exact.1));
+        }
+        Some(self.detail(&published, key, session))
+    }
+
+    fn detail(&self, published: &Published, key: &SessionKey, session: &Session) -> Detail {
+        let transitions = self
+            .shared
+            .store
+            .as_ref()
+            .and_then(|store| store.lock().ok()?.transitions(key, 20).ok())
+            .unwrap_or_default();
+        Detail {
+            session: session.clone(),
+            evidence: published.evidence.get(key).cloned().unwrap_or_default(),
+            transitions,
+        }
+    }
+
+    pub fn health(&self) -> Health {
+        self.shared
+            .published
+            .read()
+            .expect("lock poisoned")
+            .health
+            .clone()
+    }
+
+    /// Asks the loop to re-read everything now, without waiting.
+    pub fn refresh(&self) {
+        let _ = self.shared.events.send(Event::Refresh);
+    }
+
+    /// Asks the loop to re-read everything and waits until it has published the result.
+    pub async fn refresh_and_wait(&self) {
+        let mut generation = self.shared.generation_changed.subscribe();
+        let before = *generation.borrow_and_update();
+        self.refresh();
+        while *generation.borrow_and_update() <= before {
+            if generation.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Sends any event to the loop (hosted-session signals, a watcher hint).
+    pub fn send(&self, event: Event) {
+        let _ = self.shared.events.send(event);
+    }
+
+    /// Stops the loop.
+    pub fn shutdown(&self) {
+        let _ = self.shared.events.send(Event::Shutdown);
+    }
+}
+
+fn live_list(published: &Published) -> Vec<Session> {
+    let mut sessions: Vec<Session> = published
+        .sessions
+        .values()
+        .filter(|session| session.status != Status::Ended)
+        .cloned()
+        .collect();
+    report::sort_for_display(&mut sessions);
+    sessions
+}
+
+/// The wall clock, the default `Service::clock`.
+pub fn system_clock() -> Timestamp {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Timestamp::from_millis(since_epoch.as_millis() as i64)
+}
+
+/// The pieces a live service is built from.
+pub struct Service {
+    pub options: Options,
+    pub timing: Timing,
+    pub store: Option<Store>,
+    /// The wall clock; tests pass a fake one.
+    pub clock: fn() -> Timestamp,
+}
+
+/// Starts the loop on its own thread and returns its handle once the first full read is
+/// published, so the first snapshot a client sees is already correct.
+pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
+    let (events, inbox) = mpsc::channel();
+    let (updates, _) = broadcast::channel(1024);
+    let (generation_changed, _) = tokio::sync::watch::channel(0);
+    let store_recovered_from = service
+        .store
+        .as_ref()
+        .and_then(|store| store.recovered_from().map(PathBuf::from));
+    let store = service.store.map(|store| Arc::new(Mutex::new(store)));
+    let shared = Arc::new(Shared {
+        published: RwLock::new(Published::default()),
+        updates,
+        events: events.clone(),
+        store: store.clone(),
+        generation_changed,
+    });
+    let handle = Handle {
+        shared: shared.clone(),
+    };
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("slate-engine".to_string())
+        .spawn(move || {
+            let mut state = LoopState {
+                engine: Engine::new(service.options),
+                timing: service.timing,
+                clock: service.clock,
+                shared,
+                store,
+                store_recovered_from,
+                watcher: None,
+            };
+            state.watcher = crate::watch::start(state.engine.watch_paths(), events.clone());
+            state.run(inbox, ready_tx);
+        })
+        .expect("the engine thread starts");
+    let _ = ready_rx.recv();
+    (handle, thread)
+}
+
+struct LoopState {
+    engine: Engine,
+    timing: Timing,
+    clock: fn() -> Timestamp,
+    shared: Arc<Shared>,
+    store: Option<Arc<Mutex<Store>>>,
+    store_recovered_from: Option<PathBuf>,
+    watcher: Option<crate::watch::Watcher>,
+}
+
+impl LoopState {
+    fn run(&mut self, inbox: mpsc::Receiver<Event>, ready: mpsc::Sender<()>) {
+        let now = (self.clock)();
+        let first = self.engine.refresh(now);
+        self.publish(first, true);
+        let _ = ready.send(());
+
+        let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut read_pending_at: Option<Instant> = None;
+        let mut next_scan = Instant::now() + self.timing.process_scan;
+        let mut next_rewalk = Instant::now() + self.timing.rewalk;
+        loop {
+            let deadline_at = self.engine.next_deadline().map(|deadline| {
+                let wait = Duration::from_millis(
+                    deadline
+                        .millis()
+                        .saturating_sub((self.clock)().millis())
+                        .max(0) as u64,
+                );
+                Instant::now() + wait
+            });
+            let wake = [
+                Some(next_scan),
+                Some(next_rewalk),
+                read_pending_at,
+                deadline_at,
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("the periodic scans always set a wake time");
+            let event = match inbox.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+                Ok(event) => Some(event),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            let mut changes = Vec::new();
+            match event {
+                Some(Event::Changed(path)) => {
+                    pending.insert(path);
+                    read_pending_at.get_or_insert(Instant::now() + self.timing.coalesce);
+                }
+                Some(Event::Rescan) => {
+                    changes = self.engine.scan_files((self.clock)());
+                    self.refresh_watches();
+                }
+                Some(Event::Refresh) => {
+                    changes = self.engine.refresh((self.clock)());
+                    self.refresh_watches();
+                    next_scan = Instant::now() + self.timing.process_scan;
+                    pending.clear();
+                    read_pending_at = None;
+                }
+                Some(Event::Hosted { key, signals }) => {
+                    changes = self
+                        .engine
+                        .apply(Input::Hosted { key, signals }, (self.clock)());
+                }
+                Some(Event::Shutdown) => return,
+                None => {}
+            }
+            let instant = Instant::now();
+            if read_pending_at.is_some_and(|at| at <= instant) {
+                read_pending_at = None;
+                let now = (self.clock)();
+                for path in std::mem::take(&mut pending) {
+                    changes = crate::engine::merge(changes, self.engine.read_path(&path, now));
+                }
+                self.refresh_watches();
+            }
+            if next_scan <= instant {
+                next_scan = instant + self.timing.process_scan;
+                changes = crate::engine::merge(changes, self.engine.scan_processes((self.clock)()));
+            }
+            if next_rewalk <= instant {
+                next_rewalk = instant + self.timing.rewalk;
+                changes = crate::engine::merge(changes, self.engine.scan_files((self.clock)()));
+                self.refresh_watches();
+            }
+            if deadline_at.is_some_and(|at| at <= instant) {
+                changes = crate::engine::merge(changes, self.engine.tick((self.clock)()));
+            }
+            self.publish(changes, false);
+        }
+    }
+
+    /// Keeps the watcher on every root and on folders that appeared since.
+    fn refresh_watches(&mut self) {
+        if let Some(watcher) = &mut self.watcher {
+            watcher.watch_all(self.engine.watch_paths());
+        }
+    }
+
+    /// Publishes the engine's state, records transitions, and broadcasts what changed.
+    fn publish(&mut self, changes: Vec<Change>, first: bool) {
+        let now = (self.clock)();
+        if let Some(store) = &self.store {
+            if let Ok(store) = store.lock() {
+                let transitions: Vec<Transition> = changes
+                    .iter()
+                    .filter(|change| change.previous != Some(change.session.status))
+                    .map(|change| Transition {
+                        key: change.key.clone(),
+                        from: change.previous,
+                        to: change.session.status,
+                        reason: change.session.session_state.reason.clone(),
+                        at: now,
+                    })
+                    .collect();
+                if let Err(err) = store.record_transitions(&transitions) {
+                    tracing::warn!("cannot record state transitions: {err}");
+                }
+            }
+        }
+        let mut published = self.shared.published.write().expect("lock poisoned");
+        for change in &changes {
+            published
+                .sessions
+                .insert(change.key.clone(), change.session.clone());
+        }
+        if first {
+            published.sessions = self
+                .engine
+                .sessions()
+                .into_iter()
+                .map(|session| (SessionKey::new(session.agent, session.id.as_str()), session))
+                .collect();
+        }
+        published.evidence = published
+            .sessions
+            .iter()
+            .filter(|(_, session)| session.status != Status::Ended)
+            .map(|(key, _)| (key.clone(), self.engine.evidence(key)))
+            .collect();
+        let live = live_list(&published);
+        published.health = Health {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            roots: self.engine.roots(),
+            problems: self.engine.problems().counts.clone(),
+            live_sessions: live.len(),
+            needs_you: live
+                .iter()
+                .filter(|session| session.status == Status::Waiting)
+                .count(),
+            store_recovered_from: self.store_recovered_from.clone(),
+        };
+        published.generation += 1;
+        let generation = published.generation;
+        drop(published);
+        if !first {
+            for change in changes {
+                let update = if change.session.status == Status::Ended {
+                    if change.previous.is_none() || change.previous == Some(Status::Ended) {
+                        continue;
+                    }
+                    Update::Removed {
+                        agent: change.key.agent,
+                        id: change.key.id.0,
+                    }
+                } else {
+                    Update::Session {
+                        session: Box::new(change.session),
+                    }
+                };
+                let _ = self.shared.updates.send(update);
+            }
+        }
+        let _ = self.shared.generation_changed.send(generation);
+        let _ = now;
+    }
+}

@@ -1,0 +1,124 @@
+//! The live service over a temporary HOME: the first snapshot is already decided, an append to a
+//! transcript reaches subscribers as exactly one change, and a closed session leaves the list.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use slate::engine::{Options, ProcessSource};
+use slate::live::{self, Service, Timing, Update};
+use slate::model::{ProcessInfo, ProcessTable, Status, Timestamp};
+use slate::sources::files::Env;
+
+const SESSION: &str = "7f3c1d2e-5a4b-4c3d-9e8f-0a1b2c3d4e5f";
+
+fn line(kind: &str, body: &str, at: Timestamp) -> String {
+    format!(
+        r#"{{"type":"{kind}","cwd":"/work/acme","sessionId":"{SESSION}","version":"2.1.332","uuid":"u","timestamp":"{at}",{body}}}"#
+    )
+}
+
+fn working_transcript(path: &Path, at: Timestamp) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut file = std::fs::File::create(path).unwrap();
+    writeln!(
+        file,
+        "{}",
+        line(
+            "user",
+            r#""message":{"role":"user","content":"run the tests"}"#,
+            at
+        )
+    )
+    .unwrap();
+    writeln!(
+        file,
+        "{}",
+        line(
+            "assistant",
+            r#""message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"cargo test"}}]}"#,
+            at
+        )
+    )
+    .unwrap();
+}
+
+fn service(home: &Path, started: Timestamp) -> Service {
+    let env = Env {
+        home: Some(home.to_path_buf()),
+        ..Env::default()
+    };
+    let mut options = Options::from_env(env);
+    options.processes = ProcessSource::Recorded(ProcessTable {
+        processes: vec![ProcessInfo {
+            pid: 4242,
+            ppid: Some(1),
+            name: "claude".to_string(),
+            exe: None,
+            cmd: vec!["claude".to_string()],
+            cwd: Some("/work/acme".to_string()),
+            start_time: started,
+            start_ticks: None,
+        }],
+    });
+    Service {
+        options,
+        timing: Timing::default(),
+        store: None,
+        clock: live::system_clock,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_appended_turn_end_reaches_subscribers_once() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let now = live::system_clock();
+    let transcript = home.join(format!(".claude/projects/-work-acme/{SESSION}.jsonl"));
+    working_transcript(&transcript, now);
+
+    let (handle, thread) = live::start(service(home, now.minus(Duration::from_secs(60))));
+    let (snapshot, mut updates) = handle.subscribe();
+    assert_eq!(snapshot.len(), 1, "{snapshot:#?}");
+    assert_eq!(snapshot[0].status, Status::Working);
+
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    let at = live::system_clock();
+    for (kind, body) in [
+        (
+            "user",
+            r#""message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ok","is_error":false}]}"#,
+        ),
+        (
+            "assistant",
+            r#""message":{"role":"assistant","content":[{"type":"text","text":"All green."}]}"#,
+        ),
+        ("system", r#""subtype":"turn_duration","durationMs":900"#),
+    ] {
+        writeln!(file, "{}", line(kind, body, at)).unwrap();
+    }
+    file.flush().unwrap();
+
+    let update = tokio::time::timeout(Duration::from_secs(1), updates.recv())
+        .await
+        .expect("a change within a second")
+        .expect("the stream is open");
+    match update {
+        Update::Session { session } => {
+            assert_eq!(session.id.as_str(), SESSION);
+            assert_eq!(session.status, Status::Waiting);
+            assert_eq!(session.session_state.reason.code.as_str(), "turn_finished");
+        }
+        other => panic!("expected a session update, got {other:?}"),
+    }
+    // Exactly one: nothing else arrives while nothing else happens.
+    let more = tokio::time::timeout(Duration::from_millis(700), updates.recv()).await;
+    assert!(more.is_err(), "a second update arrived: {more:?}");
+    assert_eq!(handle.live_sessions()[0].status, Status::Waiting);
+
+    handle.shutdown();
+    thread.join().unwrap();
+}
