@@ -206,6 +206,17 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
         .or_else(|| cursor::recognise(process))
 }
 
+/// True for a UUID in its 8-4-4-4-12 hexadecimal spelling: a session id on a command line, as
+/// opposed to `latest`, a list number or a prompt.
+pub fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(group, len)| group.len() == len && group.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
 /// The base name of an executable path or argv[0], without a `.exe` suffix, lower-cased.
 pub fn program_name(path: &str) -> String {
     let base = path.rsplit(['/', '\\']).next().unwrap_or(path);

@@ -148,28 +148,13 @@ pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
             format!("{row_time} ({} ago)", age(row_time, now)),
         );
     }
-    line(
-        "presence",
-        serde_json::to_value(state.presence)
-            .ok()
-            .and_then(|value| value.as_str().map(str::to_string))
-            .unwrap_or_default(),
-    );
-    line(
-        "activity",
-        serde_json::to_value(state.activity)
-            .ok()
-            .and_then(|value| value.as_str().map(str::to_string))
-            .unwrap_or_default(),
-    );
+    line("presence", wire_name(state.presence));
+    line("activity", wire_name(state.activity));
     line(
         "next actor",
         format!(
             "{} ({})",
-            serde_json::to_value(state.next_actor.actor)
-                .ok()
-                .and_then(|value| value.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            wire_name(state.next_actor.actor),
             state.next_actor.reason
         ),
     );
@@ -184,6 +169,14 @@ pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
         let _ = writeln!(out, "  - {fact}");
     }
     out
+}
+
+/// The snake_case name a facet value has on the wire.
+fn wire_name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// A duration as a person reads it, e.g. `1.2 s` or `340 ms`.

@@ -470,21 +470,11 @@ fn session_arg(args: &[String]) -> Option<String> {
                     .and_then(|rest| rest.strip_prefix('='))
             })
         };
-        if let Some(value) = value.filter(|value| is_uuid(value)) {
+        if let Some(value) = value.filter(|value| super::is_uuid(value)) {
             return Some(value.to_owned());
         }
     }
     None
-}
-
-/// True for a UUID in its 8-4-4-4-12 hexadecimal spelling.
-fn is_uuid(text: &str) -> bool {
-    let groups: Vec<&str> = text.split('-').collect();
-    groups.len() == 5
-        && groups
-            .iter()
-            .zip([8, 4, 4, 4, 12])
-            .all(|(group, len)| group.len() == len && group.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// Reads one live-registry file `sessions/<pid>.json`. The legacy generation (`pid-<n>.json`,
@@ -656,9 +646,9 @@ mod tests {
 
     #[test]
     fn uuids_need_all_five_groups() {
-        assert!(is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9b8"));
-        assert!(!is_uuid("2b9e4f10-8c7d-4e6f-a5b4"));
-        assert!(!is_uuid("fix the login bug"));
-        assert!(!is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9bz"));
+        assert!(super::is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9b8"));
+        assert!(!super::is_uuid("2b9e4f10-8c7d-4e6f-a5b4"));
+        assert!(!super::is_uuid("fix the login bug"));
+        assert!(!super::is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9bz"));
     }
 }

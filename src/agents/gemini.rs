@@ -617,7 +617,7 @@ fn read_args(args: &[String]) -> (ProcessRole, Option<String>) {
             | "--list-extensions" | "-l" => return (ProcessRole::Helper, None),
             "-p" | "--prompt" => role = ProcessRole::Print,
             "-r" | "--resume" => {
-                session = value().filter(|id| is_uuid(id)).map(str::to_string);
+                session = value().filter(|id| super::is_uuid(id)).map(str::to_string);
             }
             _ => {}
         }
@@ -630,16 +630,6 @@ fn read_args(args: &[String]) -> (ProcessRole, Option<String>) {
         return (ProcessRole::Helper, None);
     }
     (role, session)
-}
-
-/// True for a full UUID (`8-4-4-4-12` hex digits); `latest` and list numbers are not session ids.
-fn is_uuid(text: &str) -> bool {
-    let groups: Vec<&str> = text.split('-').collect();
-    groups.len() == 5
-        && groups
-            .iter()
-            .zip([8, 4, 4, 4, 12])
-            .all(|(group, len)| group.len() == len && group.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// The short session id in a chat file name: `session-<YYYY-MM-DDTHH-MM>-<8 hex>.jsonl` (or the
@@ -665,7 +655,8 @@ pub fn session_file_id(file_name: &str) -> Option<String> {
 /// own metadata says only `kind:"subagent"`; the parent is known from the path alone.
 pub fn subagent_file(dir_name: &str, file_name: &str) -> Option<(String, String)> {
     let sub = file_name.strip_suffix(".jsonl")?;
-    (is_uuid(dir_name) && is_uuid(sub)).then(|| (dir_name.to_string(), sub.to_string()))
+    (super::is_uuid(dir_name) && super::is_uuid(sub))
+        .then(|| (dir_name.to_string(), sub.to_string()))
 }
 
 /// The project root a `tmp/<dir>` folder belongs to, from the bytes of `~/.gemini/projects.json`
@@ -790,9 +781,9 @@ mod tests {
 
     #[test]
     fn uuids_are_full_uuids() {
-        assert!(is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b"));
-        assert!(!is_uuid("latest"));
-        assert!(!is_uuid("3"));
-        assert!(!is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6"));
+        assert!(super::is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b"));
+        assert!(!super::is_uuid("latest"));
+        assert!(!super::is_uuid("3"));
+        assert!(!super::is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6"));
     }
 }
