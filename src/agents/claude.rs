@@ -470,7 +470,7 @@ fn session_arg(args: &[String]) -> Option<String> {
                     .and_then(|rest| rest.strip_prefix('='))
             })
         };
-        if let Some(value) = value.filter(|value| super::is_uuid(value)) {
+        if let Some(value) = value.filter(|value| crate::agents::is_uuid(value)) {
             return Some(value.to_owned());
         }
     }
@@ -646,9 +646,9 @@ mod tests {
 
     #[test]
     fn uuids_need_all_five_groups() {
-        assert!(super::is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9b8"));
-        assert!(!super::is_uuid("2b9e4f10-8c7d-4e6f-a5b4"));
-        assert!(!super::is_uuid("fix the login bug"));
-        assert!(!super::is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9bz"));
+        assert!(crate::agents::is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9b8"));
+        assert!(!crate::agents::is_uuid("2b9e4f10-8c7d-4e6f-a5b4"));
+        assert!(!crate::agents::is_uuid("fix the login bug"));
+        assert!(!crate::agents::is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9bz"));
     }
 }

@@ -523,16 +523,9 @@ pub fn session_id_from_file_name(name: &str) -> Option<String> {
         10 => byte == b'T',
         _ => byte.is_ascii_digit(),
     });
-    (time_shape && looks_like_uuid(id)).then(|| id.to_owned())
+    (time_shape && crate::agents::is_uuid(id)).then(|| id.to_owned())
 }
 
-fn looks_like_uuid(text: &str) -> bool {
-    text.len() == 36
-        && text.bytes().enumerate().all(|(idx, byte)| match idx {
-            8 | 13 | 18 | 23 => byte == b'-',
-            _ => byte.is_ascii_hexdigit(),
-        })
-}
 
 /// Recognises a Codex process (FORMATS.md §2.4) from its argv, falling back to its executable.
 ///
@@ -655,7 +648,7 @@ fn classify(args: &[String]) -> AgentProcess {
     let uuid_at = |pos: usize| {
         positionals
             .get(pos)
-            .filter(|text| looks_like_uuid(text))
+            .filter(|text| crate::agents::is_uuid(text))
             .map(|text| (*text).to_owned())
     };
     let (role, session_arg) = match positionals.first().copied() {

@@ -558,7 +558,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
             session_arg = Some(value.to_string());
         } else if arg == "--resume" || arg == "--new-session-id" {
             // `--resume` alone opens a picker; its value is optional, and only a chat id is one.
-            if args.peek().is_some_and(|next| looks_like_uuid(next)) {
+            if args.peek().is_some_and(|next| crate::agents::is_uuid(next)) {
                 session_arg = args.next().cloned();
             }
         } else if arg == "-p" || arg == "--print" {
@@ -593,7 +593,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
     })
 }
 
-fn looks_like_uuid(text: &str) -> bool {
+fn crate::agents::is_uuid(text: &str) -> bool {
     text.len() == 36
         && text.char_indices().all(|(index, ch)| match index {
             8 | 13 | 18 | 23 => ch == '-',

@@ -617,7 +617,7 @@ fn read_args(args: &[String]) -> (ProcessRole, Option<String>) {
             | "--list-extensions" | "-l" => return (ProcessRole::Helper, None),
             "-p" | "--prompt" => role = ProcessRole::Print,
             "-r" | "--resume" => {
-                session = value().filter(|id| super::is_uuid(id)).map(str::to_string);
+                session = value().filter(|id| crate::agents::is_uuid(id)).map(str::to_string);
             }
             _ => {}
         }
@@ -655,7 +655,7 @@ pub fn session_file_id(file_name: &str) -> Option<String> {
 /// own metadata says only `kind:"subagent"`; the parent is known from the path alone.
 pub fn subagent_file(dir_name: &str, file_name: &str) -> Option<(String, String)> {
     let sub = file_name.strip_suffix(".jsonl")?;
-    (super::is_uuid(dir_name) && super::is_uuid(sub))
+    (crate::agents::is_uuid(dir_name) && crate::agents::is_uuid(sub))
         .then(|| (dir_name.to_string(), sub.to_string()))
 }
 
@@ -781,9 +781,9 @@ mod tests {
 
     #[test]
     fn uuids_are_full_uuids() {
-        assert!(super::is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b"));
-        assert!(!super::is_uuid("latest"));
-        assert!(!super::is_uuid("3"));
-        assert!(!super::is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6"));
+        assert!(crate::agents::is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b"));
+        assert!(!crate::agents::is_uuid("latest"));
+        assert!(!crate::agents::is_uuid("3"));
+        assert!(!crate::agents::is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6"));
     }
 }
