@@ -646,9 +646,13 @@ mod tests {
 
     #[test]
     fn uuids_need_all_five_groups() {
-        assert!(crate::agents::is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9b8"));
+        assert!(crate::agents::is_uuid(
+            "2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9b8"
+        ));
         assert!(!crate::agents::is_uuid("2b9e4f10-8c7d-4e6f-a5b4"));
         assert!(!crate::agents::is_uuid("fix the login bug"));
-        assert!(!crate::agents::is_uuid("2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9bz"));
+        assert!(!crate::agents::is_uuid(
+            "2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9bz"
+        ));
     }
 }

@@ -526,7 +526,6 @@ pub fn session_id_from_file_name(name: &str) -> Option<String> {
     (time_shape && crate::agents::is_uuid(id)).then(|| id.to_owned())
 }
 
-
 /// Recognises a Codex process (FORMATS.md §2.4) from its argv, falling back to its executable.
 ///
 /// A process whose argv cannot be read is not recognised: without it a TUI cannot be told from the

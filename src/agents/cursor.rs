@@ -593,14 +593,6 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
     })
 }
 
-fn crate::agents::is_uuid(text: &str) -> bool {
-    text.len() == 36
-        && text.char_indices().all(|(index, ch)| match index {
-            8 | 13 | 18 | 23 => ch == '-',
-            _ => ch.is_ascii_hexdigit(),
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -617,7 +617,9 @@ fn read_args(args: &[String]) -> (ProcessRole, Option<String>) {
             | "--list-extensions" | "-l" => return (ProcessRole::Helper, None),
             "-p" | "--prompt" => role = ProcessRole::Print,
             "-r" | "--resume" => {
-                session = value().filter(|id| crate::agents::is_uuid(id)).map(str::to_string);
+                session = value()
+                    .filter(|id| crate::agents::is_uuid(id))
+                    .map(str::to_string);
             }
             _ => {}
         }
@@ -781,9 +783,13 @@ mod tests {
 
     #[test]
     fn uuids_are_full_uuids() {
-        assert!(crate::agents::is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b"));
+        assert!(crate::agents::is_uuid(
+            "5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6b"
+        ));
         assert!(!crate::agents::is_uuid("latest"));
         assert!(!crate::agents::is_uuid("3"));
-        assert!(!crate::agents::is_uuid("5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6"));
+        assert!(!crate::agents::is_uuid(
+            "5e1f2a3b-6c7d-4e8f-9a0b-1c2d3e4f5a6"
+        ));
     }
 }
