@@ -106,11 +106,22 @@ fn real_cli_recordings_get_their_prescribed_state() {
             "{} {} {}",
             recording.agent, recording.cli_version, recording.scenario
         );
-        let now = Timestamp::parse_rfc3339(&recording.captured_at).expect("captured_at");
+        let captured = Timestamp::parse_rfc3339(&recording.captured_at).expect("captured_at");
+        let agent = AgentKind::parse(&recording.agent).expect("known agent");
+        // A single look at a closed session of an agent without a listing cannot tell a process
+        // that just exited from one Slate cannot see: SPEC §3 rule 1 closes it once the window
+        // has passed. (A live engine closes it at once, having seen the process die; the
+        // `rule1-codex-daemon-does-not-vouch` scenario shows that.) Claude Code's registry
+        // decides at once, so its closed recordings are checked at the moment of capture.
+        let now = if recording.expected.status == "ended" && agent != AgentKind::ClaudeCode {
+            captured.plus(Duration::from_secs(46))
+        } else {
+            captured
+        };
         let temp = tempfile::tempdir().unwrap();
         let home = temp.path().join("home");
         copy_tree(&dir.join("home"), &home);
-        set_mtimes(&home, &home, &recording, now);
+        set_mtimes(&home, &home, &recording, captured);
         let table = processes::load_table(&dir.join("processes.json")).unwrap();
         let env = Env {
             home: Some(home.clone()),
@@ -122,7 +133,6 @@ fn real_cli_recordings_get_their_prescribed_state() {
         options.processes = ProcessSource::Recorded(table);
         let mut engine = Engine::new(options);
         engine.refresh(now);
-        let agent = AgentKind::parse(&recording.agent).expect("known agent");
         let session = engine
             .sessions()
             .into_iter()
