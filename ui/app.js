@@ -212,12 +212,8 @@ function renderHeader() {
 
   const conn = $("connection");
   conn.dataset.state = state.connection;
-  conn.textContent =
-    state.connection === "open"
-      ? "Live"
-      : state.connection === "retrying"
-        ? `Reconnecting in ${Math.ceil(state.retryInMs / 1000)} s`
-        : "Connecting…";
+  conn.textContent = state.connection === "open" ? "Live" : state.connection === "retrying" ? "Offline" : "Connecting…";
+  conn.title = state.connection === "retrying" ? `The list may be out of date; trying again in ${Math.ceil(state.retryInMs / 1000)} s` : "";
 }
 
 function renderList() {
@@ -588,6 +584,8 @@ async function start() {
   document.addEventListener("keydown", onKey);
   $("refresh").addEventListener("click", () => refresh());
   setInterval(tick, CLOCK_TICK_MS);
+  // A window that was hidden (or a machine that slept) shows current times at once on return.
+  document.addEventListener("visibilitychange", tick);
   render();
   let endpoint;
   try {

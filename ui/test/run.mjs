@@ -588,6 +588,8 @@ async function main() {
     });
 
     await browser.screenshot(join(shots, "details-light.png"));
+    await browser.exec("const pane = document.getElementById('details'); pane.scrollTop = pane.scrollHeight;");
+    await browser.screenshot(join(shots, "details-evidence-light.png"));
 
     await check("Esc closes the details", async () => {
       await browser.keys("#list", KEY.escape);
