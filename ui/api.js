@@ -37,10 +37,14 @@ export async function resolveEndpoint(win = window) {
     return { base: trimSlash(override), token: params.get("token") || metaToken(win.document), tauri: core };
   }
   if (core) {
-    const answer = await core.invoke("api_endpoint");
-    return { base: trimSlash(String(answer.base)), token: answer.token || null, tauri: core };
+    try {
+      const answer = await core.invoke("api_endpoint");
+      if (answer && answer.base) return { base: trimSlash(String(answer.base)), token: answer.token || null, tauri: core };
+    } catch {
+      // A shell without the command serves the page itself, like `slate serve`: fall through.
+    }
   }
-  return { base: trimSlash(win.location.origin), token: metaToken(win.document), tauri: null };
+  return { base: trimSlash(win.location.origin), token: metaToken(win.document), tauri: core };
 }
 
 function trimSlash(url) {

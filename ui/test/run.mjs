@@ -549,6 +549,16 @@ async function main() {
 
     await browser.screenshot(join(shots, "window-light.png"));
 
+    await check("the page clock brings the relative times up to date", async () => {
+      // The clock runs every 15 s and whenever the window becomes visible again; the check moves
+      // the page's time on by a minute and shows the window rather than waiting 15 s.
+      await browser.exec("window.__realNow = Date.now; const later = Date.now() + 60000; Date.now = () => later; document.dispatchEvent(new Event('visibilitychange'));");
+      const rows = await browser.exec(ROWS);
+      await browser.exec("Date.now = window.__realNow; document.dispatchEvent(new Event('visibilitychange'));");
+      equal(rows[0].ago, "1 min", "12 s a minute later");
+      equal(rows.find((r) => r.key === keyOf(w.finished)).ago, "9 min", "8 min a minute later");
+    });
+
     await check("the first session is selected, and ↓ j ↑ k move the selection", async () => {
       equal(await browser.exec(SELECTED), expectedOrder[0], "initial selection");
       await browser.keys("#list", KEY.down);
