@@ -176,6 +176,9 @@ function startFakeApi() {
       store_recovered_from: null,
     },
     port: 0,
+    /** When each stream request came, and how many more to refuse (the reconnect check). */
+    streamAttempts: [],
+    refuseStreams: 0,
     /** How far the payloads are moved forward in time when served; see `load`. */
     shiftMs: 0,
     setWorld(entries) {
@@ -217,6 +220,11 @@ function startFakeApi() {
     if (req.method === "OPTIONS") return send(res, 204, "");
     if (req.method === "GET" && path === "/sessions/live") return send(res, 200, { sessions: api.sessions });
     if (req.method === "GET" && path === "/sessions/live/stream") {
+      api.streamAttempts.push(Date.now());
+      if (api.refuseStreams > 0) {
+        api.refuseStreams -= 1;
+        return send(res, 503, { error: "not now" });
+      }
       res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive" });
       res.write(`event: snapshot\ndata: ${JSON.stringify(shiftTimes({ sessions: api.sessions }, api.shiftMs))}\n\n`);
       api.streams.add(res);
@@ -666,6 +674,20 @@ async function main() {
       const rows = await browser.exec(ROWS);
       equal(rows.map((r) => r.key), [keyOf(w.question), keyOf(w.working)], "rows after the new snapshot");
       equal(await browser.exec(COUNT), "1 needs you 1 working", "summary after the new snapshot");
+    });
+
+    await check("a refused stream is retried after growing pauses, showing Offline meanwhile", async () => {
+      api.streamAttempts = [];
+      api.refuseStreams = 1;
+      const dropped = Date.now();
+      api.dropStreams();
+      await browser.until("the Offline label", "return document.getElementById('connection').textContent === 'Offline';");
+      await browser.until("the stream back", "return document.getElementById('connection').dataset.state === 'open';");
+      const [refused, accepted] = api.streamAttempts;
+      equal(api.streamAttempts.length, 2, "attempts after the drop");
+      const gaps = [refused - dropped, accepted - refused];
+      ok(gaps[0] >= 900 && gaps[1] >= 1800, `pauses of about 1 s then 2 s: ${JSON.stringify(gaps)}`);
+      equal((await browser.exec(ROWS)).length, 2, "the list is kept while offline and replaced by the snapshot");
     });
 
     await check("a session without session_state shows its status and no facets", async () => {
