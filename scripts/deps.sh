@@ -11,6 +11,10 @@ want build-essential
 want pkg-config
 # Tests that drive real terminals.
 want tmux
+# The window page's test: headless Chromium driven over WebDriver from a Node script.
+want chromium
+want chromium-driver
+want nodejs
 
 for extra in "$@"; do want "$extra"; done
 

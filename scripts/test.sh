@@ -10,3 +10,5 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== the window page (headless Chromium)"
+node ui/test/run.mjs

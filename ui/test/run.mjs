@@ -1,0 +1,792 @@
+//! The window page's end-to-end test: headless Chromium, driven over raw W3C WebDriver (`fetch`
+//! against chromedriver, no npm packages), loads `ui/` from a small fake API server that this script
+//! runs and steers. The fake serves the payloads in `ui/test/fixtures/`, which the real engine
+//! produced from the recorded sessions (see `fixtures/make.sh`), shaped as the API contract says;
+//! it does not stand in for `slate serve`'s own behaviour, which has its own tests.
+//!
+//! Run: `node ui/test/run.mjs` (needs Chromium, or `$CHROME_BIN` naming one, and `chromedriver`).
+//! Prints one line per check and a closing `N passed, N failed`; exits non-zero on any failure.
+//! With `UPDATE_SCREENSHOTS=1` the screenshots go to `docs/screenshots/` (for the README) instead
+//! of a temporary folder.
+
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const UI = resolve(HERE, "..");
+const REPO = resolve(UI, "..");
+const FIXTURES = join(HERE, "fixtures");
+const TOKEN = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+const WAIT_MS = 8000;
+
+// ---------------------------------------------------------------------------------------------
+// Fixture sessions. Each recorded session is moved in time so that its row time lies a chosen age
+// before now: the relative times in the window then read the same on every run.
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+function shiftTimes(value, deltaMs) {
+  if (typeof value === "string" && ISO.test(value)) return new Date(Date.parse(value) + deltaMs).toISOString();
+  if (Array.isArray(value)) return value.map((item) => shiftTimes(item, deltaMs));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, shiftTimes(item, deltaMs)]));
+  }
+  return value;
+}
+
+function loadFixture(name) {
+  return JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), "utf8"));
+}
+
+/** A recorded session (and its details) whose row time is `ageMs` before `now`. */
+function aged(name, ageMs, now, change = (s) => s) {
+  const fixture = loadFixture(name);
+  const delta = now - ageMs - Date.parse(fixture.session.row_time);
+  const session = change(shiftTimes(fixture.session, delta));
+  const details = shiftTimes(fixture.details, delta);
+  details.session = session;
+  return { session, details };
+}
+
+/**
+ * A waiting variant of a recorded session, for reason kinds the recordings do not (yet) cover:
+ * same shape, another agent, id, project and reason. Marked `derived` only in this script.
+ */
+function variant({ agent, id, project, branch, reason, hosted = false, extra = {} }) {
+  return (fixture) => {
+    const session = structuredClone(fixture);
+    Object.assign(session, { agent, id, project, folder: `/home/dev/src/${project}`, hosted, ...extra });
+    if (branch !== undefined) session.branch = branch;
+    session.transcript = `/home/dev/.${agent}/sessions/${id}.jsonl`;
+    if (reason) {
+      session.status = "waiting";
+      session.session_state.status = "waiting";
+      session.session_state.reason = reason;
+      session.session_state.activity = "between_turns";
+      session.session_state.next_actor = {
+        actor: "operator",
+        reason: `a pending decision: ${reason.text}`,
+        since: session.row_time,
+      };
+    }
+    return session;
+  };
+}
+
+function world(now) {
+  const permission = aged("permission", 12_300, now, (s) => ({ ...s, ahead: 2 }));
+  permission.details.transitions = [
+    {
+      key: { agent: permission.session.agent, id: permission.session.id },
+      from: null,
+      to: "working",
+      reason: { code: "prompt", text: "A prompt was sent" },
+      at: new Date(now - 40_000).toISOString(),
+    },
+    {
+      key: { agent: permission.session.agent, id: permission.session.id },
+      from: "working",
+      to: "waiting",
+      reason: permission.session.session_state.reason,
+      at: new Date(now - 12_000).toISOString(),
+    },
+  ];
+  const question = aged("question", 3 * 60_000, now);
+  const finished = aged("finished", 8 * 60_000, now, (s) => ({ ...s, branch: "fix/login-timeout", ahead: 1, behind: 4, dirty: 3 }));
+  const interrupted = aged(
+    "finished",
+    25 * 60_000,
+    now,
+    variant({
+      agent: "codex",
+      id: "019a7c2e-5b1d-7f30-9e41-2c8d6a0b4f17",
+      project: "web-shop",
+      branch: "feature/cart",
+      reason: { code: "interrupted", text: "Interrupted by the user" },
+      hosted: true,
+      extra: { title: "Add the cart total to the checkout page", last_prompt: "Add the cart total to the checkout page", model: "gpt-5.3-codex", cli_version: "0.171.0", dirty: 1 },
+    }),
+  );
+  const quiet = aged(
+    "tool_running",
+    2 * 3600_000,
+    now,
+    variant({
+      agent: "gemini-cli",
+      id: "6c1f0d7a-93b2-4e55-a0f8-1d2e3c4b5a69",
+      project: "docs-site",
+      branch: "main",
+      reason: { code: "quiet_call", text: "A tool call has been quiet for 2 h" },
+      extra: { title: "Regenerate the API reference", last_prompt: "Regenerate the API reference", model: "gemini-3-pro", cli_version: "0.61.0" },
+    }),
+  );
+  const titleStopped = aged(
+    "tool_running",
+    40_000,
+    now,
+    variant({
+      agent: "opencode",
+      id: "ses_5f2a9c1b7e3dAqP4yN8sLkR2vW",
+      project: "infra",
+      branch: "ops/terraform-upgrade",
+      reason: { code: "title_stopped", text: "The terminal title stopped moving" },
+      hosted: true,
+      extra: { title: "Upgrade the Terraform providers", last_prompt: "Upgrade the Terraform providers", model: "anthropic/claude-sonnet-5", cli_version: "1.18.33" },
+    }),
+  );
+  const working = aged("tool_running", 5_000, now);
+  const all = [permission, question, finished, interrupted, quiet, titleStopped, working];
+  for (const entry of all) entry.details.session = entry.session;
+  // An older server's session: no `session_state`, only the top-level status.
+  const oldQuestion = aged("question", 90_000, now, (s) => {
+    const copy = structuredClone(s);
+    delete copy.session_state;
+    copy.id = "7d3e9a10-0c4b-4a8e-9f21-5b6c7d8e9f00";
+    copy.project = "legacy-app";
+    return copy;
+  });
+  oldQuestion.details = { session: oldQuestion.session, evidence: [], transitions: [] };
+  return { permission, question, finished, interrupted, quiet, titleStopped, working, all, oldQuestion };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fake API: the contract's routes over in-memory state, plus a stream the test can push into.
+
+function startFakeApi() {
+  const api = {
+    sessions: [],
+    details: new Map(),
+    streams: new Set(),
+    refreshes: [],
+    focusCalls: [],
+    health: {
+      version: "0.1.0-test",
+      roots: [
+        { agent: "claude-code", path: "/home/dev/.claude", found: true },
+        { agent: "codex", path: "/home/dev/.codex", found: false },
+      ],
+      problems: {},
+      live_sessions: 0,
+      needs_you: 0,
+      store_recovered_from: null,
+    },
+    port: 0,
+    /** When each stream request came, and how many more to refuse (the reconnect check). */
+    streamAttempts: [],
+    refuseStreams: 0,
+    /** How far the payloads are moved forward in time when served; see `load`. */
+    shiftMs: 0,
+    setWorld(entries) {
+      api.sessions = entries.map((entry) => entry.session);
+      api.details = new Map(entries.map((entry) => [entry.session.id, entry.details]));
+    },
+    push(event, data) {
+      if (event === "session") {
+        const at = api.sessions.findIndex((s) => s.id === data.id && s.agent === data.agent);
+        if (at >= 0) api.sessions[at] = data;
+        else api.sessions.push(data);
+        const details = api.details.get(data.id);
+        if (details) details.session = data;
+      }
+      if (event === "removed") api.sessions = api.sessions.filter((s) => !(s.id === data.id && s.agent === data.agent));
+      for (const res of api.streams) res.write(`event: ${event}\ndata: ${JSON.stringify(shiftTimes(data, api.shiftMs))}\n\n`);
+    },
+    dropStreams() {
+      for (const res of api.streams) res.destroy();
+      api.streams.clear();
+    },
+  };
+
+  const types = { ".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript" };
+  const send = (res, status, body, type = "application/json") => {
+    res.writeHead(status, { "Content-Type": type, "Cache-Control": "no-store" });
+    res.end(typeof body === "string" ? body : JSON.stringify(shiftTimes(body, api.shiftMs)));
+  };
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, "http://127.0.0.1");
+    const path = url.pathname;
+    // The `?api=` check loads the page from one origin and talks to the API on another.
+    if (req.headers.origin) {
+      res.setHeader("Access-Control-Allow-Origin", req.headers.origin);
+      res.setHeader("Access-Control-Allow-Headers", "Authorization, Accept");
+      res.setHeader("Access-Control-Allow-Methods", "GET, POST");
+    }
+    if (req.method === "OPTIONS") return send(res, 204, "");
+    if (req.method === "GET" && path === "/sessions/live") return send(res, 200, { sessions: api.sessions });
+    if (req.method === "GET" && path === "/sessions/live/stream") {
+      api.streamAttempts.push(Date.now());
+      if (api.refuseStreams > 0) {
+        api.refuseStreams -= 1;
+        return send(res, 503, { error: "not now" });
+      }
+      res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive" });
+      res.write(`event: snapshot\ndata: ${JSON.stringify(shiftTimes({ sessions: api.sessions }, api.shiftMs))}\n\n`);
+      api.streams.add(res);
+      req.on("close", () => api.streams.delete(res));
+      return;
+    }
+    if (path === "/sessions/live/refresh") {
+      if (req.method !== "POST") return send(res, 405, { error: "method not allowed" });
+      api.refreshes.push(req.headers.authorization || "");
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: "missing or wrong token" });
+      return send(res, 204, "");
+    }
+    if (req.method === "GET" && path === "/health") return send(res, 200, api.health);
+    if (req.method === "GET" && path.startsWith("/sessions/")) {
+      const id = decodeURIComponent(path.slice("/sessions/".length));
+      const matches = [...api.details.keys()].filter((key) => key.startsWith(id));
+      if (matches.length !== 1) return send(res, 404, { error: `no session ${id}` });
+      return send(res, 200, api.details.get(matches[0]));
+    }
+    if (req.method === "GET") {
+      const name = path === "/" || path === "/ui/" ? "index.html" : path.replace(/^\/(ui\/)?/, "");
+      if (!/^[a-z]+\.(html|css|js)$/.test(name)) return send(res, 404, { error: "not found" });
+      let body;
+      try {
+        body = readFileSync(join(UI, name), "utf8");
+      } catch {
+        return send(res, 404, { error: "not found" });
+      }
+      // As `slate serve` does: the token goes into the page it serves.
+      if (name === "index.html") body = body.replace('<meta charset="utf-8">', `<meta charset="utf-8">\n    <meta name="slate-token" content="${TOKEN}">`);
+      return send(res, 200, body, types[name.slice(name.lastIndexOf("."))]);
+    }
+    return send(res, 404, { error: "not found" });
+  });
+
+  return new Promise((done) => {
+    server.listen(0, "127.0.0.1", () => {
+      api.port = server.address().port;
+      api.close = () =>
+        new Promise((closed) => {
+          api.dropStreams();
+          server.closeAllConnections();
+          server.close(() => closed());
+        });
+      done(api);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// A raw W3C WebDriver client.
+
+const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
+const KEY = { down: "\uE015", up: "\uE013", enter: "\uE007", escape: "\uE00C" };
+
+/** `$CHROME_BIN`, else where Debian's and Ubuntu's packages put Chromium. */
+function chromiumBinary() {
+  if (process.env.CHROME_BIN) return process.env.CHROME_BIN;
+  const known = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium"];
+  return known.find((path) => existsSync(path)) || known[0];
+}
+
+function freePort() {
+  return new Promise((done, fail) => {
+    const probe = net.createServer();
+    probe.on("error", fail);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => done(port));
+    });
+  });
+}
+
+class Browser {
+  constructor(base, id) {
+    this.base = base;
+    this.id = id;
+  }
+
+  static async call(base, method, path, body) {
+    const response = await fetch(base + path, {
+      method,
+      headers: { "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await response.json();
+    if (!response.ok || (json.value && json.value.error)) {
+      throw new Error(`webdriver ${method} ${path}: ${json.value ? `${json.value.error}: ${json.value.message}` : response.status}`);
+    }
+    return json.value;
+  }
+
+  call(method, path, body) {
+    return Browser.call(this.base, method, `/session/${this.id}${path}`, body);
+  }
+
+  static async open(base, userDataDir) {
+    const value = await Browser.call(base, "POST", "/session", {
+      capabilities: {
+        alwaysMatch: {
+          browserName: "chrome",
+          "goog:chromeOptions": {
+            binary: chromiumBinary(),
+            args: [
+              "--headless",
+              "--no-sandbox",
+              "--disable-gpu",
+              "--disable-dev-shm-usage",
+              "--no-first-run",
+              "--disable-background-networking",
+              "--disable-component-update",
+              "--disable-sync",
+              "--window-size=480,600",
+              `--user-data-dir=${userDataDir}`,
+            ],
+          },
+        },
+      },
+    });
+    return new Browser(base, value.sessionId);
+  }
+
+  cdp(cmd, params = {}) {
+    return this.call("POST", "/goog/cdp/execute", { cmd, params });
+  }
+
+  async go(url) {
+    await this.call("POST", "/url", { url });
+  }
+
+  exec(script, ...args) {
+    return this.call("POST", "/execute/sync", { script, args });
+  }
+
+  /** Polls `script` until it returns something truthy; fails with `what` after the wait. */
+  async until(what, script, ...args) {
+    const end = Date.now() + WAIT_MS;
+    let last;
+    for (;;) {
+      last = await this.exec(script, ...args);
+      if (last) return last;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+      await new Promise((tick) => setTimeout(tick, 50));
+    }
+  }
+
+  async find(css) {
+    const found = await this.call("POST", "/element", { using: "css selector", value: css });
+    return found[ELEMENT];
+  }
+
+  async click(css) {
+    await this.call("POST", `/element/${await this.find(css)}/click`, {});
+  }
+
+  async keys(css, text) {
+    await this.call("POST", `/element/${await this.find(css)}/value`, { text });
+  }
+
+  async screenshot(file) {
+    const png = Buffer.from(await this.call("GET", "/screenshot"), "base64");
+    writeFileSync(file, png);
+    return png;
+  }
+
+  async quit() {
+    await this.call("DELETE", "");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Page probes, run inside the page.
+
+const ROWS = `return [...document.querySelectorAll('#list .row')].map((row) => ({
+  key: row.dataset.key,
+  status: row.querySelector('.pill').textContent,
+  reason: row.querySelector('.reason').textContent,
+  title: row.querySelector('.row-title').textContent,
+  meta: row.querySelector('.row-meta').textContent,
+  branch: row.querySelector('.branch') ? row.querySelector('.branch').textContent : null,
+  hosted: !!row.querySelector('.hosted'),
+  ago: row.querySelector('.ago') ? row.querySelector('.ago').textContent : null,
+  selected: row.getAttribute('aria-selected') === 'true',
+}));`;
+const COUNT = "return document.getElementById('summary').textContent.replace(/\\s+/g, ' ').trim();";
+const SELECTED = "const row = document.querySelector('#list .row[aria-selected=\"true\"]'); return row ? row.dataset.key : null;";
+const DETAILS = `const pane = document.getElementById('details');
+if (pane.hidden) return null;
+const facts = {};
+for (const dt of pane.querySelectorAll('dt')) facts[dt.textContent] = dt.nextElementSibling.textContent;
+return {
+  heading: pane.querySelector('h2').textContent,
+  facts,
+  evidence: [...pane.querySelectorAll('#evidence-list li')].map((li) => li.textContent),
+  transitions: [...pane.querySelectorAll('.transitions li')].map((li) => li.textContent.replace(/\\s+/g, ' ').trim()),
+  notes: [...pane.querySelectorAll('.note')].map((p) => p.textContent),
+  focusButton: !!pane.querySelector('#focus'),
+  text: pane.textContent,
+};`;
+const DETAILS_LOADED = `${DETAILS.replace("return {", "const out = {")}; return out.evidence.length ? out : null;`;
+// Installed before any page script: collects uncaught errors, and (when asked) a stand-in for the
+// desktop shell's bridge that answers `api_endpoint` and records `focus_session`.
+const ERRORS = `window.__errors = [];
+addEventListener('error', (e) => window.__errors.push(String(e.message)));
+addEventListener('unhandledrejection', (e) => window.__errors.push(String(e.reason && e.reason.message || e.reason)));`;
+const tauriShell = (base) => `window.__invoked = [];
+window.__TAURI__ = { core: { invoke: async (cmd, args) => {
+  window.__invoked.push([cmd, args || null]);
+  if (cmd === 'api_endpoint') return { base: ${JSON.stringify(base)}, token: ${JSON.stringify(TOKEN)} };
+  if (cmd === 'focus_session') return null;
+  throw new Error('unknown command ' + cmd);
+} } };`;
+
+// ---------------------------------------------------------------------------------------------
+// The checks.
+
+let passed = 0;
+let failed = 0;
+
+async function check(name, body) {
+  try {
+    await body();
+    passed += 1;
+    console.log(`ok   ${name}`);
+  } catch (error) {
+    failed += 1;
+    console.log(`FAIL ${name}\n     ${String(error && error.stack ? error.stack : error).split("\n").slice(0, 3).join("\n     ")}`);
+  }
+}
+
+function equal(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
+}
+
+function ok(value, what) {
+  if (!value) throw new Error(what);
+}
+
+const keyOf = (entry) => `${entry.session.agent}:${entry.session.id}`;
+
+async function main() {
+  const now = Date.now();
+  const w = world(now);
+  const api = await startFakeApi();
+  const origin = `http://127.0.0.1:${api.port}`;
+  const scratch = mkdtempSync(join(tmpdir(), "slate-ui-test-"));
+  const shots = process.env.UPDATE_SCREENSHOTS ? join(REPO, "docs", "screenshots") : join(scratch, "screenshots");
+  mkdirSync(shots, { recursive: true });
+
+  const driverPort = await freePort();
+  const driver = spawn("chromedriver", [`--port=${driverPort}`], { stdio: ["ignore", "ignore", "inherit"] });
+  const driverGone = new Promise((done) => driver.on("exit", done));
+  driver.on("error", (error) => {
+    console.log(`FAIL cannot start chromedriver: ${error.message}`);
+  });
+  const wd = `http://127.0.0.1:${driverPort}`;
+  let browser = null;
+  let shellScript = null;
+
+  try {
+    for (let tries = 0; ; tries += 1) {
+      try {
+        const status = await Browser.call(wd, "GET", "/status");
+        if (status.ready) break;
+      } catch (error) {
+        if (tries > 100) throw new Error(`chromedriver did not start: ${error.message}`);
+      }
+      await new Promise((tick) => setTimeout(tick, 50));
+    }
+    browser = await Browser.open(wd, join(scratch, "chromium"));
+    await browser.cdp("Emulation.setDeviceMetricsOverride", { width: 480, height: 600, deviceScaleFactor: 2, mobile: false });
+    await browser.cdp("Page.addScriptToEvaluateOnNewDocument", { source: ERRORS });
+
+    /** Loads the page over `entries`, in the given theme, and waits for the list (or empty state). */
+    const load = async (entries, { theme = "light", url = `${origin}/`, tauri = null } = {}) => {
+      api.setWorld(entries);
+      // The sessions were aged against the run's start; serving them moved on by the time since
+      // keeps "12 s" reading 12 s however long the checks before took.
+      api.shiftMs = Date.now() - now;
+      await browser.cdp("Emulation.setEmulatedMedia", { features: [{ name: "prefers-color-scheme", value: theme }] });
+      if (shellScript) {
+        await browser.cdp("Page.removeScriptToEvaluateOnNewDocument", { identifier: shellScript });
+        shellScript = null;
+      }
+      if (tauri) shellScript = (await browser.cdp("Page.addScriptToEvaluateOnNewDocument", { source: tauriShell(tauri) })).identifier;
+      await browser.go(url);
+      await browser.until(
+        "the live list",
+        `return document.getElementById('connection').dataset.state === 'open' && document.querySelectorAll('#list .row').length === ${entries.length} && (${entries.length} > 0 || !document.getElementById('empty').hidden);`,
+      );
+    };
+
+    const expectedOrder = [w.permission, w.titleStopped, w.question, w.finished, w.interrupted, w.quiet, w.working].map(keyOf);
+
+    await check("rows come Needs you first, most recent first within a group", async () => {
+      await load(w.all);
+      const rows = await browser.exec(ROWS);
+      equal(rows.map((r) => r.key), expectedOrder, "row order");
+      equal(rows.map((r) => r.status), ["Needs you", "Needs you", "Needs you", "Needs you", "Needs you", "Needs you", "Working"], "statuses");
+      const groups = await browser.exec("return [...document.querySelectorAll('.group-heading')].map((h) => h.textContent.replace(/\\s+/g, ' ').trim());");
+      equal(groups, ["Needs you 6", "Working 1"], "group headings");
+    });
+
+    await check("the header counts the sessions that need you", async () => {
+      equal(await browser.exec(COUNT), "6 need you 1 working", "summary");
+      equal(await browser.exec("return document.title;"), "(6) Slate", "document title");
+    });
+
+    await check("a row shows reason, agent, project, branch, title, time and the hosted marker", async () => {
+      const rows = await browser.exec(ROWS);
+      const first = rows[0];
+      equal(first.reason, "Asks permission for Bash: touch slate-permission-probe.txt", "reason");
+      equal(first.title, "slate-fixture permission: create a probe file", "title");
+      ok(first.meta.includes("acme-api") && first.meta.includes("Claude Code"), `project and agent in ${first.meta}`);
+      equal(first.branch, "main ↑2", "branch with ahead");
+      // 12 s when served; the page may take a moment to draw it.
+      ok(/^1\d s$/.test(first.ago), `relative time in seconds: ${first.ago}`);
+      equal(first.hosted, false, "not hosted");
+      const finished = rows.find((r) => r.key === keyOf(w.finished));
+      equal(finished.branch, "fix/login-timeout ↑1 ↓4 *3", "branch with ahead, behind and dirty");
+      equal(finished.ago, "8 min", "minutes");
+      const codex = rows.find((r) => r.key === keyOf(w.interrupted));
+      ok(codex.hosted, "the hosted session is marked");
+      ok(codex.meta.includes("Codex") && codex.meta.includes("web-shop"), `codex meta: ${codex.meta}`);
+      equal(rows.find((r) => r.key === keyOf(w.quiet)).ago, "2 h", "hours");
+      equal(rows.find((r) => r.key === keyOf(w.working)).reason, "Running Bash: bash scripts/long-task.sh", "working reason");
+    });
+
+    await browser.screenshot(join(shots, "window-light.png"));
+
+    await check("the page clock brings the relative times up to date", async () => {
+      // The clock runs every 15 s and whenever the window becomes visible again; the check moves
+      // the page's time on by a minute and shows the window rather than waiting 15 s.
+      await browser.exec("window.__realNow = Date.now; const later = Date.now() + 60000; Date.now = () => later; document.dispatchEvent(new Event('visibilitychange'));");
+      const rows = await browser.exec(ROWS);
+      await browser.exec("Date.now = window.__realNow; document.dispatchEvent(new Event('visibilitychange'));");
+      equal(rows[0].ago, "1 min", "12 s a minute later");
+      equal(rows.find((r) => r.key === keyOf(w.finished)).ago, "9 min", "8 min a minute later");
+    });
+
+    await check("the first session is selected, and ↓ j ↑ k move the selection", async () => {
+      equal(await browser.exec(SELECTED), expectedOrder[0], "initial selection");
+      await browser.keys("#list", KEY.down);
+      equal(await browser.exec(SELECTED), expectedOrder[1], "after ↓");
+      await browser.keys("#list", "j");
+      equal(await browser.exec(SELECTED), expectedOrder[2], "after j");
+      await browser.keys("#list", "k");
+      equal(await browser.exec(SELECTED), expectedOrder[1], "after k");
+      await browser.keys("#list", KEY.up + KEY.up + KEY.up);
+      equal(await browser.exec(SELECTED), expectedOrder[0], "↑ stops at the top");
+      await browser.keys("#list", "jjjjjjjjjj");
+      equal(await browser.exec(SELECTED), expectedOrder[6], "j stops at the bottom");
+      ok(await browser.exec("return document.getElementById('details').hidden;"), "details stay closed while moving");
+    });
+
+    await check("Enter opens the selected session's details: facets, evidence, transitions", async () => {
+      await browser.keys("#list", KEY.up.repeat(10));
+      await browser.keys("#list", KEY.enter);
+      const d = await browser.until("the details with evidence", DETAILS_LOADED);
+      equal(d.heading, "slate-fixture permission: create a probe file", "details heading");
+      equal(d.facts.Status, "Needs you", "status facet");
+      equal(d.facts.Reason, "Asks permission for Bash: touch slate-permission-probe.txt permission_prompt", "reason facet");
+      equal(d.facts.Presence, "present", "presence facet");
+      equal(d.facts.Activity, "working", "activity facet");
+      ok(/\(1\d s ago\)$/.test(d.facts["Active at"] || ""), `active at: ${d.facts["Active at"]}`);
+      equal(d.facts.Intent, "none", "intent facet");
+      ok(d.facts.Custody.startsWith("holds nothing") && d.facts.Custody.includes("live"), `custody: ${d.facts.Custody}`);
+      ok(d.facts["Next actor"].startsWith("operator — a pending decision: Asks permission") && d.facts["Next actor"].includes("since"), `next actor: ${d.facts["Next actor"]}`);
+      equal(d.facts.Folder, w.permission.session.folder, "folder");
+      equal(d.facts.Transcript, w.permission.session.transcript, "transcript path");
+      equal(d.facts.PID, String(w.permission.session.pid), "pid");
+      equal(d.evidence, w.permission.details.evidence, "evidence from GET /sessions/{id}");
+      equal(d.transitions.length, 2, "two transitions");
+      ok(d.transitions[0].startsWith("Working → Needs you Asks permission"), `newest transition first: ${d.transitions[0]}`);
+      ok(d.transitions[1].startsWith("first seen → Working"), `first transition: ${d.transitions[1]}`);
+      equal(d.focusButton, false, "no Focus terminal button in a plain browser");
+    });
+
+    await browser.screenshot(join(shots, "details-light.png"));
+    await browser.exec("const pane = document.getElementById('details'); pane.scrollTop = pane.scrollHeight;");
+    await browser.screenshot(join(shots, "details-evidence-light.png"));
+
+    await check("Esc closes the details", async () => {
+      await browser.keys("#list", KEY.escape);
+      ok(await browser.exec("return document.getElementById('details').hidden;"), "details hidden after Esc");
+    });
+
+    await check("clicking a row opens its details", async () => {
+      await browser.click(`#list .row[data-key="${keyOf(w.question)}"]`);
+      const d = await browser.until("question details", DETAILS_LOADED);
+      equal(d.heading, "slate-fixture question: ask me which database to use", "heading");
+      equal(d.facts.Reason, "Asks: Which database should the fixture use? question", "reason facet");
+      equal(await browser.exec(SELECTED), keyOf(w.question), "the clicked row is selected");
+      await browser.click("#close-details");
+    });
+
+    await check("r asks the server to re-read, with the bearer token", async () => {
+      api.refreshes = [];
+      await browser.keys("#list", "r");
+      await browser.until("the refresh POST", "return document.getElementById('message').textContent === 'Refreshed';");
+      equal(api.refreshes, [`Bearer ${TOKEN}`], "refresh requests");
+    });
+
+    await check("a live session event updates its row and the count", async () => {
+      const turned = structuredClone(w.working.session);
+      turned.status = "waiting";
+      turned.session_state.status = "waiting";
+      turned.session_state.reason = { code: "turn_finished", text: "The turn finished" };
+      turned.row_time = new Date(now - 1000).toISOString();
+      api.push("session", turned);
+      await browser.until("the count to follow", "return document.getElementById('count').textContent === '7';");
+      const rows = await browser.exec(ROWS);
+      equal(rows[0].key, keyOf(w.working), "the turned session moves to the top");
+      equal(rows[0].status, "Needs you", "its status");
+      equal(rows[0].reason, "The turn finished", "its reason");
+      equal(await browser.exec(COUNT), "7 need you 0 working", "summary");
+    });
+
+    await check("a removed event takes the row out and the count down", async () => {
+      api.push("removed", { agent: w.permission.session.agent, id: w.permission.session.id });
+      await browser.until("the row to leave", "return document.querySelectorAll('#list .row').length === 6;");
+      const rows = await browser.exec(ROWS);
+      ok(!rows.some((r) => r.key === keyOf(w.permission)), "the removed session is gone");
+      equal(await browser.exec("return document.getElementById('count').textContent;"), "6", "count");
+    });
+
+    await check("a session that arrives ended leaves the list", async () => {
+      const closed = aged("closed", 2_000, now);
+      api.push("session", closed.session);
+      const ended = structuredClone(w.question.session);
+      ended.status = "ended";
+      ended.session_state.status = "ended";
+      api.push("session", ended);
+      await browser.until("the ended row to leave", "return document.querySelectorAll('#list .row').length === 5;");
+      const rows = await browser.exec(ROWS);
+      ok(!rows.some((r) => r.key === keyOf(w.question) || r.key === keyOf(closed)), "no ended session is listed");
+      equal(await browser.exec("return document.getElementById('count').textContent;"), "5", "count");
+      api.push("session", w.question.session);
+    });
+
+    await check("a dropped stream reconnects and its snapshot replaces the list", async () => {
+      api.dropStreams();
+      api.setWorld([w.question, w.working]);
+      await browser.until("the reconnect", "return document.querySelectorAll('#list .row').length === 2 && document.getElementById('connection').dataset.state === 'open';");
+      const rows = await browser.exec(ROWS);
+      equal(rows.map((r) => r.key), [keyOf(w.question), keyOf(w.working)], "rows after the new snapshot");
+      equal(await browser.exec(COUNT), "1 needs you 1 working", "summary after the new snapshot");
+    });
+
+    await check("a refused stream is retried after growing pauses, showing Offline meanwhile", async () => {
+      api.streamAttempts = [];
+      api.refuseStreams = 1;
+      const dropped = Date.now();
+      api.dropStreams();
+      await browser.until("the Offline label", "return document.getElementById('connection').textContent === 'Offline';");
+      await browser.until("the stream back", "return document.getElementById('connection').dataset.state === 'open';");
+      const [refused, accepted] = api.streamAttempts;
+      equal(api.streamAttempts.length, 2, "attempts after the drop");
+      const gaps = [refused - dropped, accepted - refused];
+      ok(gaps[0] >= 900 && gaps[1] >= 1800, `pauses of about 1 s then 2 s: ${JSON.stringify(gaps)}`);
+      equal((await browser.exec(ROWS)).length, 2, "the list is kept while offline and replaced by the snapshot");
+    });
+
+    await check("a session without session_state shows its status and no facets", async () => {
+      await load([w.oldQuestion, w.working]);
+      const rows = await browser.exec(ROWS);
+      equal(rows[0].key, keyOf(w.oldQuestion), "waiting from the top-level status comes first");
+      equal(rows[0].status, "Needs you", "status from the top level");
+      equal(rows[0].reason, "", "no reason to show");
+      equal(await browser.exec(COUNT), "1 needs you 1 working", "summary");
+      await browser.keys("#list", KEY.enter);
+      const d = await browser.until("the details", DETAILS);
+      equal(d.facts.Status, "Needs you", "status");
+      ok(!("Presence" in d.facts) && !("Next actor" in d.facts), "no facets");
+      ok(d.notes.some((n) => n.includes("no session_state")), `a note says why: ${JSON.stringify(d.notes)}`);
+      equal(await browser.exec("return window.__errors;"), [], "no page errors");
+    });
+
+    await check("with no sessions, the empty state explains what Slate watches", async () => {
+      await load([]);
+      const text = await browser.until("the agent roots", "const e = document.getElementById('empty'); return !e.hidden && e.querySelector('.found') ? e.textContent.replace(/\\s+/g, ' ') : null;");
+      for (const words of ["Claude Code", "Codex", "Gemini CLI", "OpenCode", "cursor-agent", "slate doctor", "writes to its transcript", "/home/dev/.claude", "~/.gemini/tmp"]) {
+        ok(text.includes(words), `empty state mentions ${words}: ${text}`);
+      }
+      equal(await browser.exec(COUNT), "0 need you", "summary");
+      ok(await browser.exec("return document.getElementById('list').hidden;"), "no list");
+    });
+
+    await browser.screenshot(join(shots, "empty-light.png"));
+
+    await check("a first session arriving on the stream replaces the empty state", async () => {
+      api.push("session", w.question.session);
+      await browser.until("the row", "return document.querySelectorAll('#list .row').length === 1 && document.getElementById('empty').hidden;");
+    });
+
+    await check("inside the desktop shell the page asks it for the API and can focus a terminal", async () => {
+      // The bridge is installed before the page's scripts run, as in the app's webview.
+      await load(w.all, { tauri: origin });
+      const invoked = await browser.exec("return window.__invoked;");
+      equal(invoked[0], ["api_endpoint", null], "asked the shell for the endpoint");
+      await browser.keys("#list", KEY.enter);
+      await browser.until("the focus button", "return !!document.getElementById('focus');");
+      await browser.keys("#list", KEY.enter);
+      await browser.until("the focus call", "return window.__invoked.some(([cmd]) => cmd === 'focus_session');");
+      const call = (await browser.exec("return window.__invoked;")).find(([cmd]) => cmd === "focus_session");
+      equal(call[1], { id: w.permission.session.id }, "focus_session arguments");
+      await browser.click("#focus");
+      equal((await browser.exec("return window.__invoked;")).filter(([cmd]) => cmd === "focus_session").length, 2, "the button focuses too");
+    });
+
+    await check("?api= points the page at another server", async () => {
+      await load([w.finished], { url: `${origin}/?api=${encodeURIComponent(`http://localhost:${api.port}`)}&token=${TOKEN}` });
+      equal((await browser.exec(ROWS)).map((r) => r.key), [keyOf(w.finished)], "rows from the other origin");
+      api.refreshes = [];
+      await browser.click("#refresh");
+      await browser.until("the refresh", "return document.getElementById('message').textContent === 'Refreshed';");
+      equal(api.refreshes, [`Bearer ${TOKEN}`], "refresh with the token");
+    });
+
+    await check("dark theme: the page follows prefers-color-scheme", async () => {
+      await load(w.all, { theme: "dark" });
+      const bg = await browser.exec("return getComputedStyle(document.body).backgroundColor;");
+      equal(bg, "rgb(20, 20, 24)", "dark background");
+      await browser.screenshot(join(shots, "window-dark.png"));
+      await browser.keys("#list", KEY.enter);
+      await browser.until("the details", DETAILS_LOADED);
+      await browser.screenshot(join(shots, "details-dark.png"));
+      await load([], { theme: "dark" });
+      await browser.until("the empty state", "return !document.getElementById('empty').hidden && !!document.querySelector('#empty .found');");
+      await browser.screenshot(join(shots, "empty-dark.png"));
+    });
+
+    await check("a wide browser window shows the details beside the list", async () => {
+      await browser.cdp("Emulation.setDeviceMetricsOverride", { width: 1200, height: 700, deviceScaleFactor: 1, mobile: false });
+      await load(w.all);
+      await browser.keys("#list", KEY.enter);
+      await browser.until("the details", DETAILS);
+      const layout = await browser.exec(
+        "const l = document.querySelector('.list-pane').getBoundingClientRect(); const d = document.getElementById('details').getBoundingClientRect(); return {listRight: l.right, detailsLeft: d.left, listWidth: l.width};",
+      );
+      ok(layout.detailsLeft >= layout.listRight - 1 && layout.listWidth > 300, `side by side: ${JSON.stringify(layout)}`);
+      await browser.screenshot(join(shots, "wide-light.png"));
+    });
+
+    await check("no page errors in the whole run", async () => {
+      equal(await browser.exec("return window.__errors;"), [], "page errors");
+    });
+  } catch (error) {
+    failed += 1;
+    console.log(`FAIL the run stopped: ${error && error.stack ? error.stack : error}`);
+  } finally {
+    if (browser) await browser.quit().catch(() => {});
+    driver.kill();
+    await driverGone;
+    await api.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  if (process.env.UPDATE_SCREENSHOTS) console.log(`screenshots in ${shots}: ${readdirSync(shots).join(", ")}`);
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exitCode = failed ? 1 : 0;
+}
+
+main();
