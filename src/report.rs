@@ -24,6 +24,52 @@ pub fn sort_for_display(sessions: &mut [Session]) {
     });
 }
 
+/// Whether a session belongs on the live list at `now`: every session that has not ended; an
+/// ended one holding a work claim (custody protects it until the claim is released); and an
+/// ended, reclaimable one until `reclaim_after` has passed since it ended, after which automatic
+/// cleanup takes it off the list. It stays in the history (`--all`) either way.
+pub fn on_live_list(session: &Session, now: Timestamp, reclaim_after: Duration) -> bool {
+    if session.status != Status::Ended {
+        return true;
+    }
+    let state = &session.session_state;
+    if state.custody.holds_work_claim || !state.custody.reclaimable {
+        return true;
+    }
+    now < state.next_actor.since.plus(reclaim_after)
+}
+
+/// The `slate sessions --reclaimable` table: the sessions automatic cleanup may reclaim, with the
+/// custody reason for each.
+pub fn reclaimable(sessions: &[Session], now: Timestamp) -> String {
+    let mut out = String::new();
+    if sessions.is_empty() {
+        out.push_str("No reclaimable sessions.\n");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{} {} {} {} REASON",
+        cell("AGENT", 11),
+        cell("SESSION", 36),
+        cell("PROJECT", 16),
+        cell("ENDED", 6),
+    );
+    for session in sessions {
+        let state = &session.session_state;
+        let _ = writeln!(
+            out,
+            "{} {} {} {} {}",
+            cell(session.agent.as_str(), 11),
+            cell(session.id.as_str(), 36),
+            cell(session.project.as_deref().unwrap_or("—"), 16),
+            cell(&age(state.next_actor.since, now), 6),
+            state.custody.reason
+        );
+    }
+    out
+}
+
 /// A short age such as `12s`, `5m`, `3h` or `2d`.
 pub fn age(since: Timestamp, now: Timestamp) -> String {
     let seconds = since.elapsed_until(now).as_secs();
