@@ -260,3 +260,38 @@ fn await_rejects_an_unknown_actor() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("another_item:<item>"), "{stderr}");
 }
+
+#[test]
+fn a_session_from_an_older_server_without_session_state_still_reads() {
+    use slate::model::{Actor, IntentState, Session, Status};
+
+    let old = serde_json::json!({
+        "agent": "claude-code",
+        "id": "abc",
+        "folder": "/work/acme",
+        "project": "acme",
+        "title": "Fix the build",
+        "row_time": "2026-11-29T12:00:00.000Z",
+        "pid": 4242,
+        "status": "waiting"
+    });
+    let session = Session::from_wire(old).expect("an older session reads");
+    assert_eq!(session.status, Status::Waiting);
+    let state = &session.session_state;
+    assert_eq!(state.status, Status::Waiting);
+    assert_eq!(state.intent.state, IntentState::None);
+    assert_eq!(state.next_actor.actor, Actor::Operator);
+    assert!(!state.custody.reclaimable);
+    assert!(!slate::tracker::notifications_muted(state));
+
+    // A current session round-trips unchanged.
+    let home = home();
+    let out = slate(&home, &["show", "parked", "--json"]);
+    let mut value: Value = serde_json::from_str(&out).expect("JSON");
+    let current = value["session"].take();
+    let session = Session::from_wire(current.clone()).expect("a current session reads");
+    assert_eq!(session.session_state.reason.code.as_str(), "turn_finished");
+
+    // Without a status there is nothing to show.
+    assert!(Session::from_wire(serde_json::json!({"agent": "claude-code", "id": "x"})).is_err());
+}
