@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::model::{Session, Status, Timestamp};
+use crate::model::{Intent, IntentState, Session, Status, Timestamp};
 
 /// Orders sessions the way every surface shows them: Needs you first, then Working, then Closed;
 /// within a group, the most recent first.
@@ -70,6 +70,18 @@ pub fn reclaimable(sessions: &[Session], now: Timestamp) -> String {
     out
 }
 
+/// `parked` or `awaiting <who>` for a session with an intent; `None` without one.
+pub fn intent_label(intent: &Intent) -> Option<String> {
+    match intent.state {
+        IntentState::None => None,
+        IntentState::Parked => Some("parked".to_string()),
+        IntentState::Awaiting => Some(match &intent.awaiting_who {
+            Some(who) => format!("awaiting {who}"),
+            None => "awaiting".to_string(),
+        }),
+    }
+}
+
 /// A short age such as `12s`, `5m`, `3h` or `2d`.
 pub fn age(since: Timestamp, now: Timestamp) -> String {
     let seconds = since.elapsed_until(now).as_secs();
@@ -119,6 +131,11 @@ pub fn table(sessions: &[Session], now: Timestamp) -> String {
             .unwrap_or("—");
         let project = session.project.as_deref().unwrap_or("—");
         let hosted = if session.hosted { " (hosted)" } else { "" };
+        // A parked or awaiting session says so before its reason, which it keeps.
+        let reason = match intent_label(&session.session_state.intent) {
+            Some(label) => format!("{label} · {}", session.session_state.reason.text),
+            None => session.session_state.reason.text.clone(),
+        };
         let age = session
             .row_time
             .map(|row_time| age(row_time, now))
@@ -127,7 +144,7 @@ pub fn table(sessions: &[Session], now: Timestamp) -> String {
             out,
             "{} {} {} {} {} {age}{hosted}",
             cell(session.status.label(), 9),
-            cell(&session.session_state.reason.text, 36),
+            cell(&reason, 36),
             cell(session.agent.display_name(), 11),
             cell(project, 16),
             cell(&one_line(title), 40),
@@ -219,6 +236,24 @@ pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
             state.next_actor.reason
         ),
     );
+    if let Some(label) = intent_label(&state.intent) {
+        let reason = state.intent.reason.as_deref().unwrap_or("no reason given");
+        line("intent", format!("{label}: {reason}"));
+    }
+    let holds = if state.custody.holds.is_empty() {
+        "nothing".to_string()
+    } else {
+        state.custody.holds.join(", ")
+    };
+    let cleanup = if state.custody.reclaimable {
+        "reclaimable"
+    } else {
+        "not reclaimable"
+    };
+    line(
+        "custody",
+        format!("holds {holds}; {cleanup} ({})", state.custody.reason),
+    );
     if let Some(transcript) = &session.transcript {
         line("transcript", transcript.clone());
     }
@@ -261,5 +296,67 @@ mod tests {
         assert_eq!(cell("abc", 5), "abc  ");
         assert_eq!(cell("abcdef", 4), "abc…");
         assert_eq!(cell("żółw", 4), "żółw");
+    }
+}
+
+#[cfg(test)]
+mod live_list_tests {
+    use super::*;
+    use crate::model::{
+        Activity, Actor, AgentKind, Custody, NextActor, Presence, Reason, ReasonCode, SessionId,
+        SessionState,
+    };
+
+    fn ended(since_minutes_ago: u64, claim: bool, now: Timestamp) -> Session {
+        let since = now.minus(Duration::from_secs(since_minutes_ago * 60));
+        Session {
+            agent: AgentKind::ClaudeCode,
+            id: SessionId::new("s"),
+            folder: None,
+            project: None,
+            title: None,
+            last_prompt: None,
+            branch: None,
+            row_time: Some(since),
+            pid: None,
+            transcript: None,
+            model: None,
+            cli_version: None,
+            hosted: false,
+            status: Status::Ended,
+            session_state: SessionState {
+                status: Status::Ended,
+                active_at: Some(since),
+                reason: Reason::new(ReasonCode::NoProcess, "gone"),
+                presence: Presence::Gone,
+                activity: Activity::Silent,
+                intent: Intent::default(),
+                custody: Custody {
+                    holds: if claim {
+                        vec!["item:a".to_string()]
+                    } else {
+                        Vec::new()
+                    },
+                    holds_work_claim: claim,
+                    reclaimable: !claim,
+                    reason: String::new(),
+                },
+                next_actor: NextActor {
+                    actor: Actor::Nobody,
+                    reason: String::new(),
+                    since,
+                },
+            },
+        }
+    }
+
+    #[test]
+    fn a_reclaimable_session_leaves_the_live_list_after_the_reclaim_time() {
+        let now = Timestamp::from_millis(1_800_000_000_000);
+        let hour = Duration::from_secs(3600);
+        assert!(on_live_list(&ended(59, false, now), now, hour));
+        assert!(!on_live_list(&ended(60, false, now), now, hour));
+        // A work claim keeps it listed however long ago it ended.
+        assert!(on_live_list(&ended(24 * 60, true, now), now, hour));
     }
 }

@@ -207,6 +207,14 @@ fn parked_claimed_awaiting_and_ended_sessions_name_their_next_actor() {
     assert_eq!(ended["next_actor"]["actor"], "nobody", "{ended}");
     assert_eq!(ended["custody"]["reclaimable"], true, "{ended}");
 
+    // The table marks the parked session and keeps its reason; `show` prints intent and custody.
+    let table = slate(&home, &["sessions"]);
+    assert!(table.contains("parked · The turn finished"), "{table}");
+    let page = slate(&home, &["show", "claimed"]);
+    assert!(page.contains("holds item:docs; not reclaimable"), "{page}");
+    let page = slate(&home, &["show", "parked"]);
+    assert!(page.contains("parked: after the release"), "{page}");
+
     // The ended session is the one reclaimable candidate, under both spellings.
     for flag in ["--reclaimable", "--stale"] {
         let out = slate(&home, &["sessions", flag, "--json"]);
