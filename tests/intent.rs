@@ -303,3 +303,52 @@ fn a_session_from_an_older_server_without_session_state_still_reads() {
     // Without a status there is nothing to show.
     assert!(Session::from_wire(serde_json::json!({"agent": "claude-code", "id": "x"})).is_err());
 }
+
+#[test]
+fn a_change_from_the_command_line_asks_a_running_server_to_refresh() {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+
+    let home = home();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let address = listener.local_addr().expect("its address");
+    let config = home.root.join("config/slate");
+    std::fs::create_dir_all(&config).expect("config folder");
+    std::fs::write(
+        config.join("config.toml"),
+        format!("[server]\nlisten = \"{address}\"\n"),
+    )
+    .expect("config written");
+    std::fs::write(config.join("token"), "secret-token\n").expect("token written");
+
+    // A stand-in server: it reads one request's head and answers 200.
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().expect("a connection");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout set");
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 512];
+        while !request.windows(4).any(|window| window == b"\r\n\r\n") {
+            match stream.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => request.extend_from_slice(&buffer[..read]),
+            }
+        }
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        String::from_utf8_lossy(&request).into_owned()
+    });
+    slate(&home, &["park", "parked", "--reason", "lunch"]);
+    // If the command line never connected, this connection unblocks the stand-in, whose empty
+    // request then fails the checks below rather than hanging the test.
+    let _unblock = TcpStream::connect(address);
+    let request = server.join().expect("the stand-in server ran");
+    assert!(
+        request.starts_with("POST /sessions/live/refresh HTTP/1.1\r\n"),
+        "{request}"
+    );
+    assert!(
+        request.contains("Authorization: Bearer secret-token\r\n"),
+        "{request}"
+    );
+}
