@@ -3,17 +3,23 @@
 //! This module belongs to the binary, not the library: it reads the environment and the clock,
 //! runs the engine, and prints what `report` renders. It holds no rule of its own.
 
+use std::collections::BTreeMap;
 use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use slate::config::{self, Config};
 use slate::engine::{Engine, Options, ProcessSource};
-use slate::model::{Session, Status, Timestamp};
+use slate::model::{Intent, IntentState, Session, SessionKey, Status, Timestamp};
 use slate::report;
 use slate::sources::files::Env;
 use slate::sources::processes;
+use slate::store;
+use slate::tracker::{self, ItemStatus, WorkItemInfo};
 
 /// Slate watches every AI coding-agent session on this machine and tells you which ones need you.
 #[derive(Debug, Parser)]
@@ -37,9 +43,12 @@ enum Command {
         /// Print `{"sessions":[…]}` instead of a table.
         #[arg(long)]
         json: bool,
-        /// Include closed sessions.
+        /// Include closed sessions (the history).
         #[arg(long)]
         all: bool,
+        /// List only the sessions automatic cleanup may reclaim, with the custody reason.
+        #[arg(long, alias = "stale")]
+        reclaimable: bool,
     },
     /// Show one session and the evidence that decided its state.
     Show {
@@ -51,6 +60,134 @@ enum Command {
     },
     /// Show where Slate looked, which processes it matched, and the problems it counted.
     Doctor,
+    /// Park a session on purpose: it keeps its state, needs direction, and fires no notifications.
+    Park {
+        /// A session id, or a unique prefix of one.
+        id: String,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Mark a session as awaiting someone: `operator`, `another_item:<item>` or `ci_or_deploy`.
+    Await {
+        id: String,
+        #[arg(long, value_parser = parse_awaiting_who)]
+        who: String,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Clear a session's park or await.
+    Resume { id: String },
+    /// Work items sessions can claim.
+    Item {
+        #[command(subcommand)]
+        command: ItemCommand,
+    },
+    /// Record that a session holds a work claim on an item.
+    Claim {
+        item: String,
+        /// The session holding it: an id or a unique prefix.
+        #[arg(long)]
+        session: String,
+    },
+    /// Release every claim held on an item.
+    Release { item: String },
+}
+
+#[derive(Debug, Subcommand)]
+enum ItemCommand {
+    /// Add (or replace) a work item.
+    Add {
+        id: String,
+        #[arg(long)]
+        title: String,
+        #[arg(long, default_value = "ready", value_parser = parse_item_status)]
+        status: ItemStatus,
+        /// An item this one waits for; repeat for several.
+        #[arg(long = "dep")]
+        deps: Vec<String>,
+    },
+    /// List the work items, who holds them and who acts next.
+    List,
+    /// Mark an item done and release the claims on it.
+    Done { id: String },
+}
+
+fn parse_item_status(text: &str) -> Result<ItemStatus, String> {
+    ItemStatus::parse(text)
+        .ok_or_else(|| format!("`{text}` is not an item status (ready, blocked, ci_running, done)"))
+}
+
+fn parse_awaiting_who(text: &str) -> Result<String, String> {
+    match text.split_once(':') {
+        None if text == "operator" || text == "ci_or_deploy" => Ok(text.to_string()),
+        Some(("another_item", item)) if !item.is_empty() => Ok(text.to_string()),
+        _ => Err(format!(
+            "`{text}` is not operator, another_item:<item> or ci_or_deploy"
+        )),
+    }
+}
+
+/// Where Slate's own files live for this user, from the environment.
+struct Places {
+    store: PathBuf,
+    config_dir: PathBuf,
+}
+
+impl Places {
+    fn from_env(env: &Env) -> anyhow::Result<Places> {
+        let home = env
+            .home
+            .clone()
+            .context("cannot find the home folder (HOME is not set)")?;
+        let (data_var, config_var) = if cfg!(windows) {
+            let appdata = std::env::var_os("APPDATA").map(PathBuf::from);
+            (appdata.clone(), appdata)
+        } else {
+            (env.xdg_data_home.clone(), env.xdg_config_home.clone())
+        };
+        Ok(Places {
+            store: store::default_path(&store::data_dir(&home, data_var.as_deref())),
+            config_dir: store::config_dir(&home, config_var.as_deref()),
+        })
+    }
+
+    fn open_store(&self) -> anyhow::Result<store::Store> {
+        store::open(&self.store)
+            .with_context(|| format!("cannot open Slate's store {}", self.store.display()))
+    }
+
+    fn config(&self) -> Config {
+        match config::load_or_default(&config::default_path(&self.config_dir)) {
+            Ok((config, _)) => config,
+            Err(err) => {
+                tracing::warn!("{err}; using the default settings");
+                Config::default()
+            }
+        }
+    }
+
+    /// Asks a running server to re-read now, so a change made here shows at once. Any failure
+    /// (no server, no token, an old server) is ignored: the server's periodic scans catch up.
+    fn nudge_server(&self, listen: SocketAddr) {
+        let token_path = self.config_dir.join("slate").join("token");
+        let Ok(token) = std::fs::read_to_string(&token_path) else {
+            return;
+        };
+        let token = token.trim();
+        let Ok(mut stream) = TcpStream::connect_timeout(&listen, Duration::from_millis(300)) else {
+            return;
+        };
+        let _ = stream.set_write_timeout(Some(Duration::from_millis(500)));
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(1500)));
+        let request = format!(
+            "POST /sessions/live/refresh HTTP/1.1\r\nHost: {listen}\r\n\
+             Authorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        if stream.write_all(request.as_bytes()).is_ok() {
+            let mut reply = [0u8; 256];
+            let _ = std::io::Read::read(&mut stream, &mut reply);
+        }
+    }
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -59,24 +196,51 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("--now {text:?} is not an RFC 3339 time"))?,
         None => slate::live::system_clock(),
     };
-    let mut options = Options::from_env(Env::from_process());
+    let env = Env::from_process();
+    if let Some(done) = run_store_command(&cli.command, &env, now)? {
+        return Ok(done);
+    }
+    let places = Places::from_env(&env).ok();
+    let mut options = Options::from_env(env.clone());
     if let Some(path) = &cli.processes {
         let table = processes::load_table(path)
             .with_context(|| format!("cannot read the process table {}", path.display()))?;
         options.processes = ProcessSource::Recorded(table);
     }
+    let config = places.as_ref().map(Places::config).unwrap_or_default();
+    options.policy.session_idle =
+        Duration::from_secs(u64::from(config.project_policy.session_idle_minutes) * 60);
     let mut engine = Engine::new(options);
+    // Intents and claims first, so the first decision of every session already shows them. A
+    // store that does not exist yet holds none, and is not created just to read it.
+    if let Some(places) = places.as_ref().filter(|places| places.store.exists()) {
+        let store = places.open_store()?;
+        engine.load_custody(&store, now)?;
+    }
     engine.refresh(now);
+    let reclaim_after = Duration::from_secs(u64::from(config.cleanup.reclaim_after_minutes) * 60);
     let mut out = std::io::stdout().lock();
     match cli.command {
-        Command::Sessions { json, all } => {
+        Command::Sessions {
+            json,
+            all,
+            reclaimable,
+        } => {
             let mut sessions: Vec<Session> = engine
                 .sessions()
                 .into_iter()
-                .filter(|session| all || session.status != Status::Ended)
+                .filter(|session| {
+                    if reclaimable {
+                        session.session_state.custody.reclaimable
+                    } else {
+                        all || report::on_live_list(session, now, reclaim_after)
+                    }
+                })
                 .collect();
             report::sort_for_display(&mut sessions);
-            if json {
+            if reclaimable && !json {
+                write!(out, "{}", report::reclaimable(&sessions, now))?;
+            } else if json {
                 let body = serde_json::json!({ "sessions": sessions });
                 writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
             } else {
@@ -97,6 +261,78 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Doctor => write!(out, "{}", doctor(&engine, now))?,
+        Command::Park { id, reason } => {
+            let intent = Intent {
+                state: IntentState::Parked,
+                reason: Some(reason),
+                awaiting_who: None,
+            };
+            set_intent(
+                &engine,
+                env_places(&places)?,
+                &config,
+                &id,
+                intent,
+                now,
+                &mut out,
+            )?;
+        }
+        Command::Await { id, who, reason } => {
+            let intent = Intent {
+                state: IntentState::Awaiting,
+                reason: Some(reason),
+                awaiting_who: Some(who),
+            };
+            set_intent(
+                &engine,
+                env_places(&places)?,
+                &config,
+                &id,
+                intent,
+                now,
+                &mut out,
+            )?;
+        }
+        Command::Resume { id } => {
+            set_intent(
+                &engine,
+                env_places(&places)?,
+                &config,
+                &id,
+                Intent::default(),
+                now,
+                &mut out,
+            )?;
+        }
+        Command::Claim { item, session } => {
+            let places = env_places(&places)?;
+            let session = engine.find(&session)?;
+            let key = SessionKey::new(session.agent, session.id.as_str());
+            let store = places.open_store()?;
+            if store.work_item(&item)?.is_none() {
+                anyhow::bail!(
+                    "no work item `{item}` (add it with `slate item add {item} --title …`)"
+                );
+            }
+            let held = store.claims_on(&item)?;
+            if let Some(other) = held
+                .iter()
+                .find(|claim| claim.released.is_none() && claim.key != key)
+            {
+                anyhow::bail!(
+                    "item `{item}` is already claimed by {}; release it first",
+                    other.key
+                );
+            }
+            if !held.iter().any(|claim| claim.released.is_none()) {
+                store.claim(&item, &key, now)?;
+            }
+            places.nudge_server(config.server.listen);
+            writeln!(out, "{key} holds a work claim on item {item}")?;
+        }
+        Command::Item { .. } | Command::Release { .. } => {
+            unreachable!("handled before the engine runs")
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -171,4 +407,147 @@ fn doctor(engine: &Engine, now: Timestamp) -> String {
     }
     let _ = now;
     out
+}
+
+fn env_places(places: &Option<Places>) -> anyhow::Result<&Places> {
+    places
+        .as_ref()
+        .context("cannot find the home folder (HOME is not set)")
+}
+
+/// Writes a session's intent to the store and nudges a running server.
+fn set_intent(
+    engine: &Engine,
+    places: &Places,
+    config: &Config,
+    id: &str,
+    intent: Intent,
+    now: Timestamp,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let session = engine.find(id)?;
+    let key = SessionKey::new(session.agent, session.id.as_str());
+    let store = places.open_store()?;
+    store.set_intent(&key, &intent, now)?;
+    places.nudge_server(config.server.listen);
+    let said = match intent.state {
+        IntentState::None => "resumed".to_string(),
+        IntentState::Parked => "parked".to_string(),
+        IntentState::Awaiting => format!(
+            "awaiting {}",
+            intent.awaiting_who.as_deref().unwrap_or("someone")
+        ),
+    };
+    writeln!(out, "{key} {said}")?;
+    Ok(())
+}
+
+/// The commands that only touch Slate's store (work items and releases) and need no engine run.
+/// Returns `None` for every other command.
+fn run_store_command(
+    command: &Command,
+    env: &Env,
+    now: Timestamp,
+) -> anyhow::Result<Option<ExitCode>> {
+    let (Command::Item { .. } | Command::Release { .. }) = command else {
+        return Ok(None);
+    };
+    let places = Places::from_env(env)?;
+    let config = places.config();
+    let store = places.open_store()?;
+    let mut out = std::io::stdout().lock();
+    match command {
+        Command::Item {
+            command:
+                ItemCommand::Add {
+                    id,
+                    title,
+                    status,
+                    deps,
+                },
+        } => {
+            let created = store.work_item(id)?.map_or(now, |item| item.created);
+            store.put_work_item(&store::WorkItem {
+                id: id.clone(),
+                title: title.clone(),
+                status: status.as_str().to_string(),
+                deps: deps.clone(),
+                created,
+            })?;
+            writeln!(out, "item {id} ({})", status.as_str())?;
+        }
+        Command::Item {
+            command: ItemCommand::Done { id },
+        } => {
+            let mut item = store
+                .work_item(id)?
+                .with_context(|| format!("no work item `{id}`"))?;
+            item.status = ItemStatus::Done.as_str().to_string();
+            store.put_work_item(&item)?;
+            // Finished work protects nobody: its claims are released with it.
+            for claim in store.claims_on(id)? {
+                if claim.released.is_none() {
+                    store.release_claim(claim.id, now)?;
+                }
+            }
+            writeln!(out, "item {id} done")?;
+        }
+        Command::Item {
+            command: ItemCommand::List,
+        } => {
+            let mut items = BTreeMap::new();
+            let mut holders = BTreeMap::new();
+            for item in store.work_items()? {
+                for claim in store.claims_on(&item.id)? {
+                    if claim.released.is_none() {
+                        holders.insert(item.id.clone(), claim.key);
+                    }
+                }
+                let info = WorkItemInfo {
+                    status: ItemStatus::parse(&item.status).unwrap_or(ItemStatus::Blocked),
+                    id: item.id,
+                    title: item.title,
+                    deps: item.deps,
+                };
+                items.insert(info.id.clone(), info);
+            }
+            if items.is_empty() {
+                writeln!(
+                    out,
+                    "No work items. (`slate item add <id> --title …` adds one.)"
+                )?;
+            }
+            for item in items.values() {
+                let holder = holders.get(&item.id);
+                let (actor, why) = tracker::item_next_actor(item, &items, holder);
+                let actor = serde_json::to_value(actor)?;
+                writeln!(
+                    out,
+                    "{:<14} {:<11} {:<32} {:<20} next: {} ({why})",
+                    item.id,
+                    item.status.as_str(),
+                    item.title,
+                    holder.map_or_else(|| "unclaimed".to_string(), |key| key.to_string()),
+                    actor.as_str().unwrap_or("?"),
+                )?;
+            }
+        }
+        Command::Release { item } => {
+            let mut released = 0;
+            for claim in store.claims_on(item)? {
+                if claim.released.is_none() {
+                    store.release_claim(claim.id, now)?;
+                    released += 1;
+                }
+            }
+            if released == 0 {
+                writeln!(out, "no claim held on item {item}")?;
+            } else {
+                writeln!(out, "released item {item}")?;
+            }
+        }
+        _ => return Ok(None),
+    }
+    places.nudge_server(config.server.listen);
+    Ok(Some(ExitCode::SUCCESS))
 }

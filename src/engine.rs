@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use crate::model::{AgentKind, Problem, ProcessTable, Session, SessionKey, Timestamp};
 use crate::sources::files::{self, Env, ReadState, Roots, ScanOptions};
 use crate::sources::{listings, processes};
-use crate::tracker::{Change, Input, Policy, SeenProcess, Tracker};
+use crate::store::{Store, StoreError};
+use crate::tracker::{Change, Input, ItemStatus, Policy, SeenProcess, Tracker, WorkItemInfo};
 use crate::watch::WatchSpec;
 
 /// Where the engine gets its process table.
@@ -179,6 +180,41 @@ impl Engine {
     pub fn read_path(&mut self, path: &Path, now: Timestamp) -> Vec<Change> {
         let result = self.read_state.read_path(&self.roots, &self.scan, path);
         self.apply_scan(result, now)
+    }
+
+    /// Reads the user's intents, the work items and the claims held now from Slate's store and
+    /// hands them to the tracker (at start, and whenever the command line or the API changed
+    /// them). A work item whose status the store spells in a way this version does not know reads
+    /// as `blocked`, so it never looks like free work.
+    pub fn load_custody(
+        &mut self,
+        store: &Store,
+        now: Timestamp,
+    ) -> Result<Vec<Change>, StoreError> {
+        let intents = store
+            .intents()?
+            .into_iter()
+            .map(|(key, stored)| (key, stored.intent, stored.set_at))
+            .collect();
+        let mut items = Vec::new();
+        let mut claims = Vec::new();
+        for item in store.work_items()? {
+            for claim in store.claims_on(&item.id)? {
+                if claim.released.is_none() {
+                    claims.push((claim.item_id, claim.key, claim.claimed));
+                }
+            }
+            items.push(WorkItemInfo {
+                status: ItemStatus::parse(&item.status).unwrap_or(ItemStatus::Blocked),
+                id: item.id,
+                title: item.title,
+                deps: item.deps,
+            });
+        }
+        Ok(self.tracker.apply_all(
+            [Input::Intents(intents), Input::Custody { items, claims }],
+            now,
+        ))
     }
 
     /// Time passed with no other input.

@@ -20,7 +20,7 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::engine::{Engine, Options, RootReport};
-use crate::model::{AgentKind, HostedSignals, Session, SessionKey, Status, Timestamp};
+use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status, Timestamp};
 use crate::report;
 use crate::store::{Store, Transition};
 use crate::tracker::{Change, Input};
@@ -60,8 +60,19 @@ pub enum Event {
         key: SessionKey,
         signals: HostedSignals,
     },
+    /// The user's intents, work items or claims changed in the store: read them again.
+    IntentsChanged,
     /// Stop the loop.
     Shutdown,
+}
+
+/// Why an intent could not be set.
+#[derive(Debug, thiserror::Error)]
+pub enum IntentError {
+    #[error("this service runs without a store, so it cannot keep intents")]
+    NoStore,
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 /// What subscribers receive.
@@ -111,6 +122,7 @@ struct Shared {
     events: mpsc::Sender<Event>,
     store: Option<Arc<Mutex<Store>>>,
     generation_changed: tokio::sync::watch::Sender<u64>,
+    clock: fn() -> Timestamp,
 }
 
 /// A cheap, cloneable view of the live service for the API, the CLI and the desktop shell.
@@ -197,6 +209,20 @@ impl Handle {
         let _ = self.shared.events.send(event);
     }
 
+    /// Sets (or, with `IntentState::None`, clears) the user's intent on a session: writes it to
+    /// the store and asks the loop to read intents again. This is what `POST /sessions/{id}/intent`
+    /// calls; the change reaches the snapshot and subscribers on the loop's next round (await
+    /// `refresh_and_wait` to see it published).
+    pub fn set_intent(&self, key: &SessionKey, intent: &Intent) -> Result<(), IntentError> {
+        let store = self.shared.store.as_ref().ok_or(IntentError::NoStore)?;
+        {
+            let store = store.lock().map_err(|_| IntentError::NoStore)?;
+            store.set_intent(key, intent, (self.shared.clock)())?;
+        }
+        let _ = self.shared.events.send(Event::IntentsChanged);
+        Ok(())
+    }
+
     /// Stops the loop.
     pub fn shutdown(&self) {
         let _ = self.shared.events.send(Event::Shutdown);
@@ -248,6 +274,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         events: events.clone(),
         store: store.clone(),
         generation_changed,
+        clock: service.clock,
     });
     let handle = Handle {
         shared: shared.clone(),
@@ -286,6 +313,7 @@ struct LoopState {
 impl LoopState {
     fn run(&mut self, inbox: mpsc::Receiver<Event>, ready: mpsc::Sender<()>) {
         let now = (self.clock)();
+        self.load_custody(now);
         let first = self.engine.refresh(now);
         self.publish(first, true);
         let _ = ready.send(());
@@ -330,7 +358,8 @@ impl LoopState {
                     self.refresh_watches();
                 }
                 Some(Event::Refresh) => {
-                    changes = self.engine.refresh((self.clock)());
+                    changes = self.load_custody((self.clock)());
+                    changes = crate::engine::merge(changes, self.engine.refresh((self.clock)()));
                     self.refresh_watches();
                     next_scan = Instant::now() + self.timing.process_scan;
                     pending.clear();
@@ -341,6 +370,7 @@ impl LoopState {
                         .engine
                         .apply(Input::Hosted { key, signals }, (self.clock)());
                 }
+                Some(Event::IntentsChanged) => changes = self.load_custody((self.clock)()),
                 Some(Event::Shutdown) => return,
                 None => {}
             }
@@ -366,6 +396,24 @@ impl LoopState {
                 changes = crate::engine::merge(changes, self.engine.tick((self.clock)()));
             }
             self.publish(changes, false);
+        }
+    }
+
+    /// Reads intents, work items and claims from the store into the engine. A store that cannot
+    /// be read is logged and the previous custody kept.
+    fn load_custody(&mut self, now: Timestamp) -> Vec<Change> {
+        let Some(store) = &self.store else {
+            return Vec::new();
+        };
+        let Ok(store) = store.lock() else {
+            return Vec::new();
+        };
+        match self.engine.load_custody(&store, now) {
+            Ok(changes) => changes,
+            Err(err) => {
+                tracing::warn!("cannot read intents and claims: {err}");
+                Vec::new()
+            }
         }
     }
 

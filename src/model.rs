@@ -409,6 +409,65 @@ pub struct Session {
     pub session_state: SessionState,
 }
 
+impl Session {
+    /// Reads a session object as a server sent it, tolerating an older server that sent no
+    /// `session_state` (SPEC §4: consumers show what they can). The missing facets are filled
+    /// from the top-level `status` and `row_time`, with an `unknown` reason, no intent, and a
+    /// custody that claims nothing (never `reclaimable`, since nothing says so). A missing
+    /// `hosted` reads as false. Anything else malformed is still an error.
+    pub fn from_wire(mut value: serde_json::Value) -> Result<Session, serde_json::Error> {
+        use serde::de::Error as _;
+        let Some(object) = value.as_object_mut() else {
+            return Err(serde_json::Error::custom("a session must be a JSON object"));
+        };
+        object
+            .entry("hosted")
+            .or_insert(serde_json::Value::Bool(false));
+        let present = object
+            .get("session_state")
+            .is_some_and(|state| !state.is_null());
+        if !present {
+            let status: Status = serde_json::from_value(
+                object
+                    .get("status")
+                    .cloned()
+                    .ok_or_else(|| serde_json::Error::custom("missing field `status`"))?,
+            )?;
+            let row_time: Option<Timestamp> = match object.get("row_time") {
+                Some(time) if !time.is_null() => Some(serde_json::from_value(time.clone())?),
+                _ => None,
+            };
+            let (presence, activity, actor) = match status {
+                Status::Working => (Presence::Present, Activity::Working, Actor::ThisSession),
+                Status::Waiting => (Presence::Present, Activity::BetweenTurns, Actor::Operator),
+                Status::Ended => (Presence::Ended, Activity::BetweenTurns, Actor::Nobody),
+            };
+            let state = SessionState {
+                status,
+                active_at: row_time,
+                reason: Reason::new(
+                    ReasonCode::Unknown,
+                    "The server did not say why (an older server)",
+                ),
+                presence,
+                activity,
+                intent: Intent::default(),
+                custody: Custody {
+                    reason: "unknown: the server did not report custody".to_string(),
+                    ..Custody::default()
+                },
+                next_actor: NextActor {
+                    actor,
+                    reason: "derived from the status (an older server)".to_string(),
+                    since: row_time.unwrap_or(Timestamp(0)),
+                },
+            };
+            object.insert("session_state".to_string(), serde_json::to_value(state)?);
+        }
+        serde_json::from_value(value)
+    }
+}
+
 /// One evidence line of `slate show`: which fact was seen and what it means.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {

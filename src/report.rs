@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::model::{Session, Status, Timestamp};
+use crate::model::{Intent, IntentState, Session, Status, Timestamp};
 
 /// Orders sessions the way every surface shows them: Needs you first, then Working, then Closed;
 /// within a group, the most recent first.
@@ -22,6 +22,64 @@ pub fn sort_for_display(sessions: &mut [Session]) {
         };
         (group, Reverse(session.row_time), session.id.clone())
     });
+}
+
+/// Whether a session belongs on the live list at `now`: every session that has not ended; an
+/// ended one holding a work claim (custody protects it until the claim is released); and an
+/// ended, reclaimable one until `reclaim_after` has passed since it ended, after which automatic
+/// cleanup takes it off the list. It stays in the history (`--all`) either way.
+pub fn on_live_list(session: &Session, now: Timestamp, reclaim_after: Duration) -> bool {
+    if session.status != Status::Ended {
+        return true;
+    }
+    let state = &session.session_state;
+    if state.custody.holds_work_claim || !state.custody.reclaimable {
+        return true;
+    }
+    now < state.next_actor.since.plus(reclaim_after)
+}
+
+/// The `slate sessions --reclaimable` table: the sessions automatic cleanup may reclaim, with the
+/// custody reason for each.
+pub fn reclaimable(sessions: &[Session], now: Timestamp) -> String {
+    let mut out = String::new();
+    if sessions.is_empty() {
+        out.push_str("No reclaimable sessions.\n");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{} {} {} {} REASON",
+        cell("AGENT", 11),
+        cell("SESSION", 36),
+        cell("PROJECT", 16),
+        cell("ENDED", 6),
+    );
+    for session in sessions {
+        let state = &session.session_state;
+        let _ = writeln!(
+            out,
+            "{} {} {} {} {}",
+            cell(session.agent.as_str(), 11),
+            cell(session.id.as_str(), 36),
+            cell(session.project.as_deref().unwrap_or("—"), 16),
+            cell(&age(state.next_actor.since, now), 6),
+            state.custody.reason
+        );
+    }
+    out
+}
+
+/// `parked` or `awaiting <who>` for a session with an intent; `None` without one.
+pub fn intent_label(intent: &Intent) -> Option<String> {
+    match intent.state {
+        IntentState::None => None,
+        IntentState::Parked => Some("parked".to_string()),
+        IntentState::Awaiting => Some(match &intent.awaiting_who {
+            Some(who) => format!("awaiting {who}"),
+            None => "awaiting".to_string(),
+        }),
+    }
 }
 
 /// A short age such as `12s`, `5m`, `3h` or `2d`.
@@ -73,6 +131,11 @@ pub fn table(sessions: &[Session], now: Timestamp) -> String {
             .unwrap_or("—");
         let project = session.project.as_deref().unwrap_or("—");
         let hosted = if session.hosted { " (hosted)" } else { "" };
+        // A parked or awaiting session says so before its reason, which it keeps.
+        let reason = match intent_label(&session.session_state.intent) {
+            Some(label) => format!("{label} · {}", session.session_state.reason.text),
+            None => session.session_state.reason.text.clone(),
+        };
         let age = session
             .row_time
             .map(|row_time| age(row_time, now))
@@ -81,7 +144,7 @@ pub fn table(sessions: &[Session], now: Timestamp) -> String {
             out,
             "{} {} {} {} {} {age}{hosted}",
             cell(session.status.label(), 9),
-            cell(&session.session_state.reason.text, 36),
+            cell(&reason, 36),
             cell(session.agent.display_name(), 11),
             cell(project, 16),
             cell(&one_line(title), 40),
@@ -158,6 +221,24 @@ pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
             state.next_actor.reason
         ),
     );
+    if let Some(label) = intent_label(&state.intent) {
+        let reason = state.intent.reason.as_deref().unwrap_or("no reason given");
+        line("intent", format!("{label}: {reason}"));
+    }
+    let holds = if state.custody.holds.is_empty() {
+        "nothing".to_string()
+    } else {
+        state.custody.holds.join(", ")
+    };
+    let cleanup = if state.custody.reclaimable {
+        "reclaimable"
+    } else {
+        "not reclaimable"
+    };
+    line(
+        "custody",
+        format!("holds {holds}; {cleanup} ({})", state.custody.reason),
+    );
     if let Some(transcript) = &session.transcript {
         line("transcript", transcript.clone());
     }
@@ -208,5 +289,67 @@ mod tests {
         assert_eq!(cell("abc", 5), "abc  ");
         assert_eq!(cell("abcdef", 4), "abc…");
         assert_eq!(cell("żółw", 4), "żółw");
+    }
+}
+
+#[cfg(test)]
+mod live_list_tests {
+    use super::*;
+    use crate::model::{
+        Activity, Actor, AgentKind, Custody, NextActor, Presence, Reason, ReasonCode, SessionId,
+        SessionState,
+    };
+
+    fn ended(since_minutes_ago: u64, claim: bool, now: Timestamp) -> Session {
+        let since = now.minus(Duration::from_secs(since_minutes_ago * 60));
+        Session {
+            agent: AgentKind::ClaudeCode,
+            id: SessionId::new("s"),
+            folder: None,
+            project: None,
+            title: None,
+            last_prompt: None,
+            branch: None,
+            row_time: Some(since),
+            pid: None,
+            transcript: None,
+            model: None,
+            cli_version: None,
+            hosted: false,
+            status: Status::Ended,
+            session_state: SessionState {
+                status: Status::Ended,
+                active_at: Some(since),
+                reason: Reason::new(ReasonCode::NoProcess, "gone"),
+                presence: Presence::Gone,
+                activity: Activity::Silent,
+                intent: Intent::default(),
+                custody: Custody {
+                    holds: if claim {
+                        vec!["item:a".to_string()]
+                    } else {
+                        Vec::new()
+                    },
+                    holds_work_claim: claim,
+                    reclaimable: !claim,
+                    reason: String::new(),
+                },
+                next_actor: NextActor {
+                    actor: Actor::Nobody,
+                    reason: String::new(),
+                    since,
+                },
+            },
+        }
+    }
+
+    #[test]
+    fn a_reclaimable_session_leaves_the_live_list_after_the_reclaim_time() {
+        let now = Timestamp::from_millis(1_800_000_000_000);
+        let hour = Duration::from_secs(3600);
+        assert!(on_live_list(&ended(59, false, now), now, hour));
+        assert!(!on_live_list(&ended(60, false, now), now, hour));
+        // A work claim keeps it listed however long ago it ended.
+        assert!(on_live_list(&ended(24 * 60, true, now), now, hour));
     }
 }

@@ -25,8 +25,60 @@ pub enum Input {
         key: SessionKey,
         signals: HostedSignals,
     },
+    /// The user's intents (park/await) as the store holds them now, each with when it was set.
+    /// The list replaces the earlier one: a session missing from it has no intent.
+    Intents(Vec<(SessionKey, Intent, Timestamp)>),
+    /// The work items and the claims held on them now, as the store holds them: `claims` are
+    /// `(item id, holder, claimed at)`. Both lists replace the earlier ones.
+    Custody {
+        items: Vec<WorkItemInfo>,
+        claims: Vec<(String, SessionKey, Timestamp)>,
+    },
     /// Time passed; nothing else happened.
     Tick,
+}
+
+/// A work item as the tracker sees it: plain data, copied from the store by the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkItemInfo {
+    pub id: String,
+    pub title: String,
+    pub status: ItemStatus,
+    /// The ids of the items this one waits for.
+    pub deps: Vec<String>,
+}
+
+/// Where a work item stands (SPEC §4 custody and next actor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ItemStatus {
+    Ready,
+    Blocked,
+    CiRunning,
+    Done,
+}
+
+impl ItemStatus {
+    pub const ALL: [ItemStatus; 4] = [
+        ItemStatus::Ready,
+        ItemStatus::Blocked,
+        ItemStatus::CiRunning,
+        ItemStatus::Done,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Ready => "ready",
+            ItemStatus::Blocked => "blocked",
+            ItemStatus::CiRunning => "ci_running",
+            ItemStatus::Done => "done",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ItemStatus> {
+        ItemStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
 }
 
 /// Observations read from one transcript in one go.
@@ -67,8 +119,8 @@ use std::time::Duration;
 
 use crate::agents::{CallKind, Info, ProcessRole, Record, RecordKind, Title};
 use crate::model::{
-    Activity, Actor, Custody, Intent, ListedStatus, ListingEntry, NextActor, Presence, Reason,
-    ReasonCode, Session, SessionId, SessionState, Status,
+    Activity, Actor, Custody, Intent, IntentState, ListedStatus, ListingEntry, NextActor, Presence,
+    Reason, ReasonCode, Session, SessionId, SessionState, Status,
 };
 
 /// The times the rules use. Defaults are SPEC's; tests and the config may change them.
@@ -123,6 +175,12 @@ pub struct Tracker {
     folders: HashMap<String, String>,
     /// Which process vouched for which session at the last decision.
     vouched: HashMap<SessionKey, Vouch>,
+    /// The user's intents, with when each was set.
+    intents: HashMap<SessionKey, (Intent, Timestamp)>,
+    /// Work items by id.
+    items: BTreeMap<String, WorkItemInfo>,
+    /// Claims held now: (item id, holder, claimed at).
+    claims: Vec<(String, SessionKey, Timestamp)>,
 }
 
 /// The sessions one round of inputs may have changed.
@@ -174,6 +232,8 @@ struct Log {
     /// Codex-style explicit turns: `Some` while a started turn has not ended.
     open_turn: Option<Option<String>>,
     n_prompts: u32,
+    /// The latest prompt's time: someone handed the session its next message.
+    last_prompt_at: Option<Timestamp>,
     n_records: u64,
     ended_at: Option<Timestamp>,
 }
@@ -286,6 +346,39 @@ impl Tracker {
             Input::Hosted { key, signals } => {
                 self.entries.entry(key.clone()).or_default().hosted = Some(signals);
                 scope.keys.insert(key);
+            }
+            Input::Intents(intents) => {
+                let intents: HashMap<SessionKey, (Intent, Timestamp)> = intents
+                    .into_iter()
+                    .filter(|(_, intent, _)| intent.state != IntentState::None)
+                    .map(|(key, intent, at)| (key, (intent, at)))
+                    .collect();
+                for key in self.intents.keys().chain(intents.keys()) {
+                    if self.intents.get(key) != intents.get(key) && self.entries.contains_key(key) {
+                        scope.keys.insert(key.clone());
+                    }
+                }
+                self.intents = intents;
+            }
+            Input::Custody { items, claims } => {
+                // An item's status or dependencies touch every holder, so every holder before
+                // and after is decided again; so is every session awaiting an item.
+                let holders = self.claims.iter().chain(claims.iter());
+                for (_, key, _) in holders {
+                    if self.entries.contains_key(key) {
+                        scope.keys.insert(key.clone());
+                    }
+                }
+                for (key, (intent, _)) in &self.intents {
+                    if intent.awaiting_who.is_some() && self.entries.contains_key(key) {
+                        scope.keys.insert(key.clone());
+                    }
+                }
+                self.items = items
+                    .into_iter()
+                    .map(|item| (item.id.clone(), item))
+                    .collect();
+                self.claims = claims;
             }
             Input::Tick => scope.due = true,
         }
@@ -409,6 +502,10 @@ impl Tracker {
                 previous.status != decision.status
                     || previous.reason != decision.reason
                     || previous.activity != decision.activity
+                    || facets_changed(
+                        &previous.session.session_state,
+                        &decision.session.session_state,
+                    )
             });
             let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
             if changed && listed {
@@ -804,12 +901,7 @@ impl Tracker {
         pid: Option<u32>,
         row_time: Option<Timestamp>,
     ) -> Session {
-        let (status, reason, presence, since) = (
-            verdict.status,
-            &verdict.reason,
-            verdict.presence,
-            verdict.since,
-        );
+        let (status, reason, presence) = (verdict.status, &verdict.reason, verdict.presence);
         let log = &entry.log;
         let folder = log.folder.clone();
         let project = folder.as_deref().map(project_name);
@@ -818,33 +910,9 @@ impl Tracker {
         } else {
             row_time.or(entry.last_write)
         };
-        let next_actor = match status {
-            Status::Ended => NextActor {
-                actor: Actor::Nobody,
-                reason: "the session has ended".to_string(),
-                since,
-            },
-            Status::Waiting => NextActor {
-                actor: Actor::Operator,
-                reason: format!("a pending decision: {}", reason.text),
-                since,
-            },
-            Status::Working => NextActor {
-                actor: Actor::ThisSession,
-                reason: "the session is working".to_string(),
-                since,
-            },
-        };
-        let custody = Custody {
-            holds: Vec::new(),
-            holds_work_claim: false,
-            reclaimable: status == Status::Ended,
-            reason: if status == Status::Ended {
-                "ended and holds no work claim".to_string()
-            } else {
-                "live".to_string()
-            },
-        };
+        let intent = self.intents.get(key);
+        let custody = self.custody(key, log, status, presence);
+        let next_actor = self.next_actor(key, log, verdict, intent);
         Session {
             agent: key.agent,
             id: SessionId::new(key.id.as_str()),
@@ -870,7 +938,7 @@ impl Tracker {
                 reason: reason.clone(),
                 presence,
                 activity,
-                intent: Intent::default(),
+                intent: intent.map(|(intent, _)| intent.clone()).unwrap_or_default(),
                 custody,
                 next_actor,
             },
@@ -1330,6 +1398,7 @@ impl Log {
                     self.first_prompt = Some(text.clone());
                 }
                 self.last_prompt = Some(text.clone());
+                self.last_prompt_at = Some(self.last_prompt_at.map_or(at, |last| last.max(at)));
                 // A new prompt means every call made before it has finished one way or another.
                 self.open_calls.retain(|_, call| call.at > at);
             }
@@ -1393,5 +1462,260 @@ impl Log {
                 kind: record.kind,
             });
         }
+    }
+}
+
+/// True when a facet the surfaces show changed: the intent, the custody, or who acts next.
+fn facets_changed(before: &SessionState, after: &SessionState) -> bool {
+    before.intent != after.intent
+        || before.custody != after.custody
+        || before.next_actor.actor != after.next_actor.actor
+        || before.next_actor.reason != after.next_actor.reason
+}
+
+/// Whom an intent's `awaiting_who` names: `operator`, `another_item[:<item>]`, `ci_or_deploy`,
+/// `parent_or_steering`, and the item named, if any. Anything else names nobody in particular.
+pub fn awaited_actor(awaiting_who: &str) -> Option<(Actor, Option<&str>)> {
+    let (word, item) = match awaiting_who.split_once(':') {
+        Some((word, item)) => (word, Some(item).filter(|item| !item.is_empty())),
+        None => (awaiting_who, None),
+    };
+    let actor = match word.trim() {
+        "operator" => Actor::Operator,
+        "another_item" => Actor::AnotherItem,
+        "ci_or_deploy" | "ci" | "deploy" => Actor::CiOrDeploy,
+        "parent_or_steering" => Actor::ParentOrSteering,
+        _ => return None,
+    };
+    Some((actor, item))
+}
+
+/// Whether a session's notifications are held back (SPEC §4, issue 7): a parked session fires
+/// none, and a session awaiting another actor fires none until that actor acts, which the
+/// tracker shows by moving `next_actor` off the awaited actor. Pure, for the desktop shell.
+pub fn notifications_muted(state: &SessionState) -> bool {
+    match state.intent.state {
+        IntentState::None => false,
+        IntentState::Parked => true,
+        IntentState::Awaiting => {
+            let Some((actor, _)) = state.intent.awaiting_who.as_deref().and_then(awaited_actor)
+            else {
+                return false;
+            };
+            actor != Actor::Operator && state.next_actor.actor == actor
+        }
+    }
+}
+
+/// Who acts next on a work item (SPEC §4): a done item has nobody left; an unsatisfied
+/// dependency names the other item; running CI names CI; claimed work is its holder's; unclaimed
+/// ready (or blocked) work needs parent or steering direction. `items` looks up dependencies and
+/// `holder` is the session holding a claim on it, if any.
+pub fn item_next_actor(
+    item: &WorkItemInfo,
+    items: &BTreeMap<String, WorkItemInfo>,
+    holder: Option<&SessionKey>,
+) -> (Actor, String) {
+    if item.status == ItemStatus::Done {
+        return (Actor::Nobody, "the item is done".to_string());
+    }
+    if let Some(dep) = unsatisfied_dep(item, items) {
+        return (Actor::AnotherItem, format!("waits for item {dep}"));
+    }
+    if item.status == ItemStatus::CiRunning {
+        return (Actor::CiOrDeploy, "CI is running".to_string());
+    }
+    match holder {
+        Some(key) => (Actor::ThisSession, format!("claimed by {key}")),
+        None => (
+            Actor::ParentOrSteering,
+            "unclaimed work needs parent or steering direction".to_string(),
+        ),
+    }
+}
+
+/// The first dependency of `item` that is not done; a dependency on an unknown item is not done.
+fn unsatisfied_dep<'a>(
+    item: &'a WorkItemInfo,
+    items: &BTreeMap<String, WorkItemInfo>,
+) -> Option<&'a str> {
+    item.deps
+        .iter()
+        .find(|dep| {
+            items
+                .get(dep.as_str())
+                .is_none_or(|dep| dep.status != ItemStatus::Done)
+        })
+        .map(String::as_str)
+}
+
+impl Tracker {
+    /// The work claims a session holds now, oldest first: (item id, claimed at).
+    fn claims_of(&self, key: &SessionKey) -> Vec<(&str, Timestamp)> {
+        let mut claims: Vec<(&str, Timestamp)> = self
+            .claims
+            .iter()
+            .filter(|(_, holder, _)| holder == key)
+            .map(|(item, _, at)| (item.as_str(), *at))
+            .collect();
+        claims.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(b.0)));
+        claims
+    }
+
+    /// The custody facet (SPEC §4): work claims protect their holder whatever its activity age;
+    /// only an ended or gone session without one is reclaimable.
+    fn custody(&self, key: &SessionKey, log: &Log, status: Status, presence: Presence) -> Custody {
+        let claims = self.claims_of(key);
+        let mut holds: Vec<String> = claims
+            .iter()
+            .map(|(item, _)| format!("item:{item}"))
+            .collect();
+        if let Some(branch) = &log.branch {
+            holds.push(format!("branch:{branch}"));
+        }
+        let holds_work_claim = !claims.is_empty();
+        let over = status == Status::Ended || presence != Presence::Present;
+        let reason = match (holds_work_claim, over) {
+            (true, true) => format!(
+                "holds a work claim on item {}; silence and process absence never release a claim",
+                claims[0].0
+            ),
+            (true, false) => format!("live, and holds a work claim on item {}", claims[0].0),
+            (false, true) => match presence {
+                Presence::Gone => "its process is gone and it holds no work claim".to_string(),
+                _ => "ended and holds no work claim".to_string(),
+            },
+            (false, false) => "live".to_string(),
+        };
+        Custody {
+            holds,
+            holds_work_claim,
+            reclaimable: over && !holds_work_claim,
+            reason,
+        }
+    }
+
+    /// The next-actor facet (SPEC §4), in priority order.
+    fn next_actor(
+        &self,
+        key: &SessionKey,
+        log: &Log,
+        verdict: &Verdict,
+        intent: Option<&(Intent, Timestamp)>,
+    ) -> NextActor {
+        let next = |actor, reason: String, since| NextActor {
+            actor,
+            reason,
+            since,
+        };
+        if verdict.status == Status::Ended {
+            return next(
+                Actor::Nobody,
+                "the session has ended".to_string(),
+                verdict.since,
+            );
+        }
+        if let Some((intent, set_at)) = intent {
+            let awaited = intent.awaiting_who.as_deref().and_then(awaited_actor);
+            let what = intent
+                .reason
+                .as_deref()
+                .map(|reason| format!(": {reason}"))
+                .unwrap_or_default();
+            match awaited {
+                Some((Actor::AnotherItem, item)) if !self.wait_over(log, *set_at, item) => {
+                    let named = item.map(|item| format!(" {item}")).unwrap_or_default();
+                    return next(
+                        Actor::AnotherItem,
+                        format!("awaits item{named}{what}"),
+                        *set_at,
+                    );
+                }
+                Some((Actor::CiOrDeploy, _)) if !self.wait_over(log, *set_at, None) => {
+                    return next(
+                        Actor::CiOrDeploy,
+                        format!("awaits CI or deployment{what}"),
+                        *set_at,
+                    );
+                }
+                Some((Actor::ParentOrSteering, _)) if !self.wait_over(log, *set_at, None) => {
+                    return next(
+                        Actor::ParentOrSteering,
+                        format!("awaits direction{what}"),
+                        *set_at,
+                    );
+                }
+                Some((Actor::Operator, _)) => {
+                    return next(
+                        Actor::Operator,
+                        format!("awaits the operator{what}"),
+                        *set_at,
+                    );
+                }
+                _ if intent.state == IntentState::Parked => {
+                    return next(
+                        Actor::ParentOrSteering,
+                        format!("parked{what}; it needs direction"),
+                        *set_at,
+                    );
+                }
+                _ => {}
+            }
+        }
+        if verdict.status == Status::Waiting {
+            return next(
+                Actor::Operator,
+                format!("a pending decision: {}", verdict.reason.text),
+                verdict.since,
+            );
+        }
+        for (item_id, claimed_at) in self.claims_of(key) {
+            let Some(item) = self.items.get(item_id) else {
+                continue;
+            };
+            if let Some(dep) = unsatisfied_dep(item, &self.items) {
+                return next(
+                    Actor::AnotherItem,
+                    format!("its item {item_id} waits for item {dep}"),
+                    claimed_at,
+                );
+            }
+            if item.status == ItemStatus::CiRunning {
+                return next(
+                    Actor::CiOrDeploy,
+                    format!("CI is running for its item {item_id}"),
+                    claimed_at,
+                );
+            }
+        }
+        next(
+            Actor::ThisSession,
+            format!("the session can continue: {}", verdict.reason.text),
+            verdict.since,
+        )
+    }
+
+    /// Whether the actor an intent awaits has acted: the awaited item is done, or someone handed
+    /// the session a new prompt after the intent was set.
+    fn wait_over(&self, log: &Log, set_at: Timestamp, item: Option<&str>) -> bool {
+        let item_done = item
+            .and_then(|item| self.items.get(item))
+            .is_some_and(|item| item.status == ItemStatus::Done);
+        item_done
+            || log
+                .last_prompt_at
+                .is_some_and(|prompt_at| prompt_at > set_at)
+    }
+
+    /// Every work item, by id, and the session holding a claim on each, for `slate item list`.
+    pub fn work_items(&self) -> impl Iterator<Item = (&WorkItemInfo, Option<&SessionKey>)> {
+        self.items.values().map(|item| {
+            let holder = self
+                .claims
+                .iter()
+                .find(|(claimed, _, _)| *claimed == item.id)
+                .map(|(_, key, _)| key);
+            (item, holder)
+        })
     }
 }

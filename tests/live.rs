@@ -122,3 +122,78 @@ async fn an_appended_turn_end_reaches_subscribers_once() {
     handle.shutdown();
     thread.join().unwrap();
 }
+
+/// Waits for the next session update, skipping removals.
+async fn next_session(
+    updates: &mut tokio::sync::broadcast::Receiver<Update>,
+) -> slate::model::Session {
+    loop {
+        let update = tokio::time::timeout(Duration::from_secs(2), updates.recv())
+            .await
+            .expect("a change within two seconds")
+            .expect("the stream is open");
+        if let Update::Session { session } = update {
+            return *session;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_intent_set_through_the_handle_and_a_claim_written_by_the_cli_reach_subscribers() {
+    use slate::model::{Intent, IntentState, SessionKey};
+    use slate::store::{self, WorkItem};
+
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let now = live::system_clock();
+    let transcript = home.join(format!(".claude/projects/-work-acme/{SESSION}.jsonl"));
+    working_transcript(&transcript, now);
+    let db = home.join("data/slate/slate.db");
+    let mut service = service(home, now.minus(Duration::from_secs(60)));
+    service.store = Some(store::open(&db).unwrap());
+
+    let (handle, thread) = live::start(service);
+    let (snapshot, mut updates) = handle.subscribe();
+    assert_eq!(snapshot[0].session_state.intent.state, IntentState::None);
+    let key = SessionKey::new(snapshot[0].agent, SESSION);
+
+    let parked = Intent {
+        state: IntentState::Parked,
+        reason: Some("after lunch".to_string()),
+        awaiting_who: None,
+    };
+    handle.set_intent(&key, &parked).unwrap();
+    let session = next_session(&mut updates).await;
+    let state = &session.session_state;
+    assert_eq!(state.intent, parked);
+    assert_eq!(state.status, Status::Working, "parking keeps the state");
+    assert_eq!(
+        serde_json::to_value(state.next_actor.actor).unwrap(),
+        "parent_or_steering"
+    );
+    assert!(slate::tracker::notifications_muted(state));
+
+    // The command line writes the store through its own connection, then asks for a re-read.
+    let cli = store::open(&db).unwrap();
+    cli.put_work_item(&WorkItem {
+        id: "docs".to_string(),
+        title: "Docs".to_string(),
+        status: "ready".to_string(),
+        deps: Vec::new(),
+        created: now,
+    })
+    .unwrap();
+    cli.claim("docs", &key, now).unwrap();
+    handle.send(live::Event::IntentsChanged);
+    let session = next_session(&mut updates).await;
+    assert!(session.session_state.custody.holds_work_claim);
+    assert_eq!(session.session_state.custody.holds, ["item:docs"]);
+
+    handle.set_intent(&key, &Intent::default()).unwrap();
+    let session = next_session(&mut updates).await;
+    assert_eq!(session.session_state.intent.state, IntentState::None);
+    assert!(!slate::tracker::notifications_muted(&session.session_state));
+
+    handle.shutdown();
+    thread.join().unwrap();
+}

@@ -6,8 +6,9 @@ mod config; // the config file: defaults, unknown keys, the [steering] move, wri
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
 mod files; // transcript discovery and incremental reading
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
+mod intent; // intent, custody and the next actor through the real binary over a temp HOME
 mod listings; // Claude Code's registry and background jobs on disk
-mod live; // the live service: first snapshot, one change per append, over a temp HOME
+mod live; // the live service: first snapshot, one change per append, intents and claims, over a temp HOME
 mod opencode; // OpenCode's SQLite store and JSON tree, read and decided, and damaged databases
 mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine

@@ -3,6 +3,7 @@
 //! `check` runs them all and, on the way, checks that every flip that happens with no new input was
 //! announced by `next_deadline`.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -10,9 +11,13 @@ use slate::agents::{
     AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind, Title, TitleSource,
 };
 use slate::model::{
-    AgentKind, ListedStatus, Listing, ListingEntry, ProcessInfo, SessionKey, Timestamp,
+    AgentKind, Intent, IntentState, ListedStatus, Listing, ListingEntry, ProcessInfo, SessionKey,
+    Timestamp,
 };
-use slate::tracker::{Batch, Input, Policy, SeenProcess, Tracker, TranscriptRole};
+use slate::tracker::{
+    notifications_muted, Batch, Input, ItemStatus, Policy, SeenProcess, Tracker, TranscriptRole,
+    WorkItemInfo,
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -52,6 +57,43 @@ struct Step {
     processes: Option<Vec<ProcessSpec>>,
     #[serde(default)]
     listing: Option<ListingSpec>,
+    /// The user sets (or, with `state = "none"`, clears) `session`'s intent.
+    #[serde(default)]
+    intent: Option<IntentSpec>,
+    /// The work items now (replacing the earlier list).
+    #[serde(default)]
+    items: Option<Vec<ItemSpec>>,
+    /// The claims held now (replacing the earlier list), claimed at this step's time.
+    #[serde(default)]
+    claims: Option<Vec<ClaimSpec>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IntentSpec {
+    state: String,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    awaiting_who: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ItemSpec {
+    id: String,
+    #[serde(default = "default_item_status")]
+    status: String,
+    #[serde(default)]
+    deps: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClaimSpec {
+    item: String,
+    #[serde(default = "default_session")]
+    session: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,8 +172,22 @@ struct Expect {
     activity: Option<String>,
     #[serde(default)]
     next_actor: Option<String>,
+    /// The intent's state: none, parked or awaiting.
+    #[serde(default)]
+    intent: Option<String>,
+    #[serde(default)]
+    holds_work_claim: Option<bool>,
+    #[serde(default)]
+    reclaimable: Option<bool>,
+    /// What `notifications_muted` says.
+    #[serde(default)]
+    muted: Option<bool>,
     #[serde(default)]
     pid: Option<u32>,
+}
+
+fn default_item_status() -> String {
+    "ready".to_string()
 }
 
 fn default_agent() -> String {
@@ -196,10 +252,58 @@ fn agent(name: &str) -> AgentKind {
     AgentKind::parse(name).unwrap_or_else(|| panic!("unknown agent {name}"))
 }
 
-fn inputs(scenario: &Scenario, step: &Step) -> Vec<Input> {
+fn inputs(
+    scenario: &Scenario,
+    step: &Step,
+    intents: &mut BTreeMap<SessionKey, (Intent, Timestamp)>,
+) -> Vec<Input> {
     let agent_kind = agent(&scenario.agent);
     let key = SessionKey::new(agent_kind, step.session.clone());
     let mut inputs = Vec::new();
+    if let Some(spec) = &step.intent {
+        let state = match spec.state.as_str() {
+            "none" => IntentState::None,
+            "parked" => IntentState::Parked,
+            "awaiting" => IntentState::Awaiting,
+            other => panic!("unknown intent state {other}"),
+        };
+        let intent = Intent {
+            state,
+            reason: spec.reason.clone(),
+            awaiting_who: spec.awaiting_who.clone(),
+        };
+        intents.insert(key.clone(), (intent, at(step.at)));
+        inputs.push(Input::Intents(
+            intents
+                .iter()
+                .map(|(key, (intent, set_at))| (key.clone(), intent.clone(), *set_at))
+                .collect(),
+        ));
+    }
+    if step.items.is_some() || step.claims.is_some() {
+        let items = step
+            .items
+            .iter()
+            .flatten()
+            .map(|spec| WorkItemInfo {
+                id: spec.id.clone(),
+                title: spec.id.clone(),
+                status: ItemStatus::parse(&spec.status)
+                    .unwrap_or_else(|| panic!("unknown item status {}", spec.status)),
+                deps: spec.deps.clone(),
+            })
+            .collect();
+        let claims = step
+            .claims
+            .iter()
+            .flatten()
+            .map(|spec| {
+                let holder = SessionKey::new(agent_kind, spec.session.clone());
+                (spec.item.clone(), holder, at(step.at))
+            })
+            .collect();
+        inputs.push(Input::Custody { items, claims });
+    }
     if let Some(processes) = &step.processes {
         let seen = processes
             .iter()
@@ -326,12 +430,13 @@ fn check(path: &Path) {
     events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
 
     let mut tracker = Tracker::new(Policy::default());
+    let mut intents = BTreeMap::new();
     let name = path.file_name().unwrap().to_string_lossy();
     for (time, _, event) in events {
         let now = at(time);
         match event {
             Event::Step(step) => {
-                for input in inputs(&scenario, step) {
+                for input in inputs(&scenario, step, &mut intents) {
                     tracker.apply(input, now);
                 }
             }
@@ -371,10 +476,34 @@ fn check(path: &Path) {
                         assert_eq!(json[field], *want, "{name}: {field} at {time}s");
                     }
                 }
+                if let Some(want) = &expect.intent {
+                    assert_eq!(json["intent"]["state"], *want, "{name}: intent at {time}s");
+                }
+                for (field, want) in [
+                    ("holds_work_claim", expect.holds_work_claim),
+                    ("reclaimable", expect.reclaimable),
+                ] {
+                    if let Some(want) = want {
+                        assert_eq!(
+                            json["custody"][field], want,
+                            "{name}: custody.{field} at {time}s: {}",
+                            json["custody"]
+                        );
+                    }
+                }
+                if let Some(want) = expect.muted {
+                    assert_eq!(
+                        notifications_muted(state),
+                        want,
+                        "{name}: notifications muted at {time}s: {}",
+                        json["next_actor"]
+                    );
+                }
                 if let Some(want) = &expect.next_actor {
                     assert_eq!(
                         json["next_actor"]["actor"], *want,
-                        "{name}: next_actor at {time}s"
+                        "{name}: next_actor at {time}s: {}",
+                        json["next_actor"]
                     );
                 }
                 if let Some(pid) = expect.pid {

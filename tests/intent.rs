@@ -1,0 +1,354 @@
+//! Intent, custody and the next actor through the real `slate` binary: a temp HOME with four
+//! Claude Code transcripts and a recorded process table; one session is parked, one claims an
+//! item, one awaits another item, and one has ended. `slate show <id> --json` must show the
+//! right `next_actor` for each, and `slate sessions --reclaimable` the ended one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde_json::Value;
+use slate::model::Timestamp;
+
+const NOW: &str = "2026-11-29T12:00:10.000Z";
+
+struct Home {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    processes: PathBuf,
+}
+
+/// One transcript: a prompt, the model's answer, and (unless `working`) the turn's end.
+fn transcript(id: &str, folder: &Path, at: &str, working: bool) -> String {
+    let cwd = folder.display().to_string();
+    let base = serde_json::json!({"sessionId": id, "cwd": cwd, "isSidechain": false});
+    let mut lines = Vec::new();
+    let mut line = |extra: Value| {
+        let mut value = base.clone();
+        for (key, field) in extra.as_object().expect("an object") {
+            value[key] = field.clone();
+        }
+        lines.push(value.to_string());
+    };
+    line(serde_json::json!({
+        "type": "user", "uuid": format!("{id}-u"), "timestamp": format!("{at}0.000Z"),
+        "message": {"role": "user", "content": format!("work on {id}")}
+    }));
+    if !working {
+        line(serde_json::json!({
+            "type": "assistant", "uuid": format!("{id}-a"), "timestamp": format!("{at}1.000Z"),
+            "message": {"id": format!("msg-{id}"), "type": "message", "role": "assistant",
+                "model": "claude-opus-5-5", "stop_reason": "end_turn",
+                "content": [{"type": "text", "text": "Done."}]}
+        }));
+        line(serde_json::json!({
+            "type": "system", "subtype": "turn_duration", "durationMs": 900,
+            "uuid": format!("{id}-t"), "timestamp": format!("{at}2.000Z")
+        }));
+    }
+    lines.join("\n") + "\n"
+}
+
+/// `parked`, `claimed` and `awaiting` are live (a process works in each folder); `ended` is an
+/// hour old with no process.
+fn home() -> Home {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let root = dir.path().canonicalize().expect("canonical temp dir");
+    let mut processes = Vec::new();
+    for (index, (id, at, live, working)) in [
+        ("parked-1111", "2026-11-29T12:00:0", true, false),
+        ("claimed-2222", "2026-11-29T12:00:0", true, true),
+        ("awaiting-3333", "2026-11-29T12:00:0", true, false),
+        ("ended-4444", "2026-11-29T11:00:0", false, false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let folder = root.join("work").join(id);
+        std::fs::create_dir_all(&folder).expect("project folder");
+        let encoded = folder.display().to_string().replace(['/', '.'], "-");
+        let projects = root.join("home/.claude/projects").join(encoded);
+        std::fs::create_dir_all(&projects).expect("projects folder");
+        let path = projects.join(format!("{id}.jsonl"));
+        std::fs::write(&path, transcript(id, &folder, at, working)).expect("transcript written");
+        // The file was last written when its last record was, not when this test ran.
+        let written = Timestamp::parse_rfc3339(&format!("{at}2.000Z")).expect("a time");
+        let mtime = UNIX_EPOCH + Duration::from_millis(written.millis() as u64);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|file| file.set_modified(mtime))
+            .expect("mtime set");
+        if live {
+            processes.push(serde_json::json!({
+                "pid": 4000 + index, "ppid": 1, "name": "claude",
+                "exe": "/opt/claude/bin/claude.exe", "cmd": ["claude"],
+                "cwd": folder.display().to_string(),
+                "start_time": "2026-11-29T11:59:00.000Z"
+            }));
+        }
+    }
+    let table = root.join("processes.json");
+    std::fs::write(&table, Value::Array(processes).to_string()).expect("process table");
+    Home {
+        _dir: dir,
+        root,
+        processes: table,
+    }
+}
+
+fn slate(home: &Home, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_slate"))
+        .args(args)
+        .arg("--now")
+        .arg(NOW)
+        .arg("--processes")
+        .arg(&home.processes)
+        .env_clear()
+        .env("HOME", home.root.join("home"))
+        .env("XDG_DATA_HOME", home.root.join("data"))
+        .env("XDG_CONFIG_HOME", home.root.join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("slate runs");
+    assert!(
+        output.status.success(),
+        "slate {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8 output")
+}
+
+fn state(home: &Home, id: &str) -> Value {
+    let out = slate(home, &["show", id, "--json"]);
+    let value: Value = serde_json::from_str(&out).expect("show prints JSON");
+    value["session"]["session_state"].clone()
+}
+
+#[test]
+fn parked_claimed_awaiting_and_ended_sessions_name_their_next_actor() {
+    let home = home();
+    // Before anything is set: between turns is not parked.
+    let before = state(&home, "parked");
+    assert_eq!(before["status"], "waiting", "{before}");
+    assert_eq!(before["intent"]["state"], "none", "{before}");
+    assert_eq!(before["next_actor"]["actor"], "operator", "{before}");
+
+    slate(&home, &["park", "parked", "--reason", "after the release"]);
+    slate(
+        &home,
+        &["item", "add", "schema", "--title", "Schema change"],
+    );
+    slate(
+        &home,
+        &[
+            "item",
+            "add",
+            "api",
+            "--title",
+            "New endpoint",
+            "--dep",
+            "schema",
+        ],
+    );
+    slate(&home, &["item", "add", "docs", "--title", "Docs"]);
+    slate(&home, &["claim", "docs", "--session", "claimed"]);
+    slate(
+        &home,
+        &[
+            "await",
+            "awaiting",
+            "--who",
+            "another_item:schema",
+            "--reason",
+            "needs the schema first",
+        ],
+    );
+
+    let parked = state(&home, "parked");
+    assert_eq!(
+        parked["status"], "waiting",
+        "a parked session keeps its state: {parked}"
+    );
+    assert_eq!(parked["reason"]["code"], "turn_finished", "{parked}");
+    assert_eq!(parked["intent"]["state"], "parked", "{parked}");
+    assert_eq!(parked["intent"]["reason"], "after the release", "{parked}");
+    assert_eq!(
+        parked["next_actor"]["actor"], "parent_or_steering",
+        "{parked}"
+    );
+
+    let claimed = state(&home, "claimed");
+    assert_eq!(claimed["status"], "working", "{claimed}");
+    assert_eq!(claimed["custody"]["holds_work_claim"], true, "{claimed}");
+    assert_eq!(claimed["custody"]["holds"][0], "item:docs", "{claimed}");
+    assert_eq!(claimed["custody"]["reclaimable"], false, "{claimed}");
+    assert_eq!(claimed["next_actor"]["actor"], "this_session", "{claimed}");
+
+    let awaiting = state(&home, "awaiting");
+    assert_eq!(awaiting["intent"]["state"], "awaiting", "{awaiting}");
+    assert_eq!(
+        awaiting["intent"]["awaiting_who"], "another_item:schema",
+        "{awaiting}"
+    );
+    assert_eq!(
+        awaiting["next_actor"]["actor"], "another_item",
+        "{awaiting}"
+    );
+    assert!(
+        awaiting["next_actor"]["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("schema")),
+        "the next actor names the item: {awaiting}"
+    );
+
+    let ended = state(&home, "ended");
+    assert_eq!(ended["status"], "ended", "{ended}");
+    assert_eq!(ended["next_actor"]["actor"], "nobody", "{ended}");
+    assert_eq!(ended["custody"]["reclaimable"], true, "{ended}");
+
+    // The table marks the parked session and keeps its reason; `show` prints intent and custody.
+    let table = slate(&home, &["sessions"]);
+    assert!(table.contains("parked · The turn finished"), "{table}");
+    let page = slate(&home, &["show", "claimed"]);
+    assert!(page.contains("holds item:docs; not reclaimable"), "{page}");
+    let page = slate(&home, &["show", "parked"]);
+    assert!(page.contains("parked: after the release"), "{page}");
+
+    // The ended session is the one reclaimable candidate, under both spellings.
+    for flag in ["--reclaimable", "--stale"] {
+        let out = slate(&home, &["sessions", flag, "--json"]);
+        let listed: Value = serde_json::from_str(&out).expect("sessions prints JSON");
+        let ids: Vec<&str> = listed["sessions"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .filter_map(|session| session["id"].as_str())
+            .collect();
+        assert_eq!(ids, ["ended-4444"], "{flag}");
+    }
+    let table = slate(&home, &["sessions", "--reclaimable"]);
+    assert!(table.contains("holds no work claim"), "{table}");
+
+    // An hour after it ended, cleanup has taken it off the live list; it stays in the history.
+    let live = slate(&home, &["sessions", "--json"]);
+    assert!(!live.contains("ended-4444"), "{live}");
+    assert!(live.contains("parked-1111"), "{live}");
+    let all = slate(&home, &["sessions", "--all", "--json"]);
+    assert!(all.contains("ended-4444"), "{all}");
+
+    // The awaited item is done: the wait is over and the decision is the operator's again.
+    slate(&home, &["item", "done", "schema"]);
+    let awaiting = state(&home, "awaiting");
+    assert_eq!(awaiting["next_actor"]["actor"], "operator", "{awaiting}");
+    let items = slate(&home, &["item", "list"]);
+    assert!(items.contains("next: this_session"), "{items}");
+    assert!(items.contains("next: nobody"), "{items}");
+
+    // Resuming clears the park; releasing the claim leaves the session with no work claim.
+    slate(&home, &["resume", "parked"]);
+    assert_eq!(state(&home, "parked")["intent"]["state"], "none");
+    slate(&home, &["release", "docs"]);
+    let claimed = state(&home, "claimed");
+    assert_eq!(claimed["custody"]["holds_work_claim"], false, "{claimed}");
+}
+
+#[test]
+fn await_rejects_an_unknown_actor() {
+    let home = home();
+    let output = Command::new(env!("CARGO_BIN_EXE_slate"))
+        .args(["await", "awaiting", "--who", "the-moon", "--reason", "x"])
+        .env_clear()
+        .env("HOME", home.root.join("home"))
+        .env("XDG_DATA_HOME", home.root.join("data"))
+        .env("XDG_CONFIG_HOME", home.root.join("config"))
+        .output()
+        .expect("slate runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("another_item:<item>"), "{stderr}");
+}
+
+#[test]
+fn a_session_from_an_older_server_without_session_state_still_reads() {
+    use slate::model::{Actor, IntentState, Session, Status};
+
+    let old = serde_json::json!({
+        "agent": "claude-code",
+        "id": "abc",
+        "folder": "/work/acme",
+        "project": "acme",
+        "title": "Fix the build",
+        "row_time": "2026-11-29T12:00:00.000Z",
+        "pid": 4242,
+        "status": "waiting"
+    });
+    let session = Session::from_wire(old).expect("an older session reads");
+    assert_eq!(session.status, Status::Waiting);
+    let state = &session.session_state;
+    assert_eq!(state.status, Status::Waiting);
+    assert_eq!(state.intent.state, IntentState::None);
+    assert_eq!(state.next_actor.actor, Actor::Operator);
+    assert!(!state.custody.reclaimable);
+    assert!(!slate::tracker::notifications_muted(state));
+
+    // A current session round-trips unchanged.
+    let home = home();
+    let out = slate(&home, &["show", "parked", "--json"]);
+    let mut value: Value = serde_json::from_str(&out).expect("JSON");
+    let current = value["session"].take();
+    let session = Session::from_wire(current.clone()).expect("a current session reads");
+    assert_eq!(session.session_state.reason.code.as_str(), "turn_finished");
+
+    // Without a status there is nothing to show.
+    assert!(Session::from_wire(serde_json::json!({"agent": "claude-code", "id": "x"})).is_err());
+}
+
+#[test]
+fn a_change_from_the_command_line_asks_a_running_server_to_refresh() {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+
+    let home = home();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let address = listener.local_addr().expect("its address");
+    let config = home.root.join("config/slate");
+    std::fs::create_dir_all(&config).expect("config folder");
+    std::fs::write(
+        config.join("config.toml"),
+        format!("[server]\nlisten = \"{address}\"\n"),
+    )
+    .expect("config written");
+    std::fs::write(config.join("token"), "secret-token\n").expect("token written");
+
+    // A stand-in server: it reads one request's head and answers 200.
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().expect("a connection");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout set");
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 512];
+        while !request.windows(4).any(|window| window == b"\r\n\r\n") {
+            match stream.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => request.extend_from_slice(&buffer[..read]),
+            }
+        }
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        String::from_utf8_lossy(&request).into_owned()
+    });
+    slate(&home, &["park", "parked", "--reason", "lunch"]);
+    // If the command line never connected, this connection unblocks the stand-in, whose empty
+    // request then fails the checks below rather than hanging the test.
+    let _unblock = TcpStream::connect(address);
+    let request = server.join().expect("the stand-in server ran");
+    assert!(
+        request.starts_with("POST /sessions/live/refresh HTTP/1.1\r\n"),
+        "{request}"
+    );
+    assert!(
+        request.contains("Authorization: Bearer secret-token\r\n"),
+        "{request}"
+    );
+}
