@@ -87,7 +87,9 @@ impl Default for Notifications {
     }
 }
 
-/// `[cleanup]`: when automatic cleanup may reclaim a session (SPEC §4 custody).
+/// `[cleanup]`: when automatic cleanup may reclaim a session (SPEC §4 custody). By default a
+/// closed session leaves the live list at once (SPEC §2); a positive `reclaim_after_minutes` keeps
+/// closed, reclaimable sessions on it that long. A session holding a work claim stays either way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Cleanup {
@@ -97,7 +99,7 @@ pub struct Cleanup {
 impl Default for Cleanup {
     fn default() -> Cleanup {
         Cleanup {
-            reclaim_after_minutes: 60,
+            reclaim_after_minutes: 0,
         }
     }
 }

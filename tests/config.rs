@@ -24,7 +24,7 @@ fn an_empty_file_gives_the_defaults() {
     );
     assert!(config.notifications.enabled);
     assert_eq!(config.notifications.paused_until, None);
-    assert_eq!(config.cleanup.reclaim_after_minutes, 60);
+    assert_eq!(config.cleanup.reclaim_after_minutes, 0);
     // A section that is present but empty also takes its defaults.
     assert_eq!(
         Config::parse("[server]\n[project-policy]\n").unwrap(),
