@@ -258,6 +258,16 @@ fn cases() -> Vec<(&'static str, Facts, Expect)> {
         Expect::Run(select("%3"), Some("2 tmux clients show session")),
     ));
 
+    let mut nested = client("work");
+    if let Some(host) = &mut nested.host {
+        host.ancestors = chain(&[(300, "tmux"), (290, "bash"), (280, "tmux: server")]);
+    }
+    cases.push((
+        "tmux client inside another tmux: the pane is selected, no window raised",
+        tmux_facts(vec![nested]),
+        Expect::Run(select("%3"), Some("runs inside another tmux")),
+    ));
+
     let mut facts = tmux_facts(vec![client("work")]);
     facts.displays = display(vec![window(0x200001, 80)]);
     cases.push((
@@ -709,7 +719,7 @@ fn tool_output_parses_and_garbage_is_skipped() {
 
 #[test]
 fn a_missing_process_is_unsure() {
-    // Pid 0 is never a user process, so this is the gather-and-choose path for a gone session.
+    // No process has the largest pid, so this is the gather-and-choose path for a gone session.
     let error = focus::focus(u32::MAX).expect_err("no such process");
     assert!(matches!(error, focus::FocusError::Unsure { .. }), "{error}");
     assert!(matches!(focus::plan(None), Plan::Unsure { .. }));
@@ -830,6 +840,81 @@ fn tmux_focus_selects_the_window_and_pane_of_the_process() {
     );
 }
 
+#[test]
+fn tmux_focus_switches_a_client_that_shows_another_session() {
+    require("tmux", "tmux");
+    let inner = TmuxServer {
+        name: unique_name() + "-inner",
+    };
+    let outer = TmuxServer {
+        name: unique_name() + "-outer",
+    };
+    inner.tmux(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "work",
+        "-x",
+        "80",
+        "-y",
+        "24",
+    ]);
+    let pid: u32 = inner
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-t",
+            "work",
+            "-P",
+            "-F",
+            "#{pane_pid}",
+            "exec sleep 300",
+        ])
+        .parse()
+        .expect("tmux prints the pane's pid");
+    inner.tmux(&["new-session", "-d", "-s", "play", "-x", "80", "-y", "24"]);
+    // A real client needs a terminal: the outer server's pane gives it one. `TMUX` is unset so
+    // the inner tmux agrees to attach from inside the outer one.
+    let attach = format!("exec env -u TMUX tmux -L {} attach -t play", inner.name);
+    outer.tmux(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-x",
+        "80",
+        "-y",
+        "24",
+        &attach,
+    ]);
+    poll("the client to attach", || {
+        (inner.tmux(&["list-clients", "-F", "#{client_session}"]) == "play").then_some(())
+    });
+
+    let outcome = focus::focus(pid).expect("the pane is found");
+    assert!(
+        outcome
+            .done
+            .iter()
+            .any(|step| matches!(step, Step::TmuxSwitchClient { .. })),
+        "{outcome:?}"
+    );
+    // The client runs inside the outer tmux, so no window is raised, and the plan says so.
+    assert!(
+        outcome
+            .caveat
+            .as_deref()
+            .is_some_and(|caveat| caveat.contains("runs inside another tmux")),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        inner.tmux(&["list-clients", "-F", "#{client_session}:#{window_index}"]),
+        "work:1"
+    );
+}
+
 /// Child processes killed and reaped when dropped, last started first.
 struct Children(Vec<Child>);
 
@@ -875,104 +960,192 @@ fn active_window(display: &str) -> Option<u64> {
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
-#[test]
-fn x11_focus_activates_the_xterm_of_the_process() {
-    for (program, package) in [
-        ("Xvfb", "xvfb"),
-        ("openbox", "openbox"),
-        ("xterm", "xterm"),
-        ("xdotool", "xdotool"),
-        ("wmctrl", "wmctrl"),
-        ("xprop", "x11-utils"),
-    ] {
-        require(program, package);
-    }
-    let home = tempfile::tempdir().unwrap();
-    let mut children = Children(Vec::new());
+/// A virtual X11 desktop: Xvfb on a free display, with openbox managing it. Everything started on
+/// it is killed when it is dropped.
+struct Desktop {
+    // Fields drop in order: the processes go before their temporary home.
+    children: Children,
+    display: String,
+    home: tempfile::TempDir,
+}
 
-    // Xvfb picks a free display itself and writes its number to the given descriptor (stdout).
-    let mut xvfb = Command::new("Xvfb")
-        .args([
-            "-displayfd",
-            "1",
-            "-screen",
-            "0",
-            "800x600x24",
-            "-nolisten",
-            "tcp",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb starts");
-    let stdout = xvfb.stdout.take().unwrap();
-    children.0.push(xvfb);
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = sender.send(line);
-    });
-    let number = receiver
-        .recv_timeout(DEADLINE)
-        .expect("Xvfb reports its display");
-    let display = format!(":{}", number.trim());
-    assert!(number.trim().parse::<u32>().is_ok(), "Xvfb said {number:?}");
+impl Desktop {
+    fn start() -> Desktop {
+        for (program, package) in [
+            ("Xvfb", "xvfb"),
+            ("openbox", "openbox"),
+            ("xterm", "xterm"),
+            ("xdotool", "xdotool"),
+            ("wmctrl", "wmctrl"),
+            ("xprop", "x11-utils"),
+        ] {
+            require(program, package);
+        }
+        let home = tempfile::tempdir().unwrap();
+        let mut children = Children(Vec::new());
 
-    children.0.push(
-        x11_command("openbox", &display, home.path())
-            .spawn()
-            .expect("openbox starts"),
-    );
-    poll("openbox to manage the display", || {
-        let out = Command::new("xprop")
-            .args(["-root", "_NET_SUPPORTING_WM_CHECK"])
-            .env("DISPLAY", &display)
+        // Xvfb picks a free display itself and writes its number to the given descriptor.
+        let mut xvfb = Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "800x600x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .output()
-            .ok()?;
-        String::from_utf8_lossy(&out.stdout)
-            .contains("window id")
-            .then_some(())
-    });
+            .spawn()
+            .expect("Xvfb starts");
+        let stdout = xvfb.stdout.take().unwrap();
+        children.0.push(xvfb);
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = sender.send(line);
+        });
+        let number = receiver
+            .recv_timeout(DEADLINE)
+            .expect("Xvfb reports its display");
+        assert!(number.trim().parse::<u32>().is_ok(), "Xvfb said {number:?}");
+        let display = format!(":{}", number.trim());
 
-    let mut terms = Vec::new();
-    for seconds in ["300", "301"] {
-        let xterm = x11_command("xterm", &display, home.path())
-            .args(["-e", "sleep", seconds])
+        children.0.push(
+            x11_command("openbox", &display, home.path())
+                .spawn()
+                .expect("openbox starts"),
+        );
+        poll("openbox to manage the display", || {
+            let out = Command::new("xprop")
+                .args(["-root", "_NET_SUPPORTING_WM_CHECK"])
+                .env("DISPLAY", &display)
+                .stderr(Stdio::null())
+                .output()
+                .ok()?;
+            String::from_utf8_lossy(&out.stdout)
+                .contains("window id")
+                .then_some(())
+        });
+        Desktop {
+            display,
+            home,
+            children,
+        }
+    }
+
+    /// Starts `xterm -e <args>` and returns its pid and its window once it is managed.
+    fn xterm(&mut self, args: &[&str]) -> (u32, u64) {
+        let xterm = x11_command("xterm", &self.display, self.home.path())
+            .arg("-e")
+            .args(args)
             .spawn()
             .expect("xterm starts");
-        let xterm_pid = xterm.id();
-        children.0.push(xterm);
-        let sleep_pid = poll("the xterm's sleep", || child_of(xterm_pid));
+        let pid = xterm.id();
+        self.children.0.push(xterm);
         let window = poll("the xterm's window", || {
             let out = Command::new("wmctrl")
                 .arg("-lp")
-                .env("DISPLAY", &display)
+                .env("DISPLAY", &self.display)
                 .output()
                 .ok()?;
             strategy::parse_wmctrl(&String::from_utf8_lossy(&out.stdout))
                 .into_iter()
-                .find(|window| window.pid == xterm_pid)
+                .find(|window| window.pid == pid)
                 .map(|window| window.id)
         });
-        terms.push((sleep_pid, window));
+        (pid, window)
     }
 
+    fn wait_active(&self, window: u64) {
+        poll("the window to become the active one", || {
+            (active_window(&self.display) == Some(window)).then_some(())
+        });
+    }
+
+    fn activation(&self, window: u64) -> Step {
+        Step::X11Activate {
+            display: self.display.clone(),
+            window,
+            tool: X11Tool::Wmctrl,
+        }
+    }
+}
+
+#[test]
+fn x11_focus_activates_the_xterm_of_the_process() {
+    let mut desktop = Desktop::start();
+    let mut terms = Vec::new();
+    for seconds in ["300", "301"] {
+        let (xterm_pid, window) = desktop.xterm(&["sleep", seconds]);
+        let sleep_pid = poll("the xterm's sleep", || child_of(xterm_pid));
+        terms.push((sleep_pid, window));
+    }
     // Focus the second, then the first, so each call has to move the focus.
     for (sleep_pid, window) in [terms[1], terms[0]] {
         let outcome = focus::focus(sleep_pid).expect("the xterm is found");
-        assert_eq!(
-            outcome.done,
-            vec![Step::X11Activate {
-                display: display.clone(),
-                window,
-                tool: X11Tool::Wmctrl,
-            }]
-        );
-        poll("the xterm to become the active window", || {
-            (active_window(&display) == Some(window)).then_some(())
-        });
+        assert_eq!(outcome.done, vec![desktop.activation(window)]);
+        assert_eq!(outcome.caveat, None);
+        desktop.wait_active(window);
     }
+}
+
+#[test]
+fn tmux_focus_raises_the_xterm_of_the_attached_client() {
+    require("tmux", "tmux");
+    let mut desktop = Desktop::start();
+    let server = TmuxServer {
+        name: unique_name(),
+    };
+    server.tmux(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "work",
+        "-x",
+        "80",
+        "-y",
+        "24",
+    ]);
+    let pid: u32 = server
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-t",
+            "work",
+            "-P",
+            "-F",
+            "#{pane_pid}",
+            "exec sleep 300",
+        ])
+        .parse()
+        .expect("tmux prints the pane's pid");
+    let (_, client_window) = desktop.xterm(&["tmux", "-L", &server.name, "attach", "-t", "work"]);
+    poll("the client to attach", || {
+        (server.tmux(&["list-clients", "-F", "#{client_session}"]) == "work").then_some(())
+    });
+    // Another xterm in front, so raising the client's has to move the focus.
+    let (_, other_window) = desktop.xterm(&["sleep", "300"]);
+    let activate_other = Command::new("wmctrl")
+        .args(["-i", "-a", &format!("{other_window:#x}")])
+        .env("DISPLAY", &desktop.display)
+        .status()
+        .expect("wmctrl runs");
+    assert!(activate_other.success());
+    desktop.wait_active(other_window);
+
+    let outcome = focus::focus(pid).expect("the pane and the client's xterm are found");
+    assert_eq!(outcome.done.len(), 3, "{outcome:?}");
+    assert_eq!(outcome.done[2], desktop.activation(client_window));
+    assert_eq!(outcome.caveat, None);
+    desktop.wait_active(client_window);
+    assert_eq!(
+        server.tmux(&["list-clients", "-F", "#{client_session}:#{window_index}"]),
+        "work:1"
+    );
 }

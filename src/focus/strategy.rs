@@ -572,7 +572,7 @@ fn tmux_plan(facts: &Facts, host: &Host) -> Plan {
     };
     let raised = match &client.host {
         None => Err(format!("tmux client {} is gone", client.pid)),
-        Some(client_host) if client_host.env.tmux.is_some() => Err(format!(
+        Some(client_host) if inside_tmux(client_host) => Err(format!(
             "tmux client {} runs inside another tmux",
             client.pid
         )),
@@ -592,6 +592,18 @@ fn tmux_plan(facts: &Facts, host: &Host) -> Plan {
             )),
         },
     }
+}
+
+/// True when a tmux client itself runs in a tmux pane: its window belongs to the outer server's
+/// client, which these facts do not cover. `$TMUX` may have been unset to allow the nesting, so
+/// a tmux process among its parents counts too.
+fn inside_tmux(client: &Host) -> bool {
+    client.env.tmux.is_some()
+        || client
+            .ancestors
+            .iter()
+            .skip(1)
+            .any(|ancestor| ancestor.program() == "tmux" || ancestor.name.starts_with("tmux"))
 }
 
 /// True when a process on the way up is this terminal; an inherited variable alone can be stale.
