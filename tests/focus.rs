@@ -725,6 +725,28 @@ fn a_missing_process_is_unsure() {
     assert!(matches!(focus::plan(None), Plan::Unsure { .. }));
 }
 
+#[test]
+fn a_process_without_a_terminal_is_unsure_and_nothing_runs() {
+    // A clean environment, so the test runner's own tmux or display does not leak in.
+    let sleeper = Children(vec![Command::new("sleep")
+        .arg("300")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sleep starts")]);
+    let pid = sleeper.0[0].id();
+    match focus::plan(Some(pid)) {
+        Plan::Unsure { reason } if cfg!(target_os = "linux") => {
+            assert!(reason.contains("has no terminal"), "{reason}")
+        }
+        Plan::Unsure { .. } => {}
+        plan => panic!("a process without a terminal got {plan:?}"),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // For real.
 
@@ -752,13 +774,20 @@ fn output(command: &mut Command) -> String {
 }
 
 /// Polls `probe` until it returns `Some`, failing after the deadline.
-fn poll<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+fn poll<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    poll_until(probe).unwrap_or_else(|| panic!("timed out waiting for {what}"))
+}
+
+/// Polls `probe` until it returns `Some`, or `None` after the deadline.
+fn poll_until<T>(mut probe: impl FnMut() -> Option<T>) -> Option<T> {
     let started = Instant::now();
     loop {
         if let Some(value) = probe() {
-            return value;
+            return Some(value);
         }
-        assert!(started.elapsed() < DEADLINE, "timed out waiting for {what}");
+        if started.elapsed() > DEADLINE {
+            return None;
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -921,8 +950,20 @@ struct Children(Vec<Child>);
 impl Drop for Children {
     fn drop(&mut self) {
         for child in self.0.iter_mut().rev() {
-            let _ = child.kill();
-            let _ = child.wait();
+            // SIGTERM first, so Xvfb removes its lock file and socket; SIGKILL if it lingers.
+            let _ = Command::new("kill")
+                .arg(child.id().to_string())
+                .stderr(Stdio::null())
+                .status();
+            let started = Instant::now();
+            while child.try_wait().ok().flatten().is_none() {
+                if started.elapsed() > Duration::from_secs(2) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
         }
     }
 }
@@ -1014,12 +1055,34 @@ impl Desktop {
         assert!(number.trim().parse::<u32>().is_ok(), "Xvfb said {number:?}");
         let display = format!(":{}", number.trim());
 
-        children.0.push(
+        // Xvfb names its display a moment before every client can connect, so wait until one
+        // does; openbox gives up at once when it cannot.
+        let accepts = || {
+            Command::new("xprop")
+                .arg("-root")
+                .env("DISPLAY", &display)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .ok()?
+                .success()
+                .then_some(())
+        };
+        poll_until(accepts).unwrap_or_else(|| panic!("display {display} accepts no client"));
+        // Openbox sometimes fails to open a display that just came up, and then exits at once;
+        // it is started again until it manages the display or the deadline passes.
+        let start_openbox = || {
             x11_command("openbox", &display, home.path())
                 .spawn()
-                .expect("openbox starts"),
-        );
-        poll("openbox to manage the display", || {
+                .expect("openbox starts")
+        };
+        children.0.push(start_openbox());
+        let managed = || {
+            if let Some(openbox) = children.0.last_mut() {
+                if openbox.try_wait().ok().flatten().is_some() {
+                    *openbox = start_openbox();
+                }
+            }
             let out = Command::new("xprop")
                 .args(["-root", "_NET_SUPPORTING_WM_CHECK"])
                 .env("DISPLAY", &display)
@@ -1029,7 +1092,28 @@ impl Desktop {
             String::from_utf8_lossy(&out.stdout)
                 .contains("window id")
                 .then_some(())
-        });
+        };
+        if poll_until(managed).is_none() {
+            // Openbox 3.6 writes its messages to its own log under the cache folder.
+            let log = std::fs::read_to_string(home.path().join(".cache/openbox/openbox.log"))
+                .unwrap_or_default();
+            let root = Command::new("xprop")
+                .arg("-root")
+                .env("DISPLAY", &display)
+                .output()
+                .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+                .unwrap_or_default();
+            let states: Vec<String> = children
+                .0
+                .iter_mut()
+                .map(|child| format!("{}: {:?}", child.id(), child.try_wait()))
+                .collect();
+            panic!(
+                "openbox did not manage display {display} in time; processes {states:?}; \
+                 openbox said {log:?}; the root window has {} properties",
+                root.lines().count()
+            );
+        }
         Desktop {
             display,
             home,
