@@ -1123,25 +1123,34 @@ impl Desktop {
 
     /// Starts `xterm -e <args>` and returns its pid and its window once it is managed.
     fn xterm(&mut self, args: &[&str]) -> (u32, u64) {
-        let xterm = x11_command("xterm", &self.display, self.home.path())
-            .arg("-e")
-            .args(args)
-            .spawn()
-            .expect("xterm starts");
-        let pid = xterm.id();
-        self.children.0.push(xterm);
-        let window = poll("the xterm's window", || {
+        let display = self.display.clone();
+        let home = self.home.path().to_path_buf();
+        let start = || {
+            x11_command("xterm", &display, &home)
+                .arg("-e")
+                .args(args)
+                .spawn()
+                .expect("xterm starts")
+        };
+        self.children.0.push(start());
+        let children = &mut self.children;
+        poll("the xterm's window", || {
+            let xterm = children.0.last_mut()?;
+            // Like openbox, an xterm that could not open the display exits; start it again.
+            if xterm.try_wait().ok().flatten().is_some() {
+                *xterm = start();
+            }
+            let pid = xterm.id();
             let out = Command::new("wmctrl")
                 .arg("-lp")
-                .env("DISPLAY", &self.display)
+                .env("DISPLAY", &display)
                 .output()
                 .ok()?;
             strategy::parse_wmctrl(&String::from_utf8_lossy(&out.stdout))
                 .into_iter()
                 .find(|window| window.pid == pid)
-                .map(|window| window.id)
-        });
-        (pid, window)
+                .map(|window| (pid, window.id))
+        })
     }
 
     fn wait_active(&self, window: u64) {
