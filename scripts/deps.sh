@@ -9,12 +9,20 @@ want() { dpkg -s "$1" >/dev/null 2>&1 || need_apt+=("$1"); }
 # Building the engine: a C compiler for the bundled SQLite, libgit2 and zstd.
 want build-essential
 want pkg-config
-# Tests that drive real terminals.
+# Tests that drive real terminals: tmux, and an X11 desktop for `slate focus` (a virtual
+# display, a window manager that speaks EWMH, a terminal, and the tools that activate windows).
 want tmux
 # The window page's test: headless Chromium driven over WebDriver from a Node script.
 want chromium
 want chromium-driver
 want nodejs
+# Focus tests: a real X server, a window manager and terminals to raise.
+want xvfb
+want openbox
+want xterm
+want xdotool
+want wmctrl
+want x11-utils
 
 for extra in "$@"; do want "$extra"; done
 

@@ -14,6 +14,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use slate::config::{self, Config};
 use slate::engine::{Engine, Options, ProcessSource};
+use slate::focus::{self, strategy::Plan};
 use slate::model::{Intent, IntentState, Session, SessionKey, Status, Timestamp};
 use slate::report;
 use slate::sources::files::Env;
@@ -57,6 +58,15 @@ enum Command {
         /// Print `{"session":{…}}` instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Bring the terminal that hosts a session to the front (tmux pane, kitty, WezTerm, X11
+    /// window, Terminal or iTerm2 tab). When it cannot be sure which window it is, it says why.
+    Focus {
+        /// A session id, or a unique prefix of one.
+        id: String,
+        /// Print the plan without running it.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Show where Slate looked, which processes it matched, and the problems it counted.
     Doctor,
@@ -260,6 +270,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 write!(out, "{}", report::show(session, &evidence, now))?;
             }
         }
+        Command::Focus { id, dry_run } => {
+            let session = engine.find(&id)?;
+            return focus(session, dry_run, &mut out);
+        }
         Command::Doctor => write!(out, "{}", doctor(&engine, now))?,
         Command::Park { id, reason } => {
             let intent = Intent {
@@ -335,6 +349,43 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `slate focus`: plans, then runs the plan unless `dry_run`. Unsure is a failure with its reason.
+fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Result<ExitCode> {
+    let plan = focus::plan(session.pid);
+    if dry_run {
+        match &plan {
+            Plan::Run { steps, caveat } => {
+                for step in steps {
+                    writeln!(out, "{step}")?;
+                }
+                if let Some(caveat) = caveat {
+                    writeln!(out, "note: {caveat}")?;
+                }
+            }
+            Plan::Unsure { reason } => {
+                eprintln!("slate: not sure which window shows the session: {reason}");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    match focus::execute(&plan) {
+        Ok(outcome) => {
+            for step in &outcome.done {
+                writeln!(out, "ran: {step}")?;
+            }
+            if let Some(caveat) = &outcome.caveat {
+                writeln!(out, "note: {caveat}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(err) => {
+            eprintln!("slate: {err}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }
 
 fn doctor(engine: &Engine, now: Timestamp) -> String {

@@ -14,10 +14,12 @@
 //! - `sources`: the edges that read the outside world.
 //! - `store`: Slate's own SQLite file: transition history, read offsets, settings, intents.
 //! - `config`: the config file, parsed from text, and its migrations.
+//! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
 
 pub mod agents;
 pub mod config;
 pub mod engine;
+pub mod focus;
 pub mod lines;
 pub mod live;
 pub mod model;

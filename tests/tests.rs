@@ -5,6 +5,7 @@ mod codex; // the Codex adapter: rollout snapshots, process recognition, bad inp
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
 mod files; // transcript discovery and incremental reading
+mod focus; // focusing a terminal: the strategy table, parsers, and tmux and X11 for real
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
 mod intent; // intent, custody and the next actor through the real binary over a temp HOME
 mod listings; // Claude Code's registry and background jobs on disk

@@ -1,0 +1,417 @@
+//! Bringing a session's terminal to the front: gathering the facts and running the plan.
+//!
+//! [`focus`] is what `slate focus`, the tray menu and a notification click call. It [`gather`]s
+//! facts about the session's process (its ancestors through `sysinfo`, its terminal from
+//! `/proc/<pid>/fd/0` or `ps`, a few environment variables, the panes and clients of its tmux
+//! server, the X11 windows with their `_NET_WM_PID` through `wmctrl` or `xdotool`), lets the pure
+//! [`strategy::choose`] decide, and [`execute`]s the steps. Every helper program runs with a
+//! deadline, so a hung tool never hangs the caller.
+//!
+//! It deliberately decides nothing itself: which window is the right one, and when no window is
+//! sure enough, is `strategy`'s. The Windows step is planned but not executed in this build.
+
+pub mod strategy;
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
+
+use strategy::{
+    Ancestor, CommandLine, Environment, Facts, Host, Plan, Platform, Step, TmuxFacts, Tools,
+    X11Display, X11Window,
+};
+
+/// How long one helper program may take before it is killed.
+const TOOL_DEADLINE: Duration = Duration::from_secs(5);
+
+/// How far up the process tree the walk goes; real chains are a dozen deep at most.
+const MAX_ANCESTORS: usize = 64;
+
+/// What `execute` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub done: Vec<Step>,
+    /// What the steps did not reach, from the plan.
+    pub caveat: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FocusError {
+    #[error("not sure which window shows the session: {reason}")]
+    Unsure { reason: String },
+    #[error("`{step}` failed: {detail}")]
+    StepFailed { step: String, detail: String },
+    #[error("`{step}` cannot run in this build")]
+    Unsupported { step: String },
+}
+
+/// Gathers, chooses and executes: brings the terminal of process `pid` to the front.
+pub fn focus(pid: u32) -> Result<Outcome, FocusError> {
+    execute(&plan(Some(pid)))
+}
+
+/// The plan for a session's process, without running it (`slate focus --dry-run`).
+pub fn plan(pid: Option<u32>) -> Plan {
+    let facts = match pid {
+        Some(pid) => gather(pid),
+        None => Facts::default(),
+    };
+    strategy::choose(&facts)
+}
+
+/// Runs a plan's steps in order, stopping at the first that fails.
+pub fn execute(plan: &Plan) -> Result<Outcome, FocusError> {
+    let (steps, caveat) = match plan {
+        Plan::Unsure { reason } => {
+            return Err(FocusError::Unsure {
+                reason: reason.clone(),
+            })
+        }
+        Plan::Run { steps, caveat } => (steps, caveat),
+    };
+    for step in steps {
+        let Some(line) = step.command() else {
+            return Err(FocusError::Unsupported {
+                step: step.to_string(),
+            });
+        };
+        run(&line).map_err(|detail| FocusError::StepFailed {
+            step: step.to_string(),
+            detail,
+        })?;
+    }
+    Ok(Outcome {
+        done: steps.clone(),
+        caveat: caveat.clone(),
+    })
+}
+
+/// Collects what `strategy::choose` needs about process `pid`.
+pub fn gather(pid: u32) -> Facts {
+    let tools = Tools {
+        tmux: on_path("tmux"),
+        xdotool: on_path("xdotool"),
+        wmctrl: on_path("wmctrl"),
+        kitty: on_path("kitty"),
+        wezterm: on_path("wezterm"),
+        osascript: on_path("osascript"),
+    };
+    let platform = if cfg!(target_os = "linux") {
+        Platform::Linux
+    } else if cfg!(target_os = "macos") {
+        Platform::MacOs
+    } else if cfg!(windows) {
+        Platform::Windows
+    } else {
+        Platform::Other
+    };
+    let mut table = ProcessView::new();
+    let host = table.host(pid, None);
+    let tmux = host
+        .as_ref()
+        .and_then(|host| host.env.tmux_socket().map(str::to_string))
+        .filter(|_| tools.tmux)
+        .map(|socket| tmux_facts(&socket, &mut table));
+    let own_display = std::env::var("DISPLAY").ok().filter(|v| !v.is_empty());
+    let own_wayland_display = std::env::var("WAYLAND_DISPLAY")
+        .ok()
+        .filter(|v| !v.is_empty());
+
+    // Every host that might be raised: the session's process and the tmux clients.
+    let mut hosts: Vec<&Host> = host.iter().collect();
+    if let Some(tmux) = &tmux {
+        hosts.extend(
+            tmux.clients
+                .iter()
+                .filter_map(|client| client.host.as_ref()),
+        );
+    }
+    let displays = if matches!(platform, Platform::Linux | Platform::Other) {
+        let names: BTreeSet<&String> = hosts
+            .iter()
+            .filter_map(|host| host.env.display.as_ref())
+            .chain(own_display.as_ref())
+            .collect();
+        let pids: BTreeSet<u32> = hosts
+            .iter()
+            .flat_map(|host| host.ancestors.iter().map(|ancestor| ancestor.pid))
+            .filter(|pid| *pid > 1)
+            .collect();
+        names
+            .into_iter()
+            .map(|name| x11_display(name, &tools, &pids))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Facts {
+        platform,
+        pid: Some(pid),
+        host,
+        tmux,
+        displays,
+        own_display,
+        own_wayland_display,
+        console_window: None,
+        tools,
+    }
+}
+
+/// The process table, read once, with command lines and environments read for the few processes
+/// that are asked about.
+struct ProcessView {
+    system: System,
+}
+
+impl ProcessView {
+    fn new() -> ProcessView {
+        let mut system = System::new();
+        system.refresh_processes_specifics(
+            ProcessesToUpdate::All,
+            true,
+            ProcessRefreshKind::nothing().without_tasks(),
+        );
+        ProcessView { system }
+    }
+
+    /// Process `pid` with its ancestors, environment and terminal; `None` when it is gone. A tmux
+    /// client's terminal is the one tmux reports, passed as `tty`.
+    fn host(&mut self, pid: u32, tty: Option<String>) -> Option<Host> {
+        let mut chain = Vec::new();
+        let mut next = Some(Pid::from_u32(pid));
+        while let Some(current) = next {
+            if chain.len() >= MAX_ANCESTORS || chain.contains(&current) {
+                break;
+            }
+            let Some(process) = self.system.process(current) else {
+                break;
+            };
+            chain.push(current);
+            next = process.parent();
+        }
+        if chain.is_empty() {
+            return None;
+        }
+        self.system.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&chain),
+            false,
+            ProcessRefreshKind::nothing()
+                .without_tasks()
+                .with_cmd(UpdateKind::Always)
+                .with_environ(UpdateKind::Always),
+        );
+        let ancestors: Vec<Ancestor> = chain
+            .iter()
+            .filter_map(|pid| self.system.process(*pid))
+            .map(|process| Ancestor {
+                pid: process.pid().as_u32(),
+                ppid: process.parent().map(Pid::as_u32),
+                name: process.name().to_string_lossy().into_owned(),
+                cmd: process
+                    .cmd()
+                    .iter()
+                    .map(|arg| arg.to_string_lossy().into_owned())
+                    .collect(),
+            })
+            .collect();
+        let env = self
+            .system
+            .process(Pid::from_u32(pid))
+            .map(|process| {
+                let entries: Vec<String> = process
+                    .environ()
+                    .iter()
+                    .map(|entry| entry.to_string_lossy().into_owned())
+                    .collect();
+                Environment::from_entries(entries.iter().map(String::as_str))
+            })
+            .unwrap_or_default();
+        Some(Host {
+            pid,
+            ancestors,
+            tty: tty.or_else(|| terminal_of(pid)),
+            env,
+        })
+    }
+}
+
+/// What the standard input of `pid` is: the `/proc/<pid>/fd/0` link on Linux, `ps -o tty=`
+/// elsewhere on Unix.
+fn terminal_of(pid: u32) -> Option<String> {
+    if cfg!(target_os = "linux") {
+        let link = std::fs::read_link(format!("/proc/{pid}/fd/0")).ok()?;
+        return Some(link.to_string_lossy().into_owned());
+    }
+    if cfg!(unix) {
+        let line = CommandLine {
+            program: "ps".to_string(),
+            args: vec!["-o".into(), "tty=".into(), "-p".into(), pid.to_string()],
+            env: Vec::new(),
+        };
+        return strategy::parse_ps_tty(&run(&line).ok()?);
+    }
+    None
+}
+
+fn tmux_facts(socket: &str, table: &mut ProcessView) -> TmuxFacts {
+    let ask = |args: &[&str]| {
+        let mut all = vec!["-S".to_string(), socket.to_string()];
+        all.extend(args.iter().map(|arg| arg.to_string()));
+        run(&CommandLine {
+            program: "tmux".to_string(),
+            args: all,
+            env: Vec::new(),
+        })
+    };
+    let mut facts = TmuxFacts {
+        socket: socket.to_string(),
+        ..TmuxFacts::default()
+    };
+    match ask(&["list-panes", "-a", "-F", strategy::TMUX_PANE_FORMAT]) {
+        Ok(text) => facts.panes = strategy::parse_tmux_panes(&text),
+        Err(error) => {
+            facts.error = Some(error);
+            return facts;
+        }
+    }
+    // A server without clients answers `list-clients` with nothing, not an error.
+    match ask(&["list-clients", "-F", strategy::TMUX_CLIENT_FORMAT]) {
+        Ok(text) => facts.clients = strategy::parse_tmux_clients(&text),
+        Err(error) => facts.error = Some(error),
+    }
+    for client in &mut facts.clients {
+        client.host = table.host(client.pid, Some(client.tty.clone()));
+    }
+    facts
+}
+
+/// Lists the windows of X11 display `name`: every client window through `wmctrl -lp`, or, with
+/// only xdotool, the windows of each pid that might own the session's terminal.
+fn x11_display(name: &str, tools: &Tools, pids: &BTreeSet<u32>) -> X11Display {
+    let env = vec![("DISPLAY".to_string(), name.to_string())];
+    let mut display = X11Display {
+        name: name.to_string(),
+        ..X11Display::default()
+    };
+    if tools.wmctrl {
+        let line = CommandLine {
+            program: "wmctrl".to_string(),
+            args: vec!["-lp".to_string()],
+            env,
+        };
+        match run(&line) {
+            Ok(text) => display.windows = strategy::parse_wmctrl(&text),
+            Err(error) => display.error = Some(error),
+        }
+    } else if tools.xdotool {
+        for pid in pids {
+            let line = CommandLine {
+                program: "xdotool".to_string(),
+                args: vec!["search".into(), "--pid".into(), pid.to_string()],
+                env: env.clone(),
+            };
+            // xdotool exits 1 when nothing matches, which is an answer, not a failure.
+            if let Ok(text) = run(&line) {
+                let windows: Vec<X11Window> = strategy::parse_xdotool_search(&text, *pid);
+                display.windows.extend(windows);
+            }
+        }
+    }
+    display
+}
+
+/// True when `program` is an executable file in a `PATH` folder.
+fn on_path(program: &str) -> bool {
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|folder| {
+        let candidate = folder.join(program);
+        is_executable(&candidate)
+            || cfg!(windows) && is_executable(&candidate.with_extension("exe"))
+    })
+}
+
+fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        path.metadata()
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        path.is_file()
+    }
+}
+
+/// Runs a helper program with a deadline and returns its standard output. A non-zero exit, a
+/// program that cannot start and one that outlives the deadline are errors, described in one line.
+fn run(line: &CommandLine) -> Result<String, String> {
+    let mut command = Command::new(&line.program);
+    command
+        .args(&line.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in &line.env {
+        command.env(name, value);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|err| format!("cannot run {}: {err}", line.program))?;
+    // Reading in threads keeps a chatty program from blocking on a full pipe while we wait. The
+    // answers come back over channels with a deadline, because a grandchild that inherited a pipe
+    // could hold it open after the program itself is gone.
+    let out = read_in_thread(child.stdout.take());
+    let err = read_in_thread(child.stderr.take());
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() < TOOL_DEADLINE => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{} did not finish within {} s",
+                    line.program,
+                    TOOL_DEADLINE.as_secs()
+                ));
+            }
+            Err(err) => return Err(format!("cannot wait for {}: {err}", line.program)),
+        }
+    };
+    let stdout = out.recv_timeout(TOOL_DEADLINE).unwrap_or_default();
+    let stderr = err.recv_timeout(TOOL_DEADLINE).unwrap_or_default();
+    if status.success() {
+        Ok(stdout)
+    } else {
+        let detail = stderr.trim();
+        Err(if detail.is_empty() {
+            format!("{} exited with {status}", line.program)
+        } else {
+            format!("{} exited with {status}: {detail}", line.program)
+        })
+    }
+}
+
+/// Reads a pipe to its end on its own thread and sends the text.
+fn read_in_thread(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<String> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_string(&mut text);
+        }
+        let _ = sender.send(text);
+    });
+    receiver
+}
