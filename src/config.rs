@@ -90,19 +90,12 @@ impl Default for Notifications {
 /// `[cleanup]`: when automatic cleanup may reclaim a session (SPEC §4 custody). By default a
 /// closed session leaves the live list at once (SPEC §2); a positive `reclaim_after_minutes` keeps
 /// closed, reclaimable sessions on it that long. A session holding a work claim stays either way.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Cleanup {
     pub reclaim_after_minutes: u32,
 }
 
-impl Default for Cleanup {
-    fn default() -> Cleanup {
-        Cleanup {
-            reclaim_after_minutes: 0,
-        }
-    }
-}
 
 /// What can go wrong with the config file.
 #[derive(Debug, thiserror::Error)]
