@@ -13,4 +13,5 @@ mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
+mod titles; // the title grammars against real titles recorded from the CLIs
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock

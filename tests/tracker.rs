@@ -10,7 +10,8 @@ use slate::agents::{
     AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind, Title, TitleSource,
 };
 use slate::model::{
-    AgentKind, ListedStatus, Listing, ListingEntry, ProcessInfo, SessionKey, Timestamp,
+    AgentKind, HostedSignals, ListedStatus, Listing, ListingEntry, ProcessInfo, SessionKey,
+    Timestamp,
 };
 use slate::tracker::{Batch, Input, Policy, SeenProcess, Tracker, TranscriptRole};
 
@@ -52,6 +53,22 @@ struct Step {
     processes: Option<Vec<ProcessSpec>>,
     #[serde(default)]
     listing: Option<ListingSpec>,
+    /// A report from a hosted session's terminal.
+    #[serde(default)]
+    hosted: Option<HostedSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostedSpec {
+    /// Titles seen, as `[seconds, "title"]`, oldest first.
+    #[serde(default)]
+    titles: Vec<(f64, String)>,
+    #[serde(default)]
+    last_draw: Option<f64>,
+    /// Report by the hosted process's pid instead of the session key, as `slate run` does.
+    #[serde(default)]
+    pid: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -132,6 +149,8 @@ struct Expect {
     next_actor: Option<String>,
     #[serde(default)]
     pid: Option<u32>,
+    #[serde(default)]
+    hosted: Option<bool>,
 }
 
 fn default_agent() -> String {
@@ -261,6 +280,24 @@ fn inputs(scenario: &Scenario, step: &Step) -> Vec<Input> {
             },
         });
     }
+    if let Some(spec) = &step.hosted {
+        let signals = HostedSignals {
+            pid: spec.pid,
+            titles: spec
+                .titles
+                .iter()
+                .map(|(seen, title)| (at(*seen), title.clone()))
+                .collect(),
+            last_draw: spec.last_draw.map(at),
+        };
+        inputs.push(match spec.pid {
+            Some(pid) => Input::HostedProcess { pid, signals },
+            None => Input::Hosted {
+                key: key.clone(),
+                signals,
+            },
+        });
+    }
     let mut observations = Vec::new();
     let info = Info {
         cwd: step.folder.clone(),
@@ -379,6 +416,9 @@ fn check(path: &Path) {
                 }
                 if let Some(pid) = expect.pid {
                     assert_eq!(session.pid, Some(pid), "{name}: pid at {time}s");
+                }
+                if let Some(hosted) = expect.hosted {
+                    assert_eq!(session.hosted, hosted, "{name}: hosted at {time}s");
                 }
             }
         }
