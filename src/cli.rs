@@ -51,9 +51,19 @@ enum Command {
     },
     /// Show where Slate looked, which processes it matched, and the problems it counted.
     Doctor,
+    /// Run an agent CLI in a terminal Slate hosts, so Slate sees its title and its silences.
+    Run {
+        /// The command and its arguments, after `--`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<String>,
+    },
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Run { command } = &cli.command {
+        let code = slate::host::run(command, slate::host::Endpoint::from_env())?;
+        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+    }
     let now = match &cli.now {
         Some(text) => Timestamp::parse_rfc3339(text)
             .with_context(|| format!("--now {text:?} is not an RFC 3339 time"))?,
@@ -97,6 +107,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Doctor => write!(out, "{}", doctor(&engine, now))?,
+        Command::Run { .. } => unreachable!("handled before the engine starts"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,12 +12,14 @@
 //! - `agents`: one adapter per CLI, turning records and processes into observations.
 //! - `tracker`: the state rules (SPEC §3–4), pure.
 //! - `sources`: the edges that read the outside world.
+//! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
 //! - `store`: Slate's own SQLite file: transition history, read offsets, settings, intents.
 //! - `config`: the config file, parsed from text, and its migrations.
 
 pub mod agents;
 pub mod config;
 pub mod engine;
+pub mod host;
 pub mod lines;
 pub mod live;
 pub mod model;
