@@ -195,6 +195,19 @@ impl Reports {
         })
     }
 
+    /// Whatever has not been reported yet, regardless of the pace: the last report before the
+    /// host exits.
+    pub fn flush(&mut self) -> Option<Report> {
+        if !self.pending() {
+            return None;
+        }
+        self.reported_draw = self.last_draw;
+        Some(Report {
+            titles: std::mem::take(&mut self.titles),
+            last_draw: self.last_draw,
+        })
+    }
+
     /// True when something seen has not been reported yet.
     pub fn pending(&self) -> bool {
         !self.titles.is_empty() || self.last_draw != self.reported_draw
@@ -285,6 +298,7 @@ pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError
     std::thread::spawn(move || relay_output(reader, seen_tx, done_tx));
     std::thread::spawn(move || relay_input(writer));
     follow_signals(Arc::clone(&master), pid);
+    let (reported_tx, reported_rx) = mpsc::channel::<()>();
     if let Some(endpoint) = endpoint {
         let cwd = cwd.as_deref().map(Path::to_string_lossy).map(String::from);
         let identity = Identity {
@@ -292,7 +306,10 @@ pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError
             pid,
             cwd,
         };
-        std::thread::spawn(move || report_loop(seen_rx, identity, endpoint));
+        std::thread::spawn(move || {
+            report_loop(seen_rx, identity, endpoint);
+            let _ = reported_tx.send(());
+        });
     } else {
         // Nobody to tell: drain the channel so the relay never blocks on it.
         std::thread::spawn(move || while seen_rx.recv().is_ok() {});
@@ -300,6 +317,8 @@ pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError
 
     let status = child.wait().map_err(HostError::Wait)?;
     let _ = done_rx.recv_timeout(DRAIN);
+    // The output relay has ended (or been given up on): let the last report go out.
+    let _ = reported_rx.recv_timeout(DRAIN);
     let _ = std::io::stdout().flush();
     drop(raw);
     drop(master);
@@ -350,10 +369,10 @@ fn relay_output(
             break;
         }
         let now = system_clock();
+        let _ = seen.send(Seen::Drew(now));
         for title in scanner.feed(bytes) {
             let _ = seen.send(Seen::Title(now, title));
         }
-        let _ = seen.send(Seen::Drew(now));
     }
     let _ = done.send(());
 }
@@ -390,7 +409,14 @@ fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, endpoint: Endpoin
         match seen.recv_timeout(wait) {
             Ok(event) => reports.see(event),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                if let Some(report) = reports.flush() {
+                    if quiet_until.is_none() {
+                        let _ = post(&endpoint, &report_body(&identity, &report));
+                    }
+                }
+                return;
+            }
         }
         while let Ok(event) = seen.try_recv() {
             reports.see(event);

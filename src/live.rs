@@ -60,6 +60,9 @@ pub enum Event {
         key: SessionKey,
         signals: HostedSignals,
     },
+    /// A hosted terminal reported its signals by the pid of the program it runs (`POST /hosted`
+    /// without a session id): they go to the session that process vouches for.
+    HostedProcess { pid: u32, signals: HostedSignals },
     /// Stop the loop.
     Shutdown,
 }
@@ -340,6 +343,11 @@ impl LoopState {
                     changes = self
                         .engine
                         .apply(Input::Hosted { key, signals }, (self.clock)());
+                }
+                Some(Event::HostedProcess { pid, signals }) => {
+                    changes = self
+                        .engine
+                        .apply(Input::HostedProcess { pid, signals }, (self.clock)());
                 }
                 Some(Event::Shutdown) => return,
                 None => {}

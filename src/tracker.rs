@@ -439,6 +439,7 @@ impl Tracker {
                 previous.status != decision.status
                     || previous.reason != decision.reason
                     || previous.activity != decision.activity
+                    || previous.session.hosted != decision.session.hosted
             });
             let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
             if changed && listed {

@@ -6,6 +6,7 @@ mod config; // the config file: defaults, unknown keys, the [steering] move, wri
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
 mod files; // transcript discovery and incremental reading
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
+mod host; // hosted sessions: the title scanner, report thinning, `slate run` in tmux, a silent prompt
 mod listings; // Claude Code's registry and background jobs on disk
 mod live; // the live service: first snapshot, one change per append, over a temp HOME
 mod opencode; // OpenCode's SQLite store and JSON tree, read and decided, and damaged databases
