@@ -294,6 +294,44 @@ fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
     assert!(body["cwd"].is_string(), "{body}");
 }
 
+#[test]
+fn slate_run_passes_ctrl_c_and_sigterm_to_the_child_and_restores_the_terminal() {
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/host/signals.sh");
+    // The shell around `slate run` compares the terminal's modes before and after: raw mode must
+    // not outlive the host.
+    let home = tempfile::tempdir().unwrap();
+    let script = format!(
+        "before=$(stty -g); HOME={home} XDG_CONFIG_HOME={home} {slate} run -- {program}; code=$?; \
+         [ \"$before\" = \"$(stty -g)\" ] && echo \"modes restored, code $code\"; sleep 30",
+        home = home.path().display(),
+        slate = env!("CARGO_BIN_EXE_slate"),
+        program = program.display(),
+    );
+    let tmux = Tmux::start(&format!("bash -c '{}'", script.replace('\'', "'\\''")));
+    tmux.wait_for("the program to start", |t| t.screen().contains("ready"));
+    tmux.run(&["send-keys", "C-c"]);
+    tmux.wait_for("Ctrl-C to reach the program", |t| {
+        t.screen().contains("caught INT")
+    });
+    let shell = tmux.run(&["display", "-p", "#{pane_pid}"]);
+    let host = Command::new("pgrep")
+        .args(["-P", shell.trim(), "-x", "slate"])
+        .output()
+        .expect("pgrep runs");
+    let host = String::from_utf8_lossy(&host.stdout).trim().to_string();
+    assert!(!host.is_empty(), "the host runs under the shell");
+    let killed = Command::new("kill")
+        .args(["-TERM", &host])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    tmux.wait_for(
+        "the host to pass SIGTERM on and exit with the child's code",
+        |t| t.screen().contains("modes restored, code 5"),
+    );
+    assert!(tmux.screen().contains("caught TERM"));
+}
+
 const SESSION: &str = "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 
 /// The moment the fake CLI drew its permission prompt and went silent.
