@@ -497,3 +497,106 @@ fn the_flip_after_five_silent_seconds_is_announced() {
         assert_eq!(status, want, "at {now}");
     }
 }
+
+fn copy_tree(from: &Path, to: &Path, written: std::time::SystemTime) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target, written);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+            let file = std::fs::File::options().write(true).open(&target).unwrap();
+            file.set_modified(written).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_real_codex_approval_under_slate_run_reads_needs_you() {
+    // Recorded with the real Codex CLI under `slate run` in tmux, against the fake model server:
+    // the files, the process table, and every report the host sent (see recording.json's note).
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hosted/codex/0.171.0/permission");
+    let recording: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("recording.json")).unwrap())
+            .unwrap();
+    let captured = Timestamp::parse_rfc3339(recording["captured_at"].as_str().unwrap()).unwrap();
+    let session_id = recording["session_id"].as_str().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    let written = std::time::UNIX_EPOCH + Duration::from_millis(captured.millis() as u64);
+    copy_tree(&dir.join("home"), &home, written);
+    let mut options = Options::from_env(Env {
+        home: Some(home.clone()),
+        xdg_data_home: Some(home.join(".local/share")),
+        xdg_config_home: Some(home.join(".config")),
+        ..Env::default()
+    });
+    options.processes = ProcessSource::Recorded(
+        slate::sources::processes::load_table(&dir.join("processes.json")).unwrap(),
+    );
+    let mut engine = slate::engine::Engine::new(options);
+    engine.refresh(captured);
+    let state = |engine: &slate::engine::Engine| {
+        let session = engine.find(session_id).expect("the recorded session");
+        (
+            session.status.as_str().to_string(),
+            session.session_state.reason.code.as_str().to_string(),
+            session.hosted,
+        )
+    };
+    let unhosted = &recording["expected_unhosted"];
+    assert_eq!(
+        state(&engine),
+        (
+            unhosted["status"].as_str().unwrap().to_string(),
+            unhosted["reason"].as_str().unwrap().to_string(),
+            false
+        ),
+        "without the host, the rollout alone is the blind spot"
+    );
+
+    let reports = std::fs::read_to_string(dir.join("hosted.jsonl")).unwrap();
+    let expected = &recording["expected"];
+    let want = (
+        expected["status"].as_str().unwrap().to_string(),
+        expected["reason"].as_str().unwrap().to_string(),
+        true,
+    );
+    let mut flipped_at = None;
+    for line in reports.lines() {
+        let report: serde_json::Value = serde_json::from_str(line).unwrap();
+        let received = Timestamp::parse_rfc3339(report["received_at"].as_str().unwrap()).unwrap();
+        let body = &report["body"];
+        assert_eq!(body["agent"], "codex", "the host recognised the agent");
+        let pid = u32::try_from(body["pid"].as_u64().unwrap()).unwrap();
+        let signals: HostedSignals = serde_json::from_value(body.clone()).unwrap();
+        engine.apply(Input::HostedProcess { pid, signals }, received);
+        if flipped_at.is_none() && state(&engine) == want {
+            flipped_at = Some(received);
+        }
+    }
+    assert_eq!(
+        state(&engine),
+        want,
+        "evidence: {:?}",
+        engine.evidence(&SessionKey::new(AgentKind::Codex, session_id))
+    );
+    // Needs you within 12 s of the dialog's first title, as issue 6 asks.
+    let first_action = reports
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .flat_map(|report| {
+            report["body"]["titles"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|pair| pair[1].as_str().unwrap_or("").contains("Action Required"))
+        .and_then(|pair| Timestamp::parse_rfc3339(pair[0].as_str()?))
+        .expect("the dialog's title was reported");
+    let flipped_at = flipped_at.expect("the state flipped");
+    assert!(flipped_at.millis() - first_action.millis() < 12_000);
+}
