@@ -10,6 +10,7 @@ pub mod codex;
 pub mod cursor;
 pub mod gemini;
 pub mod opencode;
+pub mod titles;
 
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 

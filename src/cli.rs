@@ -101,6 +101,12 @@ enum Command {
     },
     /// Release every claim held on an item.
     Release { item: String },
+    /// Run an agent CLI in a terminal Slate hosts, so Slate sees its title and its silences.
+    Run {
+        /// The command and its arguments, after `--`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -201,6 +207,10 @@ impl Places {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Run { command } = &cli.command {
+        let code = slate::host::run(command, slate::host::Endpoint::from_env())?;
+        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+    }
     let now = match &cli.now {
         Some(text) => Timestamp::parse_rfc3339(text)
             .with_context(|| format!("--now {text:?} is not an RFC 3339 time"))?,
@@ -347,6 +357,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Item { .. } | Command::Release { .. } => {
             unreachable!("handled before the engine runs")
         }
+        Command::Run { .. } => unreachable!("handled before the engine starts"),
     }
     Ok(ExitCode::SUCCESS)
 }

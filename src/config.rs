@@ -96,7 +96,6 @@ pub struct Cleanup {
     pub reclaim_after_minutes: u32,
 }
 
-
 /// What can go wrong with the config file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

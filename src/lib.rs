@@ -12,6 +12,7 @@
 //! - `agents`: one adapter per CLI, turning records and processes into observations.
 //! - `tracker`: the state rules (SPEC §3–4), pure.
 //! - `sources`: the edges that read the outside world.
+//! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
 //! - `store`: Slate's own SQLite file: transition history, read offsets, settings, intents.
 //! - `config`: the config file, parsed from text, and its migrations.
 //! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
@@ -20,6 +21,7 @@ pub mod agents;
 pub mod config;
 pub mod engine;
 pub mod focus;
+pub mod host;
 pub mod lines;
 pub mod live;
 pub mod model;

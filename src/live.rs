@@ -62,6 +62,9 @@ pub enum Event {
     },
     /// The user's intents, work items or claims changed in the store: read them again.
     IntentsChanged,
+    /// A hosted terminal reported its signals by the pid of the program it runs (`POST /hosted`
+    /// without a session id): they go to the session that process vouches for.
+    HostedProcess { pid: u32, signals: HostedSignals },
     /// Stop the loop.
     Shutdown,
 }
@@ -371,6 +374,11 @@ impl LoopState {
                         .apply(Input::Hosted { key, signals }, (self.clock)());
                 }
                 Some(Event::IntentsChanged) => changes = self.load_custody((self.clock)()),
+                Some(Event::HostedProcess { pid, signals }) => {
+                    changes = self
+                        .engine
+                        .apply(Input::HostedProcess { pid, signals }, (self.clock)());
+                }
                 Some(Event::Shutdown) => return,
                 None => {}
             }

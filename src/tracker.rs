@@ -34,6 +34,9 @@ pub enum Input {
         items: Vec<WorkItemInfo>,
         claims: Vec<(String, SessionKey, Timestamp)>,
     },
+    /// Signals from a hosted pseudo-terminal whose session is not known yet: they belong to the
+    /// session that the process `pid` (or its parent) vouches for.
+    HostedProcess { pid: u32, signals: HostedSignals },
     /// Time passed; nothing else happened.
     Tick,
 }
@@ -117,6 +120,7 @@ pub struct SeenProcess {
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
+use crate::agents::titles::{animates, classify_title, TitleKind};
 use crate::agents::{CallKind, Info, ProcessRole, Record, RecordKind, Title};
 use crate::model::{
     Activity, Actor, Custody, Intent, IntentState, ListedStatus, ListingEntry, NextActor, Presence,
@@ -140,6 +144,10 @@ pub struct Policy {
     /// How much earlier than its process's start a transcript may have been written and still be
     /// vouched for by that process, to absorb clock granularity.
     pub start_slack: Duration,
+    /// A hosted session's title that changed this recently is moving (SPEC §3 rules 4–5).
+    pub title_moving: Duration,
+    /// A hosted terminal silent this long under an open tool call is a prompt (SPEC §3 rule 6c).
+    pub terminal_silence: Duration,
 }
 
 impl Default for Policy {
@@ -151,6 +159,8 @@ impl Default for Policy {
             session_idle: Duration::from_secs(20 * 60),
             open_call_excuse: Duration::from_secs(45 * 60),
             start_slack: Duration::from_secs(2),
+            title_moving: Duration::from_secs(10),
+            terminal_silence: Duration::from_secs(5),
         }
     }
 }
@@ -181,6 +191,8 @@ pub struct Tracker {
     items: BTreeMap<String, WorkItemInfo>,
     /// Claims held now: (item id, holder, claimed at).
     claims: Vec<(String, SessionKey, Timestamp)>,
+    /// Hosted signals reported by pid, before or without a session key.
+    hosted_processes: HashMap<u32, HostedSignals>,
 }
 
 /// The sessions one round of inputs may have changed.
@@ -336,6 +348,12 @@ impl Tracker {
                 scope.keys.insert(key);
             }
             Input::Processes(processes) => {
+                // A hosted process seen alive before and missing now has exited: its signals
+                // must not follow a recycled pid.
+                let before: HashSet<u32> = self.processes.iter().map(|p| p.info.pid).collect();
+                let after: HashSet<u32> = processes.iter().map(|p| p.info.pid).collect();
+                self.hosted_processes
+                    .retain(|pid, _| !before.contains(pid) || after.contains(pid));
                 self.processes = processes;
                 scope.live = true;
             }
@@ -344,7 +362,10 @@ impl Tracker {
                 scope.live = true;
             }
             Input::Hosted { key, signals } => {
-                self.entries.entry(key.clone()).or_default().hosted = Some(signals);
+                merge_hosted(
+                    &mut self.entries.entry(key.clone()).or_default().hosted,
+                    signals,
+                );
                 scope.keys.insert(key);
             }
             Input::Intents(intents) => {
@@ -379,6 +400,14 @@ impl Tracker {
                     .map(|item| (item.id.clone(), item))
                     .collect();
                 self.claims = claims;
+            }
+            Input::HostedProcess { pid, signals } => {
+                let mut held = self.hosted_processes.remove(&pid);
+                merge_hosted(&mut held, signals);
+                if let Some(held) = held {
+                    self.hosted_processes.insert(pid, held);
+                }
+                scope.live = true;
             }
             Input::Tick => scope.due = true,
         }
@@ -477,6 +506,7 @@ impl Tracker {
     /// whose deadline has come. Closed sessions nothing touched keep their decision.
     fn decide_scope(&mut self, scope: Scope, now: Timestamp) -> Vec<Change> {
         let vouches = self.vouches();
+        self.attach_hosted(&vouches);
         let mut keys = scope.keys;
         keys.extend(self.remember_deaths(&vouches, now));
         for (key, entry) in &self.entries {
@@ -506,6 +536,7 @@ impl Tracker {
                         &previous.session.session_state,
                         &decision.session.session_state,
                     )
+                    || previous.session.hosted != decision.session.hosted
             });
             let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
             if changed && listed {
@@ -520,6 +551,28 @@ impl Tracker {
         self.vouched = vouches;
         changes.sort_by(|a, b| a.key.cmp(&b.key));
         changes
+    }
+
+    /// Gives each session the hosted signals reported for the process that vouches for it (or
+    /// for that process's parent: Gemini relaunches itself in a child process).
+    fn attach_hosted(&mut self, vouches: &HashMap<SessionKey, Vouch>) {
+        if self.hosted_processes.is_empty() {
+            return;
+        }
+        for (key, vouch) in vouches {
+            let parent = self
+                .processes
+                .iter()
+                .find(|process| process.info.pid == vouch.pid)
+                .and_then(|process| process.info.ppid);
+            let signals = self
+                .hosted_processes
+                .get(&vouch.pid)
+                .or_else(|| parent.and_then(|ppid| self.hosted_processes.get(&ppid)));
+            if let (Some(signals), Some(entry)) = (signals, self.entries.get_mut(key)) {
+                entry.hosted = Some(signals.clone());
+            }
+        }
     }
 
     /// Records the death of processes that vouched at the previous decision, and forgets it when
@@ -835,10 +888,23 @@ impl Tracker {
             }
         }
 
+        // Rules 4, 5 and 6c: what a hosted session's terminal shows.
+        let mut hosted_deadline = None;
+        if let Some(signals) = &entry.hosted {
+            let hosted = hosted_rules(key.agent, signals, log, &posture, now, policy);
+            evidence.extend(hosted.evidence);
+            if let Some((status, reason, since, deadline)) = hosted.verdict {
+                let deadline = earliest(deadline, closes_at);
+                return verdict(status, reason, Presence::Present, since, deadline);
+            }
+            hosted_deadline = hosted.deadline;
+        }
+
         // Rule 4: signals that keep a session Working over the timing rules.
         let subagent_fresh = subagent_write.filter(|written| now < written.plus(policy.window));
 
         // Rule 6–7: the transcript.
+        let closes_at = earliest(closes_at, hosted_deadline);
         let deadline = earliest(posture.deadline, closes_at);
         match posture.outcome {
             Outcome::Working(reason) => {
@@ -1296,6 +1362,193 @@ fn posture(log: &Log, now: Timestamp, policy: &Policy) -> Posture {
             }
         }
     }
+}
+
+/// How many titles a hosted session keeps: enough to have seen the spinner that last moved.
+const HOSTED_TITLES_KEPT: usize = 64;
+
+/// Folds a new report into a hosted session's signals: titles are appended in time order
+/// (a report may repeat titles already seen), the newest draw wins, and the history is bounded.
+fn merge_hosted(held: &mut Option<HostedSignals>, signals: HostedSignals) {
+    let held = held.get_or_insert_with(HostedSignals::default);
+    if signals.pid.is_some() {
+        held.pid = signals.pid;
+    }
+    for (at, title) in signals.titles {
+        if held
+            .titles
+            .iter()
+            .any(|(seen, text)| *seen == at && *text == title)
+        {
+            continue;
+        }
+        let index = held.titles.partition_point(|(seen, _)| *seen <= at);
+        held.titles.insert(index, (at, title));
+    }
+    let excess = held.titles.len().saturating_sub(HOSTED_TITLES_KEPT);
+    held.titles.drain(..excess);
+    held.last_draw = held.last_draw.max(signals.last_draw);
+}
+
+/// The current title of a hosted terminal, read with its agent's grammar.
+struct CurrentTitle {
+    text: String,
+    kind: TitleKind,
+    /// When the title last changed: the first sighting of the trailing run of this title (for a
+    /// blinking action-required title, of this kind).
+    changed_at: Timestamp,
+}
+
+fn current_title(agent: AgentKind, titles: &[(Timestamp, String)]) -> Option<CurrentTitle> {
+    let (at, text) = titles.last()?;
+    let kind = classify_title(agent, text);
+    let mut changed_at = *at;
+    for (seen, earlier) in titles.iter().rev().skip(1) {
+        let same = if kind == TitleKind::ActionRequired {
+            classify_title(agent, earlier) == kind
+        } else {
+            earlier.trim_end() == text.trim_end()
+        };
+        if !same {
+            break;
+        }
+        changed_at = *seen;
+    }
+    Some(CurrentTitle {
+        text: text.trim_end().to_string(),
+        kind,
+        changed_at,
+    })
+}
+
+/// What a hosted terminal decides: a verdict (status, reason, since, deadline) that overrides the
+/// transcript, or only a time at which it may start to.
+#[derive(Default)]
+struct Hosted {
+    verdict: Option<(Status, Reason, Timestamp, Option<Timestamp>)>,
+    deadline: Option<Timestamp>,
+    evidence: Vec<String>,
+}
+
+/// SPEC §3 rules 4, 5 and 6c for a hosted session. An action-required title is Needs you at once;
+/// a spinner that moved within `title_moving` keeps the session Working over the timing rules
+/// (never over a turn the transcript ended); an open tool call under a terminal that has drawn
+/// nothing for `terminal_silence` is a prompt; a static busy title keeps Working like a moving
+/// one; and a title that was seen to move and then stopped for `title_moving` is Needs you
+/// (`title_stopped`) unless the transcript names a more specific reason.
+fn hosted_rules(
+    agent: AgentKind,
+    signals: &HostedSignals,
+    log: &Log,
+    posture: &Posture,
+    now: Timestamp,
+    policy: &Policy,
+) -> Hosted {
+    let mut hosted = Hosted::default();
+    let current = current_title(agent, &signals.titles);
+    let transcript_decides = matches!(posture.outcome, Outcome::Waiting(_)) && !posture.timed;
+    let keep_working = |reason: Reason, since: Timestamp, until: Option<Timestamp>| {
+        let (reason, since, deadline) = match &posture.outcome {
+            Outcome::Working(own) => (
+                own.clone(),
+                posture.since,
+                earliest(posture.deadline, until),
+            ),
+            Outcome::Waiting(_) => (reason, since, until),
+        };
+        Some((Status::Working, reason, since, deadline))
+    };
+    if let Some(title) = &current {
+        hosted.evidence.push(format!(
+            "the hosted terminal's title has read {:?} ({:?}) since {}",
+            title.text, title.kind, title.changed_at
+        ));
+        if title.kind == TitleKind::ActionRequired {
+            let reason = match log.newest_open_call() {
+                Some(call) if call.kind == CallKind::Question => question_reason(Some(call)),
+                _ => permission_reason(log),
+            };
+            hosted.verdict = Some((Status::Waiting, reason, title.changed_at, None));
+            return hosted;
+        }
+        let moving_until = title.changed_at.plus(policy.title_moving);
+        if title.kind == TitleKind::Frame && now < moving_until {
+            hosted.deadline = Some(moving_until);
+            if !transcript_decides {
+                let reason = Reason::new(ReasonCode::TitleMoving, "The terminal title is moving");
+                hosted.verdict = keep_working(reason, title.changed_at, Some(moving_until));
+            }
+            return hosted;
+        }
+    }
+    if let Some(call) = log.newest_open_call() {
+        let silent_from = signals
+            .last_draw
+            .map_or(call.at, |drawn| drawn.max(call.at));
+        let prompt_at = silent_from.plus(policy.terminal_silence);
+        if now >= prompt_at {
+            hosted.evidence.push(format!(
+                "the hosted terminal has drawn nothing since {silent_from} under an open tool call"
+            ));
+            let reason = match call.kind {
+                CallKind::Question => question_reason(Some(call)),
+                CallKind::PlanApproval => {
+                    Reason::new(ReasonCode::PlanApproval, "A plan is waiting for approval")
+                }
+                _ => permission_reason(log),
+            };
+            hosted.verdict = Some((Status::Waiting, reason, silent_from, None));
+            return hosted;
+        }
+        hosted.deadline = Some(prompt_at);
+    }
+    let Some(title) = current else {
+        return hosted;
+    };
+    if title.kind == TitleKind::Busy && !transcript_decides {
+        let reason = Reason::new(
+            ReasonCode::TitleMoving,
+            "The terminal title says the agent is working",
+        );
+        hosted.verdict = keep_working(reason, title.changed_at, hosted.deadline);
+        return hosted;
+    }
+    // Only a title seen to move counts: a static title says nothing about stopping.
+    let seen_moving = animates(agent)
+        && signals
+            .titles
+            .iter()
+            .any(|(_, text)| classify_title(agent, text) == TitleKind::Frame);
+    if !seen_moving {
+        return hosted;
+    }
+    let stopped_at = title.changed_at.plus(policy.title_moving);
+    if now < stopped_at {
+        hosted.deadline = earliest(hosted.deadline, Some(stopped_at));
+        return hosted;
+    }
+    let specific =
+        matches!(&posture.outcome, Outcome::Waiting(reason) if reason.code != ReasonCode::Unknown);
+    if !specific {
+        hosted.evidence.push(format!(
+            "the hosted terminal's title stopped moving at {}",
+            title.changed_at
+        ));
+        let reason = Reason::new(
+            ReasonCode::TitleStopped,
+            "The terminal title stopped moving",
+        );
+        hosted.verdict = Some((Status::Waiting, reason, title.changed_at, None));
+    }
+    hosted
+}
+
+fn permission_reason(log: &Log) -> Reason {
+    let text = match log.newest_open_call() {
+        Some(call) => format!("Asks permission for {}", call_label(call)),
+        None => "Asks permission".to_string(),
+    };
+    Reason::new(ReasonCode::PermissionPrompt, text)
 }
 
 /// The activity facet (SPEC §4): working, between turns, or silent.

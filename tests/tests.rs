@@ -7,6 +7,7 @@ mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders
 mod files; // transcript discovery and incremental reading
 mod focus; // focusing a terminal: the strategy table, parsers, and tmux and X11 for real
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
+mod host; // hosted sessions: the title scanner, report thinning, `slate run` in tmux, a silent prompt
 mod intent; // intent, custody and the next actor through the real binary over a temp HOME
 mod listings; // Claude Code's registry and background jobs on disk
 mod live; // the live service: first snapshot, one change per append, intents and claims, over a temp HOME
@@ -15,4 +16,5 @@ mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
+mod titles; // the title grammars against real titles recorded from the CLIs
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock

@@ -11,8 +11,8 @@ use slate::agents::{
     AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind, Title, TitleSource,
 };
 use slate::model::{
-    AgentKind, Intent, IntentState, ListedStatus, Listing, ListingEntry, ProcessInfo, SessionKey,
-    Timestamp,
+    AgentKind, HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry,
+    ProcessInfo, SessionKey, Timestamp,
 };
 use slate::tracker::{
     notifications_muted, Batch, Input, ItemStatus, Policy, SeenProcess, Tracker, TranscriptRole,
@@ -66,6 +66,9 @@ struct Step {
     /// The claims held now (replacing the earlier list), claimed at this step's time.
     #[serde(default)]
     claims: Option<Vec<ClaimSpec>>,
+    /// A report from a hosted session's terminal.
+    #[serde(default)]
+    hosted: Option<HostedSpec>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -94,6 +97,19 @@ struct ClaimSpec {
     item: String,
     #[serde(default = "default_session")]
     session: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostedSpec {
+    /// Titles seen, as `[seconds, "title"]`, oldest first.
+    #[serde(default)]
+    titles: Vec<(f64, String)>,
+    #[serde(default)]
+    last_draw: Option<f64>,
+    /// Report by the hosted process's pid instead of the session key, as `slate run` does.
+    #[serde(default)]
+    pid: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -184,6 +200,8 @@ struct Expect {
     muted: Option<bool>,
     #[serde(default)]
     pid: Option<u32>,
+    #[serde(default)]
+    hosted: Option<bool>,
 }
 
 fn default_item_status() -> String {
@@ -365,6 +383,24 @@ fn inputs(
             },
         });
     }
+    if let Some(spec) = &step.hosted {
+        let signals = HostedSignals {
+            pid: spec.pid,
+            titles: spec
+                .titles
+                .iter()
+                .map(|(seen, title)| (at(*seen), title.clone()))
+                .collect(),
+            last_draw: spec.last_draw.map(at),
+        };
+        inputs.push(match spec.pid {
+            Some(pid) => Input::HostedProcess { pid, signals },
+            None => Input::Hosted {
+                key: key.clone(),
+                signals,
+            },
+        });
+    }
     let mut observations = Vec::new();
     let info = Info {
         cwd: step.folder.clone(),
@@ -508,6 +544,9 @@ fn check(path: &Path) {
                 }
                 if let Some(pid) = expect.pid {
                     assert_eq!(session.pid, Some(pid), "{name}: pid at {time}s");
+                }
+                if let Some(hosted) = expect.hosted {
+                    assert_eq!(session.hosted, hosted, "{name}: hosted at {time}s");
                 }
             }
         }

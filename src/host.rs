@@ -1,0 +1,545 @@
+//! `slate run -- <cli> …`: runs an agent CLI in a pseudo-terminal Slate owns, and tells the engine
+//! what that terminal shows.
+//!
+//! The host relays everything transparently: our terminal's size (and every resize) becomes the
+//! child's, our stdin goes to the child byte for byte in raw mode (so Ctrl-C reaches it as the
+//! raw byte), its output goes to our stdout untouched, SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to
+//! us are passed on, and the child's exit code becomes ours. Raw mode is restored on every way out,
+//! a panic included. On the side it observes the title sequences in the output (`osc`), when the
+//! terminal last drew, and the child's pid, and reports changes (never a stream per byte) to a
+//! running `slate serve` or app with `POST /hosted`. When no engine answers it stays silent: the
+//! CLI must work exactly as it would without Slate. This module decides no state; the tracker's
+//! rules read what it reports.
+
+pub mod osc;
+
+use std::io::{IsTerminal, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
+
+use crate::agents::{self, program_name};
+use crate::live::system_clock;
+use crate::model::{AgentKind, ProcessInfo, Timestamp};
+
+/// The port `slate serve` and the app listen on unless told otherwise (api-contract).
+pub const DEFAULT_PORT: u16 = 7411;
+
+/// Reports go out at most this often; a draw is reported again only this long after the last
+/// reported one, so a terminal that keeps drawing costs about one report a second.
+pub const REPORT_EVERY: Duration = Duration::from_secs(1);
+
+/// How long the host waits for the child's last output after it exited.
+const DRAIN: Duration = Duration::from_millis(500);
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("nothing to run: give a command after `slate run --`")]
+    NoCommand,
+    #[error("cannot open a pseudo-terminal: {0}")]
+    Pty(String),
+    #[error("cannot start {program}: {detail}")]
+    Spawn { program: String, detail: String },
+    #[error("cannot wait for the program: {0}")]
+    Wait(std::io::Error),
+}
+
+/// Where reports go: the engine's loopback address and the per-user token.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub address: SocketAddr,
+    pub token: String,
+}
+
+impl Endpoint {
+    /// The endpoint from the environment: `SLATE_API` (`http://127.0.0.1:PORT`) or the default
+    /// port, and the token in `<config_dir>/slate/token`. `None` when no token exists, which means
+    /// no engine has ever run for this user.
+    pub fn from_env() -> Option<Endpoint> {
+        let port = std::env::var("SLATE_API")
+            .ok()
+            .and_then(|url| port_of(&url))
+            .unwrap_or(DEFAULT_PORT);
+        let token = std::fs::read_to_string(token_path()?).ok()?;
+        let token = token.trim().to_string();
+        if token.is_empty() {
+            return None;
+        }
+        Some(Endpoint {
+            address: SocketAddr::from(([127, 0, 0, 1], port)),
+            token,
+        })
+    }
+}
+
+/// The port named by a `http://127.0.0.1:PORT` URL.
+fn port_of(url: &str) -> Option<u16> {
+    let rest = url.strip_prefix("http://").unwrap_or(url);
+    let authority = rest.split('/').next()?;
+    authority.rsplit(':').next()?.parse().ok()
+}
+
+/// `<config_dir>/slate/token`, with the config folder found as `store::config_dir` finds it.
+fn token_path() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)?;
+    let variable = if cfg!(windows) {
+        std::env::var_os("APPDATA")
+    } else {
+        std::env::var_os("XDG_CONFIG_HOME")
+    }
+    .map(PathBuf::from);
+    let config = crate::store::config_dir(&home, variable.as_deref());
+    Some(config.join("slate").join("token"))
+}
+
+/// What the host tells the engine about its session.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub agent: Option<AgentKind>,
+    pub pid: Option<u32>,
+    pub cwd: Option<String>,
+}
+
+/// The agent a command line starts: the adapters' own recognition first, then the program name.
+pub fn agent_of(argv: &[String], pid: u32, cwd: Option<&str>) -> Option<AgentKind> {
+    let first = argv.first()?;
+    let process = ProcessInfo {
+        pid,
+        ppid: None,
+        name: program_name(first),
+        exe: Some(first.clone()),
+        cmd: argv.to_vec(),
+        cwd: cwd.map(str::to_string),
+        start_time: Timestamp::from_millis(0),
+        start_ticks: None,
+    };
+    if let Some(recognised) = agents::recognise(&process) {
+        return Some(recognised.agent);
+    }
+    match program_name(first).as_str() {
+        "claude" => Some(AgentKind::ClaudeCode),
+        "codex" => Some(AgentKind::Codex),
+        "gemini" => Some(AgentKind::GeminiCli),
+        "opencode" => Some(AgentKind::OpenCode),
+        "cursor-agent" => Some(AgentKind::CursorAgent),
+        _ => None,
+    }
+}
+
+/// What the relay saw, in the order it saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    Title(Timestamp, String),
+    Drew(Timestamp),
+}
+
+/// Turns what the relay saw into reports: titles are batched, draws are thinned to one a
+/// `REPORT_EVERY`, and nothing is reported while nothing changes.
+#[derive(Debug, Default)]
+pub struct Reports {
+    titles: Vec<(Timestamp, String)>,
+    last_title: Option<String>,
+    last_draw: Option<Timestamp>,
+    reported_draw: Option<Timestamp>,
+    last_sent: Option<Timestamp>,
+}
+
+/// One report's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub titles: Vec<(Timestamp, String)>,
+    pub last_draw: Option<Timestamp>,
+}
+
+impl Reports {
+    pub fn see(&mut self, seen: Seen) {
+        match seen {
+            Seen::Title(at, title) => {
+                // A title set again to what it already reads is no change.
+                if self.last_title.as_deref() != Some(title.as_str()) {
+                    self.last_title = Some(title.clone());
+                    self.titles.push((at, title));
+                }
+            }
+            Seen::Drew(at) => self.last_draw = Some(self.last_draw.map_or(at, |d| d.max(at))),
+        }
+    }
+
+    /// The report due at `now`, if one is.
+    pub fn due(&mut self, now: Timestamp) -> Option<Report> {
+        if self
+            .last_sent
+            .is_some_and(|sent| now < sent.plus(REPORT_EVERY))
+        {
+            return None;
+        }
+        let draw_news = match (self.last_draw, self.reported_draw) {
+            (Some(_), None) => true,
+            (Some(drawn), Some(reported)) => drawn >= reported.plus(REPORT_EVERY),
+            (None, _) => false,
+        };
+        if self.titles.is_empty() && !draw_news {
+            return None;
+        }
+        self.last_sent = Some(now);
+        self.reported_draw = self.last_draw;
+        Some(Report {
+            titles: std::mem::take(&mut self.titles),
+            last_draw: self.last_draw,
+        })
+    }
+
+    /// Whatever has not been reported yet, regardless of the pace: the last report before the
+    /// host exits.
+    pub fn flush(&mut self) -> Option<Report> {
+        if !self.pending() {
+            return None;
+        }
+        self.reported_draw = self.last_draw;
+        Some(Report {
+            titles: std::mem::take(&mut self.titles),
+            last_draw: self.last_draw,
+        })
+    }
+
+    /// True when something seen has not been reported yet.
+    pub fn pending(&self) -> bool {
+        !self.titles.is_empty() || self.last_draw != self.reported_draw
+    }
+}
+
+/// The JSON body of `POST /hosted` (api-contract).
+pub fn report_body(identity: &Identity, report: &Report) -> serde_json::Value {
+    serde_json::json!({
+        "agent": identity.agent,
+        "pid": identity.pid,
+        "cwd": identity.cwd,
+        "titles": report.titles,
+        "last_draw": report.last_draw,
+    })
+}
+
+/// Sends one report with a plain HTTP/1.1 POST. Any failure is returned and ignored by the
+/// caller: reporting is best effort.
+pub fn post(endpoint: &Endpoint, body: &serde_json::Value) -> std::io::Result<u16> {
+    let body = body.to_string();
+    let mut stream = TcpStream::connect_timeout(&endpoint.address, Duration::from_millis(300))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
+    let request = format!(
+        "POST /hosted HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+        endpoint.address,
+        endpoint.token,
+        body.len(),
+        body
+    );
+    stream.write_all(request.as_bytes())?;
+    let mut head = [0u8; 64];
+    let read = stream.read(&mut head)?;
+    let status = std::str::from_utf8(&head[..read])
+        .ok()
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    Ok(status)
+}
+
+/// Runs `argv` in a pseudo-terminal, relays it, reports to `endpoint` when there is one, and
+/// returns the child's exit code.
+pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError> {
+    let program = argv.first().ok_or(HostError::NoCommand)?;
+    let pair = native_pty_system()
+        .openpty(terminal_size())
+        .map_err(|err| HostError::Pty(err.to_string()))?;
+    let cwd = std::env::current_dir().ok();
+    // Like a shell, a program named with a separator is a path, not a name to look up.
+    let named_path = Path::new(program);
+    let resolved = match &cwd {
+        Some(cwd) if named_path.is_relative() && named_path.components().count() > 1 => {
+            cwd.join(named_path).into_os_string()
+        }
+        _ => program.into(),
+    };
+    let mut command = CommandBuilder::new(resolved);
+    command.args(&argv[1..]);
+    if let Some(cwd) = &cwd {
+        command.cwd(cwd);
+    }
+    let mut child = pair
+        .slave
+        .spawn_command(command)
+        .map_err(|err| HostError::Spawn {
+            program: program.clone(),
+            detail: err.to_string(),
+        })?;
+    // The child holds the terminal's other end now; ours must close so its exit ends our reads.
+    drop(pair.slave);
+    let pid = child.process_id();
+    let reader = pair
+        .master
+        .try_clone_reader()
+        .map_err(|err| HostError::Pty(err.to_string()))?;
+    let writer = pair
+        .master
+        .take_writer()
+        .map_err(|err| HostError::Pty(err.to_string()))?;
+    let master = Arc::new(Mutex::new(pair.master));
+
+    let raw = RawMode::enable();
+    let (seen_tx, seen_rx) = mpsc::channel::<Seen>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    std::thread::spawn(move || relay_output(reader, seen_tx, done_tx));
+    std::thread::spawn(move || relay_input(writer));
+    follow_signals(Arc::clone(&master), pid);
+    let (reported_tx, reported_rx) = mpsc::channel::<()>();
+    if let Some(endpoint) = endpoint {
+        let cwd = cwd.as_deref().map(Path::to_string_lossy).map(String::from);
+        let identity = Identity {
+            agent: agent_of(argv, pid.unwrap_or(0), cwd.as_deref()),
+            pid,
+            cwd,
+        };
+        std::thread::spawn(move || {
+            report_loop(seen_rx, identity, endpoint);
+            let _ = reported_tx.send(());
+        });
+    } else {
+        // Nobody to tell: drain the channel so the relay never blocks on it.
+        std::thread::spawn(move || while seen_rx.recv().is_ok() {});
+    }
+
+    let status = child.wait().map_err(HostError::Wait)?;
+    let _ = done_rx.recv_timeout(DRAIN);
+    // The output relay has ended (or been given up on): let the last report go out.
+    let _ = reported_rx.recv_timeout(DRAIN);
+    let _ = std::io::stdout().flush();
+    drop(raw);
+    drop(master);
+    let code = if status.signal().is_some() && status.exit_code() == 0 {
+        1
+    } else {
+        status.exit_code() as i32
+    };
+    Ok(code)
+}
+
+/// Our terminal's size, or 80×24 when stdout is not a terminal.
+fn terminal_size() -> PtySize {
+    let (cols, rows) = crossterm::terminal::size().unwrap_or((80, 24));
+    PtySize {
+        rows: rows.max(1),
+        cols: cols.max(1),
+        pixel_width: 0,
+        pixel_height: 0,
+    }
+}
+
+fn resize(master: &Mutex<Box<dyn MasterPty + Send>>) {
+    if let Ok(master) = master.lock() {
+        let _ = master.resize(terminal_size());
+    }
+}
+
+fn relay_output(
+    mut reader: Box<dyn Read + Send>,
+    seen: mpsc::Sender<Seen>,
+    done: mpsc::Sender<()>,
+) {
+    let mut scanner = osc::TitleScanner::new();
+    let mut buffer = [0u8; 8192];
+    let mut stdout = std::io::stdout();
+    loop {
+        let read = match reader.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(read) => read,
+        };
+        let bytes = &buffer[..read];
+        if stdout
+            .write_all(bytes)
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            break;
+        }
+        let now = system_clock();
+        let _ = seen.send(Seen::Drew(now));
+        for title in scanner.feed(bytes) {
+            let _ = seen.send(Seen::Title(now, title));
+        }
+    }
+    let _ = done.send(());
+}
+
+fn relay_input(mut writer: Box<dyn Write + Send>) {
+    let mut stdin = std::io::stdin();
+    let mut buffer = [0u8; 4096];
+    loop {
+        match stdin.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(read) => {
+                if writer
+                    .write_all(&buffer[..read])
+                    .and_then(|()| writer.flush())
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, endpoint: Endpoint) {
+    let mut reports = Reports::default();
+    // After a failed post, wait before trying again: no engine may be running at all.
+    let mut quiet_until: Option<Timestamp> = None;
+    loop {
+        let wait = if reports.pending() {
+            REPORT_EVERY / 4
+        } else {
+            Duration::from_secs(3600)
+        };
+        match seen.recv_timeout(wait) {
+            Ok(event) => reports.see(event),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                if let Some(report) = reports.flush() {
+                    if quiet_until.is_none() {
+                        let _ = post(&endpoint, &report_body(&identity, &report));
+                    }
+                }
+                return;
+            }
+        }
+        while let Ok(event) = seen.try_recv() {
+            reports.see(event);
+        }
+        let now = system_clock();
+        if quiet_until.is_some_and(|until| now < until) {
+            continue;
+        }
+        if let Some(report) = reports.due(now) {
+            let body = report_body(&identity, &report);
+            match post(&endpoint, &body) {
+                Ok(status) if (200..300).contains(&status) => quiet_until = None,
+                Ok(status) => {
+                    tracing::debug!(status, "the engine refused a hosted report");
+                    quiet_until = Some(now.plus(Duration::from_secs(5)));
+                }
+                Err(err) => {
+                    tracing::debug!(%err, "no engine took the hosted report");
+                    quiet_until = Some(now.plus(Duration::from_secs(5)));
+                }
+            }
+        }
+    }
+}
+
+/// Raw mode on our terminal for as long as this lives, and restored on a panic too.
+struct RawMode {
+    enabled: bool,
+}
+
+impl RawMode {
+    fn enable() -> RawMode {
+        if !std::io::stdin().is_terminal() {
+            return RawMode { enabled: false };
+        }
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = crossterm::terminal::disable_raw_mode();
+            previous(info);
+        }));
+        RawMode {
+            enabled: crossterm::terminal::enable_raw_mode().is_ok(),
+        }
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        if self.enabled {
+            let _ = crossterm::terminal::disable_raw_mode();
+        }
+    }
+}
+
+/// Follows resizes and passes termination signals to the child, on a thread of its own.
+#[cfg(unix)]
+fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, pid: Option<u32>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            tracing::warn!(%err, "cannot follow signals");
+            return;
+        }
+    };
+    let forward = move |signal: nix::sys::signal::Signal| {
+        if let Some(pid) = pid.and_then(|pid| i32::try_from(pid).ok()) {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
+        }
+    };
+    std::thread::spawn(move || {
+        runtime.block_on(async move {
+            let kinds = [
+                SignalKind::window_change(),
+                SignalKind::terminate(),
+                SignalKind::hangup(),
+                SignalKind::interrupt(),
+                SignalKind::quit(),
+            ];
+            let mut streams = Vec::new();
+            for kind in kinds {
+                match signal(kind) {
+                    Ok(stream) => streams.push(stream),
+                    Err(err) => {
+                        tracing::warn!(%err, "cannot follow a signal");
+                        return;
+                    }
+                }
+            }
+            let [winch, term, hup, int, quit] = &mut streams[..] else {
+                return;
+            };
+            use nix::sys::signal::Signal;
+            loop {
+                tokio::select! {
+                    Some(()) = winch.recv() => resize(&master),
+                    Some(()) = term.recv() => forward(Signal::SIGTERM),
+                    Some(()) = hup.recv() => forward(Signal::SIGHUP),
+                    Some(()) = int.recv() => forward(Signal::SIGINT),
+                    Some(()) = quit.recv() => forward(Signal::SIGQUIT),
+                    else => return,
+                }
+            }
+        });
+    });
+}
+
+/// Windows has no SIGWINCH: the console's size is polled instead, and console control events
+/// reach the child through ConPTY.
+#[cfg(not(unix))]
+fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, _pid: Option<u32>) {
+    std::thread::spawn(move || {
+        let mut last = crossterm::terminal::size().ok();
+        loop {
+            std::thread::sleep(Duration::from_millis(250));
+            let now = crossterm::terminal::size().ok();
+            if now != last {
+                last = now;
+                resize(&master);
+            }
+        }
+    });
+}
