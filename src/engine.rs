@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{AgentKind, Problem, ProcessTable, Session, SessionKey, Timestamp};
 use crate::sources::files::{self, Env, ReadState, Roots, ScanOptions};
+use crate::sources::stores::StoreState;
 use crate::sources::{listings, processes};
 use crate::tracker::{Change, Input, Policy, SeenProcess, Tracker};
 use crate::watch::WatchSpec;
@@ -81,6 +82,7 @@ pub struct Engine {
     roots: Roots,
     scan: ScanOptions,
     read_state: ReadState,
+    stores: StoreState,
     process_source: ProcessSource,
     problems: Problems,
     found: Vec<AgentKind>,
@@ -93,6 +95,7 @@ impl Engine {
             roots: files::resolve_roots(&options.env),
             scan: options.scan,
             read_state: ReadState::new(),
+            stores: StoreState::new(),
             process_source: options.processes,
             problems: Problems::default(),
             found: Vec::new(),
@@ -136,6 +139,16 @@ impl Engine {
             // The root itself, for `session_index.jsonl`; its other files are filtered out.
             add(root.to_path_buf(), false);
         }
+        if let Some(root) = self.roots.get(AgentKind::GeminiCli) {
+            add(root.join("tmp"), true);
+        }
+        if let Some(data) = self.roots.get(AgentKind::OpenCode) {
+            // The databases and their WAL files; the watcher forwards only `.db`/`.db-wal` names.
+            add(data.to_path_buf(), false);
+        }
+        if let Some(root) = self.roots.get(AgentKind::CursorAgent) {
+            add(root.join("chats"), true);
+        }
         specs
     }
 
@@ -167,17 +180,38 @@ impl Engine {
         self.tracker.apply_all(inputs, now)
     }
 
-    /// Walks every root and reads what changed.
+    /// Walks every root and reads what changed: the transcripts, then OpenCode's and
+    /// cursor-agent's stores.
     pub fn scan_files(&mut self, now: Timestamp) -> Vec<Change> {
         self.scan.vouched = self.tracker.vouched_keys().cloned().collect();
-        let result = files::scan(&self.roots, &self.scan, &mut self.read_state);
+        let mut result = files::scan(&self.roots, &self.scan, &mut self.read_state);
+        let stores = self
+            .stores
+            .scan(&self.roots.stores(), now, &mut result.problems);
+        result.batches.extend(stores);
+        for agent in [AgentKind::OpenCode, AgentKind::CursorAgent] {
+            if self.roots.get(agent).is_some_and(Path::is_dir) {
+                result.found.push(agent);
+            }
+        }
         self.found = result.found.clone();
         self.apply_scan(result, now)
     }
 
-    /// Reads one file the watcher says changed.
+    /// Reads one file the watcher says changed: a transcript, or a file of a store.
     pub fn read_path(&mut self, path: &Path, now: Timestamp) -> Vec<Change> {
-        let result = self.read_state.read_path(&self.roots, &self.scan, path);
+        let mut problems = Vec::new();
+        let stored = self
+            .stores
+            .read_path(&self.roots.stores(), path, now, &mut problems);
+        let result = match stored {
+            Some(batches) => files::ScanResult {
+                batches,
+                problems,
+                ..files::ScanResult::default()
+            },
+            None => self.read_state.read_path(&self.roots, &self.scan, path),
+        };
         self.apply_scan(result, now)
     }
 

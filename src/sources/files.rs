@@ -23,6 +23,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::agents::{self, Info, LineError, LineReader, Observation, Title, TitleSource};
 use crate::lines::{LineBuffer, LineEvent};
 use crate::model::{AgentKind, Problem, SessionKey, Timestamp};
+use crate::sources::stores::StoreRoots;
 use crate::tracker::{Batch, TranscriptRole};
 
 /// The environment variables that decide where the agents keep their files. Tests build one by
@@ -67,6 +68,14 @@ impl Env {
 pub struct Roots {
     pub claude: Option<PathBuf>,
     pub codex: Option<PathBuf>,
+    /// Gemini CLI's `.gemini` folder.
+    pub gemini: Option<PathBuf>,
+    /// OpenCode's data folder (its databases and the legacy `storage/` tree).
+    pub opencode: Option<PathBuf>,
+    /// OpenCode's main database; `None` when `$OPENCODE_DB` keeps it in memory.
+    pub opencode_db: Option<PathBuf>,
+    /// cursor-agent's config root.
+    pub cursor: Option<PathBuf>,
 }
 
 impl Roots {
@@ -74,21 +83,68 @@ impl Roots {
         match agent {
             AgentKind::ClaudeCode => self.claude.as_deref(),
             AgentKind::Codex => self.codex.as_deref(),
-            AgentKind::CursorAgent | AgentKind::OpenCode | AgentKind::GeminiCli => None,
+            AgentKind::GeminiCli => self.gemini.as_deref(),
+            AgentKind::OpenCode => self.opencode.as_deref(),
+            AgentKind::CursorAgent => self.cursor.as_deref(),
+        }
+    }
+
+    /// Where the SQLite-backed agents keep their stores, for `sources::stores`.
+    pub fn stores(&self) -> StoreRoots {
+        StoreRoots {
+            opencode_data: self.opencode.clone(),
+            opencode_db: self.opencode_db.clone(),
+            cursor: self.cursor.clone(),
         }
     }
 }
 
 /// Claude Code: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`. Codex: `$CODEX_HOME`, else
-/// `$HOME/.codex` (FORMATS.md §1.1, §2.1).
+/// `$HOME/.codex` (FORMATS.md §1.1, §2.1). Gemini CLI: `$GEMINI_CLI_HOME/.gemini`, else
+/// `$HOME/.gemini` (§3). OpenCode: `$XDG_DATA_HOME/opencode`, else `$HOME/.local/share/opencode`,
+/// with `$OPENCODE_DB` naming its main database (§4.1). cursor-agent: `$CURSOR_CONFIG_DIR`, else
+/// `$XDG_CONFIG_HOME/cursor`, else `$HOME/.cursor` (§5.1).
 pub fn resolve_roots(env: &Env) -> Roots {
     let under_home = |name: &str| env.home.as_ref().map(|home| home.join(name));
+    let opencode = env
+        .xdg_data_home
+        .as_ref()
+        .map(|data| data.join("opencode"))
+        .or_else(|| under_home(".local/share/opencode"));
+    let opencode_db = opencode.as_ref().and_then(|data| {
+        let named = env.opencode_db.as_ref().map(|name| name.to_string_lossy());
+        match named
+            .as_deref()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+        {
+            Some(":memory:") => None,
+            Some(name) => Some(data.join(name)),
+            None => Some(data.join("opencode.db")),
+        }
+    });
     Roots {
         claude: env
             .claude_config_dir
             .clone()
             .or_else(|| under_home(".claude")),
         codex: env.codex_home.clone().or_else(|| under_home(".codex")),
+        gemini: env
+            .gemini_cli_home
+            .as_ref()
+            .map(|home| home.join(".gemini"))
+            .or_else(|| under_home(".gemini")),
+        opencode,
+        opencode_db,
+        cursor: env
+            .cursor_config_dir
+            .clone()
+            .or_else(|| {
+                env.xdg_config_home
+                    .as_ref()
+                    .map(|config| config.join("cursor"))
+            })
+            .or_else(|| under_home(".cursor")),
     }
 }
 
