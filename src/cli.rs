@@ -65,6 +65,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot read the process table {}", path.display()))?;
         options.processes = ProcessSource::Recorded(table);
     }
+    // Closed sessions are known without reading their transcripts; when a person asks for them,
+    // their head and tail are read for a title, a folder and a last prompt.
+    options.scan.closed_detail = matches!(
+        cli.command,
+        Command::Sessions { all: true, .. } | Command::Show { .. }
+    );
     let mut engine = Engine::new(options);
     engine.refresh(now);
     let mut out = std::io::stdout().lock();

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
+use crate::agents::ProcessRole;
 use crate::model::{AgentKind, Problem, ProcessTable, Session, SessionKey, Timestamp};
 use crate::sources::files::{self, Env, ReadState, Roots, ScanOptions};
 use crate::sources::stores::StoreState;
@@ -86,12 +87,36 @@ pub struct Engine {
     process_source: ProcessSource,
     problems: Problems,
     found: Vec<AgentKind>,
+    start_slack: std::time::Duration,
+    totals: ReadTotals,
+}
+
+/// How much transcript reading the engine has done, for diagnostics, benches and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadTotals {
+    /// Transcript reads (a first read, or a read of what was appended).
+    pub reads: u64,
+    pub bytes_read: u64,
+    /// Transcripts known closed and not read (`ScanOptions::process_since`).
+    pub skipped: u64,
+}
+
+impl ReadTotals {
+    fn add(&mut self, result: &files::ScanResult) {
+        self.reads += result.reads.len() as u64;
+        self.bytes_read += result
+            .reads
+            .iter()
+            .map(|read| read.stats.bytes_read)
+            .sum::<u64>();
+        self.skipped += result.skipped;
+    }
 }
 
 impl Engine {
     pub fn new(options: Options) -> Engine {
         Engine {
-            tracker: Tracker::new(options.policy),
+            tracker: Tracker::new(options.policy.clone()),
             roots: files::resolve_roots(&options.env),
             scan: options.scan,
             read_state: ReadState::new(),
@@ -99,6 +124,8 @@ impl Engine {
             process_source: options.processes,
             problems: Problems::default(),
             found: Vec::new(),
+            start_slack: options.policy.start_slack,
+            totals: ReadTotals::default(),
         }
     }
 
@@ -184,7 +211,9 @@ impl Engine {
     /// cursor-agent's stores.
     pub fn scan_files(&mut self, now: Timestamp) -> Vec<Change> {
         self.scan.vouched = self.tracker.vouched_keys().cloned().collect();
+        self.scan.process_since = Some(self.process_since());
         let mut result = files::scan(&self.roots, &self.scan, &mut self.read_state);
+        self.totals.add(&result);
         let stores = self
             .stores
             .scan(&self.roots.stores(), now, &mut result.problems);
@@ -210,9 +239,39 @@ impl Engine {
                 problems,
                 ..files::ScanResult::default()
             },
-            None => self.read_state.read_path(&self.roots, &self.scan, path),
+            None => {
+                self.scan.process_since = Some(self.process_since());
+                let result = self.read_state.read_path(&self.roots, &self.scan, path);
+                self.totals.add(&result);
+                result
+            }
         };
         self.apply_scan(result, now)
+    }
+
+    /// The earliest start of a live interactive or print process of each agent, less the
+    /// tracker's start slack: no process can vouch for a transcript last written before it.
+    fn process_since(&self) -> HashMap<AgentKind, Timestamp> {
+        let mut since: HashMap<AgentKind, Timestamp> = HashMap::new();
+        for process in self.tracker.processes() {
+            if !matches!(
+                process.recognised.role,
+                ProcessRole::Interactive | ProcessRole::Print
+            ) {
+                continue;
+            }
+            let start = process.info.start_time.minus(self.start_slack);
+            since
+                .entry(process.recognised.agent)
+                .and_modify(|earliest| *earliest = (*earliest).min(start))
+                .or_insert(start);
+        }
+        since
+    }
+
+    /// What the transcript reads cost so far.
+    pub fn read_totals(&self) -> ReadTotals {
+        self.totals
     }
 
     /// Time passed with no other input.
