@@ -89,6 +89,7 @@ pub struct Engine {
     found: Vec<AgentKind>,
     start_slack: std::time::Duration,
     totals: ReadTotals,
+    claude_agents: listings::AgentsCommand,
 }
 
 /// How much transcript reading the engine has done, for diagnostics, benches and tests.
@@ -126,6 +127,7 @@ impl Engine {
             found: Vec::new(),
             start_slack: options.policy.start_slack,
             totals: ReadTotals::default(),
+            claude_agents: listings::AgentsCommand::from_process(),
         }
     }
 
@@ -194,10 +196,30 @@ impl Engine {
             ProcessSource::Recorded(table) => table.clone(),
         };
         let seen = processes::recognise_all(&table);
-        let mut inputs = vec![Input::Processes(seen)];
+        let mut inputs = vec![Input::Processes(seen.clone())];
         if let Some(root) = self.roots.get(AgentKind::ClaudeCode) {
             let mut problems = Vec::new();
-            let listing = listings::read_claude_listing(root, &mut problems);
+            let mut listing = listings::read_claude_listing(root, &mut problems);
+            // The registry is missing or stale when a live claude has no entry in it; then ask
+            // `claude agents --json`. Only for the live table: a recorded one is a replay.
+            let unlisted = seen.iter().any(|process| {
+                process.recognised.agent == AgentKind::ClaudeCode
+                    && matches!(
+                        process.recognised.role,
+                        ProcessRole::Interactive | ProcessRole::Print
+                    )
+                    && !listing
+                        .entries
+                        .iter()
+                        .any(|entry| entry.pid == Some(process.info.pid))
+            });
+            if unlisted && matches!(self.process_source, ProcessSource::Live) {
+                let extra = self.claude_agents.entries(&mut problems);
+                if !extra.is_empty() {
+                    listing.available = true;
+                }
+                listings::merge_entries(&mut listing, extra);
+            }
             self.record_problems(problems);
             inputs.push(Input::Listing {
                 agent: AgentKind::ClaudeCode,
