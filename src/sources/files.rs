@@ -337,19 +337,20 @@ fn classify_gemini(parts: &[&str]) -> Option<Found> {
 
 /// The full session id of a Gemini chat: its first line's `sessionId` (a `.jsonl` chat's metadata
 /// line), or the whole document's (a legacy `.json` chat). Reads at most the first 64 KiB of a
-/// line file.
+/// line file. A legacy chat is read whole for it even when it is closed history; such chats are
+/// from before Gemini CLI 0.39 and few.
 fn gemini_session_id(path: &Path, whole_json: bool) -> Option<String> {
     let bytes = if whole_json {
         fs::read(path).ok()?
     } else {
+        // Buffered, so a short first line costs one small read, not the whole limit.
         let mut head = Vec::new();
-        File::open(path)
-            .ok()?
-            .take(64 * 1024)
-            .read_to_end(&mut head)
-            .ok()?;
-        let end = head.iter().position(|&byte| byte == b'\n')?;
-        head.truncate(end);
+        let file = File::open(path).ok()?.take(64 * 1024);
+        io::BufRead::read_until(&mut io::BufReader::new(file), b'\n', &mut head).ok()?;
+        if head.last() != Some(&b'\n') {
+            return None;
+        }
+        head.pop();
         head
     };
     let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
