@@ -48,14 +48,55 @@ fn main() {
     )
     .unwrap();
     let binary = env!("CARGO_BIN_EXE_slate");
+    for all in [false, true] {
+        time_binary(binary, &home, &table_path, runs, all);
+    }
+
+    // In-process, for peak memory: reset the peak, run one refresh, read the peak back. Skipping
+    // closed transcripts first, then reading them as `--all` does.
+    for closed_detail in [false, true] {
+        reset_peak_memory();
+        let started = Instant::now();
+        let env = Env {
+            home: Some(home.clone()),
+            xdg_data_home: Some(home.join(".local/share")),
+            xdg_config_home: Some(home.join(".config")),
+            ..Env::default()
+        };
+        let mut options = Options::from_env(env);
+        options.processes = ProcessSource::Recorded(live_table(&live_pids));
+        options.scan.closed_detail = closed_detail;
+        let mut engine = Engine::new(options);
+        engine.refresh(now());
+        let elapsed = started.elapsed();
+        let sessions = engine.sessions();
+        println!(
+            "engine refresh (in-process, closed detail {closed_detail}): {}, {} sessions known, \
+             {:?}, peak memory {}",
+            show(elapsed),
+            sessions.len(),
+            engine.read_totals(),
+            peak_memory().unwrap_or_else(|| "unknown (needs Linux /proc)".to_string())
+        );
+    }
+}
+
+/// Times `slate sessions --json` (with `--all` when `all`: closed sessions' transcripts are then
+/// read head and tail, as every start-up did before closed transcripts were skipped).
+fn time_binary(binary: &str, home: &Path, table_path: &Path, runs: usize, all: bool) {
     let mut times = Vec::new();
     let mut listed = 0;
     for _ in 0..runs {
         let started = Instant::now();
-        let output = Command::new(binary)
-            .args(["sessions", "--json", "--processes"])
-            .arg(&table_path)
-            .env("HOME", &home)
+        let mut command = Command::new(binary);
+        command.args(["sessions", "--json"]);
+        if all {
+            command.arg("--all");
+        }
+        let output = command
+            .arg("--processes")
+            .arg(table_path)
+            .env("HOME", home)
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
             .env("XDG_DATA_HOME", home.join(".local/share"))
@@ -72,32 +113,11 @@ fn main() {
         listed = body["sessions"].as_array().map_or(0, Vec::len);
     }
     println!(
-        "slate sessions (binary, {runs} runs): median {}, min {}, max {}; {listed} live sessions listed",
+        "slate sessions{} (binary, {runs} runs): median {}, min {}, max {}; {listed} sessions listed",
+        if all { " --all" } else { "" },
         show(median(&mut times)),
         show(*times.iter().min().unwrap()),
         show(*times.iter().max().unwrap()),
-    );
-
-    // In-process, for peak memory: reset the peak, run one refresh, read the peak back.
-    reset_peak_memory();
-    let started = Instant::now();
-    let env = Env {
-        home: Some(home.clone()),
-        xdg_data_home: Some(home.join(".local/share")),
-        xdg_config_home: Some(home.join(".config")),
-        ..Env::default()
-    };
-    let mut options = Options::from_env(env);
-    options.processes = ProcessSource::Recorded(live_table(&live_pids));
-    let mut engine = Engine::new(options);
-    engine.refresh(now());
-    let elapsed = started.elapsed();
-    let sessions = engine.sessions();
-    println!(
-        "engine refresh (in-process): {}, {} sessions known, peak memory {}",
-        show(elapsed),
-        sessions.len(),
-        peak_memory().unwrap_or_else(|| "unknown (needs Linux /proc)".to_string())
     );
 }
 

@@ -175,6 +175,8 @@ pub enum LineReader {
     /// A Claude Code sub-agent file, whose sidechain lines are the sub-agent's own records.
     ClaudeSubagent,
     Codex(codex::RolloutReader),
+    /// A Gemini CLI chat recording (a session's or a sub-agent's), folded as it is rewritten.
+    Gemini(gemini::ChatFold),
 }
 
 impl LineReader {
@@ -185,7 +187,8 @@ impl LineReader {
             AgentKind::ClaudeCode if subagent => Some(LineReader::ClaudeSubagent),
             AgentKind::ClaudeCode => Some(LineReader::Claude),
             AgentKind::Codex => Some(LineReader::Codex(codex::RolloutReader::new())),
-            AgentKind::CursorAgent | AgentKind::OpenCode | AgentKind::GeminiCli => None,
+            AgentKind::GeminiCli => Some(LineReader::Gemini(gemini::ChatFold::new())),
+            AgentKind::CursorAgent | AgentKind::OpenCode => None,
         }
     }
 
@@ -194,6 +197,7 @@ impl LineReader {
             LineReader::Claude => claude::observe(line),
             LineReader::ClaudeSubagent => claude::observe_subagent(line),
             LineReader::Codex(reader) => reader.feed(line),
+            LineReader::Gemini(fold) => fold.feed(line),
         }
     }
 }

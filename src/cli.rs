@@ -230,6 +230,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = places.as_ref().map(Places::config).unwrap_or_default();
     options.policy.session_idle =
         Duration::from_secs(u64::from(config.project_policy.session_idle_minutes) * 60);
+    // Closed sessions are known without reading their transcripts; when a person asks for them,
+    // their head and tail are read for a title, a folder and a last prompt.
+    options.scan.closed_detail = matches!(
+        cli.command,
+        Command::Sessions { all: true, .. } | Command::Show { .. }
+    );
     let mut engine = Engine::new(options);
     // Intents and claims first, so the first decision of every session already shows them. A
     // store that does not exist yet holds none, and is not created just to read it.

@@ -9,8 +9,10 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
+use crate::agents::ProcessRole;
 use crate::model::{AgentKind, Problem, ProcessTable, Session, SessionKey, Timestamp};
 use crate::sources::files::{self, Env, ReadState, Roots, ScanOptions};
+use crate::sources::stores::StoreState;
 use crate::sources::{listings, processes};
 use crate::store::{Store, StoreError};
 use crate::tracker::{Change, Input, ItemStatus, Policy, SeenProcess, Tracker, WorkItemInfo};
@@ -82,21 +84,51 @@ pub struct Engine {
     roots: Roots,
     scan: ScanOptions,
     read_state: ReadState,
+    stores: StoreState,
     process_source: ProcessSource,
     problems: Problems,
     found: Vec<AgentKind>,
+    start_slack: std::time::Duration,
+    totals: ReadTotals,
+    claude_agents: listings::AgentsCommand,
+}
+
+/// How much transcript reading the engine has done, for diagnostics, benches and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadTotals {
+    /// Transcript reads (a first read, or a read of what was appended).
+    pub reads: u64,
+    pub bytes_read: u64,
+    /// Transcripts known closed and not read (`ScanOptions::process_since`).
+    pub skipped: u64,
+}
+
+impl ReadTotals {
+    fn add(&mut self, result: &files::ScanResult) {
+        self.reads += result.reads.len() as u64;
+        self.bytes_read += result
+            .reads
+            .iter()
+            .map(|read| read.stats.bytes_read)
+            .sum::<u64>();
+        self.skipped += result.skipped;
+    }
 }
 
 impl Engine {
     pub fn new(options: Options) -> Engine {
         Engine {
-            tracker: Tracker::new(options.policy),
+            tracker: Tracker::new(options.policy.clone()),
             roots: files::resolve_roots(&options.env),
             scan: options.scan,
             read_state: ReadState::new(),
+            stores: StoreState::new(),
             process_source: options.processes,
             problems: Problems::default(),
             found: Vec::new(),
+            start_slack: options.policy.start_slack,
+            totals: ReadTotals::default(),
+            claude_agents: listings::AgentsCommand::from_process(),
         }
     }
 
@@ -137,6 +169,16 @@ impl Engine {
             // The root itself, for `session_index.jsonl`; its other files are filtered out.
             add(root.to_path_buf(), false);
         }
+        if let Some(root) = self.roots.get(AgentKind::GeminiCli) {
+            add(root.join("tmp"), true);
+        }
+        if let Some(data) = self.roots.get(AgentKind::OpenCode) {
+            // The databases and their WAL files; the watcher forwards only `.db`/`.db-wal` names.
+            add(data.to_path_buf(), false);
+        }
+        if let Some(root) = self.roots.get(AgentKind::CursorAgent) {
+            add(root.join("chats"), true);
+        }
         specs
     }
 
@@ -155,10 +197,30 @@ impl Engine {
             ProcessSource::Recorded(table) => table.clone(),
         };
         let seen = processes::recognise_all(&table);
-        let mut inputs = vec![Input::Processes(seen)];
+        let mut inputs = vec![Input::Processes(seen.clone())];
         if let Some(root) = self.roots.get(AgentKind::ClaudeCode) {
             let mut problems = Vec::new();
-            let listing = listings::read_claude_listing(root, &mut problems);
+            let mut listing = listings::read_claude_listing(root, &mut problems);
+            // The registry is missing or stale when a live claude has no entry in it; then ask
+            // `claude agents --json`. Only for the live table: a recorded one is a replay.
+            let unlisted = seen.iter().any(|process| {
+                process.recognised.agent == AgentKind::ClaudeCode
+                    && matches!(
+                        process.recognised.role,
+                        ProcessRole::Interactive | ProcessRole::Print
+                    )
+                    && !listing
+                        .entries
+                        .iter()
+                        .any(|entry| entry.pid == Some(process.info.pid))
+            });
+            if unlisted && matches!(self.process_source, ProcessSource::Live) {
+                let extra = self.claude_agents.entries(&mut problems);
+                if !extra.is_empty() {
+                    listing.available = true;
+                }
+                listings::merge_entries(&mut listing, extra);
+            }
             self.record_problems(problems);
             inputs.push(Input::Listing {
                 agent: AgentKind::ClaudeCode,
@@ -168,17 +230,45 @@ impl Engine {
         self.tracker.apply_all(inputs, now)
     }
 
-    /// Walks every root and reads what changed.
+    /// Walks every root and reads what changed: the transcripts, then OpenCode's and
+    /// cursor-agent's stores.
     pub fn scan_files(&mut self, now: Timestamp) -> Vec<Change> {
         self.scan.vouched = self.tracker.vouched_keys().cloned().collect();
-        let result = files::scan(&self.roots, &self.scan, &mut self.read_state);
+        self.scan.process_since = Some(self.process_since());
+        let mut result = files::scan(&self.roots, &self.scan, &mut self.read_state);
+        self.totals.add(&result);
+        let stores = self
+            .stores
+            .scan(&self.roots.stores(), now, &mut result.problems);
+        result.batches.extend(stores);
+        for agent in [AgentKind::OpenCode, AgentKind::CursorAgent] {
+            if self.roots.get(agent).is_some_and(Path::is_dir) {
+                result.found.push(agent);
+            }
+        }
         self.found = result.found.clone();
         self.apply_scan(result, now)
     }
 
-    /// Reads one file the watcher says changed.
+    /// Reads one file the watcher says changed: a transcript, or a file of a store.
     pub fn read_path(&mut self, path: &Path, now: Timestamp) -> Vec<Change> {
-        let result = self.read_state.read_path(&self.roots, &self.scan, path);
+        let mut problems = Vec::new();
+        let stored = self
+            .stores
+            .read_path(&self.roots.stores(), path, now, &mut problems);
+        let result = match stored {
+            Some(batches) => files::ScanResult {
+                batches,
+                problems,
+                ..files::ScanResult::default()
+            },
+            None => {
+                self.scan.process_since = Some(self.process_since());
+                let result = self.read_state.read_path(&self.roots, &self.scan, path);
+                self.totals.add(&result);
+                result
+            }
+        };
         self.apply_scan(result, now)
     }
 
@@ -215,6 +305,31 @@ impl Engine {
             [Input::Intents(intents), Input::Custody { items, claims }],
             now,
         ))
+    }
+
+    /// The earliest start of a live interactive or print process of each agent, less the
+    /// tracker's start slack: no process can vouch for a transcript last written before it.
+    fn process_since(&self) -> HashMap<AgentKind, Timestamp> {
+        let mut since: HashMap<AgentKind, Timestamp> = HashMap::new();
+        for process in self.tracker.processes() {
+            if !matches!(
+                process.recognised.role,
+                ProcessRole::Interactive | ProcessRole::Print
+            ) {
+                continue;
+            }
+            let start = process.info.start_time.minus(self.start_slack);
+            since
+                .entry(process.recognised.agent)
+                .and_modify(|earliest| *earliest = (*earliest).min(start))
+                .or_insert(start);
+        }
+        since
+    }
+
+    /// What the transcript reads cost so far.
+    pub fn read_totals(&self) -> ReadTotals {
+        self.totals
     }
 
     /// Time passed with no other input.

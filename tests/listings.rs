@@ -126,3 +126,91 @@ fn entries_of_dead_or_recycled_pids_are_dropped() {
         .collect();
     assert_eq!(kept, vec!["alive", "no-start-known", "job"]);
 }
+
+/// A temp folder with an executable `claude` running `body`, and the command that would run it
+/// with a controlled environment: that folder first on `PATH`, and a temp `HOME`.
+fn fake_claude(body: &str) -> (tempfile::TempDir, slate::sources::listings::AgentsCommand) {
+    use std::os::unix::fs::PermissionsExt;
+    let temp = tempfile::tempdir().expect("temp dir");
+    let bin = temp.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let script = bin.join("claude");
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("write script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let child_path = format!("{}:/usr/bin:/bin", bin.display());
+    let mut command = slate::sources::listings::AgentsCommand::new(
+        Some(bin.clone().into_os_string()),
+        Some(vec![
+            ("PATH".into(), child_path.into()),
+            ("HOME".into(), temp.path().as_os_str().to_owned()),
+        ]),
+    );
+    command.timeout = std::time::Duration::from_millis(500);
+    (temp, command)
+}
+
+#[test]
+fn claude_agents_json_is_run_parsed_and_cached() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/registry/claude-code/claude-agents--json.output.json");
+    let (temp, mut command) = fake_claude(&format!(
+        "echo run >> \"$HOME/runs\"\n[ \"$1 $2\" = \"agents --json\" ] || exit 3\ncat '{}'",
+        sample.display()
+    ));
+    let mut problems = Vec::new();
+    let entries = command.entries(&mut problems);
+    assert_eq!(problems, Vec::new());
+    let expected = slate::agents::claude::parse_agents_json(&std::fs::read(&sample).expect("read"))
+        .expect("the sample parses");
+    assert!(!expected.is_empty());
+    assert_eq!(entries, expected);
+    // A second ask within the cache time does not run it again.
+    assert_eq!(command.entries(&mut problems), expected);
+    let runs = std::fs::read_to_string(temp.path().join("runs")).expect("the script ran");
+    assert_eq!(runs.lines().count(), 1);
+
+    // Merged into a listing, a session the registry already has keeps the registry's entry.
+    let mut listing = Listing {
+        available: false,
+        entries: vec![ListingEntry {
+            status: None,
+            ..expected[0].clone()
+        }],
+    };
+    slate::sources::listings::merge_entries(&mut listing, entries);
+    assert_eq!(listing.entries.len(), expected.len());
+    assert_eq!(listing.entries[0].status, None);
+}
+
+#[test]
+fn a_claude_agents_json_that_hangs_is_killed_and_counted() {
+    let (_temp, mut command) = fake_claude("exec sleep 30");
+    let mut problems = Vec::new();
+    let started = std::time::Instant::now();
+    assert_eq!(command.entries(&mut problems), Vec::new());
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].kind, "listing_timeout");
+}
+
+#[test]
+fn a_claude_agents_json_that_prints_garbage_is_counted() {
+    let (_temp, mut command) = fake_claude("echo 'Unknown command: agents'");
+    let mut problems = Vec::new();
+    assert_eq!(command.entries(&mut problems), Vec::new());
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].kind, "malformed_listing");
+}
+
+#[test]
+fn without_claude_on_the_path_nothing_runs() {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let mut command = slate::sources::listings::AgentsCommand::new(
+        Some(temp.path().as_os_str().to_owned()),
+        Some(Vec::new()),
+    );
+    assert_eq!(command.claude(), None);
+    let mut problems = Vec::new();
+    assert_eq!(command.entries(&mut problems), Vec::new());
+    assert_eq!(problems, Vec::new());
+}

@@ -142,3 +142,31 @@ fn a_recorded_table_loads() {
     assert!(load_table(&path).is_err());
     assert!(load_table(&temp.path().join("missing.json")).is_err());
 }
+
+/// Gemini CLI relaunches itself: a parent `node gemini.js` waits for a child running the same
+/// script. Only the child may vouch, so the parent comes out a helper. The table mirrors what a
+/// scan of a real relaunch shows (FORMATS.md §3); the third process is a print-mode run that did
+/// not relaunch (`GEMINI_CLI_NO_RELAUNCH`) and stays what it is.
+#[test]
+fn a_gemini_relaunch_parent_is_a_helper() {
+    let table = load_table(std::path::Path::new(
+        "fixtures/sources/gemini/relaunch-processes.json",
+    ))
+    .expect("the fixture loads");
+    let seen = slate::sources::processes::recognise_all(&table);
+    let roles: Vec<(u32, ProcessRole)> = seen
+        .iter()
+        .map(|process| (process.info.pid, process.recognised.role))
+        .collect();
+    assert_eq!(
+        roles,
+        vec![
+            (4100, ProcessRole::Helper),
+            (4117, ProcessRole::Interactive),
+            (5200, ProcessRole::Print),
+        ]
+    );
+    assert!(seen
+        .iter()
+        .all(|process| process.recognised.agent == AgentKind::GeminiCli));
+}

@@ -7,7 +7,9 @@
 //! and waited for, a truncated or replaced file is re-read from the start after an
 //! [`Observation::Reset`], and a line too long to hold is skipped and counted. Quiet transcripts
 //! that no process vouches for are closed, so only their head and tail are read: a machine may
-//! hold tens of thousands of them.
+//! hold tens of thousands of them. When the caller says when the agents' live processes started
+//! (`ScanOptions::process_since`), a quiet transcript none of them could vouch for is not read at
+//! all until it is written again or someone asks for closed sessions' details.
 //!
 //! It deliberately does not interpret a line (the adapters in `agents` do), decide anything about
 //! a session (`tracker` does), or watch the file system (the engine's watcher calls
@@ -23,6 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::agents::{self, Info, LineError, LineReader, Observation, Title, TitleSource};
 use crate::lines::{LineBuffer, LineEvent};
 use crate::model::{AgentKind, Problem, SessionKey, Timestamp};
+use crate::sources::stores::StoreRoots;
 use crate::tracker::{Batch, TranscriptRole};
 
 /// The environment variables that decide where the agents keep their files. Tests build one by
@@ -67,6 +70,14 @@ impl Env {
 pub struct Roots {
     pub claude: Option<PathBuf>,
     pub codex: Option<PathBuf>,
+    /// Gemini CLI's `.gemini` folder.
+    pub gemini: Option<PathBuf>,
+    /// OpenCode's data folder (its databases and the legacy `storage/` tree).
+    pub opencode: Option<PathBuf>,
+    /// OpenCode's main database; `None` when `$OPENCODE_DB` keeps it in memory.
+    pub opencode_db: Option<PathBuf>,
+    /// cursor-agent's config root.
+    pub cursor: Option<PathBuf>,
 }
 
 impl Roots {
@@ -74,21 +85,68 @@ impl Roots {
         match agent {
             AgentKind::ClaudeCode => self.claude.as_deref(),
             AgentKind::Codex => self.codex.as_deref(),
-            AgentKind::CursorAgent | AgentKind::OpenCode | AgentKind::GeminiCli => None,
+            AgentKind::GeminiCli => self.gemini.as_deref(),
+            AgentKind::OpenCode => self.opencode.as_deref(),
+            AgentKind::CursorAgent => self.cursor.as_deref(),
+        }
+    }
+
+    /// Where the SQLite-backed agents keep their stores, for `sources::stores`.
+    pub fn stores(&self) -> StoreRoots {
+        StoreRoots {
+            opencode_data: self.opencode.clone(),
+            opencode_db: self.opencode_db.clone(),
+            cursor: self.cursor.clone(),
         }
     }
 }
 
 /// Claude Code: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`. Codex: `$CODEX_HOME`, else
-/// `$HOME/.codex` (FORMATS.md §1.1, §2.1).
+/// `$HOME/.codex` (FORMATS.md §1.1, §2.1). Gemini CLI: `$GEMINI_CLI_HOME/.gemini`, else
+/// `$HOME/.gemini` (§3). OpenCode: `$XDG_DATA_HOME/opencode`, else `$HOME/.local/share/opencode`,
+/// with `$OPENCODE_DB` naming its main database (§4.1). cursor-agent: `$CURSOR_CONFIG_DIR`, else
+/// `$XDG_CONFIG_HOME/cursor`, else `$HOME/.cursor` (§5.1).
 pub fn resolve_roots(env: &Env) -> Roots {
     let under_home = |name: &str| env.home.as_ref().map(|home| home.join(name));
+    let opencode = env
+        .xdg_data_home
+        .as_ref()
+        .map(|data| data.join("opencode"))
+        .or_else(|| under_home(".local/share/opencode"));
+    let opencode_db = opencode.as_ref().and_then(|data| {
+        let named = env.opencode_db.as_ref().map(|name| name.to_string_lossy());
+        match named
+            .as_deref()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+        {
+            Some(":memory:") => None,
+            Some(name) => Some(data.join(name)),
+            None => Some(data.join("opencode.db")),
+        }
+    });
     Roots {
         claude: env
             .claude_config_dir
             .clone()
             .or_else(|| under_home(".claude")),
         codex: env.codex_home.clone().or_else(|| under_home(".codex")),
+        gemini: env
+            .gemini_cli_home
+            .as_ref()
+            .map(|home| home.join(".gemini"))
+            .or_else(|| under_home(".gemini")),
+        opencode,
+        opencode_db,
+        cursor: env
+            .cursor_config_dir
+            .clone()
+            .or_else(|| {
+                env.xdg_config_home
+                    .as_ref()
+                    .map(|config| config.join("cursor"))
+            })
+            .or_else(|| under_home(".cursor")),
     }
 }
 
@@ -111,6 +169,19 @@ pub struct ScanOptions {
     /// Sessions a live process or listing vouches for: their transcripts are read whole on the
     /// first read even when quiet.
     pub vouched: HashSet<SessionKey>,
+    /// The earliest start of a live interactive or print process of each agent (less the
+    /// tracker's start slack), when the caller knows the process table; `None` when it does not.
+    ///
+    /// A process never vouches for a transcript last written before it started (SPEC §1), so a
+    /// quiet transcript that nobody vouches for and that was last written before this time (or
+    /// whose agent has no live process at all) is closed whatever it holds. Unless
+    /// `closed_detail` is set it is not read at all: its batch carries no observations, just the
+    /// session's key, transcript and last write, so the session is known and decided closed. On
+    /// a machine with tens of thousands of old transcripts this is what makes start-up cheap.
+    pub process_since: Option<HashMap<AgentKind, Timestamp>>,
+    /// Read closed transcripts' head and tail anyway, for their title, folder and last prompt:
+    /// set when a person asks for closed sessions (`slate sessions --all`, `slate show`).
+    pub closed_detail: bool,
 }
 
 impl Default for ScanOptions {
@@ -122,6 +193,8 @@ impl Default for ScanOptions {
             whole_read_limit: 16 * 1024 * 1024,
             max_line: 8 * 1024 * 1024,
             vouched: HashSet::new(),
+            process_since: None,
+            closed_detail: false,
         }
     }
 }
@@ -158,6 +231,12 @@ const LAYOUTS: &[TranscriptLayout] = &[
         classify: classify_codex,
         names: Some(("session_index.jsonl", agents::codex::parse_index_line)),
     },
+    TranscriptLayout {
+        agent: AgentKind::GeminiCli,
+        folders: &[&["tmp", "*", "chats"], &["tmp", "*", "chats", "*"]],
+        classify: classify_gemini,
+        names: None,
+    },
 ];
 
 /// A transcript's place in its agent's layout.
@@ -166,6 +245,13 @@ struct Found {
     session_id: String,
     role: TranscriptRole,
     compressed: bool,
+    /// A whole-file JSON document rewritten on every update (Gemini's pre-0.39 `.json` chats),
+    /// not a line file: it is read whole, again, whenever it changes.
+    whole_json: bool,
+    /// True when `session_id` is only the short id in the file name: the full id is in the
+    /// file's first line (Gemini's metadata line) and is read from there when the file is first
+    /// seen.
+    short_id: bool,
 }
 
 /// Claude Code: `projects/<dir>/<sessionId>.jsonl` is a session's own transcript, and
@@ -179,6 +265,8 @@ fn classify_claude(parts: &[&str]) -> Option<Found> {
         session_id: session.to_string(),
         role: TranscriptRole::Main,
         compressed: false,
+        whole_json: false,
+        short_id: false,
     };
     let subagent = |session: &str| {
         Some(Found {
@@ -187,6 +275,8 @@ fn classify_claude(parts: &[&str]) -> Option<Found> {
                 agent_id: stem.strip_prefix("agent-")?.to_string(),
             },
             compressed: false,
+            whole_json: false,
+            short_id: false,
         })
     };
     match folders {
@@ -208,7 +298,64 @@ fn classify_codex(parts: &[&str]) -> Option<Found> {
         session_id: agents::codex::session_id_from_file_name(file)?,
         role: TranscriptRole::Main,
         compressed: file.ends_with(".zst"),
+        whole_json: false,
+        short_id: false,
     })
+}
+
+/// Gemini CLI: `tmp/<project>/chats/session-<minute>-<short id>.jsonl` is a session's chat (the
+/// pre-0.39 `.json` of the same name is a whole-file chat), and
+/// `tmp/<project>/chats/<parentSessionId>/<subSessionId>.jsonl` a sub-agent's, rolled up into the
+/// parent (FORMATS.md §3).
+///
+/// A session's full id is only inside its file (the metadata line's `sessionId`); the file name
+/// carries its first 8 characters. The full id is the key everything else uses (a sub-agent's
+/// folder, `--resume`), so the reader reads the first line when it first sees the file and keeps
+/// the short id only when that line names none.
+fn classify_gemini(parts: &[&str]) -> Option<Found> {
+    match parts {
+        ["tmp", _, "chats", file] => Some(Found {
+            session_id: agents::gemini::session_file_id(file)?,
+            role: TranscriptRole::Main,
+            compressed: false,
+            whole_json: !file.ends_with(".jsonl"),
+            short_id: true,
+        }),
+        ["tmp", _, "chats", parent, file] => {
+            let (parent, sub) = agents::gemini::subagent_file(parent, file)?;
+            Some(Found {
+                session_id: parent,
+                role: TranscriptRole::Subagent { agent_id: sub },
+                compressed: false,
+                whole_json: false,
+                short_id: false,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The full session id of a Gemini chat: its first line's `sessionId` (a `.jsonl` chat's metadata
+/// line), or the whole document's (a legacy `.json` chat). Reads at most the first 64 KiB of a
+/// line file. A legacy chat is read whole for it even when it is closed history; such chats are
+/// from before Gemini CLI 0.39 and few.
+fn gemini_session_id(path: &Path, whole_json: bool) -> Option<String> {
+    let bytes = if whole_json {
+        fs::read(path).ok()?
+    } else {
+        // Buffered, so a short first line costs one small read, not the whole limit.
+        let mut head = Vec::new();
+        let file = File::open(path).ok()?.take(64 * 1024);
+        io::BufRead::read_until(&mut io::BufReader::new(file), b'\n', &mut head).ok()?;
+        if head.last() != Some(&b'\n') {
+            return None;
+        }
+        head.pop();
+        head
+    };
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let id = value.get("sessionId")?.as_str()?;
+    (!id.is_empty()).then(|| id.to_string())
 }
 
 /// One scan's results.
@@ -223,6 +370,8 @@ pub struct ScanResult {
     pub found: Vec<AgentKind>,
     /// What each file read cost, for diagnostics and tests.
     pub reads: Vec<FileRead>,
+    /// Transcripts known to be closed and therefore not read (see `ScanOptions::process_since`).
+    pub skipped: u64,
 }
 
 /// A transcript that disappeared: the engine sends `Input::TranscriptGone` for it.
@@ -630,6 +779,8 @@ fn problem(kind: &str, place: &str, detail: impl Into<String>) -> Problem {
 struct Tracked {
     agent: AgentKind,
     found: Found,
+    /// True once a whole-file JSON transcript was read (it has no line reader to say so).
+    whole_started: bool,
     reader: TranscriptReader,
     /// The size, modification time and identity at the last read: unchanged means nothing to read.
     seen: Option<(u64, Option<SystemTime>, FileIdentity)>,
@@ -664,6 +815,8 @@ pub struct ReadState {
     names: HashMap<AgentKind, NameIndex>,
     /// Canonical spellings of folders already resolved: (as written → canonical).
     folders: HashMap<String, String>,
+    /// Gemini's project roots, by `tmp/<project>` folder, once found.
+    gemini_projects: HashMap<PathBuf, String>,
 }
 
 impl ReadState {
@@ -741,12 +894,17 @@ impl ReadState {
         };
         let modified = meta.modified().ok();
         let seen = (meta.len(), modified, FileIdentity::of(&meta));
-        let tracked = self
-            .files
-            .entry(path.to_path_buf())
-            .or_insert_with(|| Tracked {
+        let tracked = self.files.entry(path.to_path_buf()).or_insert_with(|| {
+            let mut found = found.clone();
+            if found.short_id {
+                if let Some(full) = gemini_session_id(path, found.whole_json) {
+                    found.session_id = full;
+                }
+            }
+            Tracked {
                 agent: layout.agent,
                 found: found.clone(),
+                whole_started: false,
                 reader: TranscriptReader::new(
                     path,
                     found.compressed,
@@ -755,18 +913,42 @@ impl ReadState {
                         .expect("every line-file layout has a line reader"),
                 ),
                 seen: None,
-            });
+            }
+        });
         if tracked.seen == Some(seen) {
             return None;
         }
-        let key = SessionKey::new(layout.agent, tracked.found.session_id.clone());
-        let first = !tracked.reader.started();
+        let found = tracked.found.clone();
+        let key = SessionKey::new(layout.agent, found.session_id.clone());
+        let first = !tracked.reader.started() && !tracked.whole_started;
         let quiet = modified
             .and_then(|at| now.duration_since(at).ok())
             .is_some_and(|age| age > options.quiet_horizon);
-        let plan = if (quiet && !options.vouched.contains(&key))
-            || meta.len() > options.whole_read_limit
-        {
+        let last_write = modified.map(timestamp).unwrap_or(Timestamp(0));
+        let vouched = options.vouched.contains(&key);
+        let unvouchable = options.process_since.as_ref().is_some_and(|since| {
+            since
+                .get(&layout.agent)
+                .is_none_or(|started| last_write < *started)
+        });
+        if first && quiet && !vouched && unvouchable && !options.closed_detail {
+            // Closed for good until it is written again: known, not read. When it changes, its
+            // reader has not started, so the next read is a proper first read.
+            tracked.seen = Some(seen);
+            result.skipped += 1;
+            self.by_transcript
+                .insert(transcript_id(layout.agent, &found), path.to_path_buf());
+            result.batches.push(Batch {
+                key,
+                role: found.role.clone(),
+                transcript: place,
+                last_write,
+                observations: Vec::new(),
+                folders: Vec::new(),
+            });
+            return Some(found.session_id);
+        }
+        let plan = if (quiet && !vouched) || meta.len() > options.whole_read_limit {
             ReadPlan::HeadTail {
                 head: options.head_bytes,
                 tail: options.tail_bytes,
@@ -774,7 +956,15 @@ impl ReadState {
         } else {
             ReadPlan::Whole
         };
-        let read = match tracked.reader.read(plan) {
+        let read = if found.whole_json {
+            // Rewritten whole on every update: read whole, and its observations start with a
+            // `Reset`, so the re-read replaces the previous one.
+            tracked.whole_started = true;
+            read_whole_json(path)
+        } else {
+            tracked.reader.read(plan)
+        };
+        let read = match read {
             Ok(read) => read,
             Err(error) => {
                 // A vanished file is reported as gone by the walk; anything else is a problem.
@@ -804,6 +994,9 @@ impl ReadState {
                 observations.insert(0, Observation::Reset);
             }
         }
+        if layout.agent == AgentKind::GeminiCli {
+            self.add_gemini_folder(path, first, &mut observations);
+        }
         if first || read.stats.reset || read.stats.lines > 0 {
             let role = found.role.clone();
             let folders = self.folders_of(&observations);
@@ -811,12 +1004,51 @@ impl ReadState {
                 key,
                 role,
                 transcript: place,
-                last_write: modified.map(timestamp).unwrap_or(Timestamp(0)),
+                last_write,
                 observations,
                 folders,
             });
         }
         first.then_some(found.session_id)
+    }
+
+    /// Gemini chats do not name their folder: it is the project root `tmp/<project>` belongs to,
+    /// from `tmp/<project>/.project_root`, else from `projects.json` beside `tmp/` (which also
+    /// maps a legacy hash-named folder). It is added as an `Info` at the start of a chat's first
+    /// batch and after every `Reset`, so a rewritten chat keeps its folder.
+    fn add_gemini_folder(&mut self, path: &Path, first: bool, observations: &mut Vec<Observation>) {
+        let Some(project) = path
+            .ancestors()
+            .find(|folder| folder.parent().and_then(Path::file_name) == Some("tmp".as_ref()))
+        else {
+            return;
+        };
+        let root = match self.gemini_projects.get(project) {
+            Some(root) => root.clone(),
+            None => {
+                let Some(root) = gemini_project_root(project) else {
+                    return;
+                };
+                self.gemini_projects
+                    .insert(project.to_path_buf(), root.clone());
+                root
+            }
+        };
+        let info = Observation::Info(Info {
+            cwd: Some(root),
+            ..Info::default()
+        });
+        let mut at = 0;
+        while at < observations.len() {
+            if observations[at] == Observation::Reset {
+                observations.insert(at + 1, info.clone());
+                at += 1;
+            }
+            at += 1;
+        }
+        if first && observations.first() != Some(&Observation::Reset) {
+            observations.insert(0, info);
+        }
     }
 
     /// Stops following the file at `path`. Returns what to report gone, unless its transcript now
@@ -986,6 +1218,43 @@ impl ReadState {
     }
 }
 
+/// The project root a Gemini `tmp/<project>` folder belongs to.
+fn gemini_project_root(project: &Path) -> Option<String> {
+    if let Ok(text) = fs::read_to_string(project.join(".project_root")) {
+        let root = text.trim();
+        if !root.is_empty() {
+            return Some(root.to_string());
+        }
+    }
+    let name = project.file_name()?.to_str()?;
+    let registry = fs::read(project.parent()?.parent()?.join("projects.json")).ok()?;
+    agents::gemini::project_root_from_registry(&registry, name)
+}
+
+/// Reads a whole-file JSON chat (Gemini's pre-0.39 `.json`) into observations.
+fn read_whole_json(path: &Path) -> io::Result<TranscriptRead> {
+    let bytes = fs::read(path)?;
+    let place = path.display().to_string();
+    let stats = ReadStats {
+        bytes_read: bytes.len() as u64,
+        lines: 1,
+        head_tail: false,
+        reset: false,
+    };
+    Ok(match agents::gemini::fold_legacy_json(&bytes) {
+        Ok(observations) => TranscriptRead {
+            observations,
+            problems: Vec::new(),
+            stats,
+        },
+        Err(error) => TranscriptRead {
+            observations: Vec::new(),
+            problems: vec![problem("malformed_line", &place, error.to_string())],
+            stats,
+        },
+    })
+}
+
 fn timestamp(at: SystemTime) -> Timestamp {
     match at.duration_since(UNIX_EPOCH) {
         Ok(since) => Timestamp(i64::try_from(since.as_millis()).unwrap_or(i64::MAX)),
@@ -1110,6 +1379,10 @@ fn discover(
         .collect();
     transcripts
         .retain(|(path, found)| !found.compressed || !plain.contains(&path.with_extension("")));
+    // A Gemini chat kept both as a legacy `.json` and as `.jsonl` is read from the `.jsonl`.
+    transcripts.retain(|(path, found)| {
+        !found.whole_json || !plain.contains(&path.with_extension("jsonl"))
+    });
     transcripts
 }
 

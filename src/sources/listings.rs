@@ -6,12 +6,20 @@
 //! counted problem and the rest of the listing stands. [`drop_dead`] removes entries whose process
 //! is gone or whose pid was recycled, since a crashed process leaves its registry file behind.
 //!
+//! When the registry is missing or stale (older versions keep none; a live `claude` has no file
+//! in it), [`AgentsCommand`] asks Claude Code itself: `claude agents --json` (FORMATS.md §1.4),
+//! run with a bounded time, killed when it overruns, and its answer kept for a short while so the
+//! loop does not spawn a process on every scan.
+//!
 //! It deliberately does not interpret the files' fields (the adapter does) nor decide what a
 //! listed status means for a session (the tracker does).
 
+use std::ffi::OsString;
 use std::fs;
-use std::io;
-use std::path::Path;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::agents;
 use crate::agents::LineError;
@@ -52,6 +60,165 @@ pub fn read_claude_listing(claude_root: &Path, problems: &mut Vec<Problem>) -> L
         }
     }
     Listing { available, entries }
+}
+
+/// Adds `extra` entries to `listing`, except those for a session it already lists: the registry
+/// file is the fresher account of a session when both have one.
+pub fn merge_entries(listing: &mut Listing, extra: Vec<ListingEntry>) {
+    for entry in extra {
+        if !listing
+            .entries
+            .iter()
+            .any(|known| known.session_id == entry.session_id)
+        {
+            listing.entries.push(entry);
+        }
+    }
+}
+
+/// Runs `claude agents --json` as a listing of last resort, at most once per `cache_for`.
+#[derive(Debug, Clone)]
+pub struct AgentsCommand {
+    /// The `PATH` to find `claude` on.
+    pub path: Option<OsString>,
+    /// The child's whole environment, when set; else it inherits this process's. Tests set it so
+    /// the child never sees the real home folder.
+    pub env: Option<Vec<(OsString, OsString)>>,
+    /// How long the command may run before it is killed.
+    pub timeout: Duration,
+    /// How long an answer (or a failure) is reused.
+    pub cache_for: Duration,
+    cached: Option<(Instant, Vec<ListingEntry>)>,
+}
+
+impl AgentsCommand {
+    /// The command as this machine runs it: the process's own `PATH` and environment, 2 s to
+    /// answer, answers kept 15 s.
+    pub fn from_process() -> AgentsCommand {
+        AgentsCommand::new(std::env::var_os("PATH"), None)
+    }
+
+    pub fn new(path: Option<OsString>, env: Option<Vec<(OsString, OsString)>>) -> AgentsCommand {
+        AgentsCommand {
+            path,
+            env,
+            timeout: Duration::from_secs(2),
+            cache_for: Duration::from_secs(15),
+            cached: None,
+        }
+    }
+
+    /// The `claude` executable on `path`, if there is one.
+    pub fn claude(&self) -> Option<PathBuf> {
+        let path = self.path.as_ref()?;
+        std::env::split_paths(path)
+            .flat_map(|folder| [folder.join("claude"), folder.join("claude.exe")])
+            .find(|candidate| candidate.is_file())
+    }
+
+    /// The sessions `claude agents --json` lists: from the cache when it is fresh, else by running
+    /// the command. A missing `claude` lists nothing; a command that fails, overruns its time or
+    /// prints something unreadable lists nothing and is a counted problem.
+    pub fn entries(&mut self, problems: &mut Vec<Problem>) -> Vec<ListingEntry> {
+        if let Some((at, entries)) = &self.cached {
+            if at.elapsed() < self.cache_for {
+                return entries.clone();
+            }
+        }
+        let Some(claude) = self.claude() else {
+            return Vec::new();
+        };
+        let entries = self.run(&claude, problems);
+        self.cached = Some((Instant::now(), entries.clone()));
+        entries
+    }
+
+    fn run(&self, claude: &Path, problems: &mut Vec<Problem>) -> Vec<ListingEntry> {
+        let place = format!("{} agents --json", claude.display());
+        let mut command = Command::new(claude);
+        command
+            .args(["agents", "--json"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if let Some(env) = &self.env {
+            command
+                .env_clear()
+                .envs(env.iter().map(|(key, value)| (key, value)));
+        }
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(error) => {
+                problems.push(problem("listing_failed", place, error.to_string()));
+                return Vec::new();
+            }
+        };
+        // The output is read on its own thread so that a large answer never fills the pipe and
+        // stalls the child; the thread ends when the pipe closes.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        if let Some(mut stdout) = child.stdout.take() {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let read = stdout.read_to_end(&mut bytes).map(|_| bytes);
+                let _ = sender.send(read);
+            });
+        }
+        let deadline = Instant::now() + self.timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    problems.push(problem(
+                        "listing_timeout",
+                        place,
+                        format!("no answer within {} ms; killed", self.timeout.as_millis()),
+                    ));
+                    return Vec::new();
+                }
+                Err(error) => {
+                    let _ = child.kill();
+                    problems.push(problem("listing_failed", place, error.to_string()));
+                    return Vec::new();
+                }
+            }
+        };
+        if !status.success() {
+            problems.push(problem(
+                "listing_failed",
+                place,
+                format!("exited with {status}"),
+            ));
+            return Vec::new();
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let bytes = match receiver.recv_timeout(remaining.max(Duration::from_millis(100))) {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(error)) => {
+                problems.push(problem("listing_failed", place, error.to_string()));
+                return Vec::new();
+            }
+            Err(_) => {
+                problems.push(problem(
+                    "listing_timeout",
+                    place,
+                    "its output did not close in time".to_string(),
+                ));
+                return Vec::new();
+            }
+        };
+        match agents::claude::parse_agents_json(&bytes) {
+            Ok(entries) => entries,
+            Err(error) => {
+                problems.push(problem("malformed_listing", place, error.to_string()));
+                Vec::new()
+            }
+        }
+    }
 }
 
 /// Keeps only entries whose process is alive: its pid is in `table` and, where both are known,

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
 use super::files::canonical_folder;
-use crate::agents::{self, AgentProcess};
-use crate::model::{ProcessInfo, ProcessTable, Timestamp};
+use crate::agents::{self, AgentProcess, ProcessRole};
+use crate::model::{AgentKind, ProcessInfo, ProcessTable, Timestamp};
 use crate::tracker::SeenProcess;
 
 /// Lists every process (threads excluded) with what recognising agents needs.
@@ -75,8 +75,20 @@ pub fn parse_start_ticks(stat: &str) -> Option<u64> {
 }
 
 /// The recognised agent processes of a table, each with its folder resolved.
+///
+/// Gemini CLI relaunches itself in a child `node` process running the same script, so one session
+/// shows as two processes; the parent only waits for its child, so it is marked
+/// [`ProcessRole::Helper`] and the session is vouched for once, by the child.
 pub fn recognise_all(table: &ProcessTable) -> Vec<SeenProcess> {
-    recognise_all_with(table, agents::recognise)
+    recognise_all_with(table, |info| {
+        let mut recognised = agents::recognise(info)?;
+        if recognised.agent == AgentKind::GeminiCli
+            && agents::gemini::is_relaunch_parent(info, &table.processes)
+        {
+            recognised.role = ProcessRole::Helper;
+        }
+        Some(recognised)
+    })
 }
 
 /// [`recognise_all`] with the recogniser given, so the folder resolution can be tested on its own.

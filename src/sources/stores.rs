@@ -79,15 +79,21 @@ pub fn opencode_databases(
     xdg_data_home: Option<&Path>,
     opencode_db: Option<&str>,
 ) -> Vec<PathBuf> {
-    let mut found = Vec::new();
     let main = opencode_db_path(home, xdg_data_home, opencode_db);
+    opencode_databases_in(&opencode_data_dir(home, xdg_data_home), main.as_deref())
+}
+
+/// [`opencode_databases`] for a data folder and main database already resolved (`None` for an
+/// in-memory main database).
+pub fn opencode_databases_in(data: &Path, main: Option<&Path>) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let main = main.map(Path::to_path_buf);
     if let Some(main) = &main {
         if main.is_file() {
             found.push(main.clone());
         }
     }
-    let data = opencode_data_dir(home, xdg_data_home);
-    if let Ok(entries) = std::fs::read_dir(&data) {
+    if let Ok(entries) = std::fs::read_dir(data) {
         let mut channels: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .map(|entry| entry.path())
@@ -730,4 +736,184 @@ fn read_transcript(
         }
     }
     (!records.is_empty()).then_some(records)
+}
+
+// ---- Following the stores ----------------------------------------------------------------------
+
+/// The size and modification time of each of a store's files; unchanged means nothing to read.
+type Signature = Vec<Option<(u64, SystemTime)>>;
+
+fn signature(paths: &[PathBuf]) -> Signature {
+    paths
+        .iter()
+        .map(|path| {
+            let meta = std::fs::metadata(path).ok()?;
+            Some((meta.len(), meta.modified().ok()?))
+        })
+        .collect()
+}
+
+/// True when a problem says a store could not be read at all (as opposed to one bad row): the
+/// store is read again next time even if its files did not change.
+fn is_read_failure(problem: &Problem) -> bool {
+    matches!(
+        problem.kind.as_str(),
+        "store_locked" | "store_corrupt" | "store_unreadable" | "store_unexpected"
+    )
+}
+
+/// Where the stores of OpenCode and cursor-agent are, as the environment decides.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreRoots {
+    /// OpenCode's data folder (its databases and the legacy `storage/` tree).
+    pub opencode_data: Option<PathBuf>,
+    /// OpenCode's main database; `None` when it lives in memory.
+    pub opencode_db: Option<PathBuf>,
+    /// cursor-agent's config root (`chats/` and `projects/` below it).
+    pub cursor: Option<PathBuf>,
+}
+
+/// What has been read of each store, so that a scan re-reads only stores that changed.
+///
+/// An OpenCode database holds every session, so it is read incrementally: only sessions updated
+/// after the newest update seen so far (less a millisecond, so a write in the same millisecond as
+/// the last read is not missed). A cursor-agent chat store holds one chat and is small: it is read
+/// whole whenever its `store.db`, `store.db-wal` or `meta.json` changed. A store that could not be
+/// read (locked by a writer past the busy timeout, say) keeps its old signature, so the next scan
+/// tries it again.
+#[derive(Debug, Clone, Default)]
+pub struct StoreState {
+    opencode: std::collections::HashMap<PathBuf, (Signature, Option<Timestamp>)>,
+    legacy: Option<Signature>,
+    cursor: std::collections::HashMap<PathBuf, Signature>,
+}
+
+impl StoreState {
+    pub fn new() -> StoreState {
+        StoreState::default()
+    }
+
+    /// Reads every OpenCode database, the legacy JSON tree and every cursor-agent chat store that
+    /// changed since the last scan. `now` decides which archived OpenCode sessions are too old.
+    pub fn scan(
+        &mut self,
+        roots: &StoreRoots,
+        now: Timestamp,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<Batch> {
+        let mut batches = Vec::new();
+        if let Some(data) = &roots.opencode_data {
+            for db in opencode_databases_in(data, roots.opencode_db.as_deref()) {
+                batches.extend(self.read_opencode_db(&db, now, problems));
+            }
+            batches.extend(self.read_legacy(&data.join("storage"), problems));
+        }
+        if let Some(root) = &roots.cursor {
+            for store in cursor_stores(root) {
+                batches.extend(self.read_cursor(&store, problems));
+            }
+        }
+        batches
+    }
+
+    /// Re-reads the store a changed file at `path` belongs to, as a watcher asks; `None` when the
+    /// path belongs to no store.
+    pub fn read_path(
+        &mut self,
+        roots: &StoreRoots,
+        path: &Path,
+        now: Timestamp,
+        problems: &mut Vec<Problem>,
+    ) -> Option<Vec<Batch>> {
+        let name = path.file_name()?.to_str()?;
+        if let Some(data) = &roots.opencode_data {
+            let db = match name.strip_suffix("-wal") {
+                Some(db) => path.with_file_name(db),
+                None => path.to_path_buf(),
+            };
+            let databases = opencode_databases_in(data, roots.opencode_db.as_deref());
+            if databases.contains(&db) {
+                return Some(self.read_opencode_db(&db, now, problems));
+            }
+        }
+        if let Some(root) = &roots.cursor {
+            let chats = root.join("chats");
+            if path.starts_with(&chats) {
+                if !matches!(name, "store.db" | "store.db-wal" | "meta.json") {
+                    return Some(Vec::new());
+                }
+                let store = path.with_file_name("store.db");
+                return Some(self.read_cursor(&store, problems).into_iter().collect());
+            }
+        }
+        None
+    }
+
+    fn read_opencode_db(
+        &mut self,
+        db: &Path,
+        now: Timestamp,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<Batch> {
+        let files = [db.to_path_buf(), db.with_extension("db-wal")];
+        let seen = signature(&files);
+        let known = self.opencode.get(db).cloned();
+        if known
+            .as_ref()
+            .is_some_and(|(signature, _)| *signature == seen)
+        {
+            return Vec::new();
+        }
+        let newest = known.and_then(|(_, newest)| newest);
+        let mut read_problems = Vec::new();
+        let after = newest.map(|newest| Timestamp::from_millis(newest.millis().saturating_sub(1)));
+        let batches = read_opencode_since(db, after, now, &mut read_problems);
+        let failed = read_problems.iter().any(is_read_failure);
+        problems.extend(read_problems);
+        if !failed {
+            let latest = batches.iter().map(|batch| batch.last_write).max();
+            self.opencode
+                .insert(db.to_path_buf(), (seen, newest.max(latest)));
+        }
+        batches
+    }
+
+    /// The pre-1.2 tree is history: it is read again only when a session folder in it changed.
+    fn read_legacy(&mut self, storage: &Path, problems: &mut Vec<Problem>) -> Vec<Batch> {
+        let sessions = storage.join("session");
+        let mut folders = vec![sessions.clone()];
+        if let Ok(entries) = std::fs::read_dir(&sessions) {
+            let mut projects: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .collect();
+            projects.sort();
+            folders.extend(projects);
+        }
+        let seen = signature(&folders);
+        if self.legacy.as_ref() == Some(&seen) {
+            return Vec::new();
+        }
+        self.legacy = Some(seen);
+        read_opencode_legacy(storage, problems)
+    }
+
+    fn read_cursor(&mut self, store: &Path, problems: &mut Vec<Problem>) -> Option<Batch> {
+        let files = [
+            store.to_path_buf(),
+            store.with_extension("db-wal"),
+            store.with_file_name("meta.json"),
+        ];
+        let seen = signature(&files);
+        if self.cursor.get(store) == Some(&seen) {
+            return None;
+        }
+        let mut read_problems = Vec::new();
+        let batch = read_cursor_store(store, &mut read_problems);
+        if !read_problems.iter().any(is_read_failure) {
+            self.cursor.insert(store.to_path_buf(), seen);
+        }
+        problems.extend(read_problems);
+        batch
+    }
 }
