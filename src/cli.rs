@@ -15,6 +15,8 @@ use slate::report;
 use slate::sources::files::Env;
 use slate::sources::processes;
 
+mod serve;
+
 /// Slate watches every AI coding-agent session on this machine and tells you which ones need you.
 #[derive(Debug, Parser)]
 #[command(name = "slate", version, about)]
@@ -51,6 +53,23 @@ enum Command {
     },
     /// Show where Slate looked, which processes it matched, and the problems it counted.
     Doctor,
+    /// Serve the live list over HTTP on loopback until Ctrl-C.
+    Serve {
+        /// The loopback address to listen on (default: the config's `[server] listen`,
+        /// 127.0.0.1:7411); port 0 picks a free port.
+        #[arg(long, value_name = "ADDRESS")]
+        listen: Option<String>,
+    },
+    /// Print each change of the live list as it happens, from a running `slate serve` or, when
+    /// none answers, from an engine of its own.
+    Watch {
+        /// Print one JSON object per event (NDJSON) instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The address of the server to follow (default: the config's `[server] listen`).
+        #[arg(long, value_name = "ADDRESS")]
+        listen: Option<String>,
+    },
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -64,6 +83,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         let table = processes::load_table(path)
             .with_context(|| format!("cannot read the process table {}", path.display()))?;
         options.processes = ProcessSource::Recorded(table);
+    }
+    match cli.command {
+        Command::Serve { listen } => return serve::serve(listen.as_deref(), options),
+        Command::Watch { json, listen } => {
+            return serve::watch(listen.as_deref(), json, options);
+        }
+        _ => {}
     }
     let mut engine = Engine::new(options);
     engine.refresh(now);
@@ -97,6 +123,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Doctor => write!(out, "{}", doctor(&engine, now))?,
+        Command::Serve { .. } | Command::Watch { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
 }

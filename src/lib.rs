@@ -14,15 +14,19 @@
 //! - `sources`: the edges that read the outside world.
 //! - `store`: Slate's own SQLite file: transition history, read offsets, settings, intents.
 //! - `config`: the config file, parsed from text, and its migrations.
+//! - `live`: the live service; `api`: its loopback HTTP API; `token`: the API's bearer token.
 
 pub mod agents;
+pub mod api;
 pub mod config;
 pub mod engine;
+pub mod follow;
 pub mod lines;
 pub mod live;
 pub mod model;
 pub mod report;
 pub mod sources;
 pub mod store;
+pub mod token;
 pub mod tracker;
 pub mod watch;

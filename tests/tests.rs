@@ -1,5 +1,6 @@
 //! Slate's one integration-test binary. Each module below covers one area.
 
+mod api; // the HTTP API: JSON endpoints, the event stream, guard rails, serve and watch
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
