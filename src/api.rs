@@ -160,12 +160,14 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         .and_then(|host| host.to_str().ok())
     {
         Some(host) if host_allowed(host, port) => {}
-        Some(_) => return error(
-            StatusCode::MISDIRECTED_REQUEST,
-            format!(
+        Some(_) => {
+            return error(
+                StatusCode::MISDIRECTED_REQUEST,
+                format!(
                 "this server answers only to 127.0.0.1:{port}, localhost:{port} or [::1]:{port}"
             ),
-        ),
+            )
+        }
         None => return error(StatusCode::MISDIRECTED_REQUEST, "the request has no Host"),
     }
     if let Some(origin) = headers.get(header::ORIGIN) {

@@ -6,7 +6,8 @@ mod codex; // the Codex adapter: rollout snapshots, process recognition, bad inp
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
 mod files; // transcript discovery and incremental reading
-mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
+mod gemini;
+mod git; // git facts: branch, ahead/behind, dirty, the cache, a live session following HEAD // the Gemini CLI adapter: chat folding, processes, project folders
 mod listings; // Claude Code's registry and background jobs on disk
 mod live; // the live service: first snapshot, one change per append, over a temp HOME
 mod opencode; // OpenCode's SQLite store and JSON tree, read and decided, and damaged databases
