@@ -48,6 +48,34 @@ pub fn probe(address: SocketAddr, timeout: Duration) -> bool {
     }
 }
 
+/// The body of `GET path` from the server at `address`, when it answers 200.
+pub fn get(address: SocketAddr, path: &str) -> Result<String, FollowError> {
+    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2))
+        .map_err(|source| FollowError::Connect { address, source })?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes())?;
+    let mut reader = BufReader::new(stream);
+    let head = read_head(&mut reader)?;
+    if !head.status.starts_with("200") {
+        return Err(FollowError::Status {
+            address,
+            status: head.status,
+        });
+    }
+    let mut body = Body {
+        inner: reader,
+        chunked: head.chunked,
+        left_in_chunk: 0,
+        done: false,
+    };
+    let mut text = String::new();
+    body.read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// Opens the event stream of the server at `address`.
 pub fn open_stream(address: SocketAddr) -> Result<EventReader, FollowError> {
     let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2))
