@@ -36,7 +36,26 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The page, embedded so the binary serves it wherever it runs.
 const INDEX_HTML: &str = include_str!("../ui/index.html");
-const API_JS: &str = include_str!("../ui/api.js");
+
+/// The page's other files: (name, content type, text). The page refers to them relatively, so
+/// each is served both at `/<name>` (the page at `/`) and at `/ui/<name>`.
+const UI_FILES: &[(&str, &str, &str)] = &[
+    (
+        "api.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../ui/api.js"),
+    ),
+    (
+        "app.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../ui/app.js"),
+    ),
+    (
+        "style.css",
+        "text/css; charset=utf-8",
+        include_str!("../ui/style.css"),
+    ),
+];
 
 /// What the guard rails need to know: the port the server listens on (for the `Host` and
 /// `Origin` allow-lists) and the token POSTs must carry.
@@ -97,7 +116,8 @@ fn build(
         .route("/", get(index_page))
         .route("/ui/", get(index_page))
         .route("/ui/index.html", get(index_page))
-        .route("/ui/api.js", get(api_js))
+        .route("/ui/{file}", get(ui_file))
+        .route("/{file}", get(ui_file))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), guard))
@@ -289,15 +309,18 @@ async fn index_page(State(state): State<AppState>) -> Response {
     response
 }
 
-async fn api_js() -> Response {
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/javascript; charset=utf-8"),
-        )],
-        API_JS,
-    )
-        .into_response()
+async fn ui_file(Path(file): Path<String>) -> Response {
+    match UI_FILES.iter().find(|(name, _, _)| *name == file) {
+        Some((_, content_type, text)) => (
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            ],
+            *text,
+        )
+            .into_response(),
+        None => not_found().await,
+    }
 }
 
 async fn not_found() -> Response {

@@ -200,8 +200,21 @@ async fn the_json_endpoints_answer() {
         body.contains(&format!(r#"<meta name="slate-token" content="{TOKEN}">"#)),
         "{body}"
     );
-    let (status, _) = call(&handle, get("/ui/api.js")).await;
-    assert_eq!(status, StatusCode::OK);
+    for file in [
+        "/ui/api.js",
+        "/api.js",
+        "/app.js",
+        "/style.css",
+        "/ui/index.html",
+    ] {
+        let (status, body) = call(&handle, get(file)).await;
+        assert_eq!(status, StatusCode::OK, "{file}");
+        assert!(!body.is_empty(), "{file}");
+    }
+    assert_eq!(
+        call(&handle, get("/ui/nothing.js")).await.0,
+        StatusCode::NOT_FOUND
+    );
 
     handle.shutdown();
     thread.join().unwrap();

@@ -1,1 +1,207 @@
-// Placeholder: the page's only file that talks to the backend. The real one replaces this.
+//! The page's only link to Slate's backend: where the loopback API lives, the bearer token, the
+//! one-shot requests and the live stream (see the API contract). It knows the wire and nothing about
+//! how a session is drawn; it never decides a session's state, it only passes on what the server says.
+//!
+//! Where the API lives, in order: a `?api=http://127.0.0.1:PORT` query parameter (tests, or a page
+//! opened by hand against another server); inside the desktop app, whatever the shell answers to
+//! `invoke('api_endpoint')`; otherwise the page's own origin, because `slate serve` serves the page
+//! itself and injects the token as `<meta name="slate-token">`.
+
+/** The longest wait between two attempts to reopen the stream. */
+const MAX_BACKOFF_MS = 30_000;
+/** The first wait after the stream drops; doubled after each failed attempt. */
+const FIRST_BACKOFF_MS = 1_000;
+
+/** The Tauri bridge when the page runs inside the desktop app, else null. */
+function tauriCore(win) {
+  const tauri = win.__TAURI__;
+  return tauri && tauri.core && typeof tauri.core.invoke === "function" ? tauri.core : null;
+}
+
+function metaToken(doc) {
+  const meta = doc.querySelector('meta[name="slate-token"]');
+  const content = meta ? meta.getAttribute("content") : "";
+  return content || null;
+}
+
+/**
+ * Finds the API's base URL and token: `{base, token, tauri}`.
+ * The token may be null (a plain browser page served without one): reading still works, only the
+ * refresh button's POST will be refused.
+ */
+export async function resolveEndpoint(win = window) {
+  const params = new URLSearchParams(win.location.search);
+  const override = params.get("api");
+  const core = tauriCore(win);
+  if (override) {
+    return { base: trimSlash(override), token: params.get("token") || metaToken(win.document), tauri: core };
+  }
+  if (core) {
+    try {
+      const answer = await core.invoke("api_endpoint");
+      if (answer && answer.base) return { base: trimSlash(String(answer.base)), token: answer.token || null, tauri: core };
+    } catch {
+      // A shell without the command serves the page itself, like `slate serve`: fall through.
+    }
+  }
+  return { base: trimSlash(win.location.origin), token: metaToken(win.document), tauri: core };
+}
+
+function trimSlash(url) {
+  return url.replace(/\/+$/, "");
+}
+
+/** An error the server answered with `{"error":"…"}`, or a failed request. */
+export class ApiError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+  }
+}
+
+async function errorOf(response) {
+  let message = `${response.status} ${response.statusText}`.trim();
+  try {
+    const body = await response.json();
+    if (body && typeof body.error === "string") message = body.error;
+  } catch {
+    // A body that is not JSON keeps the status line as the message.
+  }
+  return new ApiError(message, response.status);
+}
+
+/** The key a session is known by on the page: sessions of two agents may share an id. */
+export function sessionKey(session) {
+  return `${session.agent}:${session.id}`;
+}
+
+export class Api {
+  /** @param {{base: string, token: string|null, tauri: object|null}} endpoint */
+  constructor(endpoint) {
+    this.base = endpoint.base;
+    this.token = endpoint.token;
+    this.tauri = endpoint.tauri;
+  }
+
+  async #getJson(path) {
+    const response = await fetch(this.base + path, { headers: { Accept: "application/json" } });
+    if (!response.ok) throw await errorOf(response);
+    return response.json();
+  }
+
+  /** `GET /sessions/live`: the live list, as an array of session objects. */
+  async liveSessions() {
+    const body = await this.#getJson("/sessions/live");
+    return Array.isArray(body.sessions) ? body.sessions : [];
+  }
+
+  /**
+   * `GET /sessions/{id}`: `{session, evidence, transitions}`. Evidence is also accepted inside the
+   * session object, where `slate show --json` puts it.
+   */
+  async details(id) {
+    const body = await this.#getJson(`/sessions/${encodeURIComponent(id)}`);
+    const session = body.session || {};
+    const evidence = Array.isArray(body.evidence)
+      ? body.evidence
+      : Array.isArray(session.evidence)
+        ? session.evidence
+        : [];
+    return {
+      session,
+      evidence: evidence.map((line) => (typeof line === "string" ? line : line && line.fact ? line.fact : String(line))),
+      transitions: Array.isArray(body.transitions) ? body.transitions : [],
+    };
+  }
+
+  /** `GET /health`, or null when the server does not answer it. */
+  async health() {
+    try {
+      return await this.#getJson("/health");
+    } catch {
+      return null;
+    }
+  }
+
+  /** `POST /sessions/live/refresh` with the bearer token; resolves once the re-read is published. */
+  async refresh() {
+    const headers = {};
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    const response = await fetch(this.base + "/sessions/live/refresh", { method: "POST", headers });
+    if (!response.ok) throw await errorOf(response);
+  }
+
+  /** Whether this page can raise a session's terminal: only the desktop shell can. */
+  get canFocus() {
+    return this.tauri !== null;
+  }
+
+  /** Asks the desktop shell to raise the terminal that hosts a session. */
+  async focus(id) {
+    if (!this.tauri) throw new ApiError("focusing a terminal needs the desktop app", 0);
+    return this.tauri.invoke("focus_session", { id });
+  }
+
+  /**
+   * Opens the live stream and keeps it open: when it drops, it is reopened after a growing pause
+   * (1 s, 2 s, 4 s … 30 s), and the first `snapshot` after a reopen replaces the whole list.
+   * Handlers: onSnapshot(sessions), onSession(session), onRemoved({agent, id}), onConnection(state)
+   * with state "connecting" | "open" | "retrying". Returns a function that closes the stream.
+   */
+  subscribe(handlers) {
+    let source = null;
+    let timer = null;
+    let backoff = FIRST_BACKOFF_MS;
+    let closed = false;
+    const notify = (state, detail) => handlers.onConnection && handlers.onConnection(state, detail);
+
+    const parse = (event) => {
+      try {
+        return JSON.parse(event.data);
+      } catch {
+        return null;
+      }
+    };
+
+    const open = () => {
+      if (closed) return;
+      notify("connecting");
+      source = new EventSource(this.base + "/sessions/live/stream");
+      source.addEventListener("snapshot", (event) => {
+        const body = parse(event);
+        if (!body) return;
+        // A snapshot proves the stream works: the next drop starts the pauses from the beginning.
+        backoff = FIRST_BACKOFF_MS;
+        notify("open");
+        handlers.onSnapshot(Array.isArray(body.sessions) ? body.sessions : []);
+      });
+      source.addEventListener("session", (event) => {
+        const session = parse(event);
+        if (session && session.id) handlers.onSession(session);
+      });
+      source.addEventListener("removed", (event) => {
+        const key = parse(event);
+        if (key && key.id) handlers.onRemoved(key);
+      });
+      source.onerror = () => {
+        // EventSource's own retry gives up on an HTTP error and never backs off, so the page
+        // closes it and schedules its own attempt instead.
+        source.close();
+        source = null;
+        if (closed) return;
+        const wait = backoff;
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        notify("retrying", { inMs: wait });
+        timer = setTimeout(open, wait);
+      };
+    };
+
+    open();
+    return () => {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      if (source) source.close();
+    };
+  }
+}

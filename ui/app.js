@@ -1,0 +1,635 @@
+//! The window's page: the live list (Needs you first), the details pane, the empty state and the
+//! keyboard. It keeps the sessions the server last sent and redraws from them; it never decides a
+//! session's state itself (SPEC §4: every surface reads the one `session_state`), and it never talks
+//! to the backend except through `api.js`. A session without `session_state` (an older server) is
+//! shown from its top-level `status`, with no facets.
+
+import { Api, resolveEndpoint, sessionKey } from "./api.js";
+
+/** How often the relative times ("12 s", "5 min") are brought up to date: one timer for the page. */
+const CLOCK_TICK_MS = 15_000;
+
+const AGENTS = {
+  "claude-code": { name: "Claude Code", where: "~/.claude/projects" },
+  codex: { name: "Codex", where: "~/.codex/sessions" },
+  "gemini-cli": { name: "Gemini CLI", where: "~/.gemini/tmp" },
+  opencode: { name: "OpenCode", where: "~/.local/share/opencode" },
+  "cursor-agent": { name: "cursor-agent", where: "~/.cursor" },
+};
+
+const STATUS = {
+  waiting: { label: "Needs you", rank: 0 },
+  working: { label: "Working", rank: 1 },
+  ended: { label: "Closed", rank: 2 },
+};
+
+const state = {
+  api: null,
+  sessions: new Map(),
+  /** True once a list or snapshot has arrived, so the empty state is not shown while connecting. */
+  loaded: false,
+  snapshotSeen: false,
+  selected: null,
+  detailsOpen: false,
+  /** The details response for the selected session: {key, data, error}. */
+  details: null,
+  health: null,
+  connection: "connecting",
+  retryInMs: 0,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Reading a session object. Every field is optional on the page's side: a missing one is left out
+// rather than shown as "undefined".
+
+export function statusOf(session) {
+  const facets = session.session_state;
+  return (facets && facets.status) || session.status || "working";
+}
+
+function reasonOf(session) {
+  const reason = session.session_state && session.session_state.reason;
+  return reason ? reason.text || reason.code || "" : "";
+}
+
+function timeOf(session) {
+  const at = session.row_time || (session.session_state && session.session_state.active_at);
+  const ms = at ? Date.parse(at) : NaN;
+  return Number.isNaN(ms) ? null : ms;
+}
+
+function agentName(agent) {
+  return (AGENTS[agent] && AGENTS[agent].name) || agent || "unknown agent";
+}
+
+function statusLabel(status) {
+  return (STATUS[status] && STATUS[status].label) || status;
+}
+
+/** Needs you first, then Working; the most recent first within a group. */
+export function ordered(sessions) {
+  const rank = (s) => (STATUS[statusOf(s)] ? STATUS[statusOf(s)].rank : 3);
+  return [...sessions].sort((a, b) => rank(a) - rank(b) || (timeOf(b) ?? 0) - (timeOf(a) ?? 0));
+}
+
+/** "12 s", "5 min", "3 h", "2 d": how long ago `ms` was. */
+export function ago(ms, now = Date.now()) {
+  const seconds = Math.max(0, Math.floor((now - ms) / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h`;
+  return `${Math.floor(hours / 24)} d`;
+}
+
+function waitingCount() {
+  let n = 0;
+  for (const session of state.sessions.values()) if (statusOf(session) === "waiting") n += 1;
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building elements. Text from the server only ever goes into text nodes, never into markup.
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name === "text") node.textContent = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** A relative time that the page clock keeps current. */
+function agoNode(ms, suffix = "") {
+  if (ms === null) return null;
+  const when = new Date(ms);
+  return el("time", {
+    class: "ago",
+    datetime: when.toISOString(),
+    "data-at": ms,
+    "data-suffix": suffix,
+    title: when.toLocaleString(),
+    text: ago(ms) + suffix,
+  });
+}
+
+/** An absolute time with its relative time beside it, for the details pane. */
+function whenNode(iso) {
+  const ms = iso ? Date.parse(iso) : NaN;
+  if (Number.isNaN(ms)) return iso ? String(iso) : null;
+  return el("span", {}, new Date(ms).toLocaleTimeString(), " (", agoNode(ms, " ago"), ")");
+}
+
+const rowIds = new Map();
+function rowId(key) {
+  if (!rowIds.has(key)) rowIds.set(key, `row-${rowIds.size + 1}`);
+  return rowIds.get(key);
+}
+
+function branchNode(session) {
+  if (!session.branch) return null;
+  const parts = [session.branch];
+  const said = [];
+  if (Number(session.ahead) > 0) {
+    parts.push(`↑${session.ahead}`);
+    said.push(`${session.ahead} ahead`);
+  }
+  if (Number(session.behind) > 0) {
+    parts.push(`↓${session.behind}`);
+    said.push(`${session.behind} behind`);
+  }
+  if (session.dirty === true) {
+    parts.push("*");
+    said.push("uncommitted changes");
+  } else if (Number(session.dirty) > 0) {
+    parts.push(`*${session.dirty}`);
+    said.push(`${session.dirty} uncommitted ${Number(session.dirty) === 1 ? "change" : "changes"}`);
+  }
+  const label = said.length ? `branch ${session.branch}, ${said.join(", ")}` : `branch ${session.branch}`;
+  return el("span", { class: "branch", title: label, "aria-label": label, text: parts.join(" ") });
+}
+
+function rowNode(session) {
+  const key = sessionKey(session);
+  const status = statusOf(session);
+  const reason = reasonOf(session);
+  const heading = session.title || session.last_prompt || "(no prompt yet)";
+  const selected = key === state.selected;
+  return el(
+    "div",
+    {
+      class: `row status-${status}`,
+      role: "option",
+      id: rowId(key),
+      "data-key": key,
+      "aria-selected": selected ? "true" : "false",
+      onclick: () => {
+        select(key);
+        openDetails();
+      },
+    },
+    el(
+      "div",
+      { class: "row-top" },
+      el("span", { class: `pill status-${status}`, text: statusLabel(status) }),
+      el("span", { class: "reason", title: reason, text: reason }),
+      agoNode(timeOf(session)),
+    ),
+    el("div", { class: "row-title", title: heading, text: heading }),
+    el(
+      "div",
+      { class: "row-meta" },
+      el("span", { class: "project", title: session.folder || "", text: session.project || session.folder || "no folder" }),
+      branchNode(session),
+      el("span", { class: "agent", text: agentName(session.agent) }),
+      session.hosted === true ? el("span", { class: "hosted", title: "Started with slate run", text: "hosted" }) : null,
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing.
+
+const $ = (id) => document.getElementById(id);
+
+function renderHeader() {
+  const waiting = waitingCount();
+  $("count").textContent = String(waiting);
+  $("count-word").textContent = waiting === 1 ? "needs you" : "need you";
+  $("summary").dataset.waiting = String(waiting);
+  const working = state.sessions.size - waiting;
+  $("working-count").textContent = state.sessions.size ? `${working} working` : "";
+  document.title = waiting > 0 ? `(${waiting}) Slate` : "Slate";
+
+  const conn = $("connection");
+  conn.dataset.state = state.connection;
+  conn.textContent = state.connection === "open" ? "Live" : state.connection === "retrying" ? "Offline" : "Connecting…";
+  conn.title = state.connection === "retrying" ? `The list may be out of date; trying again in ${Math.ceil(state.retryInMs / 1000)} s` : "";
+}
+
+function renderList() {
+  const list = $("list");
+  const sessions = ordered(state.sessions.values());
+  list.replaceChildren();
+  let group = null;
+  let groupStatus = null;
+  for (const session of sessions) {
+    const status = statusOf(session);
+    if (status !== groupStatus) {
+      groupStatus = status;
+      const headingId = `group-${status}`;
+      const count = sessions.filter((s) => statusOf(s) === status).length;
+      group = el(
+        "div",
+        { class: `group group-${status}`, role: "group", "aria-labelledby": headingId },
+        el("div", { class: "group-heading", id: headingId, role: "presentation" }, statusLabel(status), el("span", { class: "group-count", text: ` ${count}` })),
+      );
+      list.append(group);
+    }
+    group.append(rowNode(session));
+  }
+  const selected = state.selected && state.sessions.has(state.selected) ? rowId(state.selected) : null;
+  if (selected) list.setAttribute("aria-activedescendant", selected);
+  else list.removeAttribute("aria-activedescendant");
+
+  const empty = state.loaded && state.sessions.size === 0;
+  $("empty").hidden = !empty;
+  list.hidden = state.sessions.size === 0;
+  $("loading").hidden = state.loaded;
+  if (empty) renderEmpty();
+}
+
+function renderEmpty() {
+  const roots = state.health && Array.isArray(state.health.roots) ? state.health.roots : null;
+  const rows = Object.entries(AGENTS).map(([agent, info]) => {
+    const found = roots ? roots.filter((root) => root.agent === agent) : [];
+    const where = found.length ? found.map((root) => root.path).join(", ") : info.where;
+    const seen = found.length ? found.some((root) => root.found) : null;
+    return el(
+      "li",
+      {},
+      el("span", { class: "agent-name", text: info.name }),
+      el("code", { text: where }),
+      seen === null ? null : el("span", { class: seen ? "found" : "missing", text: seen ? "found" : "not found" }),
+    );
+  });
+  $("agent-roots").replaceChildren(...rows);
+}
+
+function facetRow(label, ...value) {
+  const parts = value.flat().filter((part) => part !== null && part !== undefined && part !== "");
+  if (!parts.length) return null;
+  return [el("dt", { text: label }), el("dd", {}, ...parts)];
+}
+
+function code(text) {
+  return text ? el("code", { text }) : null;
+}
+
+function facetsNode(session) {
+  const facets = session.session_state;
+  if (!facets) {
+    return el(
+      "section",
+      { class: "facets", "aria-label": "State" },
+      el("h3", { text: "State" }),
+      el("dl", {}, facetRow("Status", statusLabel(statusOf(session)))),
+      el("p", { class: "note", text: "This server sends no session_state, so only the status is known." }),
+    );
+  }
+  const reason = facets.reason || {};
+  const intent = facets.intent || {};
+  const custody = facets.custody || {};
+  const next = facets.next_actor || {};
+  const holds = Array.isArray(custody.holds) && custody.holds.length ? custody.holds.join(", ") : "nothing";
+  const flags = [];
+  if (custody.holds_work_claim) flags.push("holds a work claim");
+  if (custody.reclaimable) flags.push("reclaimable");
+  return el(
+    "section",
+    { class: "facets", "aria-label": "State" },
+    el("h3", { text: "State" }),
+    el(
+      "dl",
+      {},
+      facetRow("Status", statusLabel(facets.status || statusOf(session))),
+      facetRow("Reason", reason.text ? `${reason.text} ` : "", code(reason.code)),
+      facetRow("Presence", facets.presence),
+      facetRow("Activity", facets.activity ? facets.activity.replace(/_/g, " ") : ""),
+      facetRow("Active at", whenNode(facets.active_at)),
+      facetRow(
+        "Intent",
+        intent.state || "none",
+        intent.reason ? ` — ${intent.reason}` : "",
+        intent.awaiting_who ? ` (awaiting ${intent.awaiting_who.replace(/_/g, " ")})` : "",
+      ),
+      facetRow("Custody", `holds ${holds}`, flags.length ? `; ${flags.join(", ")}` : "", custody.reason ? ` — ${custody.reason}` : ""),
+      facetRow(
+        "Next actor",
+        next.actor ? next.actor.replace(/_/g, " ") : "",
+        next.reason ? ` — ${next.reason}` : "",
+        next.since ? el("span", { class: "since" }, " since ", whenNode(next.since)) : null,
+      ),
+    ),
+  );
+}
+
+function transitionsNode(transitions) {
+  if (!transitions.length) return el("p", { class: "note", text: "No transitions recorded yet." });
+  const recent = [...transitions].sort((a, b) => (Date.parse(b.at) || 0) - (Date.parse(a.at) || 0)).slice(0, 10);
+  return el(
+    "ol",
+    { class: "transitions" },
+    recent.map((t) =>
+      el(
+        "li",
+        {},
+        // The first status Slate saw for a session has no `from`.
+        t.from ? el("span", { class: `pill small status-${t.from}`, text: statusLabel(t.from) }) : "first seen",
+        " → ",
+        el("span", { class: `pill small status-${t.to}`, text: statusLabel(t.to || "?") }),
+        " ",
+        el("span", { class: "t-reason", text: typeof t.reason === "string" ? t.reason : (t.reason && (t.reason.text || t.reason.code)) || "" }),
+        " ",
+        agoNode(Date.parse(t.at) || null, " ago"),
+      ),
+    ),
+  );
+}
+
+function renderDetails() {
+  const pane = $("details");
+  const app = $("app");
+  const session = state.selected ? state.sessions.get(state.selected) : null;
+  const open = state.detailsOpen && session;
+  app.classList.toggle("details-open", Boolean(open));
+  pane.hidden = !open;
+  if (!open) return;
+
+  const status = statusOf(session);
+  const details = state.details && state.details.key === state.selected ? state.details : null;
+  const evidence = details && details.data ? details.data.evidence : null;
+  const transitions = details && details.data ? details.data.transitions : null;
+  const heading = session.title || session.last_prompt || "(no prompt yet)";
+
+  const body = el(
+    "div",
+    { class: "details-body" },
+    el(
+      "header",
+      { class: "details-head" },
+      el("button", { type: "button", class: "back", id: "close-details", title: "Close (Esc)", "aria-label": "Close details", onclick: closeDetails }, "←"),
+      el("div", { class: "details-title" }, el("span", { class: `pill status-${status}`, text: statusLabel(status) }), el("h2", { id: "details-heading", text: heading })),
+    ),
+    el("p", { class: "details-reason", text: reasonOf(session) }),
+    el(
+      "div",
+      { class: "actions" },
+      state.api && state.api.canFocus
+        ? el("button", { type: "button", id: "focus", class: "primary", onclick: () => focusSelected() }, "Focus terminal")
+        : null,
+      el("button", { type: "button", id: "refresh-details", onclick: () => refresh() }, "Refresh"),
+    ),
+    facetsNode(session),
+    el(
+      "section",
+      { class: "about", "aria-label": "Session" },
+      el("h3", { text: "Session" }),
+      el(
+        "dl",
+        {},
+        facetRow("Agent", agentName(session.agent), session.cli_version ? ` ${session.cli_version}` : "", session.model ? ` · ${session.model}` : ""),
+        facetRow("Project", session.project),
+        facetRow("Folder", code(session.folder)),
+        facetRow("Branch", branchNode(session)),
+        facetRow("Transcript", code(session.transcript)),
+        facetRow("PID", session.pid === null || session.pid === undefined ? "" : String(session.pid)),
+        facetRow("Hosted", session.hosted === true ? "yes, started with slate run" : ""),
+        facetRow("Last prompt", session.last_prompt && session.last_prompt !== session.title ? session.last_prompt : ""),
+        facetRow("Session id", code(session.id)),
+      ),
+    ),
+    el(
+      "section",
+      { class: "evidence", "aria-label": "Evidence" },
+      el("h3", { text: "Evidence" }),
+      details && details.error
+        ? el("p", { class: "note error", text: `Could not load the evidence: ${details.error}` })
+        : evidence === null
+          ? el("p", { class: "note", text: "Loading…" })
+          : evidence.length
+            ? el("ul", { id: "evidence-list" }, evidence.map((line) => el("li", { text: line })))
+            : el("p", { class: "note", text: "No evidence given." }),
+    ),
+    el(
+      "section",
+      { class: "history", "aria-label": "Recent transitions" },
+      el("h3", { text: "Recent transitions" }),
+      transitions === null ? (details && details.error ? null : el("p", { class: "note", text: "Loading…" })) : transitionsNode(transitions),
+    ),
+  );
+  pane.replaceChildren(body);
+}
+
+function render() {
+  renderHeader();
+  renderList();
+  renderDetails();
+}
+
+/** Brings every relative time on the page up to date; run by the one page clock. */
+function tick() {
+  const now = Date.now();
+  for (const node of document.querySelectorAll("time[data-at]")) {
+    node.textContent = ago(Number(node.dataset.at), now) + (node.dataset.suffix || "");
+  }
+}
+
+function say(message, isError = false) {
+  const line = $("message");
+  line.textContent = message;
+  line.classList.toggle("error", isError);
+  clearTimeout(say.timer);
+  if (message) say.timer = setTimeout(() => say(""), 4000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selection, details and actions.
+
+function select(key) {
+  if (state.selected === key) return;
+  state.selected = key;
+  if (state.detailsOpen) loadDetails();
+  render();
+  const row = key && document.getElementById(rowId(key));
+  if (row) row.scrollIntoView({ block: "nearest" });
+}
+
+function move(step) {
+  const keys = ordered(state.sessions.values()).map(sessionKey);
+  if (!keys.length) return;
+  const at = keys.indexOf(state.selected);
+  const next = at < 0 ? (step > 0 ? 0 : keys.length - 1) : Math.min(keys.length - 1, Math.max(0, at + step));
+  select(keys[next]);
+}
+
+function openDetails() {
+  if (!state.selected) return;
+  state.detailsOpen = true;
+  loadDetails();
+  render();
+}
+
+function closeDetails() {
+  state.detailsOpen = false;
+  render();
+  $("list").focus();
+}
+
+async function loadDetails() {
+  const key = state.selected;
+  const session = key && state.sessions.get(key);
+  if (!session || !state.api) return;
+  if (!state.details || state.details.key !== key) state.details = { key, data: null, error: null };
+  try {
+    const data = await state.api.details(session.id);
+    if (state.selected !== key) return;
+    state.details = { key, data, error: null };
+  } catch (error) {
+    if (state.selected !== key) return;
+    state.details = { key, data: null, error: error.message };
+  }
+  renderDetails();
+}
+
+async function refresh() {
+  if (!state.api) return;
+  say("Refreshing…");
+  try {
+    await state.api.refresh();
+    say("Refreshed");
+    if (state.detailsOpen) loadDetails();
+  } catch (error) {
+    say(`Refresh failed: ${error.message}`, true);
+  }
+}
+
+async function focusSelected() {
+  const session = state.selected && state.sessions.get(state.selected);
+  if (!session || !state.api || !state.api.canFocus) return;
+  try {
+    await state.api.focus(session.id);
+  } catch (error) {
+    say(`Could not focus: ${error && error.message ? error.message : error}`, true);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live list.
+
+/** Whether a session belongs on the live list: a closed one never does (SPEC §2). */
+function isLive(session) {
+  return Boolean(session && session.id) && statusOf(session) !== "ended";
+}
+
+function replaceAll(sessions) {
+  state.sessions = new Map(sessions.filter(isLive).map((s) => [sessionKey(s), s]));
+  state.loaded = true;
+  afterChange();
+}
+
+function afterChange() {
+  if (state.selected && !state.sessions.has(state.selected)) {
+    // The selected session left the live list: its details go with it.
+    state.selected = null;
+    state.detailsOpen = false;
+  }
+  if (!state.selected && state.sessions.size) state.selected = sessionKey(ordered(state.sessions.values())[0]);
+  if (!state.sessions.size && !state.health && state.api) {
+    state.api.health().then((health) => {
+      state.health = health;
+      if (!state.sessions.size) renderList();
+    });
+  }
+  render();
+}
+
+function onKey(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const onControl = event.target instanceof HTMLElement && event.target.closest("button, a, input, textarea, select");
+  switch (event.key) {
+    case "ArrowDown":
+    case "j":
+      move(1);
+      break;
+    case "ArrowUp":
+    case "k":
+      move(-1);
+      break;
+    case "Home":
+      move(-Infinity);
+      break;
+    case "End":
+      move(Infinity);
+      break;
+    case "Enter":
+      // A focused button keeps Enter for itself.
+      if (onControl) return;
+      if (!state.detailsOpen) openDetails();
+      else focusSelected();
+      break;
+    case "Escape":
+      if (!state.detailsOpen) return;
+      closeDetails();
+      break;
+    case "r":
+      refresh();
+      break;
+    default:
+      return;
+  }
+  event.preventDefault();
+}
+
+async function start() {
+  document.addEventListener("keydown", onKey);
+  $("refresh").addEventListener("click", () => refresh());
+  setInterval(tick, CLOCK_TICK_MS);
+  // A window that was hidden (or a machine that slept) shows current times at once on return.
+  document.addEventListener("visibilitychange", tick);
+  render();
+  let endpoint;
+  try {
+    endpoint = await resolveEndpoint(window);
+  } catch (error) {
+    say(`Cannot find Slate's API: ${error && error.message ? error.message : error}`, true);
+    return;
+  }
+  state.api = new Api(endpoint);
+  document.body.classList.toggle("can-focus", state.api.canFocus);
+  state.api.subscribe({
+    onSnapshot(sessions) {
+      state.snapshotSeen = true;
+      replaceAll(sessions);
+    },
+    onSession(session) {
+      const key = sessionKey(session);
+      // The server sends `removed` when a session closes; one that arrives ended anyway is
+      // taken off rather than shown.
+      if (isLive(session)) state.sessions.set(key, session);
+      else state.sessions.delete(key);
+      state.loaded = true;
+      afterChange();
+      // The open details follow their session: new evidence comes with a new state.
+      if (state.detailsOpen && key === state.selected) loadDetails();
+    },
+    onRemoved(key) {
+      state.sessions.delete(sessionKey(key));
+      afterChange();
+    },
+    onConnection(connection, detail) {
+      state.connection = connection;
+      state.retryInMs = detail && detail.inMs ? detail.inMs : 0;
+      renderHeader();
+    },
+  });
+  // The one-shot list fills the window at once should the stream be slow to open; the stream's
+  // snapshot, whenever it comes, wins.
+  state.api
+    .liveSessions()
+    .then((sessions) => {
+      if (!state.snapshotSeen) replaceAll(sessions);
+    })
+    .catch(() => {});
+}
+
+start();
