@@ -39,7 +39,7 @@ fn main() {
     let table_path = root.join("processes.json");
     fs::write(
         &table_path,
-        serde_json::to_vec(&live_table(&live_pids)).unwrap(),
+        serde_json::to_vec(&live_table(&live_pids).processes).unwrap(),
     )
     .unwrap();
     let binary = env!("CARGO_BIN_EXE_slate");
