@@ -14,7 +14,8 @@
 //! - `sources`: the edges that read the outside world.
 //! - `store`: Slate's own SQLite file: transition history, read offsets, settings, intents.
 //! - `config`: the config file, parsed from text, and its migrations.
-//! - `live`: the live service; `api`: its loopback HTTP API; `token`: the API's bearer token.
+//! - `live`: the live service; `api`: its loopback HTTP API; `token`: the API's bearer token;
+//!   `follow`: a small client for a running server's event stream.
 
 pub mod agents;
 pub mod api;
