@@ -22,6 +22,8 @@ use slate::sources::processes;
 use slate::store;
 use slate::tracker::{self, ItemStatus, WorkItemInfo};
 
+mod serve;
+
 /// Slate watches every AI coding-agent session on this machine and tells you which ones need you.
 #[derive(Debug, Parser)]
 #[command(name = "slate", version, about)]
@@ -106,6 +108,23 @@ enum Command {
         /// The command and its arguments, after `--`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
+    },
+    /// Serve the live list over HTTP on loopback until Ctrl-C.
+    Serve {
+        /// The loopback address to listen on (default: the config's `[server] listen`,
+        /// 127.0.0.1:7411); port 0 picks a free port.
+        #[arg(long, value_name = "ADDRESS")]
+        listen: Option<String>,
+    },
+    /// Print each change of the live list as it happens, from a running `slate serve` or, when
+    /// none answers, from an engine of its own.
+    Watch {
+        /// Print one JSON object per event (NDJSON) instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The address of the server to follow (default: the config's `[server] listen`).
+        #[arg(long, value_name = "ADDRESS")]
+        listen: Option<String>,
     },
 }
 
@@ -236,6 +255,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         cli.command,
         Command::Sessions { all: true, .. } | Command::Show { .. }
     );
+    match cli.command {
+        Command::Serve { listen } => return serve::serve(listen.as_deref(), options),
+        Command::Watch { json, listen } => {
+            return serve::watch(listen.as_deref(), json, options);
+        }
+        _ => {}
+    }
     let mut engine = Engine::new(options);
     // Intents and claims first, so the first decision of every session already shows them. A
     // store that does not exist yet holds none, and is not created just to read it.
@@ -364,6 +390,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             unreachable!("handled before the engine runs")
         }
         Command::Run { .. } => unreachable!("handled before the engine starts"),
+        Command::Serve { .. } | Command::Watch { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -16,11 +16,15 @@
 //! - `store`: Slate's own SQLite file: transition history, read offsets, settings, intents.
 //! - `config`: the config file, parsed from text, and its migrations.
 //! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
+//! - `live`: the live service; `api`: its loopback HTTP API; `token`: the API's bearer token;
+//!   `follow`: a small client for a running server's event stream.
 
 pub mod agents;
+pub mod api;
 pub mod config;
 pub mod engine;
 pub mod focus;
+pub mod follow;
 pub mod host;
 pub mod lines;
 pub mod live;
@@ -28,5 +32,6 @@ pub mod model;
 pub mod report;
 pub mod sources;
 pub mod store;
+pub mod token;
 pub mod tracker;
 pub mod watch;

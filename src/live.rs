@@ -22,6 +22,7 @@ use tokio::sync::broadcast;
 use crate::engine::{Engine, Options, RootReport};
 use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status, Timestamp};
 use crate::report;
+use crate::sources::git::GitCache;
 use crate::store::{Store, Transition};
 use crate::tracker::{Change, Input};
 
@@ -106,6 +107,8 @@ pub struct Health {
     pub needs_you: usize,
     /// Set when the store was corrupt at start-up and was moved aside to this path.
     pub store_recovered_from: Option<PathBuf>,
+    /// How many times the loop has woken since it started, for the idle-cost benchmark.
+    pub wakeups: u64,
 }
 
 /// What the loop publishes after every round.
@@ -294,6 +297,9 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
                 store,
                 store_recovered_from,
                 watcher: None,
+                git: GitCache::default(),
+                git_recheck: None,
+                wakeups: 0,
             };
             state.watcher = crate::watch::start(state.engine.watch_paths(), events.clone());
             state.run(inbox, ready_tx);
@@ -311,6 +317,12 @@ struct LoopState {
     store: Option<Arc<Mutex<Store>>>,
     store_recovered_from: Option<PathBuf>,
     watcher: Option<crate::watch::Watcher>,
+    /// Git facts of live sessions' folders, added to the sessions as they are published.
+    git: GitCache,
+    /// Live sessions whose git facts must be read again before the next publish: every one
+    /// (`Some(None)`) or those in these folders.
+    git_recheck: Option<Option<Vec<PathBuf>>>,
+    wakeups: u64,
 }
 
 impl LoopState {
@@ -319,6 +331,7 @@ impl LoopState {
         self.load_custody(now);
         let first = self.engine.refresh(now);
         self.publish(first, true);
+        self.refresh_watches();
         let _ = ready.send(());
 
         let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
@@ -350,6 +363,7 @@ impl LoopState {
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => return,
             };
+            self.wakeups += 1;
             let mut changes = Vec::new();
             match event {
                 Some(Event::Changed(path)) => {
@@ -361,6 +375,8 @@ impl LoopState {
                     self.refresh_watches();
                 }
                 Some(Event::Refresh) => {
+                    self.git.invalidate_all();
+                    self.git_recheck = Some(None);
                     changes = self.load_custody((self.clock)());
                     changes = crate::engine::merge(changes, self.engine.refresh((self.clock)()));
                     self.refresh_watches();
@@ -387,6 +403,9 @@ impl LoopState {
                 read_pending_at = None;
                 let now = (self.clock)();
                 for path in std::mem::take(&mut pending) {
+                    if self.git_head_changed(&path) {
+                        continue;
+                    }
                     changes = crate::engine::merge(changes, self.engine.read_path(&path, now));
                 }
                 self.refresh_watches();
@@ -403,7 +422,11 @@ impl LoopState {
             if deadline_at.is_some_and(|at| at <= instant) {
                 changes = crate::engine::merge(changes, self.engine.tick((self.clock)()));
             }
+            let repositories = self.git.len();
             self.publish(changes, false);
+            if self.git.len() != repositories {
+                self.refresh_watches();
+            }
         }
     }
 
@@ -425,16 +448,52 @@ impl LoopState {
         }
     }
 
-    /// Keeps the watcher on every root and on folders that appeared since.
+    /// Keeps the watcher on every root, on folders that appeared since, and on the `.git`
+    /// folders of live sessions' checkouts (for their `HEAD`).
     fn refresh_watches(&mut self) {
         if let Some(watcher) = &mut self.watcher {
-            watcher.watch_all(self.engine.watch_paths());
+            let mut specs = self.engine.watch_paths();
+            specs.extend(
+                self.git
+                    .git_dirs()
+                    .into_iter()
+                    .map(|path| crate::watch::WatchSpec {
+                        path,
+                        recursive: false,
+                    }),
+            );
+            watcher.watch_all(specs);
         }
     }
 
+    /// When `path` is the `HEAD` of a checkout a live session works in, schedules a re-read of
+    /// that checkout's git facts and returns true.
+    fn git_head_changed(&mut self, path: &std::path::Path) -> bool {
+        if path.file_name().is_none_or(|name| name != "HEAD") {
+            return false;
+        }
+        let Some(git_dir) = path.parent() else {
+            return false;
+        };
+        let folders = self.git.invalidate_repository(git_dir);
+        if folders.is_empty() {
+            return false;
+        }
+        match &mut self.git_recheck {
+            Some(None) => {}
+            Some(Some(scheduled)) => scheduled.extend(folders),
+            None => self.git_recheck = Some(Some(folders)),
+        }
+        true
+    }
+
     /// Publishes the engine's state, records transitions, and broadcasts what changed.
-    fn publish(&mut self, changes: Vec<Change>, first: bool) {
+    fn publish(&mut self, mut changes: Vec<Change>, first: bool) {
         let now = (self.clock)();
+        let checked = Instant::now();
+        for change in &mut changes {
+            add_git_facts(&mut self.git, &mut change.session, checked);
+        }
         if let Some(store) = &self.store {
             if let Ok(store) = store.lock() {
                 let transitions: Vec<Transition> = changes
@@ -464,8 +523,37 @@ impl LoopState {
                 .engine
                 .sessions()
                 .into_iter()
-                .map(|session| (SessionKey::new(session.agent, session.id.as_str()), session))
+                .map(|mut session| {
+                    add_git_facts(&mut self.git, &mut session, checked);
+                    (SessionKey::new(session.agent, session.id.as_str()), session)
+                })
                 .collect();
+        }
+        if let Some(scope) = self.git_recheck.take() {
+            let changed: BTreeSet<SessionKey> =
+                changes.iter().map(|change| change.key.clone()).collect();
+            for (key, session) in published.sessions.iter_mut() {
+                let in_scope = match (&scope, session.folder.as_deref()) {
+                    (None, _) => true,
+                    (Some(folders), Some(folder)) => folders
+                        .iter()
+                        .any(|f| f.as_path() == std::path::Path::new(folder)),
+                    (Some(_), None) => false,
+                };
+                if !in_scope || changed.contains(key) || session.status == Status::Ended {
+                    continue;
+                }
+                let mut updated = session.clone();
+                add_git_facts(&mut self.git, &mut updated, checked);
+                if updated != *session {
+                    *session = updated.clone();
+                    changes.push(Change {
+                        key: key.clone(),
+                        previous: Some(updated.status),
+                        session: updated,
+                    });
+                }
+            }
         }
         published.evidence = published
             .sessions
@@ -484,6 +572,7 @@ impl LoopState {
                 .filter(|session| session.status == Status::Waiting)
                 .count(),
             store_recovered_from: self.store_recovered_from.clone(),
+            wakeups: self.wakeups,
         };
         published.generation += 1;
         let generation = published.generation;
@@ -509,4 +598,25 @@ impl LoopState {
         let _ = self.shared.generation_changed.send(generation);
         let _ = now;
     }
+}
+
+/// Adds the checkout's current branch, ahead/behind and dirty count to a live session. The
+/// checkout's branch replaces the one the transcript recorded, which may be stale; a closed
+/// session keeps what its transcript said.
+fn add_git_facts(git: &mut GitCache, session: &mut Session, now: Instant) {
+    if session.status == Status::Ended {
+        return;
+    }
+    let Some(folder) = session.folder.as_deref() else {
+        return;
+    };
+    let Some(facts) = git.facts(std::path::Path::new(folder), now) else {
+        return;
+    };
+    if facts.branch.is_some() {
+        session.branch = facts.branch.clone();
+    }
+    session.ahead = facts.ahead;
+    session.behind = facts.behind;
+    session.dirty = facts.dirty;
 }

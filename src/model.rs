@@ -407,6 +407,14 @@ pub struct Session {
     pub hosted: bool,
     pub status: Status,
     pub session_state: SessionState,
+    /// For a live session in a git checkout: commits ahead of and behind the branch's upstream,
+    /// and the number of dirty files. Filled in by the live service, never by the tracker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ahead: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<u32>,
 }
 
 impl Session {

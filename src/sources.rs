@@ -2,6 +2,7 @@
 //! and the agents' own listings. Every I/O the engine does to learn about sessions happens here.
 
 pub mod files;
+pub mod git;
 pub mod listings;
 pub mod processes;
 pub mod stores;

@@ -1008,6 +1008,10 @@ impl Tracker {
                 custody,
                 next_actor,
             },
+            // Git facts are the live service's to add.
+            ahead: None,
+            behind: None,
+            dirty: None,
         }
     }
 }

@@ -256,8 +256,19 @@ fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
         t.screen().contains("resized 40 120")
     });
     tmux.run(&["send-keys", "hello slate", "Enter"]);
-    tmux.wait_for("the program to exit", |t| {
-        t.run(&["display", "-p", "#{pane_dead}"]).trim() == "1"
+    // tmux marks the pane dead a moment before it fills in the exit status; wait for both, so a
+    // death by signal (an empty status) shows up as this wait timing out with the signal named.
+    tmux.wait_for("the program to exit with a status", |t| {
+        let state = t.run(&[
+            "display",
+            "-p",
+            "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}",
+        ]);
+        let mut fields = state.split_whitespace();
+        fields.next() == Some("1")
+            && fields
+                .next()
+                .is_some_and(|status| status.parse::<i32>().is_ok())
     });
     let screen = tmux.screen();
     assert!(screen.contains("got [hello slate]"), "{screen}");

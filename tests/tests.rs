@@ -1,5 +1,6 @@
 //! Slate's one integration-test binary. Each module below covers one area.
 
+mod api; // the HTTP API: JSON endpoints, the event stream, guard rails, serve and watch
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
@@ -8,6 +9,7 @@ mod engine; // the engine over whole temp homes: every agent's samples in place,
 mod files; // transcript discovery and incremental reading
 mod focus; // focusing a terminal: the strategy table, parsers, and tmux and X11 for real
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
+mod git; // git facts: branch, ahead/behind, dirty, the cache, a live session following HEAD
 mod host; // hosted sessions: the title scanner, report thinning, `slate run` in tmux, a silent prompt
 mod intent; // intent, custody and the next actor through the real binary over a temp HOME
 mod listings; // Claude Code's registry and background jobs on disk

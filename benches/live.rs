@@ -1,0 +1,436 @@
+//! The live service's costs, measured the way a client sees them. Prints figures; asserts nothing.
+//!
+//! - latency from a transcript append to its server-sent event, p50/p99 over appends spread over
+//!   50 live sessions (in-process server on port 0, read with a plain HTTP client);
+//! - idle cost of a `slate serve` child with 50 live, idle sessions: CPU seconds and loop
+//!   wake-ups over a minute;
+//! - cold start of `slate serve` over the generated history of `history.rs`, to the first correct
+//!   snapshot, with peak memory; then a restart with the store in place.
+//!
+//! Run with `cargo bench --bench live`. Knobs: `SLATE_BENCH_APPENDS` (1000),
+//! `SLATE_BENCH_IDLE_SECS` (60), `SLATE_BENCH_FILES` (20000) and `SLATE_BENCH_GB` (5) for the
+//! history, `SLATE_BENCH_SKIP` (comma-separated: latency, idle, start).
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use slate::api::{self, Security};
+use slate::engine::{Options, ProcessSource};
+use slate::follow;
+use slate::live::{self, Service, Timing};
+use slate::model::{ProcessInfo, ProcessTable, Timestamp};
+use slate::sources::files::Env;
+
+#[path = "history_gen.rs"]
+mod history_gen;
+use history_gen::*;
+
+const LIVE: usize = 50;
+
+fn main() {
+    let skip = std::env::var("SLATE_BENCH_SKIP").unwrap_or_default();
+    println!(
+        "machine: {} cores, Linux {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+    );
+    if !skip.contains("latency") {
+        latency();
+    }
+    if !skip.contains("idle") {
+        idle();
+    }
+    if !skip.contains("start") {
+        start();
+    }
+}
+
+fn session_id(index: usize) -> String {
+    format!("0000{index:04}-1111-4222-8333-444444444444")
+}
+
+fn folder(index: usize) -> String {
+    format!("/bench/live-{index}")
+}
+
+fn claude_line(index: usize, kind: &str, body: &str, at: Timestamp) -> String {
+    format!(
+        r#"{{"type":"{kind}","cwd":"{}","sessionId":"{}","version":"2.1.332","uuid":"u","timestamp":"{at}",{body}}}"#,
+        folder(index),
+        session_id(index)
+    )
+}
+
+fn transcript(home: &Path, index: usize) -> PathBuf {
+    home.join(format!(
+        ".claude/projects/-bench-live-{index}/{}.jsonl",
+        session_id(index)
+    ))
+}
+
+/// The lines that start a turn (a prompt and a tool call: Working) or finish it (the result, a
+/// text and the turn's end: Needs you).
+fn turn(index: usize, call: usize, finish: bool) -> String {
+    let at = live::system_clock();
+    let lines = if finish {
+        vec![
+            claude_line(
+                index,
+                "user",
+                &format!(
+                    r#""message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{call}","content":"ok","is_error":false}}]}}"#
+                ),
+                at,
+            ),
+            claude_line(
+                index,
+                "assistant",
+                r#""message":{"role":"assistant","content":[{"type":"text","text":"Done."}]}"#,
+                at,
+            ),
+            claude_line(
+                index,
+                "system",
+                r#""subtype":"turn_duration","durationMs":900"#,
+                at,
+            ),
+        ]
+    } else {
+        vec![
+            claude_line(
+                index,
+                "user",
+                r#""message":{"role":"user","content":"go on"}"#,
+                at,
+            ),
+            claude_line(
+                index,
+                "assistant",
+                &format!(
+                    r#""message":{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_{call}","name":"Bash","input":{{"command":"make"}}}}]}}"#
+                ),
+                at,
+            ),
+        ]
+    };
+    lines.into_iter().map(|line| line + "\n").collect()
+}
+
+/// A HOME with `LIVE` Claude Code sessions, each finished (idle, Needs you) or working, and the
+/// process table that vouches for them.
+fn live_home(home: &Path, working: bool) -> ProcessTable {
+    let started = live::system_clock().minus(Duration::from_secs(600));
+    let mut processes = Vec::new();
+    for index in 0..LIVE {
+        let path = transcript(home, index);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = turn(index, 0, false);
+        if !working {
+            text.push_str(&turn(index, 0, true));
+        }
+        fs::write(&path, text).unwrap();
+        processes.push(ProcessInfo {
+            pid: 20_000 + index as u32,
+            ppid: Some(1),
+            name: "claude".to_string(),
+            exe: None,
+            cmd: vec!["claude".to_string()],
+            cwd: Some(folder(index)),
+            start_time: started,
+            start_ticks: None,
+        });
+    }
+    ProcessTable { processes }
+}
+
+fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
+    let at = ((sorted.len() as f64 - 1.0) * fraction).round() as usize;
+    sorted[at.min(sorted.len() - 1)]
+}
+
+/// (a) Append → event latency through the real HTTP stream.
+fn latency() {
+    let appends = env_number("SLATE_BENCH_APPENDS", 1000.0) as usize;
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let table = live_home(home, true);
+    let mut options = Options::from_env(Env {
+        home: Some(home.to_path_buf()),
+        ..Env::default()
+    });
+    options.processes = ProcessSource::Recorded(table);
+    let (handle, thread) = live::start(Service {
+        options,
+        timing: Timing::default(),
+        store: None,
+        clock: live::system_clock,
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let address = listener.local_addr().unwrap();
+    let security = Security {
+        port: address.port(),
+        token: "0".repeat(64),
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(api::serve(listener, handle.clone(), security, async move {
+        let _ = stopped.await;
+    }));
+
+    // The reader stamps each event as it arrives.
+    let mut stream = follow::open_stream(address).unwrap();
+    let (send, events) = mpsc::channel::<(Instant, serde_json::Value)>();
+    std::thread::spawn(move || {
+        while let Ok(Some(event)) = stream.next_event() {
+            let arrived = Instant::now();
+            if event.event != "session" {
+                continue;
+            }
+            let Ok(value) = serde_json::from_str(&event.data) else {
+                continue;
+            };
+            if send.send((arrived, value)).is_err() {
+                return;
+            }
+        }
+    });
+
+    // Rounds of ten appends to ten different sessions, written back to back, as busy agents do.
+    let mut finished = [false; LIVE];
+    let mut latencies = Vec::with_capacity(appends);
+    let mut lost = 0;
+    let mut call = 1;
+    let mut next = 0;
+    while latencies.len() + lost < appends {
+        let round = 10.min(appends - latencies.len() - lost);
+        let mut waiting: HashMap<String, (Instant, &'static str)> = HashMap::new();
+        for _ in 0..round {
+            let index = next % LIVE;
+            next += 1;
+            let finish = !finished[index];
+            finished[index] = finish;
+            let text = turn(index, call, finish);
+            call += 1;
+            let mut file = fs::OpenOptions::new()
+                .append(true)
+                .open(transcript(home, index))
+                .unwrap();
+            let written = Instant::now();
+            file.write_all(text.as_bytes()).unwrap();
+            let expected = if finish { "waiting" } else { "working" };
+            waiting.insert(session_id(index), (written, expected));
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !waiting.is_empty() {
+            let Ok((arrived, session)) =
+                events.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            else {
+                break;
+            };
+            let id = session["id"].as_str().unwrap_or_default();
+            if let Some((written, expected)) = waiting.get(id) {
+                if session["status"] == *expected {
+                    latencies.push(arrived - *written);
+                    waiting.remove(id);
+                }
+            }
+        }
+        lost += waiting.len();
+    }
+    latencies.sort();
+    println!(
+        "append → SSE event, {} appends over {LIVE} live sessions: p50 {}, p99 {}, max {}{}",
+        latencies.len(),
+        show(percentile(&latencies, 0.5)),
+        show(percentile(&latencies, 0.99)),
+        show(*latencies.last().unwrap()),
+        if lost > 0 {
+            format!(", {lost} events not seen within 5 s")
+        } else {
+            String::new()
+        }
+    );
+    let _ = stop.send(());
+    let _ = runtime.block_on(server);
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// A `slate serve` child over `home`, killed when dropped.
+struct Server {
+    child: Child,
+    address: SocketAddr,
+    /// Spawn to the `listening on` line, which comes after the first full read.
+    ready_after: Duration,
+}
+
+impl Server {
+    fn start(home: &Path, data: &Path, table: Option<&Path>) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", data.join("config"))
+            .env("XDG_DATA_HOME", data.join("data"))
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("GEMINI_CLI_HOME")
+            .env_remove("OPENCODE_DB")
+            .env_remove("CURSOR_CONFIG_DIR")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if let Some(table) = table {
+            command.arg("--processes").arg(table);
+        }
+        let started = Instant::now();
+        let mut child = command.spawn().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        lines.read_line(&mut first).unwrap();
+        let ready_after = started.elapsed();
+        let address = first
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .parse()
+            .unwrap();
+        Server {
+            child,
+            address,
+            ready_after,
+        }
+    }
+
+    fn get(&self, path: &str) -> serde_json::Value {
+        serde_json::from_str(&follow::get(self.address, path).unwrap()).unwrap()
+    }
+
+    /// User plus system CPU time so far, from `/proc/<pid>/stat`.
+    fn cpu(&self) -> Option<Duration> {
+        let stat = fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let ticks: u64 =
+            fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        Some(Duration::from_millis(ticks * 1000 / clock_ticks()))
+    }
+
+    fn peak_memory(&self) -> Option<String> {
+        let status = fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+        let kilobytes: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(format!("{:.1} MB", kilobytes / 1024.0))
+    }
+
+    fn stop(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn clock_ticks() -> u64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8(out.stdout).ok()?.trim().parse().ok())
+        .unwrap_or(100)
+}
+
+/// (b) CPU and wake-ups of an idle server with 50 live sessions.
+fn idle() {
+    let seconds = env_number("SLATE_BENCH_IDLE_SECS", 60.0);
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    let table = live_home(&home, false);
+    let table_path = temp.path().join("processes.json");
+    fs::write(&table_path, serde_json::to_vec(&table.processes).unwrap()).unwrap();
+    for (label, table) in [
+        ("recorded process table", Some(table_path.as_path())),
+        ("live process scan", None),
+    ] {
+        let server = Server::start(&home, temp.path(), table);
+        let live = server.get("/sessions/live")["sessions"]
+            .as_array()
+            .map_or(0, Vec::len);
+        // Let start-up work settle before measuring.
+        std::thread::sleep(Duration::from_secs(2));
+        let cpu_before = server.cpu();
+        let wakeups_before = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        let elapsed = started.elapsed();
+        // The health request itself wakes nothing in the loop; its CPU is counted, and tiny.
+        let wakeups_after = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
+        let cpu_after = server.cpu();
+        let per_minute = (wakeups_after - wakeups_before) as f64 * 60.0 / elapsed.as_secs_f64();
+        match (cpu_before, cpu_after) {
+            (Some(before), Some(after)) => {
+                let used = after.saturating_sub(before);
+                println!(
+                    "idle, {label}, {live} live sessions, {:.0} s: {:.3} CPU s ({:.4}% of one core), {per_minute:.1} wake-ups/min",
+                    elapsed.as_secs_f64(),
+                    used.as_secs_f64(),
+                    used.as_secs_f64() / elapsed.as_secs_f64() * 100.0
+                );
+            }
+            _ => println!("idle: CPU time unavailable (needs Linux /proc)"),
+        }
+        server.stop();
+    }
+}
+
+/// (c) and (d): `slate serve` over the generated history, cold and then with its store in place.
+fn start() {
+    let n_files = env_number("SLATE_BENCH_FILES", 20_000.0) as usize;
+    let gigabytes = env_number("SLATE_BENCH_GB", 5.0);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join(format!("bench-history-{n_files}-{gigabytes}"));
+    let home = root.join("home");
+    let live_pids = generate(&home, n_files, (gigabytes * 1e9) as u64);
+    let (files, bytes) = measure_tree(&home);
+    let table_path = root.join("processes.json");
+    fs::write(
+        &table_path,
+        serde_json::to_vec(&live_table(&live_pids).processes).unwrap(),
+    )
+    .unwrap();
+    let state = tempfile::tempdir().unwrap();
+    for label in ["cold start (no store)", "restart (store warm)"] {
+        let server = Server::start(&home, state.path(), Some(&table_path));
+        let listed = server.get("/sessions/live")["sessions"]
+            .as_array()
+            .map_or(0, Vec::len);
+        println!(
+            "{label}, {files} transcripts, {:.2} GB: first snapshot after {}, {listed} live sessions (expected {}), peak memory {}",
+            bytes as f64 / 1e9,
+            show(server.ready_after),
+            live_pids.len(),
+            server.peak_memory().unwrap_or_else(|| "unknown".to_string())
+        );
+        server.stop();
+    }
+}

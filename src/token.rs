@@ -1,0 +1,167 @@
+//! The API's bearer token: created once per user in the config folder, read on every start.
+//!
+//! The token is what separates the person's own tools (the page Slate serves, the CLI, the desktop
+//! shell) from a web page on another site: only someone who can read the user's config folder
+//! can change anything through the API. It is 32 random bytes written as 64 hex characters in
+//! `<config_dir>/slate/token`, readable by the owner only. This module owns the file and the
+//! randomness; it never logs the token itself. Checking a request's token is `api`'s business.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The token's length in hex characters (32 random bytes).
+pub const TOKEN_LEN: usize = 64;
+
+/// Why the token could not be read or created.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("cannot create the config folder {path}: {source}")]
+    CreateFolder { path: PathBuf, source: io::Error },
+    #[error("cannot read random bytes for the token: {0}")]
+    Random(io::Error),
+    #[error("cannot write the token file {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error("cannot read the token file {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+}
+
+/// Where the token lives: `<config_dir>/slate/token`.
+pub fn token_path(config_dir: &Path) -> PathBuf {
+    config_dir.join("slate").join("token")
+}
+
+/// Reads the token, creating it on first run. A token file that is not 64 hex characters, or that
+/// others can read, is replaced by a new one with a warning: a token others could have read is
+/// no secret any more.
+pub fn load_or_create_token(config_dir: &Path) -> Result<String, TokenError> {
+    let path = token_path(config_dir);
+    match fs::read_to_string(&path) {
+        Ok(text) => {
+            let token = text.trim();
+            if !is_token(token) {
+                tracing::warn!(
+                    "the token file {} does not hold a token; writing a new one",
+                    path.display()
+                );
+            } else if !owner_only(&path) {
+                tracing::warn!(
+                    "the token file {} is readable by others; writing a new token",
+                    path.display()
+                );
+            } else {
+                return Ok(token.to_string());
+            }
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(source) => return Err(TokenError::Read { path, source }),
+    }
+    let token = new_token()?;
+    write_token(&path, &token)?;
+    Ok(token)
+}
+
+fn is_token(text: &str) -> bool {
+    text.len() == TOKEN_LEN && text.bytes().all(|byte| byte.is_ascii_hexdigit())
+}
+
+/// True when only the owner may read or write the file (always true where modes do not exist).
+fn owner_only(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path)
+            .map(|meta| meta.permissions().mode() & 0o077 == 0)
+            .unwrap_or(false)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        true
+    }
+}
+
+/// 32 bytes from the operating system's random source, as hex.
+fn new_token() -> Result<String, TokenError> {
+    let bytes = random_bytes()?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+#[cfg(unix)]
+fn random_bytes() -> Result<[u8; 32], TokenError> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut file| file.read_exact(&mut bytes))
+        .map_err(TokenError::Random)?;
+    Ok(bytes)
+}
+
+/// Outside Unix there is no `/dev/urandom`, and std exposes no OS random source directly. The
+/// keys std's `RandomState` draws come from the OS generator (`ProcessPrng` on Windows) but are
+/// only 128 bits per process and partly reused, so instead this mixes many independently keyed
+/// hashers with the clock and the process id through SHA-256. It is a stop-gap until the desktop
+/// build brings a proper OS RNG crate; the token's only job is to keep other web sites out.
+#[cfg(not(unix))]
+fn random_bytes() -> Result<[u8; 32], TokenError> {
+    use sha2::Digest;
+    use std::hash::{BuildHasher, Hasher};
+    let mut digest = sha2::Sha256::new();
+    for round in 0u64..64 {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(round);
+        digest.update(hasher.finish().to_le_bytes());
+    }
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    digest.update(since.as_nanos().to_le_bytes());
+    digest.update(std::process::id().to_le_bytes());
+    Ok(digest.finalize().into())
+}
+
+/// Writes the token to a new file created owner-only, then renames it over `path`, so the token
+/// is never readable by others, even for a moment, and a crash leaves the old file or the new one.
+fn write_token(path: &Path, token: &str) -> Result<(), TokenError> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(folder).map_err(|source| TokenError::CreateFolder {
+        path: folder.to_path_buf(),
+        source,
+    })?;
+    let temporary = folder.join(format!(".token.{}", std::process::id()));
+    let write = || -> io::Result<()> {
+        let _ = fs::remove_file(&temporary);
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut file = options.open(&temporary)?;
+        file.write_all(token.as_bytes())?;
+        file.write_all(b"\n")?;
+        file.sync_all()?;
+        fs::rename(&temporary, path)
+    };
+    write().map_err(|source| {
+        let _ = fs::remove_file(&temporary);
+        TokenError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_64_hex_characters_are_a_token() {
+        assert!(is_token(&"a1".repeat(32)));
+        assert!(!is_token(&"a1".repeat(31)));
+        assert!(!is_token(&"zz".repeat(32)));
+        assert!(!is_token(""));
+    }
+}

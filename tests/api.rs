@@ -1,0 +1,616 @@
+//! The HTTP API over a temporary HOME: JSON endpoints through the router, the event stream from a
+//! real server on port 0, the guard rails (Host, Origin, token, body size), the token file, and
+//! the `slate serve` and `slate watch` commands as a person runs them.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use slate::api::{self, Security};
+use slate::engine::{Options, ProcessSource};
+use slate::follow;
+use slate::live::{self, Handle, Service, Timing};
+use slate::model::{ProcessInfo, ProcessTable, Timestamp};
+use slate::sources::files::Env;
+use tower::ServiceExt;
+
+const SESSION: &str = "7f3c1d2e-5a4b-4c3d-9e8f-0a1b2c3d4e5f";
+const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+const PORT: u16 = 7411;
+
+fn line(kind: &str, body: &str, at: Timestamp) -> String {
+    format!(
+        r#"{{"type":"{kind}","cwd":"/work/acme","sessionId":"{SESSION}","version":"2.1.332","uuid":"u","timestamp":"{at}",{body}}}"#
+    )
+}
+
+fn transcript_path(home: &Path) -> PathBuf {
+    home.join(format!(".claude/projects/-work-acme/{SESSION}.jsonl"))
+}
+
+/// A Claude Code transcript in the middle of a tool call: Working.
+fn working_transcript(home: &Path, at: Timestamp) -> PathBuf {
+    let path = transcript_path(home);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut file = std::fs::File::create(&path).unwrap();
+    writeln!(
+        file,
+        "{}",
+        line(
+            "user",
+            r#""message":{"role":"user","content":"run the tests"}"#,
+            at
+        )
+    )
+    .unwrap();
+    writeln!(
+        file,
+        "{}",
+        line(
+            "assistant",
+            r#""message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"cargo test"}}]}"#,
+            at
+        )
+    )
+    .unwrap();
+    path
+}
+
+/// Appends the tool's result, a closing text and the turn's end: the session now needs you.
+fn finish_turn(path: &Path) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    let at = live::system_clock();
+    let mut text = String::new();
+    for (kind, body) in [
+        (
+            "user",
+            r#""message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ok","is_error":false}]}"#,
+        ),
+        (
+            "assistant",
+            r#""message":{"role":"assistant","content":[{"type":"text","text":"All green."}]}"#,
+        ),
+        ("system", r#""subtype":"turn_duration","durationMs":900"#),
+    ] {
+        text.push_str(&line(kind, body, at));
+        text.push('\n');
+    }
+    // One write, so the watcher cannot catch the turn half-written.
+    file.write_all(text.as_bytes()).unwrap();
+    file.flush().unwrap();
+}
+
+fn process_table(started: Timestamp) -> ProcessTable {
+    ProcessTable {
+        processes: vec![ProcessInfo {
+            pid: 4242,
+            ppid: Some(1),
+            name: "claude".to_string(),
+            exe: None,
+            cmd: vec!["claude".to_string()],
+            cwd: Some("/work/acme".to_string()),
+            start_time: started,
+            start_ticks: None,
+        }],
+    }
+}
+
+fn service(home: &Path) -> Service {
+    let env = Env {
+        home: Some(home.to_path_buf()),
+        ..Env::default()
+    };
+    let mut options = Options::from_env(env);
+    let started = live::system_clock().minus(Duration::from_secs(60));
+    options.processes = ProcessSource::Recorded(process_table(started));
+    Service {
+        options,
+        timing: Timing::default(),
+        store: None,
+        clock: live::system_clock,
+    }
+}
+
+/// A live service over a fresh temporary HOME with one working Claude Code session.
+fn started() -> (tempfile::TempDir, Handle, std::thread::JoinHandle<()>) {
+    let temp = tempfile::tempdir().unwrap();
+    working_transcript(temp.path(), live::system_clock());
+    let (handle, thread) = live::start(service(temp.path()));
+    (temp, handle, thread)
+}
+
+fn security(port: u16) -> Security {
+    Security {
+        port,
+        token: TOKEN.to_string(),
+    }
+}
+
+/// Sends one request through the router; returns the status and the body.
+async fn call(handle: &Handle, request: Request<Body>) -> (StatusCode, String) {
+    let response = api::router(handle.clone(), security(PORT))
+        .oneshot(request)
+        .await
+        .unwrap();
+    let status = response.status();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, String::from_utf8(body.to_vec()).unwrap())
+}
+
+fn get(uri: &str) -> Request<Body> {
+    Request::get(uri)
+        .header("host", format!("127.0.0.1:{PORT}"))
+        .body(Body::empty())
+        .unwrap()
+}
+
+fn json(body: &str) -> serde_json::Value {
+    serde_json::from_str(body).unwrap_or_else(|err| panic!("{err}: {body}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_json_endpoints_answer() {
+    let (_temp, handle, thread) = started();
+
+    let (status, body) = call(&handle, get("/sessions/live")).await;
+    assert_eq!(status, StatusCode::OK);
+    let live = json(&body);
+    assert_eq!(live["sessions"].as_array().unwrap().len(), 1, "{body}");
+    assert_eq!(live["sessions"][0]["id"], SESSION);
+    assert_eq!(live["sessions"][0]["status"], "working");
+    assert_eq!(live["sessions"][0]["session_state"]["status"], "working");
+
+    let (status, body) = call(&handle, get("/sessions/7f3c1d2e")).await;
+    assert_eq!(status, StatusCode::OK);
+    let detail = json(&body);
+    assert_eq!(detail["session"]["id"], SESSION);
+    assert!(!detail["evidence"].as_array().unwrap().is_empty(), "{body}");
+    assert!(detail["transitions"].is_array());
+
+    let (status, body) = call(&handle, get("/sessions/ffff")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(json(&body)["error"].is_string());
+
+    let (status, body) = call(&handle, get("/health")).await;
+    assert_eq!(status, StatusCode::OK);
+    let health = json(&body);
+    assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(health["live_sessions"], 1);
+    assert_eq!(health["needs_you"], 0);
+    assert!(health["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|root| root["agent"] == "claude-code" && root["found"] == true));
+
+    let (status, body) = call(&handle, get("/nowhere")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(json(&body)["error"].is_string());
+
+    let (status, body) = call(&handle, get("/")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        body.contains(&format!(r#"<meta name="slate-token" content="{TOKEN}">"#)),
+        "{body}"
+    );
+    for file in [
+        "/ui/api.js",
+        "/api.js",
+        "/app.js",
+        "/style.css",
+        "/ui/index.html",
+    ] {
+        let (status, body) = call(&handle, get(file)).await;
+        assert_eq!(status, StatusCode::OK, "{file}");
+        assert!(!body.is_empty(), "{file}");
+    }
+    assert_eq!(
+        call(&handle, get("/ui/nothing.js")).await.0,
+        StatusCode::NOT_FOUND
+    );
+
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_hosts_and_origins_are_refused() {
+    let (_temp, handle, thread) = started();
+    for host in [
+        "evil.example:7411",
+        "127.0.0.1:7412",
+        "localhost",
+        "10.0.0.1:7411",
+    ] {
+        let request = Request::get("/sessions/live")
+            .header("host", host)
+            .body(Body::empty())
+            .unwrap();
+        let (status, body) = call(&handle, request).await;
+        assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{host}");
+        assert!(json(&body)["error"].is_string());
+    }
+    for host in ["localhost:7411", "[::1]:7411"] {
+        let request = Request::get("/sessions/live")
+            .header("host", host)
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(call(&handle, request).await.0, StatusCode::OK, "{host}");
+    }
+    for (origin, expected) in [
+        ("https://evil.example", StatusCode::FORBIDDEN),
+        ("http://127.0.0.1:7412", StatusCode::FORBIDDEN),
+        ("null", StatusCode::FORBIDDEN),
+        ("http://127.0.0.1:7411", StatusCode::OK),
+        ("http://localhost:7411", StatusCode::OK),
+        ("tauri://localhost", StatusCode::OK),
+        ("http://tauri.localhost", StatusCode::OK),
+    ] {
+        let request = Request::get("/sessions/live")
+            .header("host", "127.0.0.1:7411")
+            .header("origin", origin)
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(call(&handle, request).await.0, expected, "{origin}");
+    }
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+fn refresh(token: Option<&str>, body: Vec<u8>) -> Request<Body> {
+    let mut request = Request::post("/sessions/live/refresh").header("host", "127.0.0.1:7411");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    request.body(Body::from(body)).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_need_the_token_and_a_small_body() {
+    let (_temp, handle, thread) = started();
+    let (status, body) = call(&handle, refresh(None, Vec::new())).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(json(&body)["error"].is_string());
+    let wrong = "f".repeat(64);
+    assert_eq!(
+        call(&handle, refresh(Some(&wrong), Vec::new())).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        call(&handle, refresh(Some(TOKEN), Vec::new())).await.0,
+        StatusCode::NO_CONTENT
+    );
+    let (status, body) = call(&handle, refresh(Some(TOKEN), vec![b'x'; 1 << 20])).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(json(&body)["error"].is_string());
+    // A body just under the limit is fine.
+    assert_eq!(
+        call(&handle, refresh(Some(TOKEN), vec![b'x'; 1000]))
+            .await
+            .0,
+        StatusCode::NO_CONTENT
+    );
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// Reads a server's events on a thread of its own and hands them over a channel.
+fn follow_events(address: SocketAddr) -> mpsc::Receiver<follow::ServerEvent> {
+    let mut events = follow::open_stream(address).unwrap();
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        while let Ok(Some(event)) = events.next_event() {
+            if send.send(event).is_err() {
+                return;
+            }
+        }
+    });
+    receive
+}
+
+/// The issue's "done when": an appended finished turn reaches the stream as exactly one
+/// `session` event with status `waiting`, within a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_appended_turn_end_reaches_the_stream_once() {
+    let (temp, handle, thread) = started();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(api::serve(
+        listener,
+        handle.clone(),
+        security(address.port()),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+
+    let events = tokio::task::spawn_blocking(move || follow_events(address))
+        .await
+        .unwrap();
+    let first = events.recv_timeout(Duration::from_secs(2)).unwrap();
+    assert_eq!(first.event, "snapshot");
+    let snapshot = json(&first.data);
+    assert_eq!(snapshot["sessions"][0]["status"], "working", "{snapshot}");
+
+    finish_turn(&transcript_path(temp.path()));
+    let event = events.recv_timeout(Duration::from_secs(1)).unwrap();
+    assert_eq!(event.event, "session");
+    let session = json(&event.data);
+    assert_eq!(session["id"], SESSION);
+    assert_eq!(session["status"], "waiting");
+    assert_eq!(session["session_state"]["reason"]["code"], "turn_finished");
+    // Exactly one: nothing else arrives while nothing else happens.
+    let more = events.recv_timeout(Duration::from_millis(700));
+    assert!(more.is_err(), "a second event arrived: {more:?}");
+
+    // Shutting down ends the open stream, so the server stops.
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the server stops with a stream open")
+        .unwrap()
+        .unwrap();
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+#[test]
+fn the_token_file_is_private_and_kept() {
+    let temp = tempfile::tempdir().unwrap();
+    let token = slate::token::load_or_create_token(temp.path()).unwrap();
+    assert_eq!(token.len(), 64);
+    assert!(token.bytes().all(|byte| byte.is_ascii_hexdigit()));
+    let path = slate::token::token_path(temp.path());
+    assert_eq!(path, temp.path().join("slate/token"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert_eq!(
+        slate::token::load_or_create_token(temp.path()).unwrap(),
+        token
+    );
+
+    std::fs::write(&path, "not a token\n").unwrap();
+    let replaced = slate::token::load_or_create_token(temp.path()).unwrap();
+    assert_ne!(replaced, token);
+    assert_eq!(replaced.len(), 64);
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let again = slate::token::load_or_create_token(temp.path()).unwrap();
+        assert_ne!(again, replaced, "a token others could read is replaced");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
+
+/// A `slate` command over a temporary HOME, with no agent variables from the real environment.
+fn slate(home: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
+    command
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("SLATE_LOG", "warn");
+    for variable in [
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "GEMINI_CLI_HOME",
+        "OPENCODE_DB",
+        "CURSOR_CONFIG_DIR",
+        "USERPROFILE",
+        "APPDATA",
+    ] {
+        command.env_remove(variable);
+    }
+    command
+}
+
+/// A running child whose stdout lines arrive on a channel; killed when dropped.
+struct Running {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Running {
+    fn spawn(mut command: Command) -> Running {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if send.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Running { child, lines }
+    }
+
+    fn line(&self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a line within 10 s")
+    }
+
+    /// Waits for the child to exit, at most 10 s.
+    fn wait(mut self) -> std::process::ExitStatus {
+        let mut child = std::mem::replace(
+            &mut self.child,
+            Command::new("true").spawn().expect("`true` runs"),
+        );
+        let (send, receive) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = send.send(child.wait());
+        });
+        receive
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the child exits within 10 s")
+            .unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write_table(home: &Path) -> PathBuf {
+    let path = home.join("processes.json");
+    let started = live::system_clock().minus(Duration::from_secs(60));
+    std::fs::write(
+        &path,
+        serde_json::to_vec(&process_table(started).processes).unwrap(),
+    )
+    .unwrap();
+    path
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_prints_its_port_refuses_a_second_and_stops_on_sigterm() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    working_transcript(home, live::system_clock());
+    let table = write_table(home);
+    let table = table.to_str().unwrap();
+
+    let first = Running::spawn(slate(
+        home,
+        &["serve", "--listen", "127.0.0.1:0", "--processes", table],
+    ));
+    let announced = first.line();
+    let port: u16 = announced
+        .strip_prefix("listening on http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("unexpected first line {announced:?}"))
+        .parse()
+        .unwrap();
+    let address: SocketAddr = ([127, 0, 0, 1], port).into();
+    assert!(follow::probe(address, Duration::from_secs(2)));
+
+    // The token was created, owner-only.
+    let token_file = home.join(".config/slate/token");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let listen = format!("127.0.0.1:{port}");
+    let second = slate(home, &["serve", "--listen", &listen, "--processes", table])
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    let message = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        message.contains(&format!("port {port} is already in use"))
+            && message.contains("--listen 127.0.0.1:0"),
+        "{message}"
+    );
+
+    let refused = slate(home, &["serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a loopback address"));
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &first.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(first.wait().success(), "serve exits cleanly on SIGTERM");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_follows_a_running_server() {
+    let (temp, handle, thread) = started();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(api::serve(
+        listener,
+        handle.clone(),
+        security(address.port()),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    // The watcher's own HOME has no transcripts: everything it prints comes from the server.
+    let own = tempfile::tempdir().unwrap();
+    let listen = address.to_string();
+    let watch = Running::spawn(slate(own.path(), &["watch", "--json", "--listen", &listen]));
+    let first = tokio::task::spawn_blocking({
+        let lines = watch.lines.recv_timeout(Duration::from_secs(10));
+        move || lines
+    })
+    .await
+    .unwrap()
+    .expect("a first line");
+    let snapshot = json(&first);
+    assert_eq!(snapshot["type"], "snapshot");
+    assert_eq!(snapshot["sessions"][0]["id"], SESSION, "{first}");
+
+    finish_turn(&transcript_path(temp.path()));
+    let next = json(&watch.line());
+    assert_eq!(next["type"], "session");
+    assert_eq!(next["session"]["status"], "waiting");
+    drop(watch);
+
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+#[test]
+fn watch_runs_its_own_engine_when_no_server_answers() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    working_transcript(home, live::system_clock());
+    let table = write_table(home);
+    // A port nobody listens on: bound, then freed.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let listen = free.local_addr().unwrap().to_string();
+    drop(free);
+
+    let watch = Running::spawn(slate(
+        home,
+        &[
+            "watch",
+            "--listen",
+            &listen,
+            "--processes",
+            table.to_str().unwrap(),
+        ],
+    ));
+    let first = watch.line();
+    assert!(
+        first.contains("Working") && first.contains("Claude Code") && first.contains("acme"),
+        "{first}"
+    );
+    finish_turn(&transcript_path(home));
+    let next = watch.line();
+    assert!(next.contains("Needs you"), "{next}");
+}
