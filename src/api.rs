@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::live::{self, Update};
-use crate::model::Session;
+use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey};
 
 /// The largest request body accepted, in bytes.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -112,6 +112,8 @@ fn build(
         .route("/sessions/live/stream", get(stream))
         .route("/sessions/live/refresh", post(refresh))
         .route("/sessions/{id}", get(session))
+        .route("/sessions/{id}/intent", post(set_intent))
+        .route("/hosted", post(hosted))
         .route("/health", get(health))
         .route("/", get(index_page))
         .route("/ui/", get(index_page))
@@ -190,17 +192,51 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         }
         None => return error(StatusCode::MISDIRECTED_REQUEST, "the request has no Host"),
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let allowed = origin
-            .to_str()
-            .is_ok_and(|origin| origin_allowed(origin, port));
-        if !allowed {
-            return error(
-                StatusCode::FORBIDDEN,
-                "requests from other sites are refused",
-            );
-        }
+    let origin = match headers.get(header::ORIGIN) {
+        Some(origin) => match origin.to_str() {
+            Ok(origin) if origin_allowed(origin, port) => Some(origin.to_string()),
+            _ => {
+                return error(
+                    StatusCode::FORBIDDEN,
+                    "requests from other sites are refused",
+                )
+            }
+        },
+        None => None,
+    };
+    // The desktop window's page comes from the webview's own origin, so its requests are
+    // cross-origin: answer the allowed origins' preflights, and name them on every response.
+    if *request.method() == Method::OPTIONS {
+        let mut response = StatusCode::NO_CONTENT.into_response();
+        allow_origin(&mut response, origin.as_deref());
+        return response;
     }
+    let mut response = guarded(&state, request, next).await;
+    allow_origin(&mut response, origin.as_deref());
+    response
+}
+
+/// Adds the CORS headers for an allowed origin (never for any other: those were refused).
+fn allow_origin(response: &mut Response, origin: Option<&str>) {
+    let Some(origin) = origin.and_then(|origin| HeaderValue::from_str(origin).ok()) else {
+        return;
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    headers.insert(header::VARY, HeaderValue::from_static("Origin"));
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type"),
+    );
+}
+
+/// The token and body-size part of the guard, for requests that passed `Host` and `Origin`.
+async fn guarded(state: &AppState, request: Request, next: Next) -> Response {
+    let headers = request.headers();
     if !matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
@@ -286,6 +322,65 @@ async fn session(State(state): State<AppState>, Path(id): Path<String>) -> Respo
             format!("no single session with an id starting with `{id}`"),
         ),
     }
+}
+
+/// `POST /sessions/{id}/intent`: park, await or resume a session (SPEC §4 intent).
+async fn set_intent(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(intent): Json<Intent>,
+) -> Response {
+    let Some(detail) = state.handle.session(&id) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            format!("no single session with an id starting with `{id}`"),
+        );
+    };
+    let key = SessionKey::new(detail.session.agent, detail.session.id.as_str());
+    if let Err(err) = state.handle.set_intent(&key, &intent) {
+        return error(StatusCode::SERVICE_UNAVAILABLE, err.to_string());
+    }
+    state.handle.refresh_and_wait().await;
+    match state.handle.session(key.id.as_str()) {
+        Some(detail) => Json(detail).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    }
+}
+
+/// What `slate run` reports: the hosted terminal's signals, with the session when it knows it.
+#[derive(serde::Deserialize)]
+struct HostedReport {
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(flatten)]
+    signals: HostedSignals,
+}
+
+/// `POST /hosted`: a hosted terminal's titles and last draw (SPEC §3 rules 4, 5 and 6c).
+async fn hosted(State(state): State<AppState>, Json(report): Json<HostedReport>) -> Response {
+    let agent = report.agent.as_deref().and_then(AgentKind::parse);
+    let event = match (agent, report.session_id) {
+        (Some(agent), Some(id)) => live::Event::Hosted {
+            key: SessionKey::new(agent, id),
+            signals: report.signals,
+        },
+        _ => match report.signals.pid {
+            Some(pid) => live::Event::HostedProcess {
+                pid,
+                signals: report.signals,
+            },
+            None => {
+                return error(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "a hosted report needs a session (agent and session_id) or a pid",
+                )
+            }
+        },
+    };
+    state.handle.send(event);
+    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn health(State(state): State<AppState>) -> Response {

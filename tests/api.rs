@@ -614,3 +614,124 @@ fn watch_runs_its_own_engine_when_no_server_answers() {
     let next = watch.line();
     assert!(next.contains("Needs you"), "{next}");
 }
+
+fn post_json(uri: &str, body: serde_json::Value) -> Request<Body> {
+    Request::post(uri)
+        .header("host", format!("127.0.0.1:{PORT}"))
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_report_marks_the_session_its_process_vouches_for() {
+    let (_temp, handle, thread) = started();
+    assert!(!handle.live_sessions()[0].hosted);
+    let pid = handle.live_sessions()[0]
+        .pid
+        .expect("the recorded process vouches");
+    let (status, body) = call(
+        &handle,
+        post_json(
+            "/hosted",
+            serde_json::json!({"pid": pid, "titles": [], "last_draw": null}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    while !handle.live_sessions()[0].hosted {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the report never reached the session"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A report that names neither a session nor a pid is refused with a reason.
+    let (status, body) = call(
+        &handle,
+        post_json("/hosted", serde_json::json!({"titles": []})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_intent_without_a_store_is_refused_clearly() {
+    let (_temp, handle, thread) = started();
+    let id = handle.live_sessions()[0].id.to_string();
+    let (status, body) = call(
+        &handle,
+        post_json(
+            &format!("/sessions/{id}/intent"),
+            serde_json::json!({"state": "parked", "reason": "lunch"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(json(&body)["error"].is_string(), "{body}");
+    let (status, _) = call(
+        &handle,
+        post_json(
+            "/sessions/nope/intent",
+            serde_json::json!({"state": "none"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_desktop_webview_origin_gets_cors_and_others_do_not() {
+    let (_temp, handle, thread) = started();
+    let preflight = |origin: &str| {
+        Request::options("/sessions/live/refresh")
+            .header("host", format!("127.0.0.1:{PORT}"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "authorization")
+            .body(Body::empty())
+            .unwrap()
+    };
+    let response = api::router(handle.clone(), security(PORT))
+        .oneshot(preflight("tauri://localhost"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let headers = response.headers();
+    assert_eq!(headers["access-control-allow-origin"], "tauri://localhost");
+    assert!(headers["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .contains("authorization"));
+    let response = api::router(handle.clone(), security(PORT))
+        .oneshot(preflight("https://evil.example"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert!(response
+        .headers()
+        .get("access-control-allow-origin")
+        .is_none());
+    // A plain read from the webview carries the header too; a same-origin read needs none.
+    let mut request = get("/sessions/live");
+    request
+        .headers_mut()
+        .insert("origin", "http://tauri.localhost".parse().unwrap());
+    let response = api::router(handle.clone(), security(PORT))
+        .oneshot(request)
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        "http://tauri.localhost"
+    );
+    handle.shutdown();
+    thread.join().unwrap();
+}
