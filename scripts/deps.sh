@@ -11,6 +11,28 @@ want build-essential
 want pkg-config
 # Tests that drive real terminals.
 want tmux
+# The desktop app (src-tauri): Tauri's build dependencies on Linux. The AppIndicator library is
+# loaded at run time for the tray, so the app needs it to run as well.
+want libwebkit2gtk-4.1-dev
+want libayatana-appindicator3-dev
+want librsvg2-dev
+want libxdo-dev
+want libssl-dev
+# The headless desktop tests (src-tauri/tests/desktop.sh): an X server, a private D-Bus session, a
+# tray host (status-notifier-watcher), a notification server, a window manager, a terminal, and
+# the tools that read pixels, windows and D-Bus.
+want xvfb
+want xauth
+want dbus-x11
+want dunst
+want libnotify-bin
+want haskell-status-notifier-item-utils
+want imagemagick
+want openbox
+want xterm
+want x11-utils
+want xdotool
+want wmctrl
 
 for extra in "$@"; do want "$extra"; done
 

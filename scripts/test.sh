@@ -10,3 +10,5 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== desktop (headless: Xvfb, D-Bus, tray, notifications)"
+src-tauri/tests/desktop.sh

@@ -14,9 +14,11 @@
 //! - `sources`: the edges that read the outside world.
 //! - `store`: Slate's own SQLite file: transition history, read offsets, settings, intents.
 //! - `config`: the config file, parsed from text, and its migrations.
+//! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
 pub mod agents;
 pub mod config;
+pub mod demo;
 pub mod engine;
 pub mod lines;
 pub mod live;

@@ -4,6 +4,7 @@ mod claude; // the Claude Code adapter: transcript snapshots, process recognitio
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
+mod demo; // the demo timeline played through the real engine, and its temporary HOME
 mod files; // transcript discovery and incremental reading
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
 mod listings; // Claude Code's registry and background jobs on disk
