@@ -119,8 +119,8 @@ impl Canvas {
         let alpha = coverage.min(1.0);
         let below = f32::from(self.rgba[index + 3]) / 255.0;
         let out = alpha + below * (1.0 - alpha);
-        for channel in 0..3 {
-            let top = f32::from(colour[channel]) * alpha;
+        for (channel, value) in colour.into_iter().enumerate() {
+            let top = f32::from(value) * alpha;
             let under = f32::from(self.rgba[index + channel]) * below * (1.0 - alpha);
             self.rgba[index + channel] = ((top + under) / out).round() as u8;
         }

@@ -249,7 +249,7 @@ fn tooltip(count: usize) -> String {
 fn build_menu<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<Menu<R>> {
     let menu = Menu::new(app)?;
     for entry in entries {
-        menu.append(build_entry(app, entry)?.as_ref())?;
+        menu.append(&*build_entry(app, entry)?)?;
     }
     Ok(menu)
 }
@@ -282,7 +282,7 @@ fn build_entry<R: Runtime>(
         Entry::Submenu { label, entries } => {
             let submenu = Submenu::new(app, label, true)?;
             for entry in entries {
-                submenu.append(build_entry(app, entry)?.as_ref())?;
+                submenu.append(&*build_entry(app, entry)?)?;
             }
             Box::new(submenu)
         }

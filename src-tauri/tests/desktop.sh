@@ -70,6 +70,9 @@ dbus-monitor --session "type='method_call',interface='org.freedesktop.Notificati
   >"$NOTIFY_LOG" 2>&1 & pids+=($!)
 status-notifier-watcher >"$WORK/watcher.log" 2>&1 & pids+=($!)
 dunst >"$WORK/dunst.log" 2>&1 & pids+=($!)
+owned() { gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true; }
+eventually 20 owned org.kde.StatusNotifierWatcher || echo "note: no StatusNotifierWatcher on the bus"
+eventually 20 owned org.freedesktop.Notifications || echo "note: no notification server on the bus"
 
 # ---- fixture sessions: fake `claude` processes in tmux panes, then their transcripts ----
 mkdir -p "$WORK/bin" "$HOME/code/acme-api" "$HOME/code/web"
@@ -108,18 +111,26 @@ sleep 1 # the processes must be older than the sessions' first lines
 item=""
 item_path=""
 find_item() {
-  local reply
+  local reply entry name pid
   reply="$(gdbus call --session -d org.kde.StatusNotifierWatcher -o /StatusNotifierWatcher \
     -m org.freedesktop.DBus.Properties.Get org.kde.StatusNotifierWatcher RegisteredStatusNotifierItems 2>/dev/null)"
-  item="$(printf '%s' "$reply" | grep -o "':[0-9.]*[^']*'" | head -1 | tr -d "'")"
-  [ -n "$item" ] || return 1
-  case "$item" in
-    */*) item_path="/${item#*/}"; item="${item%%/*}" ;;
-    *) item_path="$(gdbus introspect --session -d "$item" -o /org/ayatana/NotificationItem 2>/dev/null |
-        grep -o 'node [^ ]*' | head -1 | cut -d' ' -f2)"
-       [ -n "$item_path" ] || return 1
-       item_path="/org/ayatana/NotificationItem/$item_path" ;;
-  esac
+  # The item that belongs to the app we started (an earlier run's may linger for a moment).
+  for entry in $(printf '%s' "$reply" | grep -o "'[^']*'" | tr -d "'"); do
+    name="${entry%%/*}"
+    pid="$(gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+      -m org.freedesktop.DBus.GetConnectionUnixProcessID "$name" 2>/dev/null | grep -o '[0-9]*' | tail -1)"
+    [ "$pid" = "$app_pid" ] || continue
+    item="$name"
+    case "$entry" in
+      */*) item_path="/${entry#*/}" ;;
+      *) item_path="$(gdbus introspect --session -d "$item" -o /org/ayatana/NotificationItem 2>/dev/null |
+          grep -o 'node [A-Za-z_][^ ]*' | head -1 | cut -d' ' -f2)"
+         [ -n "$item_path" ] || return 1
+         item_path="/org/ayatana/NotificationItem/$item_path" ;;
+    esac
+    return 0
+  done
+  return 1
 }
 prop() { gdbus call --session -d "$item" -o "$item_path" -m org.freedesktop.DBus.Properties.Get org.kde.StatusNotifierItem "$1" 2>/dev/null; }
 label() { prop XAyatanaLabel | sed -n "s/^(<'\(.*\)'>,)$/\1/p"; }
@@ -161,6 +172,8 @@ click() {
   gdbus call --session -d "$item" -o "$(menu_path)" -m com.canonical.dbusmenu.Event -- "$id" clicked '<int32 0>' 0 >/dev/null
 }
 notify_count() { grep -c 'member=Notify' "$NOTIFY_LOG"; }
+notified() { [ "$(notify_count)" -eq "$1" ]; }
+window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
 log_has() { grep -q -- "$1" "$LOG"; }
 start_app() {
   SLATE_LISTEN=127.0.0.1:0 "$APP" >>"$LOG" 2>&1 &
@@ -180,10 +193,12 @@ sleep 3
 check "no notification at start-up for a session already waiting" test "$(notify_count)" -eq 0
 
 # ---- 2. a second launch shows the first one's window and exits ----
+window_hidden() { ! window_visible; }
+check "the app starts in the tray with its window hidden" window_hidden
 timeout 30 "$APP" >>"$WORK/second.log" 2>&1
 second_status=$?
 check "a second launch exits at once" test "$second_status" -eq 0
-check "a second launch shows the first one's window" eventually 10 xdotool search --onlyvisible --name '^Slate$'
+check "a second launch shows the first one's window" eventually 10 window_visible
 sleep 1
 import -window root "$SHOTS/app-window.png" 2>/dev/null
 
@@ -196,7 +211,7 @@ import -window root "$SHOTS/app-window.png" 2>/dev/null
 check "the tray label follows to 2" eventually 10 label_is 2
 check "the tray icon shows the 2-badge, pixel for pixel" icon_shows needs-2
 check "the menu now lists the session that flipped" eventually 5 menu_has "acme-api · Claude Code — "
-check "exactly one Notify after the flip" eventually 6 test "$(notify_count)" -eq 1
+check "exactly one Notify after the flip" eventually 6 notified 1
 sleep 3
 check "still exactly one Notify after the burst window" test "$(notify_count)" -eq 1
 check "the notification names project and agent" grep -q '"acme-api · Claude Code needs you"' "$NOTIFY_LOG"
@@ -235,6 +250,7 @@ check "Quit in the menu ends the app" eventually 10 bash -c "! kill -0 $app_pid 
   line "$ACME_DIR" "$ACME" '"type":"system","subtype":"turn_duration","durationMs":900'
 } >>"$ACME_FILE"
 item=""
+item_path=""
 start_app
 check "after a restart the tray shows the session that finished meanwhile" eventually 20 label_is 1
 sleep 4

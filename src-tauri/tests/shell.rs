@@ -32,7 +32,7 @@ pub fn session(project: &str, id: &str, status: Status, code: &str, text: &str) 
             "activity": "working",
             "intent": {"state": "none"},
             "custody": {"holds": [], "holds_work_claim": false, "reclaimable": false, "reason": "live"},
-            "next_actor": {"actor": "operator", "reason": "r", "since": null},
+            "next_actor": {"actor": "operator", "reason": "r", "since": "2026-11-29T12:00:00Z"},
         },
     });
     serde_json::from_value(value).expect("a valid session object")
