@@ -100,7 +100,7 @@ fn run_app(flags: Flags) -> anyhow::Result<()> {
         tracing::info!("{note}");
     }
 
-    // The demo must outlive the engine reading its files, so it is kept until `run` returns.
+    // The demo must outlive the engine reading its files, so it is kept until the app exits.
     let demo = if flags.demo {
         Some(slate::demo::start(None, live::system_clock)?)
     } else {
@@ -193,18 +193,23 @@ fn run_app(flags: Flags) -> anyhow::Result<()> {
             Ok(())
         })
         .build(tauri::generate_context!())?;
-    app.run(|_app, event| {
+    let mut demo = demo;
+    let mut engine_thread = Some(engine_thread);
+    app.run(move |_app, event| match event {
         // With every window hidden there is nothing to close, but a platform may still ask to
         // exit; only an explicit Quit (which passes an exit code) ends the tray app.
-        if let RunEvent::ExitRequested { api, code, .. } = event {
-            if code.is_none() {
-                api.prevent_exit();
+        RunEvent::ExitRequested { api, code, .. } if code.is_none() => api.prevent_exit(),
+        // `run` never returns (the event loop ends the process), so the engine is stopped and
+        // the demo's temporary HOME removed here.
+        RunEvent::Exit => {
+            handle.shutdown();
+            if let Some(thread) = engine_thread.take() {
+                let _ = thread.join();
             }
+            drop(demo.take());
         }
+        _ => {}
     });
-    handle.shutdown();
-    let _ = engine_thread.join();
-    drop(demo);
     Ok(())
 }
 

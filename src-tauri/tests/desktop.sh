@@ -42,7 +42,8 @@ cd "$ROOT"
 APP="$ROOT/target/debug/slate-app"
 LOG="$WORK/app.log"
 NOTIFY_LOG="$WORK/notify.log"
-SHOTS="$ROOT/docs/screenshots"
+# Screenshots go to the work folder; SLATE_SCREENSHOTS=docs/screenshots refreshes the committed ones.
+SHOTS="${SLATE_SCREENSHOTS:-$WORK/screenshots}"
 mkdir -p "$SHOTS"
 passed=0
 failed=0
@@ -176,7 +177,7 @@ notified() { [ "$(notify_count)" -eq "$1" ]; }
 window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
 log_has() { grep -q -- "$1" "$LOG"; }
 start_app() {
-  SLATE_LISTEN=127.0.0.1:0 "$APP" >>"$LOG" 2>&1 &
+  SLATE_LISTEN=127.0.0.1:0 "$APP" "$@" >>"$LOG" 2>&1 &
   app_pid=$!
   eventually 60 find_item
 }
@@ -256,6 +257,24 @@ check "after a restart the tray shows the session that finished meanwhile" event
 sleep 4
 check "a restart sends no notification" test "$(notify_count)" -eq "$before"
 check "the icon after the restart has the badge red" icon_has_red
+
+# ---- 8. the demo plays every state in its own temporary HOME ----
+before="$(notify_count)"
+click "Quit Slate"
+eventually 10 bash -c "! kill -0 $app_pid 2>/dev/null"
+mkdir -p "$WORK/tmp"
+item=""
+item_path=""
+TMPDIR="$WORK/tmp" start_app --demo
+check "the demo starts with its window shown" eventually 10 window_visible
+check "the demo reaches three sessions needing you" eventually 40 label_is 3
+demo_notified() { [ "$(notify_count)" -eq $((before + 3)) ]; }
+check "the demo's three flips give three notifications" eventually 5 demo_notified
+check "the demo lists its permission prompt in the menu" menu_has "acme-api · Claude Code — Asks permission for Edit"
+import -window root "$SHOTS/app-demo.png" 2>/dev/null
+click "Quit Slate"
+demo_gone() { ! kill -0 "$app_pid" 2>/dev/null && [ -z "$(ls -A "$WORK/tmp")" ]; }
+check "quitting the demo removes its temporary HOME" eventually 10 demo_gone
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
