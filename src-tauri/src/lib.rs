@@ -317,7 +317,8 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, action: MenuAction) {
 }
 
 /// Follows the engine: every update recounts the tray and goes through the notification policy;
-/// the policy's deadline wakes the loop when a burst window closes.
+/// the policy's deadline wakes the loop when a burst window closes, and the end of a timed pause
+/// wakes it to update the menu.
 async fn follow<R: Runtime>(
     app: AppHandle<R>,
     mut notifier: Notifier,
@@ -354,9 +355,21 @@ async fn follow<R: Runtime>(
                 notify::Decision::default()
             }
             Some(Err(RecvError::Closed)) => return,
-            None => notify::decide(&mut notifier, Input::Tick, now, paused),
+            None => {
+                // A timed pause may have just run out; the menu should stop offering Resume.
+                refresh_tray(&app);
+                notify::decide(&mut notifier, Input::Tick, now, paused)
+            }
         };
-        deadline = decision.next_deadline;
+        // Wake for the burst window, and for the end of a timed pause.
+        let pause_ends = match *shell.pause.lock().expect("lock poisoned") {
+            Pause::Until(until) if until > now => Some(until),
+            _ => None,
+        };
+        deadline = [decision.next_deadline, pause_ends]
+            .into_iter()
+            .flatten()
+            .min();
         for plan in decision.plans {
             let id = {
                 let mut next = shell.next_notification.lock().expect("lock poisoned");

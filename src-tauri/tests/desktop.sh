@@ -242,7 +242,23 @@ check "the tray icon shows no badge, pixel for pixel" icon_shows needs-0
 no_red() { ! icon_has_red; }
 check "the calm icon has no badge red" no_red
 
-# ---- 7. restart: no notification at start-up ----
+# ---- 7. paused: a flip is not told, then Resume is offered until clicked ----
+before="$(notify_count)"
+click "Until resumed"
+check "Pause notifications until resumed offers Resume in the menu" eventually 5 menu_has "Resume notifications"
+{
+  line "$WEB_DIR" "$WEB" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Tables renamed."}]}'
+  line "$WEB_DIR" "$WEB" '"type":"system","subtype":"turn_duration","durationMs":900'
+} >>"$WEB_FILE"
+check "a flip while paused still moves the count" eventually 10 label_is 1
+sleep 3
+check "a flip while paused sends no notification" test "$(notify_count)" -eq "$before"
+click "Resume notifications"
+check "Resume brings Pause notifications back" eventually 5 menu_has "Pause notifications"
+line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"one more thing"}' >>"$WEB_FILE"
+check "the count is back to 0" eventually 10 label_is 0
+
+# ---- 8. restart: no notification at start-up ----
 before="$(notify_count)"
 click "Quit Slate"
 check "Quit in the menu ends the app" eventually 10 bash -c "! kill -0 $app_pid 2>/dev/null"
@@ -258,7 +274,7 @@ sleep 4
 check "a restart sends no notification" test "$(notify_count)" -eq "$before"
 check "the icon after the restart has the badge red" icon_has_red
 
-# ---- 8. the demo plays every state in its own temporary HOME ----
+# ---- 9. the demo plays every state in its own temporary HOME ----
 before="$(notify_count)"
 click "Quit Slate"
 eventually 10 bash -c "! kill -0 $app_pid 2>/dev/null"
