@@ -202,6 +202,9 @@ check "a second launch exits at once" test "$second_status" -eq 0
 check "a second launch shows the first one's window" eventually 10 window_visible
 sleep 1
 import -window root "$SHOTS/app-window.png" 2>/dev/null
+wmctrl -c Slate
+check "closing the window hides it" eventually 5 window_hidden
+check "closing the window leaves the tray app running" kill -0 "$app_pid"
 
 # ---- 3. Working -> Needs you: the count follows and exactly one notification ----
 {
