@@ -16,13 +16,28 @@ want tmux
 want chromium
 want chromium-driver
 want nodejs
-# Focus tests: a real X server, a window manager and terminals to raise.
+# The desktop app (src-tauri): Tauri's build dependencies on Linux. The AppIndicator library is
+# loaded at run time for the tray, so the app needs it to run as well.
+want libwebkit2gtk-4.1-dev
+want libayatana-appindicator3-dev
+want librsvg2-dev
+want libxdo-dev
+want libssl-dev
+# The headless desktop and focus tests (src-tauri/tests/desktop.sh, tests/focus.rs): an X server, a private D-Bus session, a
+# tray host (status-notifier-watcher), a notification server, a window manager, a terminal, and
+# the tools that read pixels, windows and D-Bus.
 want xvfb
+want xauth
+want dbus-x11
+want dunst
+want libnotify-bin
+want haskell-status-notifier-item-utils
+want imagemagick
 want openbox
 want xterm
+want x11-utils
 want xdotool
 want wmctrl
-want x11-utils
 
 for extra in "$@"; do want "$extra"; done
 

@@ -12,3 +12,5 @@ echo "== cargo test"
 cargo test --workspace --locked
 echo "== the window page (headless Chromium)"
 node ui/test/run.mjs
+echo "== desktop (headless: Xvfb, D-Bus, tray, notifications)"
+src-tauri/tests/desktop.sh

@@ -23,8 +23,11 @@ use crate::watch::WatchSpec;
 pub enum ProcessSource {
     /// Scan the live process table.
     Live,
-    /// Use a recorded table (a fixture recording, a replay, a demo).
+    /// Use a recorded table (a fixture recording, a replay).
     Recorded(ProcessTable),
+    /// A recorded table that its owner changes while the engine runs (the demo, whose made-up
+    /// processes exit). Each scan reads the table as it is at that moment.
+    Shared(std::sync::Arc<std::sync::Mutex<ProcessTable>>),
 }
 
 /// Everything an engine needs to start.
@@ -195,6 +198,9 @@ impl Engine {
         let table = match &self.process_source {
             ProcessSource::Live => processes::scan_processes(),
             ProcessSource::Recorded(table) => table.clone(),
+            ProcessSource::Shared(table) => {
+                table.lock().map(|table| table.clone()).unwrap_or_default()
+            }
         };
         let seen = processes::recognise_all(&table);
         let mut inputs = vec![Input::Processes(seen.clone())];

@@ -18,10 +18,12 @@
 //! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
 //! - `live`: the live service; `api`: its loopback HTTP API; `token`: the API's bearer token;
 //!   `follow`: a small client for a running server's event stream.
+//! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
 pub mod agents;
 pub mod api;
 pub mod config;
+pub mod demo;
 pub mod engine;
 pub mod focus;
 pub mod follow;

@@ -5,6 +5,7 @@ mod claude; // the Claude Code adapter: transcript snapshots, process recognitio
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
+mod demo; // the demo timeline played through the real engine, and its temporary HOME
 mod engine; // the engine over whole temp homes: every agent's samples in place, decided
 mod files; // transcript discovery and incremental reading
 mod focus; // focusing a terminal: the strategy table, parsers, and tmux and X11 for real

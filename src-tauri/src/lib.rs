@@ -1,0 +1,446 @@
+//! Slate's desktop shell: the tray, the notifications and the window around the engine.
+//!
+//! [`run`] wires everything together and owns nothing clever: it starts the engine's live
+//! service in-process (or the demo's, with `--demo`), serves the loopback API from it, registers
+//! the plugins and the commands, creates the tray, and follows the service's updates on one task
+//! that recounts the tray and asks `notify::decide` what to show. The policy lives in the modules
+//! it calls: `badge` draws the count, `tray` describes the menu, `notify` decides notifications,
+//! `commands` holds the actions the page, the menu and a notification click share, and `server`
+//! binds the API.
+//!
+//! It deliberately decides no session state (the engine does) and keeps no `AppHandle` in a
+//! global: the shared state is a [`Shell`] managed by Tauri and passed where it is needed.
+
+pub mod badge;
+pub mod commands;
+pub mod notify;
+pub mod server;
+pub mod tray;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use slate::engine::{Options, ProcessSource};
+use slate::live::{self, Service, Timing, Update};
+use slate::model::{Session, Status, Timestamp};
+use slate::sources::files::Env;
+use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+use tauri_plugin_autostart::ManagerExt;
+use tauri_plugin_notification::NotificationExt;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::notify::{Click, Input, Notifier};
+use crate::tray::{MenuAction, Pause};
+
+/// The state every part of the shell shares, managed by Tauri (`app.state::<Shell>()`).
+pub struct Shell {
+    pub handle: live::Handle,
+    pub endpoint: server::Endpoint,
+    pub pause: Mutex<Pause>,
+    /// What a click on notification number `id` does.
+    clicks: Mutex<HashMap<i32, Click>>,
+    next_notification: Mutex<i32>,
+    /// The menu and the count as last shown, so the tray only changes when they would: each new
+    /// icon is a new file on Linux.
+    menu: Mutex<Vec<tray::Entry>>,
+    count: Mutex<usize>,
+}
+
+/// The command line the app understands. Autostart launches it with `--hidden`, which is also the
+/// default: the app starts in the tray.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Flags {
+    /// Play the demo sessions in a temporary HOME instead of watching this machine.
+    demo: bool,
+    /// Show the window at start.
+    show: bool,
+}
+
+impl Flags {
+    fn parse(args: impl IntoIterator<Item = String>) -> Flags {
+        let mut flags = Flags::default();
+        for arg in args {
+            match arg.as_str() {
+                "--demo" => flags.demo = true,
+                "--show" => flags.show = true,
+                "--hidden" => flags.show = false,
+                other => tracing::warn!("ignoring the unknown argument {other:?}"),
+            }
+        }
+        flags
+    }
+}
+
+/// Runs the app until the user quits it.
+pub fn run() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SLATE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,slate_app=info")),
+        )
+        .init();
+    if let Err(err) = run_app(Flags::parse(std::env::args().skip(1))) {
+        eprintln!("slate-app: {err:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run_app(flags: Flags) -> anyhow::Result<()> {
+    let env = Env::from_process();
+    let home = env.home.clone().unwrap_or_else(|| PathBuf::from("."));
+    let config_dir = slate::store::config_dir(&home, env.xdg_config_home.as_deref());
+    let (config, notes) =
+        slate::config::load_or_default(&slate::config::default_path(&config_dir))?;
+    for note in notes {
+        tracing::info!("{note}");
+    }
+
+    // The demo must outlive the engine reading its files, so it is kept until the app exits.
+    let demo = if flags.demo {
+        Some(slate::demo::start(None, live::system_clock)?)
+    } else {
+        None
+    };
+    let service = match &demo {
+        Some(demo) => {
+            let mut options = Options::from_env(demo.env.clone());
+            options.processes = demo.processes.clone();
+            // The demo changes the agents' registries every few seconds; a real registry only
+            // matters at the next process scan, which the demo brings closer.
+            let timing = Timing {
+                process_scan: Duration::from_secs(2),
+                ..Timing::default()
+            };
+            Service {
+                options,
+                timing,
+                store: None,
+                clock: live::system_clock,
+            }
+        }
+        None => Service {
+            options: Options {
+                processes: ProcessSource::Live,
+                ..Options::from_env(env.clone())
+            },
+            timing: Timing::default(),
+            store: open_store(&home, &env),
+            clock: live::system_clock,
+        },
+    };
+    let (handle, engine_thread) = live::start(service);
+    let endpoint = server::start(handle.clone(), listen_address(&config), &config_dir)?;
+    let pause = if !config.notifications.enabled {
+        Pause::UntilResumed
+    } else {
+        match config.notifications.paused_until {
+            Some(until) => Pause::Until(until),
+            None => Pause::Off,
+        }
+    };
+    let shell = Shell {
+        handle: handle.clone(),
+        endpoint,
+        pause: Mutex::new(pause),
+        clicks: Mutex::new(HashMap::new()),
+        next_notification: Mutex::new(1),
+        menu: Mutex::new(Vec::new()),
+        count: Mutex::new(0),
+    };
+
+    let app = tauri::Builder::default()
+        // The single-instance plugin goes first, so a second launch shows this one's window
+        // before anything else of the second process starts.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            if let Err(err) = commands::show(app) {
+                tracing::warn!("cannot show the window for a second launch: {err}");
+            }
+        }))
+        .plugin(tauri_plugin_notification::init())
+        .plugin(
+            tauri_plugin_autostart::Builder::new()
+                .arg("--hidden")
+                .build(),
+        )
+        .manage(shell)
+        .invoke_handler(tauri::generate_handler![
+            commands::api_endpoint,
+            commands::focus_session,
+            commands::set_autostart,
+            commands::autostart_enabled,
+            commands::pause_notifications,
+            commands::quit,
+            commands::show_window,
+        ])
+        .on_window_event(|window, event| {
+            // Closing the window only hides it: the tray keeps running.
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        })
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            setup(&handle)?;
+            if flags.show || flags.demo {
+                commands::show(&handle)?;
+            }
+            Ok(())
+        })
+        .build(tauri::generate_context!())?;
+    let mut demo = demo;
+    let mut engine_thread = Some(engine_thread);
+    app.run(move |_app, event| match event {
+        // With every window hidden there is nothing to close, but a platform may still ask to
+        // exit; only an explicit Quit (which passes an exit code) ends the tray app.
+        RunEvent::ExitRequested { api, code, .. } if code.is_none() => api.prevent_exit(),
+        // `run` never returns (the event loop ends the process), so the engine is stopped and
+        // the demo's temporary HOME removed here.
+        RunEvent::Exit => {
+            handle.shutdown();
+            if let Some(thread) = engine_thread.take() {
+                let _ = thread.join();
+            }
+            drop(demo.take());
+        }
+        _ => {}
+    });
+    Ok(())
+}
+
+fn listen_address(config: &slate::config::Config) -> SocketAddr {
+    // SLATE_LISTEN overrides the config, so tests and a second copy can run side by side.
+    std::env::var("SLATE_LISTEN")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .filter(|address: &SocketAddr| address.ip().is_loopback())
+        .unwrap_or(config.server.listen)
+}
+
+fn open_store(home: &std::path::Path, env: &Env) -> Option<slate::store::Store> {
+    let data_dir = slate::store::data_dir(home, env.xdg_data_home.as_deref());
+    let path = slate::store::default_path(&data_dir);
+    match slate::store::open(&path).and_then(|store| store.migrate().map(|_| store)) {
+        Ok(store) => Some(store),
+        Err(err) => {
+            tracing::warn!("running without a store: {err}");
+            None
+        }
+    }
+}
+
+/// Creates the tray, wires notification clicks, and starts following the engine.
+fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+    let shell = app.state::<Shell>();
+    let (snapshot, updates) = shell.handle.subscribe();
+    let needs_you = waiting(&snapshot);
+    let entries = menu_entries(app, &shell, &needs_you);
+    tray::create_tray(app, &entries, needs_you.len(), on_menu)?;
+    *shell.menu.lock().expect("lock poisoned") = entries;
+    *shell.count.lock().expect("lock poisoned") = needs_you.len();
+
+    let clicked = app.clone();
+    let _ = app.notification().on_action(move |action| {
+        let Some(id) = action.notification().map(|notification| notification.id()) else {
+            return;
+        };
+        let shell = clicked.state::<Shell>();
+        let click = shell
+            .clicks
+            .lock()
+            .expect("lock poisoned")
+            .get(&id)
+            .cloned();
+        tracing::info!(
+            id,
+            action = action.action_id(),
+            ?click,
+            "notification clicked"
+        );
+        match click {
+            Some(Click::Focus(key)) => commands::focus_key(&shell, &key),
+            Some(Click::OpenWindow) => {
+                if let Err(err) = commands::show(&clicked) {
+                    tracing::warn!("{err}");
+                }
+            }
+            None => {}
+        }
+    });
+
+    let follower = app.clone();
+    tauri::async_runtime::spawn(async move {
+        follow(follower, Notifier::seed(&snapshot), updates).await;
+    });
+    Ok(())
+}
+
+fn on_menu<R: Runtime>(app: &AppHandle<R>, action: MenuAction) {
+    tracing::info!(?action, "menu clicked");
+    let shell = app.state::<Shell>();
+    let result = match action {
+        MenuAction::Focus(key) => {
+            commands::focus_key(&shell, &key);
+            Ok(())
+        }
+        MenuAction::OpenWindow => commands::show(app),
+        MenuAction::PauseForAnHour => {
+            let until = live::system_clock().plus(Duration::from_secs(60 * 60));
+            commands::set_pause(app, &shell, Pause::Until(until));
+            Ok(())
+        }
+        MenuAction::PauseUntilResumed => {
+            commands::set_pause(app, &shell, Pause::UntilResumed);
+            Ok(())
+        }
+        MenuAction::Resume => {
+            commands::set_pause(app, &shell, Pause::Off);
+            Ok(())
+        }
+        MenuAction::ToggleAutostart => {
+            let enabled = app.autolaunch().is_enabled().unwrap_or(false);
+            commands::set_autostart_to(app, !enabled).map(|_| ())
+        }
+        MenuAction::Quit => {
+            app.exit(0);
+            Ok(())
+        }
+    };
+    if let Err(err) = result {
+        tracing::warn!("{err}");
+    }
+}
+
+/// Follows the engine: every update recounts the tray and goes through the notification policy;
+/// the policy's deadline wakes the loop when a burst window closes, and the end of a timed pause
+/// wakes it to update the menu.
+async fn follow<R: Runtime>(
+    app: AppHandle<R>,
+    mut notifier: Notifier,
+    mut updates: tokio::sync::broadcast::Receiver<Update>,
+) {
+    let mut deadline: Option<Timestamp> = None;
+    loop {
+        let received = match deadline {
+            Some(at) => {
+                let wait = Duration::from_millis(
+                    (at.millis() - live::system_clock().millis()).max(0) as u64,
+                );
+                tokio::select! {
+                    received = updates.recv() => Some(received),
+                    _ = tokio::time::sleep(wait) => None,
+                }
+            }
+            None => Some(updates.recv().await),
+        };
+        let shell = app.state::<Shell>();
+        let now = live::system_clock();
+        let paused = shell.pause.lock().expect("lock poisoned").is_paused(now);
+        let decision = match received {
+            Some(Ok(update)) => {
+                refresh_tray(&app);
+                notify::decide(&mut notifier, Input::Update(&update), now, paused)
+            }
+            Some(Err(RecvError::Lagged(missed))) => {
+                // Too far behind to know which changes were flips: start over from the current
+                // list, as at start-up, rather than guess.
+                tracing::warn!(missed, "fell behind the engine's updates");
+                notifier = Notifier::seed(&shell.handle.live_sessions());
+                refresh_tray(&app);
+                notify::Decision::default()
+            }
+            Some(Err(RecvError::Closed)) => return,
+            None => {
+                // A timed pause may have just run out; the menu should stop offering Resume.
+                refresh_tray(&app);
+                notify::decide(&mut notifier, Input::Tick, now, paused)
+            }
+        };
+        // Wake for the burst window, and for the end of a timed pause.
+        let pause_ends = match *shell.pause.lock().expect("lock poisoned") {
+            Pause::Until(until) if until > now => Some(until),
+            _ => None,
+        };
+        deadline = [decision.next_deadline, pause_ends]
+            .into_iter()
+            .flatten()
+            .min();
+        for plan in decision.plans {
+            let id = {
+                let mut next = shell.next_notification.lock().expect("lock poisoned");
+                let id = *next;
+                *next = next.wrapping_add(1).max(1);
+                id
+            };
+            {
+                let mut clicks = shell.clicks.lock().expect("lock poisoned");
+                // Old notifications are long gone from the screen; keep the latest hundred.
+                clicks.retain(|known, _| id.wrapping_sub(*known) < 100);
+                clicks.insert(id, plan.click.clone());
+            }
+            tracing::info!(id, title = %plan.title, "notifying");
+            if let Err(err) = notify::show(&app, id, &plan) {
+                tracing::warn!("cannot show a notification: {err}");
+            }
+        }
+    }
+}
+
+/// Recounts the tray and rebuilds its menu when what it lists changed.
+///
+/// The work is queued on the main thread, where Tauri builds menus anyway: every tray change then
+/// happens on one thread in order, and no lock below is ever held while waiting for that thread.
+pub fn refresh_tray<R: Runtime>(app: &AppHandle<R>) {
+    let queued = app.clone();
+    if let Err(err) = app.run_on_main_thread(move || refresh_tray_now(&queued)) {
+        tracing::warn!("cannot update the tray: {err}");
+    }
+}
+
+fn refresh_tray_now<R: Runtime>(app: &AppHandle<R>) {
+    let shell = app.state::<Shell>();
+    let needs_you = waiting(&shell.handle.live_sessions());
+    let Some(tray) = app.tray_by_id(tray::TRAY_ID) else {
+        return;
+    };
+    let count = needs_you.len();
+    let count_changed =
+        std::mem::replace(&mut *shell.count.lock().expect("lock poisoned"), count) != count;
+    if count_changed {
+        tracing::info!(count, "needs-you count changed");
+        if let Err(err) = tray::set_count(&tray, count) {
+            tracing::warn!("cannot update the tray icon: {err}");
+        }
+    }
+    let entries = menu_entries(app, &shell, &needs_you);
+    let menu_changed = *shell.menu.lock().expect("lock poisoned") != entries;
+    if menu_changed {
+        if let Err(err) = tray::set_menu(&tray, &entries) {
+            tracing::warn!("cannot rebuild the tray menu: {err}");
+        }
+        *shell.menu.lock().expect("lock poisoned") = entries;
+    }
+}
+
+fn menu_entries<R: Runtime>(
+    app: &AppHandle<R>,
+    shell: &Shell,
+    needs_you: &[Session],
+) -> Vec<tray::Entry> {
+    let pause = *shell.pause.lock().expect("lock poisoned");
+    let autostart = app.autolaunch().is_enabled().unwrap_or(false);
+    tray::menu_model(needs_you, pause, autostart, live::system_clock())
+}
+
+fn waiting(sessions: &[Session]) -> Vec<Session> {
+    sessions
+        .iter()
+        .filter(|session| session.status == Status::Waiting)
+        .cloned()
+        .collect()
+}

@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# The desktop app, tested for real on a headless X server: Xvfb, a private D-Bus session, a
+# StatusNotifierWatcher (the tray host side), dunst (the notification server), openbox and tmux,
+# over a temporary HOME that holds two fixture Claude Code sessions run by fake `claude`
+# processes in tmux panes. It reads the tray over D-Bus (label, icon pixels, menu), turns a
+# session from Working to Needs you, counts the Notify calls dbus-monitor sees, clicks menu items
+# over dbusmenu, toggles start at login, clicks a notification with dunstctl, checks a second
+# launch, restarts the app, and takes screenshots into docs/screenshots/.
+#
+# Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
+# Prints one line per check and ends with `N passed, N failed`; exits non-zero on a failure.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+if [ "${1:-}" != "--inside" ]; then
+  cd "$ROOT"
+  cargo build -p slate-app --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
+  WORK="$(mktemp -d /tmp/slate-desktop.XXXXXX)"
+  export WORK
+  export HOME="$WORK/home"
+  export XDG_RUNTIME_DIR="$WORK/run" XDG_CONFIG_HOME="$HOME/.config" XDG_CACHE_HOME="$HOME/.cache" \
+    XDG_DATA_HOME="$HOME/.local/share" XDG_STATE_HOME="$HOME/.local/state"
+  mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+  unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME OPENCODE_DB CURSOR_CONFIG_DIR TMUX
+  # Xvfb picks a free display number itself and reports it on the given file descriptor.
+  exec 5<> <(:)
+  Xvfb -displayfd 5 -screen 0 1280x800x24 -nolisten tcp >"$WORK/xvfb.log" 2>&1 &
+  XVFB=$!
+  read -r -t 20 DISPLAY_NUMBER <&5 || { echo "0 passed, 1 failed (Xvfb did not start)"; exit 1; }
+  export DISPLAY=":$DISPLAY_NUMBER"
+  dbus-run-session -- "$0" --inside
+  status=$?
+  kill "$XVFB" 2>/dev/null
+  wait "$XVFB" 2>/dev/null
+  if [ "$status" -eq 0 ] && [ -z "${SLATE_KEEP_DESKTOP_TEST:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK"; fi
+  exit "$status"
+fi
+
+# ---- inside the private D-Bus session ----
+cd "$ROOT"
+APP="$ROOT/target/debug/slate-app"
+LOG="$WORK/app.log"
+NOTIFY_LOG="$WORK/notify.log"
+# Screenshots go to the work folder; SLATE_SCREENSHOTS=docs/screenshots refreshes the committed ones.
+SHOTS="${SLATE_SCREENSHOTS:-$WORK/screenshots}"
+mkdir -p "$SHOTS"
+passed=0
+failed=0
+pids=()
+
+ok() { echo "ok   - $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL - $1"; failed=$((failed + 1)); }
+check() { local name="$1"; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+# Retries a command for up to $1 seconds.
+eventually() {
+  local seconds="$1"; shift
+  local until=$((SECONDS + seconds))
+  while [ "$SECONDS" -le "$until" ]; do "$@" && return 0; sleep 0.25; done
+  return 1
+}
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  [ -n "${app_pid:-}" ] && kill "$app_pid" 2>/dev/null
+  tmux -S "$WORK/tmux.sock" kill-server 2>/dev/null
+}
+trap cleanup EXIT
+
+openbox >"$WORK/openbox.log" 2>&1 & pids+=($!)
+dbus-monitor --session "type='method_call',interface='org.freedesktop.Notifications',member='Notify'" \
+  >"$NOTIFY_LOG" 2>&1 & pids+=($!)
+status-notifier-watcher >"$WORK/watcher.log" 2>&1 & pids+=($!)
+dunst >"$WORK/dunst.log" 2>&1 & pids+=($!)
+owned() { gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true; }
+eventually 20 owned org.kde.StatusNotifierWatcher || echo "note: no StatusNotifierWatcher on the bus"
+eventually 20 owned org.freedesktop.Notifications || echo "note: no notification server on the bus"
+
+# ---- fixture sessions: fake `claude` processes in tmux panes, then their transcripts ----
+mkdir -p "$WORK/bin" "$HOME/code/acme-api" "$HOME/code/web"
+cp "$(command -v sleep)" "$WORK/bin/claude"
+TMUX_SOCKET="$WORK/tmux.sock"
+tmux -S "$TMUX_SOCKET" new-session -d -s agents -n acme -c "$HOME/code/acme-api" "$WORK/bin/claude 100000"
+tmux -S "$TMUX_SOCKET" new-window -t agents -n web -c "$HOME/code/web" "$WORK/bin/claude 100000"
+ACME=de5c0001-0000-4000-8000-000000000001
+WEB=de5c0002-0000-4000-8000-000000000002
+transcript() { # folder id
+  local dir="$HOME/.claude/projects/$(printf '%s' "$1" | tr -c 'a-zA-Z0-9' '-')"
+  mkdir -p "$dir"
+  printf '%s' "$dir/$2.jsonl"
+}
+line() { # folder id json-fields
+  printf '{"cwd":"%s","sessionId":"%s","version":"2.1.332","uuid":"u-%s","timestamp":"%s",%s}\n' \
+    "$1" "$2" "$RANDOM$RANDOM" "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$3"
+}
+ACME_DIR="$HOME/code/acme-api"
+WEB_DIR="$HOME/code/web"
+ACME_FILE="$(transcript "$ACME_DIR" "$ACME")"
+WEB_FILE="$(transcript "$WEB_DIR" "$WEB")"
+sleep 1 # the processes must be older than the sessions' first lines
+{
+  line "$ACME_DIR" "$ACME" '"type":"user","message":{"role":"user","content":"add rate limiting"}'
+  line "$ACME_DIR" "$ACME" '"type":"ai-title","aiTitle":"Rate limiting"'
+  line "$ACME_DIR" "$ACME" '"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"cargo test"}}]}'
+} >"$ACME_FILE"
+{
+  line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"speed up the charts"}'
+  line "$WEB_DIR" "$WEB" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Done: the charts load lazily."}]}'
+  line "$WEB_DIR" "$WEB" '"type":"system","subtype":"turn_duration","durationMs":900'
+} >"$WEB_FILE"
+
+# ---- helpers that read the tray over D-Bus ----
+item=""
+item_path=""
+find_item() {
+  local reply entry name pid
+  reply="$(gdbus call --session -d org.kde.StatusNotifierWatcher -o /StatusNotifierWatcher \
+    -m org.freedesktop.DBus.Properties.Get org.kde.StatusNotifierWatcher RegisteredStatusNotifierItems 2>/dev/null)"
+  # The item that belongs to the app we started (an earlier run's may linger for a moment).
+  for entry in $(printf '%s' "$reply" | grep -o "'[^']*'" | tr -d "'"); do
+    name="${entry%%/*}"
+    pid="$(gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+      -m org.freedesktop.DBus.GetConnectionUnixProcessID "$name" 2>/dev/null | grep -o '[0-9]*' | tail -1)"
+    [ "$pid" = "$app_pid" ] || continue
+    item="$name"
+    case "$entry" in
+      */*) item_path="/${entry#*/}" ;;
+      *) item_path="$(gdbus introspect --session -d "$item" -o /org/ayatana/NotificationItem 2>/dev/null |
+          grep -o 'node [A-Za-z_][^ ]*' | head -1 | cut -d' ' -f2)"
+         [ -n "$item_path" ] || return 1
+         item_path="/org/ayatana/NotificationItem/$item_path" ;;
+    esac
+    return 0
+  done
+  return 1
+}
+prop() { gdbus call --session -d "$item" -o "$item_path" -m org.freedesktop.DBus.Properties.Get org.kde.StatusNotifierItem "$1" 2>/dev/null; }
+label() { prop XAyatanaLabel | sed -n "s/^(<'\(.*\)'>,)$/\1/p"; }
+label_is() { [ "$(label)" = "$1" ]; }
+icon_file() { prop IconName | sed -n "s/^(<'\(.*\)'>,)$/\1/p"; }
+# The live icon equals the reference drawing of that count, pixel for pixel.
+icon_shows() {
+  local file reference
+  file="$(icon_file)"
+  reference="$ROOT/icons/tray/$1.png"
+  [ -f "$file" ] || return 1
+  [ "$(compare -metric AE "$file" "$reference" null: 2>&1)" = "0" ]
+}
+# The badge red (229,57,53) is somewhere in the icon.
+icon_has_red() {
+  local file
+  file="$(icon_file)"
+  convert "$file" -alpha off -fill black +opaque 'rgb(229,57,53)' -fill white -opaque 'rgb(229,57,53)' \
+    -format '%[fx:maxima]' info: 2>/dev/null | grep -q '^1'
+}
+menu_path() { prop Menu | sed -n "s/^(<objectpath '\(.*\)'>,)$/\1/p"; }
+layout() { gdbus call --session -d "$item" -o "$(menu_path)" -m com.canonical.dbusmenu.GetLayout -- 0 -1 '[]' 2>/dev/null; }
+# The dbusmenu id of the first item whose label starts with $1.
+menu_id() {
+  layout | python3 -c '
+import re, sys
+text, prefix = sys.stdin.read(), sys.argv[1]
+for match in re.finditer(r"\((\d+), \{([^}]*)\}", text):
+    found = re.search(r"'"'"'label'"'"': <'"'"'((?:[^'"'"'\\\\]|\\\\.)*)'"'"'>", match.group(2))
+    if found and found.group(1).encode().decode("unicode_escape").encode("latin-1").decode("utf-8").startswith(prefix):
+        print(match.group(1)); break
+' "$1"
+}
+menu_has() { [ -n "$(menu_id "$1")" ]; }
+click() {
+  local id
+  id="$(menu_id "$1")"
+  [ -n "$id" ] || return 1
+  gdbus call --session -d "$item" -o "$(menu_path)" -m com.canonical.dbusmenu.Event -- "$id" clicked '<int32 0>' 0 >/dev/null
+}
+notify_count() { grep -c 'member=Notify' "$NOTIFY_LOG"; }
+notified() { [ "$(notify_count)" -eq "$1" ]; }
+window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
+log_has() { grep -q -- "$1" "$LOG"; }
+start_app() {
+  SLATE_LISTEN=127.0.0.1:0 "$APP" "$@" >>"$LOG" 2>&1 &
+  app_pid=$!
+  eventually 60 find_item
+}
+
+# ---- 1. start: the count of sessions already waiting, and no notification for them ----
+start_app
+check "the tray item registers with the StatusNotifierWatcher" test -n "$item_path"
+check "the tray label shows 1 at start-up" eventually 20 label_is 1
+check "the tray icon shows the 1-badge, pixel for pixel" icon_shows needs-1
+check "the menu lists the waiting session with project, agent and reason" eventually 5 menu_has "web · Claude Code — "
+has_app_actions() { menu_has "Open Slate" && menu_has "Pause notifications" && menu_has "Start at login" && menu_has "Quit Slate"; }
+check "the menu has Open Slate, Pause notifications, Start at login and Quit" has_app_actions
+sleep 3
+check "no notification at start-up for a session already waiting" test "$(notify_count)" -eq 0
+
+# ---- 2. a second launch shows the first one's window and exits ----
+window_hidden() { ! window_visible; }
+check "the app starts in the tray with its window hidden" window_hidden
+timeout 30 "$APP" >>"$WORK/second.log" 2>&1
+second_status=$?
+check "a second launch exits at once" test "$second_status" -eq 0
+check "a second launch shows the first one's window" eventually 10 window_visible
+sleep 1
+import -window root "$SHOTS/app-window.png" 2>/dev/null
+wmctrl -c Slate
+check "closing the window hides it" eventually 5 window_hidden
+check "closing the window leaves the tray app running" kill -0 "$app_pid"
+
+# ---- 3. Working -> Needs you: the count follows and exactly one notification ----
+{
+  line "$ACME_DIR" "$ACME" '"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ok","is_error":false}]}'
+  line "$ACME_DIR" "$ACME" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"All green."}]}'
+  line "$ACME_DIR" "$ACME" '"type":"system","subtype":"turn_duration","durationMs":900'
+} >>"$ACME_FILE"
+check "the tray label follows to 2" eventually 10 label_is 2
+check "the tray icon shows the 2-badge, pixel for pixel" icon_shows needs-2
+check "the menu now lists the session that flipped" eventually 5 menu_has "acme-api · Claude Code — "
+check "exactly one Notify after the flip" eventually 6 notified 1
+sleep 3
+check "still exactly one Notify after the burst window" test "$(notify_count)" -eq 1
+check "the notification names project and agent" grep -q '"acme-api · Claude Code needs you"' "$NOTIFY_LOG"
+check "the notification body gives the reason and the title" \
+  bash -c "grep -A3 'acme-api · Claude Code needs you' '$NOTIFY_LOG' | grep -q 'Rate limiting'"
+import -window root "$SHOTS/app-notification.png" 2>/dev/null
+
+# ---- 4. clicks: a session in the menu, a notification ----
+click "acme-api · Claude Code — "
+check "a menu click on a session reaches the focus handler" eventually 5 log_has "focus requested session=$ACME"
+dunstctl action 0 >/dev/null 2>&1
+focused_twice() { [ "$(grep -c "focus requested session=$ACME" "$LOG")" -ge 2 ]; }
+check "a click on the notification reaches the focus handler" eventually 5 focused_twice
+
+# ---- 5. start at login ----
+click "Start at login"
+check "Start at login writes the autostart entry" eventually 5 bash -c "ls '$HOME'/.config/autostart/*.desktop >/dev/null 2>&1"
+check "the autostart entry starts the app hidden" bash -c "grep -q -- '--hidden' '$HOME'/.config/autostart/*.desktop"
+click "Start at login"
+check "Start at login again removes it" eventually 5 bash -c "! ls '$HOME'/.config/autostart/*.desktop >/dev/null 2>&1"
+
+# ---- 6. nothing needs you: the calm icon ----
+line "$ACME_DIR" "$ACME" '"type":"user","message":{"role":"user","content":"now the docs"}' >>"$ACME_FILE"
+line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"and the tables"}' >>"$WEB_FILE"
+check "the tray label follows to 0" eventually 10 label_is 0
+check "the tray icon shows no badge, pixel for pixel" icon_shows needs-0
+no_red() { ! icon_has_red; }
+check "the calm icon has no badge red" no_red
+
+# ---- 7. paused: a flip is not told, then Resume is offered until clicked ----
+before="$(notify_count)"
+click "Until resumed"
+check "Pause notifications until resumed offers Resume in the menu" eventually 5 menu_has "Resume notifications"
+{
+  line "$WEB_DIR" "$WEB" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Tables renamed."}]}'
+  line "$WEB_DIR" "$WEB" '"type":"system","subtype":"turn_duration","durationMs":900'
+} >>"$WEB_FILE"
+check "a flip while paused still moves the count" eventually 10 label_is 1
+sleep 3
+check "a flip while paused sends no notification" test "$(notify_count)" -eq "$before"
+click "Resume notifications"
+check "Resume brings Pause notifications back" eventually 5 menu_has "Pause notifications"
+line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"one more thing"}' >>"$WEB_FILE"
+check "the count is back to 0" eventually 10 label_is 0
+
+# ---- 8. restart: no notification at start-up ----
+before="$(notify_count)"
+click "Quit Slate"
+check "Quit in the menu ends the app" eventually 10 bash -c "! kill -0 $app_pid 2>/dev/null"
+{
+  line "$ACME_DIR" "$ACME" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Docs done."}]}'
+  line "$ACME_DIR" "$ACME" '"type":"system","subtype":"turn_duration","durationMs":900'
+} >>"$ACME_FILE"
+item=""
+item_path=""
+start_app
+check "after a restart the tray shows the session that finished meanwhile" eventually 20 label_is 1
+sleep 4
+check "a restart sends no notification" test "$(notify_count)" -eq "$before"
+check "the icon after the restart has the badge red" icon_has_red
+
+# ---- 9. the demo plays every state in its own temporary HOME ----
+before="$(notify_count)"
+click "Quit Slate"
+eventually 10 bash -c "! kill -0 $app_pid 2>/dev/null"
+mkdir -p "$WORK/tmp"
+item=""
+item_path=""
+TMPDIR="$WORK/tmp" start_app --demo
+check "the demo starts with its window shown" eventually 10 window_visible
+check "the demo reaches three sessions needing you" eventually 40 label_is 3
+demo_notified() { [ "$(notify_count)" -eq $((before + 3)) ]; }
+check "the demo's three flips give three notifications" eventually 5 demo_notified
+check "the demo lists its permission prompt in the menu" menu_has "acme-api · Claude Code — Asks permission for Edit"
+import -window root "$SHOTS/app-demo.png" 2>/dev/null
+click "Quit Slate"
+demo_gone() { ! kill -0 "$app_pid" 2>/dev/null && [ -z "$(ls -A "$WORK/tmp")" ]; }
+check "quitting the demo removes its temporary HOME" eventually 10 demo_gone
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
