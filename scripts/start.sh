@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds Slate, and shows the agent sessions on this machine.
+# Installs what is missing, builds Slate, and starts the tray app. Without a graphical session it
+# shows the sessions in the terminal instead; `slate serve` runs the same engine headless.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-cargo build --release --locked -p slate
-exec target/release/slate sessions "$@"
+if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ] && [ "$(uname)" = "Linux" ]; then
+  echo "slate: no graphical session (DISPLAY is not set); listing the sessions instead." >&2
+  cargo build --release --locked -p slate
+  exec target/release/slate sessions "$@"
+fi
+echo "slate: building the tray app (the first build takes several minutes)" >&2
+cargo build --release --locked -p slate -p slate-app
+exec target/release/slate-app --show "$@"
