@@ -162,6 +162,42 @@ fn parse_awaiting_who(text: &str) -> Result<String, String> {
     }
 }
 
+/// The live list of a running Slate server, if one answers at `listen` within a moment.
+fn sessions_from_server(listen: SocketAddr) -> Option<Vec<Session>> {
+    if !slate::follow::probe(listen, Duration::from_millis(300)) {
+        return None;
+    }
+    let body = slate::follow::get(listen, "/sessions/live").ok()?;
+    let value: serde_json::Value = serde_json::from_str(&body).ok()?;
+    // An older server may send sessions without `session_state`; `from_wire` fills it in.
+    value["sessions"]
+        .as_array()?
+        .iter()
+        .map(|session| Session::from_wire(session.clone()).ok())
+        .collect()
+}
+
+/// Prints sessions as the `slate sessions` table or as `{"sessions":[…]}`, Needs you first.
+fn print_sessions(
+    mut sessions: Vec<Session>,
+    json: bool,
+    now: Timestamp,
+    server: Option<SocketAddr>,
+) -> anyhow::Result<()> {
+    report::sort_for_display(&mut sessions);
+    let mut out = std::io::stdout().lock();
+    if json {
+        let body = serde_json::json!({ "sessions": sessions });
+        writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
+    } else {
+        write!(out, "{}", report::table(&sessions, now))?;
+        if let Some(server) = server {
+            writeln!(out, "(from the Slate running at {server})")?;
+        }
+    }
+    Ok(())
+}
+
 /// Where Slate's own files live for this user, from the environment.
 struct Places {
     store: PathBuf,
@@ -262,6 +298,26 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
+    // One engine: when a Slate server runs (the tray app or `slate serve`), the live list comes
+    // from it, so this command shows what the tray shows, including what only a running engine
+    // knows (hosted terminals, the death of a process it saw vouching). A replay (`--now`,
+    // `--processes`) or `SLATE_STANDALONE=1` always decides on its own.
+    if let Command::Sessions {
+        json,
+        all: false,
+        reclaimable: false,
+    } = cli.command
+    {
+        let standalone = cli.now.is_some()
+            || cli.processes.is_some()
+            || std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1");
+        if !standalone {
+            if let Some(sessions) = sessions_from_server(config.server.listen) {
+                print_sessions(sessions, json, now, Some(config.server.listen))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
+    }
     let mut engine = Engine::new(options);
     // Intents and claims first, so the first decision of every session already shows them. A
     // store that does not exist yet holds none, and is not created just to read it.
@@ -289,14 +345,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                 })
                 .collect();
-            report::sort_for_display(&mut sessions);
             if reclaimable && !json {
+                report::sort_for_display(&mut sessions);
                 write!(out, "{}", report::reclaimable(&sessions, now))?;
-            } else if json {
-                let body = serde_json::json!({ "sessions": sessions });
-                writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
             } else {
-                write!(out, "{}", report::table(&sessions, now))?;
+                print_sessions(sessions, json, now, None)?;
             }
         }
         Command::Show { id, json } => {

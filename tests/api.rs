@@ -735,3 +735,83 @@ async fn the_desktop_webview_origin_gets_cors_and_others_do_not() {
     handle.shutdown();
     thread.join().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slate_sessions_reads_a_running_server() {
+    let (_temp, handle, thread) = started();
+    let pid = handle.live_sessions()[0]
+        .pid
+        .expect("the recorded process vouches");
+    // What only the running engine knows: a hosted terminal's report.
+    handle.send(live::Event::HostedProcess {
+        pid,
+        signals: slate::model::HostedSignals::default(),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(api::serve(
+        listener,
+        handle.clone(),
+        security(address.port()),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    // An empty HOME whose config points at that server: on its own, `slate sessions` would list
+    // nothing.
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config/slate");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!("[server]\nlisten = \"{address}\"\n"),
+    )
+    .unwrap();
+    let home_path = home.path().to_path_buf();
+    let run = move |extra: &[(&str, &str)]| {
+        let home = &home_path;
+        let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
+        command
+            .args(["sessions", "--json"])
+            .env_clear()
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    };
+    let output = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let output = run(&[]);
+            let body = json(&String::from_utf8_lossy(&output.stdout));
+            if body["sessions"][0]["hosted"] == true || std::time::Instant::now() > deadline {
+                return (
+                    body,
+                    json(&String::from_utf8_lossy(
+                        &run(&[("SLATE_STANDALONE", "1")]).stdout,
+                    )),
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })
+    .await
+    .unwrap();
+    let (from_server, standalone) = output;
+    assert_eq!(from_server["sessions"][0]["id"], SESSION, "{from_server}");
+    assert_eq!(from_server["sessions"][0]["hosted"], true, "{from_server}");
+    assert_eq!(
+        standalone["sessions"],
+        serde_json::json!([]),
+        "{standalone}"
+    );
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    handle.shutdown();
+    thread.join().unwrap();
+}
