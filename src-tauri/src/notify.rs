@@ -103,7 +103,10 @@ pub fn decide(notifier: &mut Notifier, input: Input<'_>, now: Timestamp, paused:
                 None => {}
             }
             let flipped = previous == Some(Status::Working) && session.status == Status::Waiting;
-            if flipped && !paused && queued.is_none() {
+            // A parked session fires nothing, and one awaiting another actor stays quiet until that
+            // actor acts (SPEC §4 intent); the engine's own rule says which.
+            let muted = slate::tracker::notifications_muted(&session.session_state);
+            if flipped && !paused && !muted && queued.is_none() {
                 notifier.arrivals += 1;
                 notifier
                     .pending

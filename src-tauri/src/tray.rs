@@ -10,7 +10,7 @@
 //! only then turned into Tauri menu items by [`set_menu`]. What a click does is decided in `lib`;
 //! this module only maps menu ids to [`MenuAction`]s.
 
-use slate::model::{AgentKind, Session, SessionKey, Timestamp};
+use slate::model::{AgentKind, IntentState, Session, SessionKey, Timestamp};
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -182,8 +182,14 @@ pub fn session_label(session: &Session) -> String {
     } else {
         reason.clone()
     };
+    // A parked session says so first: it waits on purpose, and fires no notifications.
+    let parked = match session.session_state.intent.state {
+        IntentState::Parked => "Parked · ",
+        IntentState::Awaiting => "Awaiting · ",
+        IntentState::None => "",
+    };
     // A lone `&` would become a mnemonic marker in the menu.
-    format!("{} — {reason}", notify::label(session)).replace('&', "&&")
+    format!("{parked}{} — {reason}", notify::label(session)).replace('&', "&&")
 }
 
 /// "14:05 UTC": the menus have no locale to format with, so the pause end is given in UTC.

@@ -232,3 +232,32 @@ fn a_removed_session_is_forgotten() {
     );
     assert!(shown.is_empty(), "{shown:#?}");
 }
+
+#[test]
+fn a_parked_session_and_one_awaiting_another_actor_stay_quiet() {
+    use slate::model::{Actor, Intent, IntentState};
+    let mut parked = waiting("acme-api", "s1");
+    parked.session_state.intent = Intent {
+        state: IntentState::Parked,
+        reason: Some("lunch".to_string()),
+        awaiting_who: None,
+    };
+    let mut awaiting = waiting("web", "s2");
+    awaiting.session_state.intent = Intent {
+        state: IntentState::Awaiting,
+        reason: Some("the deploy".to_string()),
+        awaiting_who: Some("ci_or_deploy".to_string()),
+    };
+    awaiting.session_state.next_actor.actor = Actor::CiOrDeploy;
+    let mut notifier = Notifier::seed(&[working("acme-api", "s1"), working("web", "s2")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(parked))),
+            (0.5, Some(update(awaiting))),
+            (5.0, None),
+        ],
+        false,
+    );
+    assert!(shown.is_empty(), "{shown:#?}");
+}
