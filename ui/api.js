@@ -132,6 +132,21 @@ export class Api {
     if (!response.ok) throw await errorOf(response);
   }
 
+  /**
+   * `POST /sessions/{id}/intent` with the bearer token: park (`{state: "parked", reason}`), await
+   * (`{state: "awaiting", reason, awaiting_who}`) or resume (`{state: "none"}`) a session.
+   */
+  async setIntent(id, intent) {
+    const headers = { "Content-Type": "application/json" };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    const response = await fetch(this.base + `/sessions/${encodeURIComponent(id)}/intent`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(intent),
+    });
+    if (!response.ok) throw await errorOf(response);
+  }
+
   /** Whether this page can raise a session's terminal: only the desktop shell can. */
   get canFocus() {
     return this.tauri !== null;

@@ -25,6 +25,8 @@ const STATUS = {
 
 const state = {
   api: null,
+  /** The reason being typed in the details pane, kept across re-renders: `{key, text}`. */
+  intentDraft: { key: null, text: "" },
   sessions: new Map(),
   /** True once a list or snapshot has arrived, so the empty state is not shown while connecting. */
   loaded: false,
@@ -379,6 +381,7 @@ function renderDetails() {
         : null,
       el("button", { type: "button", id: "refresh-details", onclick: () => refresh() }, "Refresh"),
     ),
+    intentNode(session),
     facetsNode(session),
     el(
       "section",
@@ -417,7 +420,14 @@ function renderDetails() {
       transitions === null ? (details && details.error ? null : el("p", { class: "note", text: "Loading…" })) : transitionsNode(transitions),
     ),
   );
+  // The pane is drawn again on every change; someone typing a reason keeps their place.
+  const typing = document.activeElement && document.activeElement.id === "intent-reason";
   pane.replaceChildren(body);
+  if (typing) {
+    const input = $("intent-reason");
+    input.focus();
+    input.setSelectionRange(input.value.length, input.value.length);
+  }
 }
 
 function render() {
@@ -503,6 +513,61 @@ async function refresh() {
   }
 }
 
+/**
+ * Park, await or resume the session on purpose (SPEC §4 intent): a reason is asked for, since a
+ * parked session keeps its quiet reason and someone will read it later.
+ */
+function intentNode(session) {
+  const intent = session.session_state ? session.session_state.intent : null;
+  const current = intent && intent.state ? intent.state : "none";
+  return el(
+    "form",
+    {
+      class: "intent",
+      id: "intent-form",
+      "aria-label": "Park or await",
+      onsubmit: (event) => {
+        event.preventDefault();
+        setIntent("parked");
+      },
+    },
+    el("input", {
+      type: "text",
+      id: "intent-reason",
+      placeholder: "Why? (e.g. waiting for review)",
+      "aria-label": "Reason",
+      value: state.intentDraft.key === state.selected ? state.intentDraft.text : "",
+      oninput: (event) => {
+        state.intentDraft = { key: state.selected, text: event.target.value };
+      },
+    }),
+    el("button", { type: "submit", id: "park" }, "Park"),
+    el("button", { type: "button", id: "await-ci", onclick: () => setIntent("awaiting", "ci_or_deploy") }, "Await CI"),
+    current !== "none" ? el("button", { type: "button", id: "resume", onclick: () => setIntent("none") }, "Resume") : null,
+  );
+}
+
+async function setIntent(intentState, awaitingWho) {
+  const session = state.selected && state.sessions.get(state.selected);
+  if (!session || !state.api) return;
+  const reason = state.intentDraft.key === state.selected ? state.intentDraft.text.trim() : "";
+  if (intentState !== "none" && !reason) {
+    say("Give a reason first", true);
+    return;
+  }
+  const intent = { state: intentState };
+  if (reason && intentState !== "none") intent.reason = reason;
+  if (awaitingWho) intent.awaiting_who = awaitingWho;
+  try {
+    await state.api.setIntent(session.id, intent);
+    state.intentDraft = { key: null, text: "" };
+    say(intentState === "none" ? "Resumed" : intentState === "parked" ? "Parked" : "Awaiting");
+    loadDetails();
+  } catch (error) {
+    say(`Could not change the intent: ${error && error.message ? error.message : error}`, true);
+  }
+}
+
 async function focusSelected() {
   const session = state.selected && state.sessions.get(state.selected);
   if (!session || !state.api || !state.api.canFocus) return;
@@ -546,6 +611,9 @@ function afterChange() {
 function onKey(event) {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   const onControl = event.target instanceof HTMLElement && event.target.closest("button, a, input, textarea, select");
+  // Letters typed into a text field are text, not shortcuts; Esc still leaves the field.
+  const typing = event.target instanceof HTMLElement && event.target.closest("input, textarea");
+  if (typing && event.key !== "Escape") return;
   switch (event.key) {
     case "ArrowDown":
     case "j":

@@ -163,6 +163,7 @@ function startFakeApi() {
     details: new Map(),
     streams: new Set(),
     refreshes: [],
+    intents: [],
     focusCalls: [],
     health: {
       version: "0.1.0-test",
@@ -236,6 +237,16 @@ function startFakeApi() {
       api.refreshes.push(req.headers.authorization || "");
       if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: "missing or wrong token" });
       return send(res, 204, "");
+    }
+    if (req.method === "POST" && path.startsWith("/sessions/") && path.endsWith("/intent")) {
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: "missing or wrong token" });
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        api.intents.push({ id: decodeURIComponent(path.slice("/sessions/".length, -"/intent".length)), intent: JSON.parse(body) });
+        send(res, 204, "");
+      });
+      return;
     }
     if (req.method === "GET" && path === "/health") return send(res, 200, api.health);
     if (req.method === "GET" && path.startsWith("/sessions/")) {
@@ -620,6 +631,24 @@ async function main() {
       equal(d.heading, "slate-fixture question: ask me which database to use", "heading");
       equal(d.facts.Reason, "Asks: Which database should the fixture use? question", "reason facet");
       equal(await browser.exec(SELECTED), keyOf(w.question), "the clicked row is selected");
+      await browser.click("#close-details");
+    });
+
+    await check("the details pane parks a session with a reason, and asks for one first", async () => {
+      api.intents = [];
+      await browser.click(`#list .row[data-key="${keyOf(w.question)}"]`);
+      await browser.until("question details", DETAILS_LOADED);
+      await browser.click("#park");
+      await browser.until("the missing reason", "return document.getElementById('message').textContent === 'Give a reason first';");
+      equal(api.intents, [], "nothing sent without a reason");
+      await browser.keys("#intent-reason", "waiting for review");
+      await browser.click("#park");
+      const said = await browser.until(
+        "the park POST",
+        "const text = document.getElementById('message').textContent; return text !== 'Give a reason first' && text;",
+      );
+      equal(said, "Parked", "what the page said");
+      equal(api.intents, [{ id: w.question.session.id, intent: { state: "parked", reason: "waiting for review" } }], "the intent sent");
       await browser.click("#close-details");
     });
 
