@@ -15,51 +15,16 @@ use slate::api::{self, Security};
 use slate::engine::{Options, ProcessSource};
 use slate::follow;
 use slate::live::{self, Handle, Service, Timing};
-use slate::model::{ProcessInfo, ProcessTable, Timestamp};
+
 use slate::sources::files::Env;
 use tower::ServiceExt;
 
-const SESSION: &str = "7f3c1d2e-5a4b-4c3d-9e8f-0a1b2c3d4e5f";
+use crate::util::{
+    claude_line, claude_process_table, transcript_path, working_transcript, SESSION,
+};
+
 const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 const PORT: u16 = 7411;
-
-fn line(kind: &str, body: &str, at: Timestamp) -> String {
-    format!(
-        r#"{{"type":"{kind}","cwd":"/work/acme","sessionId":"{SESSION}","version":"2.1.332","uuid":"u","timestamp":"{at}",{body}}}"#
-    )
-}
-
-fn transcript_path(home: &Path) -> PathBuf {
-    home.join(format!(".claude/projects/-work-acme/{SESSION}.jsonl"))
-}
-
-/// A Claude Code transcript in the middle of a tool call: Working.
-fn working_transcript(home: &Path, at: Timestamp) -> PathBuf {
-    let path = transcript_path(home);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut file = std::fs::File::create(&path).unwrap();
-    writeln!(
-        file,
-        "{}",
-        line(
-            "user",
-            r#""message":{"role":"user","content":"run the tests"}"#,
-            at
-        )
-    )
-    .unwrap();
-    writeln!(
-        file,
-        "{}",
-        line(
-            "assistant",
-            r#""message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"cargo test"}}]}"#,
-            at
-        )
-    )
-    .unwrap();
-    path
-}
 
 /// Appends the tool's result, a closing text and the turn's end: the session now needs you.
 fn finish_turn(path: &Path) {
@@ -77,27 +42,12 @@ fn finish_turn(path: &Path) {
         ),
         ("system", r#""subtype":"turn_duration","durationMs":900"#),
     ] {
-        text.push_str(&line(kind, body, at));
+        text.push_str(&claude_line(kind, body, at));
         text.push('\n');
     }
     // One write, so the watcher cannot catch the turn half-written.
     file.write_all(text.as_bytes()).unwrap();
     file.flush().unwrap();
-}
-
-fn process_table(started: Timestamp) -> ProcessTable {
-    ProcessTable {
-        processes: vec![ProcessInfo {
-            pid: 4242,
-            ppid: Some(1),
-            name: "claude".to_string(),
-            exe: None,
-            cmd: vec!["claude".to_string()],
-            cwd: Some("/work/acme".to_string()),
-            start_time: started,
-            start_ticks: None,
-        }],
-    }
 }
 
 fn service(home: &Path) -> Service {
@@ -107,7 +57,7 @@ fn service(home: &Path) -> Service {
     };
     let mut options = Options::from_env(env);
     let started = live::system_clock().minus(Duration::from_secs(60));
-    options.processes = ProcessSource::Recorded(process_table(started));
+    options.processes = ProcessSource::Recorded(claude_process_table(started));
     Service {
         options,
         timing: Timing::default(),
@@ -481,7 +431,7 @@ fn write_table(home: &Path) -> PathBuf {
     let started = live::system_clock().minus(Duration::from_secs(60));
     std::fs::write(
         &path,
-        serde_json::to_vec(&process_table(started).processes).unwrap(),
+        serde_json::to_vec(&claude_process_table(started).processes).unwrap(),
     )
     .unwrap();
     path

@@ -7,41 +7,10 @@ use std::time::Duration;
 
 use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Service, Timing, Update};
-use slate::model::{ProcessInfo, ProcessTable, Status, Timestamp};
+use slate::model::{Status, Timestamp};
 use slate::sources::files::Env;
 
-const SESSION: &str = "7f3c1d2e-5a4b-4c3d-9e8f-0a1b2c3d4e5f";
-
-fn line(kind: &str, body: &str, at: Timestamp) -> String {
-    format!(
-        r#"{{"type":"{kind}","cwd":"/work/acme","sessionId":"{SESSION}","version":"2.1.332","uuid":"u","timestamp":"{at}",{body}}}"#
-    )
-}
-
-fn working_transcript(path: &Path, at: Timestamp) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut file = std::fs::File::create(path).unwrap();
-    writeln!(
-        file,
-        "{}",
-        line(
-            "user",
-            r#""message":{"role":"user","content":"run the tests"}"#,
-            at
-        )
-    )
-    .unwrap();
-    writeln!(
-        file,
-        "{}",
-        line(
-            "assistant",
-            r#""message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"cargo test"}}]}"#,
-            at
-        )
-    )
-    .unwrap();
-}
+use crate::util::{claude_line, claude_process_table, working_transcript, SESSION};
 
 fn service(home: &Path, started: Timestamp) -> Service {
     let env = Env {
@@ -49,18 +18,7 @@ fn service(home: &Path, started: Timestamp) -> Service {
         ..Env::default()
     };
     let mut options = Options::from_env(env);
-    options.processes = ProcessSource::Recorded(ProcessTable {
-        processes: vec![ProcessInfo {
-            pid: 4242,
-            ppid: Some(1),
-            name: "claude".to_string(),
-            exe: None,
-            cmd: vec!["claude".to_string()],
-            cwd: Some("/work/acme".to_string()),
-            start_time: started,
-            start_ticks: None,
-        }],
-    });
+    options.processes = ProcessSource::Recorded(claude_process_table(started));
     Service {
         options,
         timing: Timing::default(),
@@ -74,8 +32,7 @@ async fn an_appended_turn_end_reaches_subscribers_once() {
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path();
     let now = live::system_clock();
-    let transcript = home.join(format!(".claude/projects/-work-acme/{SESSION}.jsonl"));
-    working_transcript(&transcript, now);
+    let transcript = working_transcript(home, now);
 
     let (handle, thread) = live::start(service(home, now.minus(Duration::from_secs(60))));
     let (snapshot, mut updates) = handle.subscribe();
@@ -98,7 +55,7 @@ async fn an_appended_turn_end_reaches_subscribers_once() {
         ),
         ("system", r#""subtype":"turn_duration","durationMs":900"#),
     ] {
-        writeln!(file, "{}", line(kind, body, at)).unwrap();
+        writeln!(file, "{}", claude_line(kind, body, at)).unwrap();
     }
     file.flush().unwrap();
 
@@ -146,8 +103,7 @@ async fn an_intent_set_through_the_handle_and_a_claim_written_by_the_cli_reach_s
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path();
     let now = live::system_clock();
-    let transcript = home.join(format!(".claude/projects/-work-acme/{SESSION}.jsonl"));
-    working_transcript(&transcript, now);
+    working_transcript(home, now);
     let db = home.join("data/slate/slate.db");
     let mut service = service(home, now.minus(Duration::from_secs(60)));
     service.store = Some(store::open(&db).unwrap());

@@ -22,3 +22,4 @@ mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corrup
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod titles; // the title grammars against real titles recorded from the CLIs
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
+mod util; // helpers several modules share: a Claude Code session in a temp HOME and its process

@@ -1,0 +1,68 @@
+//! What several test modules build the same way: a Claude Code session in a temporary HOME, in
+//! the middle of a tool call, and the recorded process that vouches for it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use slate::model::{ProcessInfo, ProcessTable, Timestamp};
+
+/// The session every such HOME holds.
+pub const SESSION: &str = "7f3c1d2e-5a4b-4c3d-9e8f-0a1b2c3d4e5f";
+
+/// One Claude Code transcript line of `kind`, written in `/work/acme`, with `body` as its own
+/// fields.
+pub fn claude_line(kind: &str, body: &str, at: Timestamp) -> String {
+    format!(
+        r#"{{"type":"{kind}","cwd":"/work/acme","sessionId":"{SESSION}","version":"2.1.332","uuid":"u","timestamp":"{at}",{body}}}"#
+    )
+}
+
+/// Where `SESSION`'s transcript lives under `home`.
+pub fn transcript_path(home: &Path) -> PathBuf {
+    home.join(format!(".claude/projects/-work-acme/{SESSION}.jsonl"))
+}
+
+/// Writes `SESSION`'s transcript in the middle of a tool call (Working) and returns its path.
+pub fn working_transcript(home: &Path, at: Timestamp) -> PathBuf {
+    let path = transcript_path(home);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut file = std::fs::File::create(&path).unwrap();
+    writeln!(
+        file,
+        "{}",
+        claude_line(
+            "user",
+            r#""message":{"role":"user","content":"run the tests"}"#,
+            at
+        )
+    )
+    .unwrap();
+    writeln!(
+        file,
+        "{}",
+        claude_line(
+            "assistant",
+            r#""message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"cargo test"}}]}"#,
+            at
+        )
+    )
+    .unwrap();
+    path
+}
+
+/// A recorded table with one `claude` process (pid 4242) working in `/work/acme`, started at
+/// `started`: it vouches for `SESSION`.
+pub fn claude_process_table(started: Timestamp) -> ProcessTable {
+    ProcessTable {
+        processes: vec![ProcessInfo {
+            pid: 4242,
+            ppid: Some(1),
+            name: "claude".to_string(),
+            exe: None,
+            cmd: vec!["claude".to_string()],
+            cwd: Some("/work/acme".to_string()),
+            start_time: started,
+            start_ticks: None,
+        }],
+    }
+}
