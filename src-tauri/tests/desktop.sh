@@ -224,8 +224,13 @@ check "the notification body gives the reason and the title" \
 import -window root "$SHOTS/app-notification.png" 2>/dev/null
 
 # ---- 4. clicks: a session in the menu, a notification ----
+# The other agent's window is in front; the click must bring acme-api's tmux window back.
+tmux -S "$TMUX_SOCKET" select-window -t agents:web
+active_window() { [ "$(tmux -S "$TMUX_SOCKET" display -p -t agents '#{window_name}')" = "$1" ]; }
+check "the other agent's window is in front before the click" active_window web
 click "acme-api · Claude Code — "
 check "a menu click on a session reaches the focus handler" eventually 5 log_has "focus requested session=$ACME"
+check "the menu click brought the session's tmux window to the front" eventually 5 active_window acme
 dunstctl action 0 >/dev/null 2>&1
 focused_twice() { [ "$(grep -c "focus requested session=$ACME" "$LOG")" -ge 2 ]; }
 check "a click on the notification reaches the focus handler" eventually 5 focused_twice
