@@ -10,7 +10,7 @@
 //! of a temporary folder.
 
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -798,6 +798,55 @@ async function main() {
       );
       ok(layout.detailsLeft >= layout.listRight - 1 && layout.listWidth > 300, `side by side: ${JSON.stringify(layout)}`);
       await browser.screenshot(join(shots, "wide-light.png"));
+    });
+
+    await check("the page served by the real slate serve shows its live list", async () => {
+      // A real Claude Code recording (the registry says the turn finished), replayed by the real
+      // server over a copy of its HOME, with its recorded process table vouching for it.
+      const slate = join(REPO, "target", "debug", "slate");
+      ok(existsSync(slate), `${slate} is built (cargo test builds it before this script runs)`);
+      const recording = join(REPO, "fixtures", "recordings", "claude-code", "2.1.332", "finished");
+      const home = mkdtempSync(join(tmpdir(), "slate-ui-serve-"));
+      cpSync(join(recording, "home"), home, { recursive: true });
+      const server = spawn(
+        slate,
+        ["serve", "--listen", "127.0.0.1:0", "--processes", join(recording, "processes.json")],
+        {
+          env: {
+            HOME: home,
+            XDG_CONFIG_HOME: join(home, ".config"),
+            XDG_DATA_HOME: join(home, ".local", "share"),
+            PATH: process.env.PATH,
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      try {
+        const base = await new Promise((done, fail) => {
+          let out = "";
+          const timer = setTimeout(() => fail(new Error(`slate serve printed no address: ${out}`)), WAIT_MS);
+          server.stdout.on("data", (chunk) => {
+            out += chunk;
+            const found = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+            if (found) {
+              clearTimeout(timer);
+              done(found[1]);
+            }
+          });
+          server.on("exit", (code) => fail(new Error(`slate serve exited with ${code}`)));
+        });
+        await browser.go(`${base}/`);
+        const rows = await browser.until(
+          "the real server's live list",
+          `const rows = [...document.querySelectorAll('#list .row')]; return document.getElementById('connection').dataset.state === 'open' && rows.length ? rows.map((row) => row.textContent) : null;`,
+        );
+        equal(rows.length, 1, "one live session");
+        ok(rows[0].includes("The turn finished"), `the row gives the reason: ${rows[0]}`);
+        equal(await browser.exec(COUNT), "1 needs you 0 working", "the header count");
+      } finally {
+        server.kill("SIGTERM");
+        rmSync(home, { recursive: true, force: true });
+      }
     });
 
     await check("no page errors in the whole run", async () => {
