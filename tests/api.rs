@@ -270,17 +270,7 @@ fn follow_events(address: SocketAddr) -> mpsc::Receiver<follow::ServerEvent> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_appended_turn_end_reaches_the_stream_once() {
     let (temp, handle, thread) = started();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(api::serve(
-        listener,
-        handle.clone(),
-        security(address.port()),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let (address, stop, server) = serve_on_free_port(&handle).await;
 
     let events = tokio::task::spawn_blocking(move || follow_events(address))
         .await
@@ -493,9 +483,14 @@ fn serve_prints_its_port_refuses_a_second_and_stops_on_sigterm() {
     assert!(first.wait().success(), "serve exits cleanly on SIGTERM");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn watch_follows_a_running_server() {
-    let (temp, handle, thread) = started();
+/// Serves `handle`'s API on a free loopback port until the returned sender fires.
+async fn serve_on_free_port(
+    handle: &Handle,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -507,6 +502,13 @@ async fn watch_follows_a_running_server() {
             let _ = stopped.await;
         },
     ));
+    (address, stop, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_follows_a_running_server() {
+    let (temp, handle, thread) = started();
+    let (address, stop, server) = serve_on_free_port(&handle).await;
     // The watcher's own HOME has no transcripts: everything it prints comes from the server.
     let own = tempfile::tempdir().unwrap();
     let listen = address.to_string();
@@ -697,21 +699,11 @@ async fn slate_sessions_reads_a_running_server() {
         pid,
         signals: slate::model::HostedSignals::default(),
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(api::serve(
-        listener,
-        handle.clone(),
-        security(address.port()),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let (address, stop, server) = serve_on_free_port(&handle).await;
     // An empty HOME whose config points at that server: on its own, `slate sessions` would list
     // nothing.
     let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("config/slate");
+    let config = home.path().join(".config/slate");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(
         config.join("config.toml"),
@@ -720,15 +712,7 @@ async fn slate_sessions_reads_a_running_server() {
     .unwrap();
     let home_path = home.path().to_path_buf();
     let run = move |extra: &[(&str, &str)]| {
-        let home = &home_path;
-        let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
-        command
-            .args(["sessions", "--json"])
-            .env_clear()
-            .env("HOME", home)
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("XDG_DATA_HOME", home.join("data"))
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        let mut command = slate(&home_path, &["sessions", "--json"]);
         for (name, value) in extra {
             command.env(name, value);
         }
