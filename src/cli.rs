@@ -357,17 +357,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let key = slate::model::SessionKey::new(session.agent, session.id.as_str());
             let evidence = engine.evidence(&key);
             if json {
-                let mut value = serde_json::to_value(session)?;
+                let mut value = serde_json::to_value(&session)?;
                 value["evidence"] = serde_json::json!(evidence);
                 let body = serde_json::json!({ "session": value });
                 writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
             } else {
-                write!(out, "{}", report::show(session, &evidence, now))?;
+                write!(out, "{}", report::show(&session, &evidence, now))?;
             }
         }
         Command::Focus { id, dry_run } => {
             let session = engine.find(&id)?;
-            return focus(session, dry_run, &mut out);
+            return focus(&session, dry_run, &mut out);
         }
         Command::Doctor => write!(out, "{}", doctor(&engine, now))?,
         Command::Park { id, reason } => {

@@ -355,7 +355,13 @@ impl Engine {
 
     /// All sessions, live and closed, as last decided.
     pub fn sessions(&self) -> Vec<Session> {
-        self.tracker.sessions().cloned().collect()
+        self.tracker.all_sessions()
+    }
+
+    /// The sessions the tracker holds in full: all but the closed summaries
+    /// (`Tracker::closed`), which a long-running service keeps as they are.
+    pub fn full_sessions(&self) -> impl Iterator<Item = &Session> {
+        self.tracker.sessions()
     }
 
     /// The processes the last scan recognised.
@@ -364,23 +370,29 @@ impl Engine {
     }
 
     /// Finds a session by its id or a unique prefix of it.
-    pub fn find(&self, id: &str) -> Result<&Session, FindError> {
-        let matches: Vec<&Session> = self
-            .tracker
-            .sessions()
-            .filter(|session| session.id.as_str().starts_with(id))
+    pub fn find(&self, id: &str) -> Result<Session, FindError> {
+        let full = self.tracker.sessions().map(|session| session.key());
+        let closed = self.tracker.closed().keys().cloned();
+        let matches: Vec<SessionKey> = full
+            .chain(closed)
+            .filter(|key| key.id.as_str().starts_with(id))
             .collect();
-        match matches.as_slice() {
-            [] => Err(FindError::NotFound(id.to_string())),
-            [one] => Ok(one),
-            many => match many.iter().find(|session| session.id.as_str() == id) {
-                Some(exact) => Ok(exact),
-                None => Err(FindError::Ambiguous {
-                    id: id.to_string(),
-                    count: many.len(),
-                }),
+        let key = match matches.as_slice() {
+            [] => return Err(FindError::NotFound(id.to_string())),
+            [one] => one,
+            many => match many.iter().find(|key| key.id.as_str() == id) {
+                Some(exact) => exact,
+                None => {
+                    return Err(FindError::Ambiguous {
+                        id: id.to_string(),
+                        count: many.len(),
+                    })
+                }
             },
-        }
+        };
+        self.tracker
+            .session(key)
+            .ok_or_else(|| FindError::NotFound(id.to_string()))
     }
 
     /// The evidence behind a session's state.

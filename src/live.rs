@@ -24,7 +24,7 @@ use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status
 use crate::report;
 use crate::sources::git::GitCache;
 use crate::store::{Store, Transition};
-use crate::tracker::{Change, Input};
+use crate::tracker::{Change, Closed, Input, Policy};
 
 /// How often the loop does its periodic work. `Default` gives SPEC §5's values.
 #[derive(Debug, Clone)]
@@ -114,8 +114,12 @@ pub struct Health {
 /// What the loop publishes after every round.
 #[derive(Debug, Default)]
 struct Published {
-    /// Every session, live and closed, by key.
+    /// Every session the tracker holds in full, live and closed, by key.
     sessions: HashMap<SessionKey, Session>,
+    /// The closed sessions the tracker keeps as summaries (most of a long history), shared with
+    /// it; their session objects are decided again when asked for, with `policy`.
+    closed: Arc<HashMap<SessionKey, Closed>>,
+    policy: Policy,
     evidence: HashMap<SessionKey, Vec<String>>,
     health: Health,
     /// Bumped after every round, so a caller can wait for a refresh to land.
@@ -155,22 +159,27 @@ impl Handle {
     /// One session by id (or unique prefix), live or closed, with evidence and transitions.
     pub fn session(&self, id: &str) -> Option<Detail> {
         let published = self.shared.published.read().expect("lock poisoned");
-        let mut matches = published
+        let matches: Vec<&SessionKey> = published
             .sessions
-            .iter()
-            .filter(|(key, _)| key.id.as_str().starts_with(id));
-        let (key, session) = matches.next()?;
-        if matches.next().is_some() && key.id.as_str() != id {
-            let exact = published
-                .sessions
-                .iter()
-                .find(|(key, _)| key.id.as_str() == id)?;
-            return Some(self.detail(&published, exact.0, exact.1));
-        }
-        Some(self.detail(&published, key, session))
+            .keys()
+            .chain(published.closed.keys())
+            .filter(|key| key.id.as_str().starts_with(id))
+            .collect();
+        let key = match matches.as_slice() {
+            [one] => *one,
+            many => many.iter().copied().find(|key| key.id.as_str() == id)?,
+        };
+        let (session, evidence) = match published.sessions.get(key) {
+            Some(session) => (
+                session.clone(),
+                published.evidence.get(key).cloned().unwrap_or_default(),
+            ),
+            None => published.closed.get(key)?.session(key, &published.policy),
+        };
+        Some(self.detail(key, session, evidence))
     }
 
-    fn detail(&self, published: &Published, key: &SessionKey, session: &Session) -> Detail {
+    fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<String>) -> Detail {
         let transitions = self
             .shared
             .store
@@ -178,8 +187,8 @@ impl Handle {
             .and_then(|store| store.lock().ok()?.transitions(key, 20).ok())
             .unwrap_or_default();
         Detail {
-            session: session.clone(),
-            evidence: published.evidence.get(key).cloned().unwrap_or_default(),
+            session,
+            evidence,
             transitions,
         }
     }
@@ -519,15 +528,33 @@ impl LoopState {
                 .insert(change.key.clone(), change.session.clone());
         }
         if first {
+            published.policy = self.engine.tracker().policy().clone();
             published.sessions = self
                 .engine
-                .sessions()
-                .into_iter()
-                .map(|mut session| {
+                .full_sessions()
+                .map(|session| {
+                    let mut session = session.clone();
                     add_git_facts(&mut self.git, &mut session, checked);
-                    (SessionKey::new(session.agent, session.id.as_str()), session)
+                    (session.key(), session)
                 })
                 .collect();
+        }
+        let closed = self.engine.tracker().closed();
+        if !Arc::ptr_eq(&published.closed, closed) {
+            // Summaries the tracker brought back to full entries are published in full, even
+            // when their decision did not change.
+            let reopened: Vec<SessionKey> = published
+                .closed
+                .keys()
+                .filter(|key| !closed.contains_key(*key) && !published.sessions.contains_key(*key))
+                .cloned()
+                .collect();
+            for key in reopened {
+                if let Some(session) = self.engine.tracker().session(&key) {
+                    published.sessions.insert(key, session);
+                }
+            }
+            published.closed = Arc::clone(closed);
         }
         if let Some(scope) = self.git_recheck.take() {
             let changed: BTreeSet<SessionKey> =

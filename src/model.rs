@@ -418,6 +418,11 @@ pub struct Session {
 }
 
 impl Session {
+    /// The key the engine and the store know this session by.
+    pub fn key(&self) -> SessionKey {
+        SessionKey::new(self.agent, self.id.as_str())
+    }
+
     /// Reads a session object as a server sent it, tolerating an older server that sent no
     /// `session_state` (SPEC §4: consumers show what they can). The missing facets are filled
     /// from the top-level `status` and `row_time`, with an `unknown` reason, no intent, and a

@@ -118,6 +118,7 @@ pub struct SeenProcess {
 }
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agents::titles::{animates, classify_title, TitleKind};
@@ -179,6 +180,14 @@ pub struct Change {
 pub struct Tracker {
     policy: Policy,
     entries: HashMap<SessionKey, Entry>,
+    /// Sessions first seen already closed, with nothing read from them and nothing pointing at
+    /// them, kept as a small summary instead of an `Entry` (see `Closed`). Shared, so a reader
+    /// elsewhere can hold the map without a copy; it is copied only when it changes while held.
+    closed: Arc<HashMap<SessionKey, Closed>>,
+    /// Sessions first seen in this round with nothing read (a transcript known closed and not
+    /// read): transcript and last write. Each gets its entry only while it is decided, so a
+    /// start-up over a long history never holds a full entry for every closed session at once.
+    unseen: HashMap<SessionKey, (String, Timestamp)>,
     processes: Vec<SeenProcess>,
     listings: BTreeMap<AgentKind, Listing>,
     /// Canonical spellings of folders, as the edges resolved them.
@@ -218,7 +227,73 @@ struct Entry {
     hosted: Option<HostedSignals>,
     /// When the vouching process was seen dead (SPEC §1, presence `gone`).
     gone_at: Option<Timestamp>,
+    /// True once any observation was folded into `log`.
+    observed: bool,
     decision: Option<Decision>,
+}
+
+/// A closed session that nothing was read from, kept small: most of a long history is such
+/// sessions, and a full `Entry` with its decided session object for each would cost tens of
+/// megabytes. It keeps the rules' verdict and evidence; its session object is built again from
+/// them when asked for, and is the one that was decided when the session was first seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    transcript: String,
+    last_write: Timestamp,
+    reason: Reason,
+    presence: Presence,
+    activity: Activity,
+    since: Timestamp,
+    evidence: Vec<String>,
+}
+
+impl Closed {
+    fn new(entry: &Entry, decision: &Decision) -> Option<Closed> {
+        Some(Closed {
+            transcript: entry.transcript.clone()?,
+            last_write: entry.last_write?,
+            reason: decision.reason.clone(),
+            presence: decision.presence,
+            activity: decision.activity,
+            since: decision.since,
+            evidence: decision.evidence.clone(),
+        })
+    }
+
+    /// The session object and evidence, as they were decided.
+    pub fn session(&self, key: &SessionKey, policy: &Policy) -> (Session, Vec<String>) {
+        let decision = self.decision(key, policy);
+        (decision.session, decision.evidence)
+    }
+
+    fn entry(&self) -> Entry {
+        unseen_entry(self.transcript.clone(), self.last_write)
+    }
+
+    /// The decision again. A summary has no intent, claim, vouch or hosted signals (it is made
+    /// full again when one comes), so a tracker that knows nothing else builds the same object.
+    fn decision(&self, key: &SessionKey, policy: &Policy) -> Decision {
+        let verdict = Verdict {
+            status: Status::Ended,
+            reason: self.reason.clone(),
+            presence: self.presence,
+            since: self.since,
+            deadline: None,
+        };
+        let alone = Tracker::new(policy.clone());
+        let session = alone.session_object(key, &self.entry(), &verdict, self.activity, None, None);
+        Decision {
+            session,
+            status: Status::Ended,
+            reason: verdict.reason,
+            presence: verdict.presence,
+            activity: self.activity,
+            since: verdict.since,
+            pid: None,
+            deadline: None,
+            evidence: self.evidence.clone(),
+        }
+    }
 }
 
 /// The fold of a session's observations: the facts the rules read, kept small.
@@ -340,6 +415,14 @@ impl Tracker {
                 }
             }
             Input::TranscriptGone { key, transcript } => {
+                if self
+                    .closed
+                    .get(&key)
+                    .is_some_and(|closed| closed.transcript == transcript)
+                {
+                    // The file of a closed summary went away: nothing is left to list.
+                    Arc::make_mut(&mut self.closed).remove(&key);
+                }
                 if let Some(entry) = self.entries.get_mut(&key) {
                     if entry.transcript.as_deref() == Some(transcript.as_str()) {
                         entry.transcript = None;
@@ -358,14 +441,15 @@ impl Tracker {
                 scope.live = true;
             }
             Input::Listing { agent, listing } => {
+                // A listing may decide a session it names, so such a session needs its entry.
+                for listed in &listing.entries {
+                    self.reopen(&SessionKey::new(agent, listed.session_id.clone()));
+                }
                 self.listings.insert(agent, listing);
                 scope.live = true;
             }
             Input::Hosted { key, signals } => {
-                merge_hosted(
-                    &mut self.entries.entry(key.clone()).or_default().hosted,
-                    signals,
-                );
+                merge_hosted(&mut self.entry_mut(&key).hosted, signals);
                 scope.keys.insert(key);
             }
             Input::Intents(intents) => {
@@ -374,9 +458,16 @@ impl Tracker {
                     .filter(|(_, intent, _)| intent.state != IntentState::None)
                     .map(|(key, intent, at)| (key, (intent, at)))
                     .collect();
-                for key in self.intents.keys().chain(intents.keys()) {
-                    if self.intents.get(key) != intents.get(key) && self.entries.contains_key(key) {
-                        scope.keys.insert(key.clone());
+                let touched: Vec<SessionKey> = self
+                    .intents
+                    .keys()
+                    .chain(intents.keys())
+                    .filter(|key| self.intents.get(*key) != intents.get(*key))
+                    .cloned()
+                    .collect();
+                for key in touched {
+                    if self.reopen(&key) {
+                        scope.keys.insert(key);
                     }
                 }
                 self.intents = intents;
@@ -384,15 +475,21 @@ impl Tracker {
             Input::Custody { items, claims } => {
                 // An item's status or dependencies touch every holder, so every holder before
                 // and after is decided again; so is every session awaiting an item.
-                let holders = self.claims.iter().chain(claims.iter());
-                for (_, key, _) in holders {
-                    if self.entries.contains_key(key) {
-                        scope.keys.insert(key.clone());
-                    }
-                }
-                for (key, (intent, _)) in &self.intents {
-                    if intent.awaiting_who.is_some() && self.entries.contains_key(key) {
-                        scope.keys.insert(key.clone());
+                let holders: Vec<SessionKey> = self
+                    .claims
+                    .iter()
+                    .chain(claims.iter())
+                    .map(|(_, key, _)| key.clone())
+                    .collect();
+                let awaiting: Vec<SessionKey> = self
+                    .intents
+                    .iter()
+                    .filter(|(_, (intent, _))| intent.awaiting_who.is_some())
+                    .map(|(key, _)| key.clone())
+                    .collect();
+                for key in holders.into_iter().chain(awaiting) {
+                    if self.reopen(&key) {
+                        scope.keys.insert(key);
                     }
                 }
                 self.items = items
@@ -421,7 +518,8 @@ impl Tracker {
             .min()
     }
 
-    /// Every session with a transcript, as last decided. Sub-agent sessions are rolled up into
+    /// Every session with a transcript, as last decided, except the closed ones kept as
+    /// summaries (`closed`; `all_sessions` gives both). Sub-agent sessions are rolled up into
     /// their parents and not listed.
     pub fn sessions(&self) -> impl Iterator<Item = &Session> {
         self.entries
@@ -430,18 +528,90 @@ impl Tracker {
             .filter_map(|entry| entry.decision.as_ref().map(|decision| &decision.session))
     }
 
-    pub fn session(&self, key: &SessionKey) -> Option<&Session> {
+    /// The closed sessions kept as summaries: sessions first seen closed with nothing read.
+    pub fn closed(&self) -> &Arc<HashMap<SessionKey, Closed>> {
+        &self.closed
+    }
+
+    /// Every listed session, the closed summaries decided again included.
+    pub fn all_sessions(&self) -> Vec<Session> {
+        let summaries = self
+            .closed
+            .iter()
+            .map(|(key, closed)| closed.session(key, &self.policy).0);
+        self.sessions().cloned().chain(summaries).collect()
+    }
+
+    pub fn session(&self, key: &SessionKey) -> Option<Session> {
+        if let Some(closed) = self.closed.get(key) {
+            return Some(closed.session(key, &self.policy).0);
+        }
         let decision = self.entries.get(key)?.decision.as_ref()?;
-        Some(&decision.session)
+        Some(decision.session.clone())
     }
 
     /// The facts that decided a session's state, for `slate show` and `slate doctor`.
     pub fn evidence(&self, key: &SessionKey) -> Vec<String> {
+        if let Some(closed) = self.closed.get(key) {
+            return closed.session(key, &self.policy).1;
+        }
         self.entries
             .get(key)
             .and_then(|entry| entry.decision.as_ref())
             .map(|decision| decision.evidence.clone())
             .unwrap_or_default()
+    }
+
+    /// The entry of `key`, made (or brought back from a closed summary) when there is none.
+    fn entry_mut(&mut self, key: &SessionKey) -> &mut Entry {
+        self.reopen(key);
+        self.entries.entry(key.clone()).or_default()
+    }
+
+    /// Turns a closed summary back into a full entry, with the decision it had, because
+    /// something now touches the session. Returns whether the session has an entry.
+    fn reopen(&mut self, key: &SessionKey) -> bool {
+        if let Some((transcript, last_write)) = self.unseen.remove(key) {
+            self.entries
+                .insert(key.clone(), unseen_entry(transcript, last_write));
+        }
+        if let Some(closed) = self.closed.get(key) {
+            let decision = closed.decision(key, &self.policy);
+            let mut entry = closed.entry();
+            entry.decision = Some(decision);
+            Arc::make_mut(&mut self.closed).remove(key);
+            self.entries.insert(key.clone(), entry);
+        }
+        self.entries.contains_key(key)
+    }
+
+    /// Whether a session just decided for the first time can be kept as a closed summary:
+    /// closed for good, with nothing read, and nothing else that the rules could read about it.
+    fn summarisable(
+        &self,
+        key: &SessionKey,
+        entry: &Entry,
+        decision: &Decision,
+        vouches: &HashMap<SessionKey, Vouch>,
+    ) -> bool {
+        decision.status == Status::Ended
+            && decision.deadline.is_none()
+            && !entry.observed
+            && entry.transcript.is_some()
+            && entry.last_write.is_some()
+            && entry.subagents.is_empty()
+            && entry.children.is_empty()
+            && entry.hosted.is_none()
+            && entry.gone_at.is_none()
+            && !vouches.contains_key(key)
+            && !self.intents.contains_key(key)
+            && !self.claims.iter().any(|(_, holder, _)| holder == key)
+            && !self.listings.values().any(|listing| {
+                listing
+                    .entries
+                    .iter()
+                    .any(|listed| listed.session_id == key.id.as_str())
+            })
     }
 
     /// The sessions a live process vouched for at the last decision, including listed sessions
@@ -468,13 +638,25 @@ impl Tracker {
         let key = batch.key;
         match batch.role {
             TranscriptRole::Subagent { agent_id } => {
-                let entry = self.entries.entry(key).or_default();
+                let entry = self.entry_mut(&key);
                 let last = entry.subagents.entry(agent_id).or_insert(batch.last_write);
                 *last = (*last).max(batch.last_write);
             }
+            TranscriptRole::Main
+                if batch.observations.is_empty()
+                    && !self.entries.contains_key(&key)
+                    && !self.closed.contains_key(&key) =>
+            {
+                let last_write = self
+                    .unseen
+                    .get(&key)
+                    .map_or(batch.last_write, |(_, last)| (*last).max(batch.last_write));
+                self.unseen.insert(key, (batch.transcript, last_write));
+            }
             TranscriptRole::Main => {
-                let entry = self.entries.entry(key.clone()).or_default();
+                let entry = self.entry_mut(&key);
                 entry.transcript = Some(batch.transcript);
+                entry.observed |= !batch.observations.is_empty();
                 entry.last_write = Some(
                     entry
                         .last_write
@@ -485,11 +667,7 @@ impl Tracker {
                 }
                 if let Some(parent) = entry.log.parent_session.clone() {
                     let parent_key = SessionKey::new(key.agent, parent);
-                    self.entries
-                        .entry(parent_key.clone())
-                        .or_default()
-                        .children
-                        .insert(key);
+                    self.entry_mut(&parent_key).children.insert(key);
                     return Some(parent_key);
                 }
             }
@@ -506,8 +684,11 @@ impl Tracker {
     /// whose deadline has come. Closed sessions nothing touched keep their decision.
     fn decide_scope(&mut self, scope: Scope, now: Timestamp) -> Vec<Change> {
         let vouches = self.vouches();
-        self.attach_hosted(&vouches);
         let mut keys = scope.keys;
+        for key in vouches.keys() {
+            self.reopen(key);
+        }
+        self.attach_hosted(&vouches);
         keys.extend(self.remember_deaths(&vouches, now));
         for (key, entry) in &self.entries {
             let Some(decision) = &entry.decision else {
@@ -522,10 +703,24 @@ impl Tracker {
         }
         let mut changes = Vec::new();
         for key in keys {
+            if let Some((transcript, last_write)) = self.unseen.remove(&key) {
+                self.entries
+                    .insert(key.clone(), unseen_entry(transcript, last_write));
+            }
             if !self.entries.contains_key(&key) {
                 continue;
             }
             let decision = self.decide(&key, vouches.get(&key).copied(), now);
+            let entry = &self.entries[&key];
+            if entry.decision.is_none() && self.summarisable(&key, entry, &decision, &vouches) {
+                // First seen, and closed for good: kept small, and no change to report, since
+                // nobody saw it otherwise.
+                let closed = Closed::new(entry, &decision).expect("summarisable has both");
+                debug_assert!(closed.decision(&key, &self.policy) == decision);
+                self.entries.remove(&key);
+                Arc::make_mut(&mut self.closed).insert(key, closed);
+                continue;
+            }
             let entry = self.entries.get_mut(&key).expect("checked above");
             let previous = entry.decision.take();
             let changed = previous.as_ref().is_none_or(|previous| {
@@ -548,6 +743,7 @@ impl Tracker {
             }
             entry.decision = Some(decision);
         }
+        debug_assert!(self.unseen.is_empty(), "every unseen session is in scope");
         self.vouched = vouches;
         changes.sort_by(|a, b| a.key.cmp(&b.key));
         changes
@@ -1723,6 +1919,15 @@ impl Log {
 }
 
 /// True when a facet the surfaces show changed: the intent, the custody, or who acts next.
+/// The entry of a session seen with nothing read yet.
+fn unseen_entry(transcript: String, last_write: Timestamp) -> Entry {
+    Entry {
+        transcript: Some(transcript),
+        last_write: Some(last_write),
+        ..Entry::default()
+    }
+}
+
 fn facets_changed(before: &SessionState, after: &SessionState) -> bool {
     before.intent != after.intent
         || before.custody != after.custody

@@ -66,10 +66,18 @@ fn service(home: &Path) -> Service {
     }
 }
 
-/// A live service over a fresh temporary HOME with one working Claude Code session.
+/// A session closed a month ago, in the same project.
+const OLD_SESSION: &str = "0ld5e551-0000-4000-8000-000000000001";
+
+/// A live service over a fresh temporary HOME with one working Claude Code session and one
+/// closed a month ago.
 fn started() -> (tempfile::TempDir, Handle, std::thread::JoinHandle<()>) {
     let temp = tempfile::tempdir().unwrap();
-    working_transcript(temp.path(), live::system_clock());
+    let working = working_transcript(temp.path(), live::system_clock());
+    let old = working.with_file_name(format!("{OLD_SESSION}.jsonl"));
+    std::fs::write(&old, std::fs::read(&working).unwrap()).unwrap();
+    let month_ago = std::time::SystemTime::now() - Duration::from_secs(30 * 24 * 3600);
+    crate::engine::set_modified(&old, month_ago);
     let (handle, thread) = live::start(service(temp.path()));
     (temp, handle, thread)
 }
@@ -123,6 +131,14 @@ async fn the_json_endpoints_answer() {
     assert_eq!(detail["session"]["id"], SESSION);
     assert!(!detail["evidence"].as_array().unwrap().is_empty(), "{body}");
     assert!(detail["transitions"].is_array());
+
+    // A closed session of the history, known but never read, is shown all the same.
+    let (status, body) = call(&handle, get("/sessions/0ld5e551")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let detail = json(&body);
+    assert_eq!(detail["session"]["id"], OLD_SESSION);
+    assert_eq!(detail["session"]["status"], "ended");
+    assert!(!detail["evidence"].as_array().unwrap().is_empty(), "{body}");
 
     let (status, body) = call(&handle, get("/sessions/ffff")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);

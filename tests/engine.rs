@@ -280,17 +280,26 @@ fn now() -> Timestamp {
 fn an_old_transcript_with_no_process_is_known_closed_without_being_read() {
     let (temp, path) = thirty_day_old_transcript();
     let mut engine = engine(temp.path(), ProcessTable::default());
-    engine.refresh(now());
+    let key = SessionKey::new(AgentKind::ClaudeCode, OLD_CLAUDE);
+    let changes = engine.refresh(now());
+    assert!(changes.is_empty(), "history seen closed is no change");
     let totals = engine.read_totals();
     assert_eq!((totals.reads, totals.bytes_read, totals.skipped), (0, 0, 1));
     let session = engine
         .tracker()
-        .session(&SessionKey::new(AgentKind::ClaudeCode, OLD_CLAUDE))
-        .expect("the session is known")
-        .clone();
+        .session(&key)
+        .expect("the session is known");
     assert_eq!(session.status, Status::Ended);
     assert_eq!(session.last_prompt, None, "nothing was read");
     assert_eq!(engine.sessions().len(), 1);
+    // Kept as a small summary, yet found and shown like any session.
+    assert!(engine.tracker().closed().contains_key(&key));
+    assert_eq!(engine.full_sessions().count(), 0);
+    assert_eq!(
+        engine.find(&OLD_CLAUDE[..8]).expect("found by prefix"),
+        session
+    );
+    assert!(!engine.evidence(&key).is_empty());
 
     // Written again, it is read properly from its start: every line, not an assumed offset.
     let mut file = std::fs::OpenOptions::new()
@@ -299,7 +308,14 @@ fn an_old_transcript_with_no_process_is_known_closed_without_being_read() {
         .expect("open");
     std::io::Write::write_all(&mut file, old_claude_line(3).as_bytes()).expect("append");
     drop(file);
-    engine.refresh(now());
+    let changes = engine.refresh(now());
+    let change = changes
+        .iter()
+        .find(|change| change.key == key)
+        .expect("written again, it changes");
+    assert_eq!(change.previous, Some(Status::Ended), "{change:?}");
+    assert!(!engine.tracker().closed().contains_key(&key));
+    assert_eq!(engine.full_sessions().count(), 1);
     let totals = engine.read_totals();
     assert_eq!(totals.reads, 1);
     assert_eq!(

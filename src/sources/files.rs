@@ -781,7 +781,9 @@ struct Tracked {
     found: Found,
     /// True once a whole-file JSON transcript was read (it has no line reader to say so).
     whole_started: bool,
-    reader: TranscriptReader,
+    /// The line reader, made at the first real read: most transcripts of a long history are
+    /// closed and never read, and a reader with its buffers would be most of what they cost.
+    reader: Option<Box<TranscriptReader>>,
     /// The size, modification time and identity at the last read: unchanged means nothing to read.
     seen: Option<(u64, Option<SystemTime>, FileIdentity)>,
 }
@@ -903,15 +905,9 @@ impl ReadState {
             }
             Tracked {
                 agent: layout.agent,
-                found: found.clone(),
+                found,
                 whole_started: false,
-                reader: TranscriptReader::new(
-                    path,
-                    found.compressed,
-                    options.max_line,
-                    LineReader::for_transcript(layout.agent, found.role != TranscriptRole::Main)
-                        .expect("every line-file layout has a line reader"),
-                ),
+                reader: None,
                 seen: None,
             }
         });
@@ -920,7 +916,11 @@ impl ReadState {
         }
         let found = tracked.found.clone();
         let key = SessionKey::new(layout.agent, found.session_id.clone());
-        let first = !tracked.reader.started() && !tracked.whole_started;
+        let first = !tracked
+            .reader
+            .as_ref()
+            .is_some_and(|reader| reader.started())
+            && !tracked.whole_started;
         let quiet = modified
             .and_then(|at| now.duration_since(at).ok())
             .is_some_and(|age| age > options.quiet_horizon);
@@ -962,7 +962,16 @@ impl ReadState {
             tracked.whole_started = true;
             read_whole_json(path)
         } else {
-            tracked.reader.read(plan)
+            let reader = tracked.reader.get_or_insert_with(|| {
+                Box::new(TranscriptReader::new(
+                    path,
+                    found.compressed,
+                    options.max_line,
+                    LineReader::for_transcript(layout.agent, found.role != TranscriptRole::Main)
+                        .expect("every line-file layout has a line reader"),
+                ))
+            });
+            reader.read(plan)
         };
         let read = match read {
             Ok(read) => read,
