@@ -255,6 +255,17 @@ fn live_list(published: &Published) -> Vec<Session> {
     sessions
 }
 
+/// A walk of every root may take at most this share of the time between walks.
+const REWALK_SHARE: u32 = 2000;
+
+/// The time until the next safety-net walk: `every`, or longer when a walk is slow (a history
+/// of tens of thousands of transcripts), so the walk never costs more than 1/`REWALK_SHARE` of
+/// the time (0.05 %). The watcher's events remain the way changes arrive; the walk only
+/// catches what they missed.
+fn rewalk_interval(every: Duration, walk_took: Duration) -> Duration {
+    every.max(walk_took.saturating_mul(REWALK_SHARE))
+}
+
 /// The wall clock, the default `Service::clock`.
 pub fn system_clock() -> Timestamp {
     let since_epoch = std::time::SystemTime::now()
@@ -338,7 +349,9 @@ impl LoopState {
     fn run(&mut self, inbox: mpsc::Receiver<Event>, ready: mpsc::Sender<()>) {
         let now = (self.clock)();
         self.load_custody(now);
+        let started = Instant::now();
         let first = self.engine.refresh(now);
+        let walk_took = started.elapsed();
         self.publish(first, true);
         self.refresh_watches();
         let _ = ready.send(());
@@ -346,7 +359,7 @@ impl LoopState {
         let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
         let mut read_pending_at: Option<Instant> = None;
         let mut next_scan = Instant::now() + self.timing.process_scan;
-        let mut next_rewalk = Instant::now() + self.timing.rewalk;
+        let mut next_rewalk = Instant::now() + rewalk_interval(self.timing.rewalk, walk_took);
         loop {
             let deadline_at = self.engine.next_deadline().map(|deadline| {
                 let wait = Duration::from_millis(
@@ -424,8 +437,10 @@ impl LoopState {
                 changes = crate::engine::merge(changes, self.engine.scan_processes((self.clock)()));
             }
             if next_rewalk <= instant {
-                next_rewalk = instant + self.timing.rewalk;
+                let started = Instant::now();
                 changes = crate::engine::merge(changes, self.engine.scan_files((self.clock)()));
+                next_rewalk =
+                    Instant::now() + rewalk_interval(self.timing.rewalk, started.elapsed());
                 self.refresh_watches();
             }
             if deadline_at.is_some_and(|at| at <= instant) {
@@ -646,4 +661,20 @@ fn add_git_facts(git: &mut GitCache, session: &mut Session, now: Instant) {
     session.ahead = facts.ahead;
     session.behind = facts.behind;
     session.dirty = facts.dirty;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_walk_is_made_less_often() {
+        let minute = Duration::from_secs(60);
+        assert_eq!(rewalk_interval(minute, Duration::from_millis(5)), minute);
+        assert_eq!(rewalk_interval(minute, Duration::from_millis(30)), minute);
+        assert_eq!(
+            rewalk_interval(minute, Duration::from_millis(150)),
+            Duration::from_secs(300)
+        );
+    }
 }
