@@ -164,13 +164,16 @@ fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
 }
 
 /// "acme-api · Claude Code": the project and the agent, as the tray menu also names a session.
+/// A session started with `slate run` is "acme-api · Codex (hosted)", the way `slate sessions`
+/// marks it, so the notification, the menu and the command line name it alike.
 pub fn label(session: &Session) -> String {
     let project = session
         .project
         .as_deref()
         .or(session.folder.as_deref())
         .unwrap_or("unknown project");
-    format!("{project} · {}", session.agent.display_name())
+    let hosted = if session.hosted { " (hosted)" } else { "" };
+    format!("{project} · {}{hosted}", session.agent.display_name())
 }
 
 /// The reason, then the session's title (or its last prompt when it has no title).

@@ -173,7 +173,8 @@ pub fn menu_model(
     entries
 }
 
-/// "acme-api · Claude Code — Asks permission for Bash: cargo test".
+/// "acme-api · Claude Code — Asks permission for Bash: cargo test"; a parked session is
+/// "Parked · acme-api · Claude Code — …" and a hosted one "acme-api · Codex (hosted) — …".
 pub fn session_label(session: &Session) -> String {
     let reason = &session.session_state.reason.text;
     let reason = if reason.chars().count() > MAX_REASON {

@@ -3,9 +3,10 @@
 # StatusNotifierWatcher (the tray host side), dunst (the notification server), openbox and tmux,
 # over a temporary HOME that holds two fixture Claude Code sessions run by fake `claude`
 # processes in tmux panes. It reads the tray over D-Bus (label, icon pixels, menu), turns a
-# session from Working to Needs you, counts the Notify calls dbus-monitor sees, clicks menu items
-# over dbusmenu, toggles start at login, clicks a notification with dunstctl, checks a second
-# launch, restarts the app, and takes screenshots into docs/screenshots/.
+# session from Working to Needs you, marks a session hosted through the app's API, counts the
+# Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
+# notification with dunstctl, checks a second launch, restarts the app, and takes screenshots into
+# docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
 # Prints one line per check and ends with `N passed, N failed`; exits non-zero on a failure.
@@ -205,6 +206,20 @@ import -window root "$SHOTS/app-window.png" 2>/dev/null
 wmctrl -c Slate
 check "closing the window hides it" eventually 5 window_hidden
 check "closing the window leaves the tray app running" kill -0 "$app_pid"
+
+# ---- 2b. a hosted session: reported to the app's API the way `slate run` does, marked in the menu ----
+# The app listens on a free port and says which in its log; the token is in the config folder.
+api_base() { grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$LOG" | tail -1 | sed 's/^listening on //'; }
+report_hosted() { # session-id
+  curl -fsS -o /dev/null -X POST "$(api_base)/hosted" \
+    -H "Authorization: Bearer $(cat "$XDG_CONFIG_HOME/slate/token")" -H 'Content-Type: application/json' \
+    -d "{\"agent\":\"claude-code\",\"session_id\":\"$1\",\"titles\":[],\"last_draw\":null}"
+}
+check "a hosted report for the waiting session is accepted" report_hosted "$WEB"
+check "the menu marks the hosted session" eventually 5 menu_has "web · Claude Code (hosted) — "
+plain_web_gone() { ! menu_has "web · Claude Code — "; }
+check "the hosted session is listed once, with its mark" plain_web_gone
+check "a hosted mark does not change the count" label_is 1
 
 # ---- 3. Working -> Needs you: the count follows and exactly one notification ----
 {

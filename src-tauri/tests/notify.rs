@@ -261,3 +261,42 @@ fn a_parked_session_and_one_awaiting_another_actor_stay_quiet() {
     );
     assert!(shown.is_empty(), "{shown:#?}");
 }
+
+#[test]
+fn a_hosted_session_says_so_in_its_notification_and_in_a_summary() {
+    let hosted = |project: &str, id: &str| {
+        let mut session = waiting(project, id);
+        session.hosted = true;
+        session
+    };
+    let mut notifier = Notifier::seed(&[working("acme-api", "s1")]);
+    let shown = run(
+        &mut notifier,
+        vec![(0.0, Some(update(hosted("acme-api", "s1"))))],
+        false,
+    );
+    let plans: Vec<&NotificationPlan> = shown.iter().map(|(_, plan)| plan).collect();
+    assert_eq!(
+        plans,
+        [&NotificationPlan {
+            title: "acme-api · Claude Code (hosted) needs you".to_string(),
+            body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
+            click: Click::Focus(SessionKey::new(AgentKind::ClaudeCode, "s1")),
+        }]
+    );
+    let mut notifier = Notifier::seed(&[working("a", "s1"), working("b", "s2")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(hosted("a", "s1")))),
+            (0.5, Some(update(waiting("b", "s2")))),
+        ],
+        false,
+    );
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert_eq!(
+        shown[0].1.body,
+        "a · Claude Code (hosted) — Asks permission for Bash: cargo test\n\
+         b · Claude Code — Asks permission for Bash: cargo test"
+    );
+}

@@ -106,3 +106,40 @@ fn long_reasons_are_cut_and_ampersands_kept_literal() {
     assert!(label.ends_with('…'));
     assert!(label.chars().count() < 100);
 }
+
+#[test]
+fn a_hosted_session_is_marked_after_its_agent_parked_or_not() {
+    use slate::model::{Intent, IntentState};
+    let plain = waiting("acme-api", "s1");
+    let mut hosted = waiting("web", "s2");
+    hosted.hosted = true;
+    let mut parked_hosted = waiting("docs", "s3");
+    parked_hosted.hosted = true;
+    parked_hosted.session_state.intent = Intent {
+        state: IntentState::Parked,
+        reason: Some("lunch".to_string()),
+        awaiting_who: None,
+    };
+    assert_eq!(
+        session_label(&plain),
+        "acme-api · Claude Code — Asks permission for Bash: cargo test"
+    );
+    assert_eq!(
+        session_label(&hosted),
+        "web · Claude Code (hosted) — Asks permission for Bash: cargo test"
+    );
+    assert_eq!(
+        session_label(&parked_hosted),
+        "Parked · docs · Claude Code (hosted) — Asks permission for Bash: cargo test"
+    );
+    // The menu uses the same labels.
+    let entries = menu_model(&[plain, hosted, parked_hosted], Pause::Off, false, now());
+    assert_eq!(
+        labels(&entries)[..3],
+        [
+            "acme-api · Claude Code — Asks permission for Bash: cargo test",
+            "web · Claude Code (hosted) — Asks permission for Bash: cargo test",
+            "Parked · docs · Claude Code (hosted) — Asks permission for Bash: cargo test",
+        ]
+    );
+}
