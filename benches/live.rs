@@ -5,7 +5,8 @@
 //! - idle cost of a `slate serve` child with 50 live, idle sessions: CPU seconds and loop
 //!   wake-ups over a minute;
 //! - cold start of `slate serve` over the generated history of `history.rs`, to the first correct
-//!   snapshot, with peak memory; then a restart with the store in place.
+//!   snapshot, with peak memory, and its idle cost over that history; then a restart with the
+//!   store in place.
 //!
 //! Run with `cargo bench --bench live`. Knobs: `SLATE_BENCH_APPENDS` (1000),
 //! `SLATE_BENCH_IDLE_SECS` (60), `SLATE_BENCH_FILES` (20000) and `SLATE_BENCH_GB` (5) for the
@@ -419,6 +420,7 @@ fn start() {
     )
     .unwrap();
     let state = tempfile::tempdir().unwrap();
+    let idle_secs = env_number("SLATE_BENCH_IDLE_SECS", 60.0);
     for label in ["cold start (no store)", "restart (store warm)"] {
         let server = Server::start(&home, state.path(), Some(&table_path));
         let listed = server.get("/sessions/live")["sessions"]
@@ -431,6 +433,23 @@ fn start() {
             live_pids.len(),
             server.peak_memory().unwrap_or_else(|| "unknown".to_string())
         );
+        if label.starts_with("cold") {
+            // What the history costs while nothing happens: the process scans and the
+            // safety-net walk over every transcript.
+            std::thread::sleep(Duration::from_secs(2));
+            let before = server.cpu();
+            let started = Instant::now();
+            std::thread::sleep(Duration::from_secs_f64(idle_secs));
+            let elapsed = started.elapsed().as_secs_f64();
+            if let (Some(before), Some(after)) = (before, server.cpu()) {
+                let used = after.saturating_sub(before).as_secs_f64();
+                println!(
+                    "idle over that history, {elapsed:.0} s: {used:.3} CPU s ({:.4}% of one core), peak memory {}",
+                    used / elapsed * 100.0,
+                    server.peak_memory().unwrap_or_else(|| "unknown".to_string())
+                );
+            }
+        }
         server.stop();
     }
 }

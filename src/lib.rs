@@ -13,7 +13,7 @@
 //! - `tracker`: the state rules (SPEC §3–4), pure.
 //! - `sources`: the edges that read the outside world.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
-//! - `store`: Slate's own SQLite file: transition history, read offsets, settings, intents.
+//! - `store`: Slate's own SQLite file: transition history, settings, intents, claims.
 //! - `config`: the config file, parsed from text, and its migrations.
 //! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
 //! - `live`: the live service; `api`: its loopback HTTP API; `token`: the API's bearer token;

@@ -511,6 +511,38 @@ impl LoopState {
         true
     }
 
+    /// Sessions the store last saw open that are closed now, with no change to say so (a
+    /// session that ended while Slate was not running is first seen closed): their closing, so
+    /// their history does not stay open for ever.
+    fn closed_while_away(
+        &self,
+        store: &Store,
+        changes: &[Change],
+        now: Timestamp,
+    ) -> Vec<Transition> {
+        let unfinished = match store.unfinished() {
+            Ok(unfinished) => unfinished,
+            Err(err) => {
+                tracing::warn!("cannot read which sessions the store saw open: {err}");
+                return Vec::new();
+            }
+        };
+        unfinished
+            .into_iter()
+            .filter(|(key, _)| !changes.iter().any(|change| change.key == *key))
+            .filter_map(|(key, last)| {
+                let session = self.engine.tracker().session(&key)?;
+                (session.status == Status::Ended).then(|| Transition {
+                    key,
+                    from: Some(last),
+                    to: Status::Ended,
+                    reason: session.session_state.reason,
+                    at: now,
+                })
+            })
+            .collect()
+    }
+
     /// Publishes the engine's state, records transitions, and broadcasts what changed.
     fn publish(&mut self, mut changes: Vec<Change>, first: bool) {
         let now = (self.clock)();
@@ -520,7 +552,7 @@ impl LoopState {
         }
         if let Some(store) = &self.store {
             if let Ok(store) = store.lock() {
-                let transitions: Vec<Transition> = changes
+                let mut transitions: Vec<Transition> = changes
                     .iter()
                     .filter(|change| change.previous != Some(change.session.status))
                     .map(|change| Transition {
@@ -531,6 +563,9 @@ impl LoopState {
                         at: now,
                     })
                     .collect();
+                if first {
+                    transitions.extend(self.closed_while_away(&store, &changes, now));
+                }
                 if let Err(err) = store.record_transitions(&transitions) {
                     tracing::warn!("cannot record state transitions: {err}");
                 }

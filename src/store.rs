@@ -1,10 +1,11 @@
 //! Slate's own persistent store: one SQLite file that remembers what must survive a restart.
 //!
 //! It owns the schema and its migrations, and the small typed reads and writes the engine needs:
-//! the history of status transitions (and from it the time a session spent in a status), the read
-//! offset of every transcript file so a restart does not re-read history, settings, the user's
-//! intents (park/await), which process vouched for a session and when it died, and the work items
-//! and claims a later issue will use. It also owns what happens when the file is corrupt (moved
+//! the history of status transitions (and from it the time a session spent in a status),
+//! settings, the user's intents (park/await), which process vouched for a session and when it
+//! died, and the work items and claims. It keeps no read offsets (schema version 2 dropped them):
+//! a start-up never reads closed history, only looks at its size and time, so there is nothing
+//! for an offset to spare. It also owns what happens when the file is corrupt (moved
 //! aside, never deleted, and a fresh store created) or locked by another writer (a typed error
 //! after the busy timeout), and where the file lives by default.
 //!
@@ -96,6 +97,12 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX claims_by_item ON claims (item_id);
     CREATE INDEX claims_by_session ON claims (agent, session_id);
     "#,
+    // Version 2: no read offsets. Closed history is never read at start-up (only its size and
+    // time are looked at), and a live transcript must be folded whole to be decided, so an
+    // offset saved across restarts would spare nothing.
+    r#"
+    DROP TABLE offsets;
+    "#,
 ];
 
 /// What can go wrong with the store. Opening errors are fatal for the engine; a locked store is
@@ -145,20 +152,6 @@ pub struct Transition {
     pub to: Status,
     pub reason: Reason,
     pub at: Timestamp,
-}
-
-/// How far Slate has read one transcript file, and which file that was. A file whose identity,
-/// size or modification time no longer fits is re-read from the start by the caller.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileOffset {
-    /// Stored as text; a path that is not valid UTF-8 is stored lossily, which only costs a re-read.
-    pub path: PathBuf,
-    /// The file's identity as the caller spells it (an inode and device, or a file index).
-    pub file_id: String,
-    pub size: u64,
-    pub mtime: Timestamp,
-    /// The byte offset up to which complete lines were consumed.
-    pub offset: u64,
 }
 
 /// A user's intent together with when it was set.
@@ -419,6 +412,36 @@ impl Store {
         tx.commit().map_err(|source| self.fail(about, source))
     }
 
+    /// The sessions whose latest recorded transition leaves them open (not `ended`), with that
+    /// status: the ones a restart must close if they ended while Slate was not running.
+    pub fn unfinished(&self) -> Result<Vec<(SessionKey, Status)>, StoreError> {
+        let about = "read unfinished sessions";
+        let mut select = self
+            .conn
+            .prepare_cached(
+                "SELECT agent, session_id, to_status FROM transitions
+                 WHERE id IN (SELECT MAX(id) FROM transitions GROUP BY agent, session_id)
+                   AND to_status != 'ended'
+                 ORDER BY agent, session_id",
+            )
+            .map_err(|source| self.fail(about, source))?;
+        let rows = select
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(|source| self.fail(about, source))?;
+        let mut open = Vec::new();
+        for row in rows {
+            let (agent, id, to) = row.map_err(|source| self.fail(about, source))?;
+            open.push((decode_key("transitions", &agent, id)?, decode_status(&to)?));
+        }
+        Ok(open)
+    }
+
     /// The latest `limit` transitions of a session, newest first.
     pub fn transitions(
         &self,
@@ -499,78 +522,6 @@ impl Store {
             total += since.elapsed_until(now);
         }
         Ok(total)
-    }
-
-    /// Remembers how far one file has been read.
-    pub fn save_offset(&self, offset: &FileOffset) -> Result<(), StoreError> {
-        self.save_offsets(std::slice::from_ref(offset))
-    }
-
-    /// Remembers how far several files have been read, in one transaction.
-    pub fn save_offsets(&self, offsets: &[FileOffset]) -> Result<(), StoreError> {
-        if offsets.is_empty() {
-            return Ok(());
-        }
-        let about = "save read offsets";
-        let tx = self.begin(about)?;
-        {
-            let mut upsert = tx
-                .prepare_cached(
-                    r#"INSERT INTO offsets (path, file_id, size, mtime_ms, "offset")
-                       VALUES (?1, ?2, ?3, ?4, ?5)
-                       ON CONFLICT (path) DO UPDATE SET
-                           file_id = excluded.file_id, size = excluded.size,
-                           mtime_ms = excluded.mtime_ms, "offset" = excluded."offset""#,
-                )
-                .map_err(|source| self.fail(about, source))?;
-            for offset in offsets {
-                upsert
-                    .execute(params![
-                        offset.path.to_string_lossy(),
-                        offset.file_id,
-                        to_sql_int(offset.size),
-                        offset.mtime.millis(),
-                        to_sql_int(offset.offset),
-                    ])
-                    .map_err(|source| self.fail(about, source))?;
-            }
-        }
-        tx.commit().map_err(|source| self.fail(about, source))
-    }
-
-    /// Every remembered read offset, ordered by path.
-    pub fn load_offsets(&self) -> Result<Vec<FileOffset>, StoreError> {
-        let about = "load read offsets";
-        let mut select = self
-            .conn
-            .prepare_cached(
-                r#"SELECT path, file_id, size, mtime_ms, "offset" FROM offsets ORDER BY path"#,
-            )
-            .map_err(|source| self.fail(about, source))?;
-        let rows = select
-            .query_map([], |row| {
-                Ok(FileOffset {
-                    path: PathBuf::from(row.get::<_, String>(0)?),
-                    file_id: row.get(1)?,
-                    size: from_sql_int(row.get(2)?),
-                    mtime: Timestamp::from_millis(row.get(3)?),
-                    offset: from_sql_int(row.get(4)?),
-                })
-            })
-            .map_err(|source| self.fail(about, source))?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .map_err(|source| self.fail(about, source))
-    }
-
-    /// Forgets a file's offset, for a transcript that is gone.
-    pub fn forget_offset(&self, path: &Path) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "DELETE FROM offsets WHERE path = ?1",
-                params![path.to_string_lossy()],
-            )
-            .map(drop)
-            .map_err(|source| self.fail("forget a read offset", source))
     }
 
     pub fn get_setting(&self, key: &str) -> Result<Option<String>, StoreError> {
@@ -1134,14 +1085,4 @@ fn decode_key(
         agent,
         id: SessionId(session_id),
     })
-}
-
-/// SQLite integers are signed; sizes and offsets beyond `i64::MAX` do not occur in practice, and
-/// saturating keeps a nonsense value from failing the whole batch.
-fn to_sql_int(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
-}
-
-fn from_sql_int(value: i64) -> u64 {
-    u64::try_from(value).unwrap_or(0)
 }

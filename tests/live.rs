@@ -153,3 +153,49 @@ async fn an_intent_set_through_the_handle_and_a_claim_written_by_the_cli_reach_s
     handle.shutdown();
     thread.join().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_ended_while_slate_was_away_is_closed_in_the_history() {
+    use slate::model::{Reason, ReasonCode, SessionKey};
+    use slate::store::{self, Transition};
+
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let now = live::system_clock();
+    // A transcript last written a month ago, whose last recorded state was Needs you.
+    let path = working_transcript(home, now);
+    let month_ago = std::time::SystemTime::now() - Duration::from_secs(30 * 24 * 3600);
+    crate::engine::set_modified(&path, month_ago);
+    let db = home.join("data/slate/slate.db");
+    let key = SessionKey::new(slate::model::AgentKind::ClaudeCode, SESSION);
+    let earlier = now.minus(Duration::from_secs(30 * 24 * 3600));
+    store::open(&db)
+        .unwrap()
+        .record_transitions(&[Transition {
+            key: key.clone(),
+            from: Some(Status::Working),
+            to: Status::Waiting,
+            reason: Reason::new(ReasonCode::TurnFinished, "The turn finished"),
+            at: earlier,
+        }])
+        .unwrap();
+
+    // No process: seen closed at start, with no change to report, and closed in the history.
+    let mut service = service(home, now);
+    service.options.processes = ProcessSource::Recorded(Default::default());
+    service.store = Some(store::open(&db).unwrap());
+    let (handle, thread) = live::start(service);
+    assert!(handle.live_sessions().is_empty());
+    let detail = handle
+        .session(SESSION)
+        .expect("the closed session is known");
+    assert_eq!(detail.session.status, Status::Ended);
+    let latest = &detail.transitions[0];
+    assert_eq!(
+        (latest.from, latest.to),
+        (Some(Status::Waiting), Status::Ended)
+    );
+    assert!(store::open(&db).unwrap().unfinished().unwrap().is_empty());
+    handle.shutdown();
+    thread.join().unwrap();
+}

@@ -13,8 +13,7 @@ use slate::model::{
     AgentKind, Intent, IntentState, Reason, ReasonCode, SessionKey, Status, Timestamp,
 };
 use slate::store::{
-    self, FileOffset, Platform, PresenceRecord, Store, StoreError, StoredIntent, Transition,
-    WorkItem,
+    self, Platform, PresenceRecord, Store, StoreError, StoredIntent, Transition, WorkItem,
 };
 
 fn key(id: &str) -> SessionKey {
@@ -194,46 +193,6 @@ fn time_in_status_adds_up_every_stretch_until_now() {
             .unwrap(),
         Duration::ZERO
     );
-}
-
-#[test]
-fn offsets_are_saved_replaced_and_forgotten() {
-    let store = memory();
-    assert!(store.load_offsets().unwrap().is_empty());
-    let first = FileOffset {
-        path: PathBuf::from("/home/u/.claude/projects/p/a.jsonl"),
-        file_id: "2049:1234".to_owned(),
-        size: 4096,
-        mtime: at(100),
-        offset: 4000,
-    };
-    let second = FileOffset {
-        path: PathBuf::from("/home/u/.codex/sessions/b.jsonl"),
-        file_id: "2049:99".to_owned(),
-        size: 10,
-        mtime: at(5),
-        offset: 10,
-    };
-    store
-        .save_offsets(&[first.clone(), second.clone()])
-        .unwrap();
-    assert_eq!(
-        store.load_offsets().unwrap(),
-        vec![first.clone(), second.clone()]
-    );
-    let grown = FileOffset {
-        size: 8192,
-        offset: 8100,
-        mtime: at(200),
-        ..first.clone()
-    };
-    store.save_offset(&grown).unwrap();
-    assert_eq!(
-        store.load_offsets().unwrap(),
-        vec![grown.clone(), second.clone()]
-    );
-    store.forget_offset(&second.path).unwrap();
-    assert_eq!(store.load_offsets().unwrap(), vec![grown]);
 }
 
 #[test]
@@ -724,4 +683,24 @@ fn an_exclusively_locked_file_is_reported_not_treated_as_corrupt() {
     let store = store::open(&path).unwrap();
     assert!(store.recovered_from().is_none());
     assert_eq!(store.get_setting("held").unwrap().as_deref(), Some("yes"));
+}
+
+#[test]
+fn unfinished_names_the_sessions_whose_last_transition_leaves_them_open() {
+    let store = memory();
+    let (open, closed, reopened) = (key("open"), key("closed"), key("reopened"));
+    store
+        .record_transitions(&[
+            transition(&open, None, Status::Working, 1),
+            transition(&open, Some(Status::Working), Status::Waiting, 2),
+            transition(&closed, None, Status::Working, 1),
+            transition(&closed, Some(Status::Working), Status::Ended, 3),
+            transition(&reopened, None, Status::Ended, 1),
+            transition(&reopened, Some(Status::Ended), Status::Working, 4),
+        ])
+        .unwrap();
+    assert_eq!(
+        store.unfinished().unwrap(),
+        vec![(open, Status::Waiting), (reopened, Status::Working)]
+    );
 }
