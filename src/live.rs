@@ -532,7 +532,7 @@ impl LoopState {
             .filter(|(key, _)| !changes.iter().any(|change| change.key == *key))
             .filter_map(|(key, last)| {
                 let session = self.engine.tracker().session(&key)?;
-                (session.status == Status::Ended).then(|| Transition {
+                (session.status == Status::Ended).then_some(Transition {
                     key,
                     from: Some(last),
                     to: Status::Ended,
