@@ -95,6 +95,10 @@ pub struct Detail {
     pub session: Session,
     pub evidence: Vec<String>,
     pub transitions: Vec<Transition>,
+    /// The time the session has spent in Needs you, in all, from the recorded transitions; absent
+    /// without a store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_you_ms: Option<u64>,
 }
 
 /// What `/health` reports.
@@ -180,16 +184,25 @@ impl Handle {
     }
 
     fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<String>) -> Detail {
-        let transitions = self
+        let now = (self.shared.clock)();
+        let store = self
             .shared
             .store
             .as_ref()
-            .and_then(|store| store.lock().ok()?.transitions(key, 20).ok())
+            .and_then(|store| store.lock().ok());
+        let transitions = store
+            .as_ref()
+            .and_then(|store| store.transitions(key, 20).ok())
             .unwrap_or_default();
+        let needs_you_ms = store
+            .as_ref()
+            .and_then(|store| store.time_in_status(key, Status::Waiting, now).ok())
+            .map(|total| u64::try_from(total.as_millis()).unwrap_or(u64::MAX));
         Detail {
             session,
             evidence,
             transitions,
+            needs_you_ms,
         }
     }
 

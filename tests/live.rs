@@ -195,6 +195,15 @@ async fn a_session_that_ended_while_slate_was_away_is_closed_in_the_history() {
         (latest.from, latest.to),
         (Some(Status::Waiting), Status::Ended)
     );
+    // It needed you from the recorded turn end until this start-up closed it: a month.
+    let month_ms = 30 * 24 * 3600 * 1000;
+    let needs_you = detail
+        .needs_you_ms
+        .expect("a store gives the time in Needs you");
+    assert!(
+        (month_ms..month_ms + 60_000).contains(&needs_you),
+        "{needs_you} ms"
+    );
     assert!(store::open(&db).unwrap().unfinished().unwrap().is_empty());
     handle.shutdown();
     thread.join().unwrap();

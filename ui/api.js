@@ -97,8 +97,9 @@ export class Api {
   }
 
   /**
-   * `GET /sessions/{id}`: `{session, evidence, transitions}`. Evidence is also accepted inside the
-   * session object, where `slate show --json` puts it.
+   * `GET /sessions/{id}`: `{session, evidence, transitions, needs_you_ms?}`. Evidence is also
+   * accepted inside the session object, where `slate show --json` puts it. `needsYouMs` is the
+   * time spent in Needs you in all, or null when the server keeps no history.
    */
   async details(id) {
     const body = await this.#getJson(`/sessions/${encodeURIComponent(id)}`);
@@ -112,6 +113,7 @@ export class Api {
       session,
       evidence: evidence.map((line) => (typeof line === "string" ? line : line && line.fact ? line.fact : String(line))),
       transitions: Array.isArray(body.transitions) ? body.transitions : [],
+      needsYouMs: typeof body.needs_you_ms === "number" ? body.needs_you_ms : null,
     };
   }
 

@@ -76,7 +76,12 @@ export function ordered(sessions) {
 
 /** "12 s", "5 min", "3 h", "2 d": how long ago `ms` was. */
 export function ago(ms, now = Date.now()) {
-  const seconds = Math.max(0, Math.floor((now - ms) / 1000));
+  return span(now - ms);
+}
+
+/** "12 s", "5 min", "3 h", "2 d": a length of time in milliseconds, rounded down. */
+export function span(ms) {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
   if (seconds < 60) return `${seconds} s`;
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) return `${minutes} min`;
@@ -361,6 +366,7 @@ function renderDetails() {
   const details = state.details && state.details.key === state.selected ? state.details : null;
   const evidence = details && details.data ? details.data.evidence : null;
   const transitions = details && details.data ? details.data.transitions : null;
+  const needsYouMs = details && details.data ? details.data.needsYouMs : null;
   const heading = session.title || session.last_prompt || "(no prompt yet)";
 
   const body = el(
@@ -417,6 +423,7 @@ function renderDetails() {
       "section",
       { class: "history", "aria-label": "Recent transitions" },
       el("h3", { text: "Recent transitions" }),
+      typeof needsYouMs === "number" ? el("p", { class: "needs-you-total", text: `Needed you for ${span(needsYouMs)} in all` }) : null,
       transitions === null ? (details && details.error ? null : el("p", { class: "note", text: "Loading…" })) : transitionsNode(transitions),
     ),
   );

@@ -80,6 +80,7 @@ function variant({ agent, id, project, branch, reason, hosted = false, extra = {
 
 function world(now) {
   const permission = aged("permission", 12_300, now, (s) => ({ ...s, ahead: 2 }));
+  permission.details.needs_you_ms = 754_000;
   permission.details.transitions = [
     {
       key: { agent: permission.session.agent, id: permission.session.id },
@@ -432,6 +433,7 @@ return {
   evidence: [...pane.querySelectorAll('#evidence-list li')].map((li) => li.textContent),
   transitions: [...pane.querySelectorAll('.transitions li')].map((li) => li.textContent.replace(/\\s+/g, ' ').trim()),
   notes: [...pane.querySelectorAll('.note')].map((p) => p.textContent),
+  needsYou: pane.querySelector('.needs-you-total') ? pane.querySelector('.needs-you-total').textContent : null,
   focusButton: !!pane.querySelector('#focus'),
   text: pane.textContent,
 };`;
@@ -613,6 +615,7 @@ async function main() {
       equal(d.transitions.length, 2, "two transitions");
       ok(d.transitions[0].startsWith("Working → Needs you Asks permission"), `newest transition first: ${d.transitions[0]}`);
       ok(d.transitions[1].startsWith("first seen → Working"), `first transition: ${d.transitions[1]}`);
+      equal(d.needsYou, "Needed you for 12 min in all", "time in Needs you from needs_you_ms");
       equal(d.focusButton, false, "no Focus terminal button in a plain browser");
     });
 
