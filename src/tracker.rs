@@ -423,6 +423,13 @@ impl Tracker {
                     // The file of a closed summary went away: nothing is left to list.
                     Arc::make_mut(&mut self.closed).remove(&key);
                 }
+                if self
+                    .unseen
+                    .get(&key)
+                    .is_some_and(|(unseen, _)| *unseen == transcript)
+                {
+                    self.unseen.remove(&key);
+                }
                 if let Some(entry) = self.entries.get_mut(&key) {
                     if entry.transcript.as_deref() == Some(transcript.as_str()) {
                         entry.transcript = None;
@@ -568,8 +575,9 @@ impl Tracker {
         self.entries.entry(key.clone()).or_default()
     }
 
-    /// Turns a closed summary back into a full entry, with the decision it had, because
-    /// something now touches the session. Returns whether the session has an entry.
+    /// Gives a session known only as unseen or as a closed summary its full entry (a summary
+    /// with the decision it had), because something now touches it. Returns whether the session
+    /// has an entry.
     fn reopen(&mut self, key: &SessionKey) -> bool {
         if let Some((transcript, last_write)) = self.unseen.remove(key) {
             self.entries
@@ -703,11 +711,7 @@ impl Tracker {
         }
         let mut changes = Vec::new();
         for key in keys {
-            if let Some((transcript, last_write)) = self.unseen.remove(&key) {
-                self.entries
-                    .insert(key.clone(), unseen_entry(transcript, last_write));
-            }
-            if !self.entries.contains_key(&key) {
+            if !self.reopen(&key) {
                 continue;
             }
             let decision = self.decide(&key, vouches.get(&key).copied(), now);
@@ -1918,7 +1922,6 @@ impl Log {
     }
 }
 
-/// True when a facet the surfaces show changed: the intent, the custody, or who acts next.
 /// The entry of a session seen with nothing read yet.
 fn unseen_entry(transcript: String, last_write: Timestamp) -> Entry {
     Entry {
@@ -1928,6 +1931,7 @@ fn unseen_entry(transcript: String, last_write: Timestamp) -> Entry {
     }
 }
 
+/// True when a facet the surfaces show changed: the intent, the custody, or who acts next.
 fn facets_changed(before: &SessionState, after: &SessionState) -> bool {
     before.intent != after.intent
         || before.custody != after.custody

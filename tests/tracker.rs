@@ -1,7 +1,8 @@
 //! Replays the state-rule scenarios in `fixtures/scenarios/*.toml` through the tracker with a fake
 //! clock. Each scenario is data: timed inputs and the statuses expected at given times. One
 //! `check` runs them all and, on the way, checks that every flip that happens with no new input was
-//! announced by `next_deadline`.
+//! announced by `next_deadline`. Also: closed history kept as small summaries, and what brings
+//! one back to a full entry.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +13,7 @@ use slate::agents::{
 };
 use slate::model::{
     AgentKind, HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry,
-    ProcessInfo, SessionKey, Timestamp,
+    ProcessInfo, SessionKey, Status, Timestamp,
 };
 use slate::tracker::{
     notifications_muted, Batch, Input, ItemStatus, Policy, SeenProcess, Tracker, TranscriptRole,
@@ -570,4 +571,99 @@ fn scenarios() {
     for path in paths {
         check(&path);
     }
+}
+
+/// A Claude Code transcript seen closed, with nothing read from it.
+fn unread(id: &str, last_write: Timestamp) -> Input {
+    Input::Observed(Batch {
+        key: SessionKey::new(AgentKind::ClaudeCode, id),
+        role: TranscriptRole::Main,
+        transcript: format!("/home/u/.claude/projects/-work-acme/{id}.jsonl"),
+        last_write,
+        observations: Vec::new(),
+        folders: Vec::new(),
+    })
+}
+
+fn resumed_by(pid: u32, id: &str, start: Timestamp) -> SeenProcess {
+    SeenProcess {
+        info: ProcessInfo {
+            pid,
+            ppid: None,
+            name: "claude".to_string(),
+            exe: None,
+            cmd: vec!["claude".into(), "--resume".into(), id.into()],
+            cwd: Some("/work/acme".to_string()),
+            start_time: start,
+            start_ticks: None,
+        },
+        recognised: AgentProcess {
+            agent: AgentKind::ClaudeCode,
+            role: ProcessRole::Interactive,
+            folder_arg: None,
+            session_arg: Some(id.to_string()),
+        },
+        folder: Some("/work/acme".to_string()),
+    }
+}
+
+#[test]
+fn closed_history_is_kept_as_summaries_until_something_touches_it() {
+    let mut tracker = Tracker::new(Policy::default());
+    let month_ago = at(0.0);
+    let now = at(30.0 * 24.0 * 3600.0);
+    let ids: Vec<String> = (0..3).map(|n| format!("old-{n}")).collect();
+    let changes = tracker.apply_all(ids.iter().map(|id| unread(id, month_ago)), now);
+    assert!(
+        changes.is_empty(),
+        "history seen closed is no change: {changes:?}"
+    );
+    assert_eq!(tracker.closed().len(), 3);
+    assert_eq!(tracker.sessions().count(), 0, "no full entries");
+    let all = tracker.all_sessions();
+    assert_eq!(all.len(), 3);
+    assert!(all.iter().all(|session| session.status == Status::Ended));
+    let key = SessionKey::new(AgentKind::ClaudeCode, "old-1");
+    let before = tracker.session(&key).expect("a summary is a session");
+    assert!(!tracker.evidence(&key).is_empty());
+    assert_eq!(tracker.next_deadline(), None);
+
+    // `claude --resume old-1` vouches for it: a full entry again, and a change from Closed.
+    let later = now.plus(std::time::Duration::from_secs(5));
+    let changes = tracker.apply(Input::Processes(vec![resumed_by(42, "old-1", now)]), later);
+    let change = changes
+        .iter()
+        .find(|change| change.key == key)
+        .expect("the resumed session changes");
+    assert_eq!(change.previous, Some(before.status));
+    assert_ne!(change.session.status, Status::Ended);
+    assert_eq!(tracker.closed().len(), 2);
+    assert_eq!(tracker.sessions().count(), 1);
+
+    // An intent on another summary brings it back too, with its decision kept.
+    let parked = Intent {
+        state: IntentState::Parked,
+        reason: Some("later".to_string()),
+        awaiting_who: None,
+    };
+    let other = SessionKey::new(AgentKind::ClaudeCode, "old-2");
+    tracker.apply(
+        Input::Intents(vec![(other.clone(), parked.clone(), later)]),
+        later,
+    );
+    assert_eq!(tracker.closed().len(), 1);
+    let session = tracker.session(&other).expect("known");
+    assert_eq!(session.session_state.intent, parked);
+
+    // Its file gone, a summary is forgotten.
+    let gone = SessionKey::new(AgentKind::ClaudeCode, "old-0");
+    tracker.apply(
+        Input::TranscriptGone {
+            key: gone.clone(),
+            transcript: "/home/u/.claude/projects/-work-acme/old-0.jsonl".to_string(),
+        },
+        later,
+    );
+    assert!(tracker.closed().is_empty());
+    assert!(tracker.session(&gone).is_none());
 }
