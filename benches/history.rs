@@ -1,10 +1,13 @@
 //! Start-up cost over a large history: generates a HOME with 20,000 transcripts and about 5 GB
 //! of history, then measures `slate sessions` on it (the real binary, end to end) and one engine
-//! refresh in-process with its peak memory. Prints figures; asserts nothing.
+//! refresh in-process with its peak memory, then the cost of a re-walk with nothing changed.
+//! Prints figures; asserts nothing.
 //!
 //! Run with `cargo bench --bench history`. The generated history is kept in
 //! `target/bench-history/` and reused; set `SLATE_BENCH_FILES` and `SLATE_BENCH_GB` for another
-//! size, and `SLATE_BENCH_RUNS` for the number of timed runs (default 7).
+//! size, `SLATE_BENCH_RUNS` for the number of timed runs (default 7), and `SLATE_BENCH_SKIP` (comma-
+//! separated: `binary` leaves out the end-to-end runs of the binary, `all` the in-process refresh
+//! that reads every closed transcript).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,13 +46,19 @@ fn main() {
     )
     .unwrap();
     let binary = env!("CARGO_BIN_EXE_slate");
+    let skip = std::env::var("SLATE_BENCH_SKIP").unwrap_or_default();
     for all in [false, true] {
-        time_binary(binary, &home, &table_path, runs, all);
+        if !skip.split(',').any(|part| part == "binary") {
+            time_binary(binary, &home, &table_path, runs, all);
+        }
     }
 
     // In-process, for peak memory: reset the peak, run one refresh, read the peak back. Skipping
     // closed transcripts first, then reading them as `--all` does.
     for closed_detail in [false, true] {
+        if closed_detail && skip.split(',').any(|part| part == "all") {
+            continue;
+        }
         reset_peak_memory();
         let started = Instant::now();
         let env = Env {
@@ -73,6 +82,21 @@ fn main() {
             engine.read_totals(),
             peak_memory().unwrap_or_else(|| "unknown (needs Linux /proc)".to_string())
         );
+        if !closed_detail {
+            // The live service's safety-net walk: everything known, nothing changed.
+            let mut walks: Vec<std::time::Duration> = (0..runs)
+                .map(|_| {
+                    let started = Instant::now();
+                    engine.scan_files(now());
+                    started.elapsed()
+                })
+                .collect();
+            walks.sort();
+            println!(
+                "re-walk with nothing changed (median of {runs}): {}",
+                show(walks[walks.len() / 2])
+            );
+        }
     }
 }
 

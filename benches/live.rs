@@ -438,14 +438,17 @@ fn start() {
             // safety-net walk over every transcript.
             std::thread::sleep(Duration::from_secs(2));
             let before = server.cpu();
+            let wakeups_before = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
             let started = Instant::now();
             std::thread::sleep(Duration::from_secs_f64(idle_secs));
             let elapsed = started.elapsed().as_secs_f64();
+            let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0) - wakeups_before;
             if let (Some(before), Some(after)) = (before, server.cpu()) {
                 let used = after.saturating_sub(before).as_secs_f64();
                 println!(
-                    "idle over that history, {elapsed:.0} s: {used:.3} CPU s ({:.4}% of one core), peak memory {}",
+                    "idle over that history, {elapsed:.0} s: {used:.3} CPU s ({:.4}% of one core), {:.1} wake-ups/min, peak memory {}",
                     used / elapsed * 100.0,
+                    wakeups as f64 * 60.0 / elapsed,
                     server.peak_memory().unwrap_or_else(|| "unknown".to_string())
                 );
             }

@@ -17,6 +17,7 @@
 //! `TranscriptLayout` entry to `LAYOUTS`, not a new reader.
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
@@ -810,7 +811,9 @@ struct NameIndex {
 /// What has been read so far, so that the next scan reads only what changed.
 #[derive(Debug, Clone, Default)]
 pub struct ReadState {
-    files: HashMap<PathBuf, Tracked>,
+    /// Keyed by the path's bytes: hashing and comparing a `Path` goes component by component,
+    /// which was a third of a walk over a long history.
+    files: HashMap<OsString, Tracked>,
     /// Which file holds each transcript, so a transcript that moves (a rollout compressed to
     /// `.jsonl.zst`) is followed rather than reported gone and read twice.
     by_transcript: HashMap<TranscriptId, PathBuf>,
@@ -883,11 +886,11 @@ impl ReadState {
         now: SystemTime,
         result: &mut ScanResult,
     ) -> Option<String> {
-        let place = path.display().to_string();
         let meta = match fs::metadata(path) {
             Ok(meta) => meta,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return None,
             Err(error) => {
+                let place = path.display().to_string();
                 result
                     .problems
                     .push(problem("unreadable", &place, error.to_string()));
@@ -896,21 +899,33 @@ impl ReadState {
         };
         let modified = meta.modified().ok();
         let seen = (meta.len(), modified, FileIdentity::of(&meta));
-        let tracked = self.files.entry(path.to_path_buf()).or_insert_with(|| {
-            let mut found = found.clone();
-            if found.short_id {
-                if let Some(full) = gemini_session_id(path, found.whole_json) {
-                    found.session_id = full;
+        // Most of a walk is files that did not change: one lookup, nothing allocated.
+        if self
+            .files
+            .get(path.as_os_str())
+            .is_some_and(|tracked| tracked.seen == Some(seen))
+        {
+            return None;
+        }
+        let place = path.display().to_string();
+        let tracked = self
+            .files
+            .entry(path.as_os_str().to_owned())
+            .or_insert_with(|| {
+                let mut found = found.clone();
+                if found.short_id {
+                    if let Some(full) = gemini_session_id(path, found.whole_json) {
+                        found.session_id = full;
+                    }
                 }
-            }
-            Tracked {
-                agent: layout.agent,
-                found,
-                whole_started: false,
-                reader: None,
-                seen: None,
-            }
-        });
+                Tracked {
+                    agent: layout.agent,
+                    found,
+                    whole_started: false,
+                    reader: None,
+                    seen: None,
+                }
+            });
         if tracked.seen == Some(seen) {
             return None;
         }
@@ -1063,7 +1078,7 @@ impl ReadState {
     /// Stops following the file at `path`. Returns what to report gone, unless its transcript now
     /// lives in another file.
     fn forget(&mut self, path: &Path) -> Option<GoneTranscript> {
-        let tracked = self.files.remove(path)?;
+        let tracked = self.files.remove(path.as_os_str())?;
         let id = transcript_id(tracked.agent, &tracked.found);
         if self
             .by_transcript
@@ -1188,7 +1203,7 @@ impl ReadState {
             let transcript = self
                 .by_transcript
                 .get(&(agent, session.clone(), None))
-                .and_then(|path| Some((path, self.files.get(path)?)));
+                .and_then(|path| Some((path, self.files.get(path.as_os_str())?)));
             if let Some((path, tracked)) = transcript {
                 result.batches.push(Batch {
                     key,
@@ -1275,7 +1290,7 @@ fn timestamp(at: SystemTime) -> Timestamp {
 pub fn scan(roots: &Roots, options: &ScanOptions, state: &mut ReadState) -> ScanResult {
     let mut result = ScanResult::default();
     let now = SystemTime::now();
-    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut seen: HashSet<OsString> = HashSet::new();
     // Files under a folder that could not be listed are kept, not reported gone: they may still be
     // there.
     let mut unlisted: Vec<PathBuf> = Vec::new();
@@ -1311,12 +1326,12 @@ pub fn scan(roots: &Roots, options: &ScanOptions, state: &mut ReadState) -> Scan
         };
         let mut named = changed_names;
         for (path, found) in discover(layout, root, &mut result.problems, &mut unlisted) {
-            seen.insert(path.clone());
             if let Some(session) =
                 state.read_transcript(layout, &path, found, options, now, &mut result)
             {
                 named.push(session);
             }
+            seen.insert(path.into_os_string());
         }
         state.add_titles(layout.agent, &named, &mut result);
     }
@@ -1324,8 +1339,8 @@ pub fn scan(roots: &Roots, options: &ScanOptions, state: &mut ReadState) -> Scan
         .files
         .keys()
         .filter(|path| !seen.contains(*path))
+        .map(PathBuf::from)
         .filter(|path| !unlisted.iter().any(|folder| path.starts_with(folder)))
-        .cloned()
         .collect();
     for path in vanished {
         if let Some(gone) = state.forget(&path) {
@@ -1379,6 +1394,12 @@ fn discover(
                 }
             }
         }
+    }
+    if !transcripts
+        .iter()
+        .any(|(_, found)| found.compressed || found.whole_json)
+    {
+        return transcripts;
     }
     // A rollout kept both plain and compressed is read from the plain file (FORMATS.md §2.1).
     let plain: HashSet<PathBuf> = transcripts
