@@ -16,6 +16,12 @@ want tmux
 want chromium
 want chromium-driver
 want nodejs
+# The hosted end-to-end check (fixtures/recorder/hosted_e2e.sh): npm installs the real agent
+# CLIs, python3 runs the fake model server and the poller. A Node from NodeSource brings its own
+# npm, and Debian's npm package would conflict with it, so npm is only asked for when missing.
+want python3
+command -v npm >/dev/null 2>&1 || want npm
+want git
 # The desktop app (src-tauri): Tauri's build dependencies on Linux. The AppIndicator library is
 # loaded at run time for the tray, so the app needs it to run as well.
 want libwebkit2gtk-4.1-dev

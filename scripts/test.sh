@@ -14,3 +14,7 @@ echo "== the window page (headless Chromium)"
 node ui/test/run.mjs
 echo "== desktop (headless: Xvfb, D-Bus, tray, notifications)"
 src-tauri/tests/desktop.sh
+echo "== hosted sessions end to end (the real Codex and Gemini CLIs under slate run)"
+# The CLIs are installed once into target/ (pinned versions; about 520 MB) and reused.
+SLATE_BIN="$PWD/target/debug/slate" SLATE_REC_NPM="$PWD/target/agent-clis" \
+  CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 fixtures/recorder/hosted_e2e.sh all

@@ -237,9 +237,11 @@ impl Places {
         }
     }
 
-    /// Asks a running server to re-read now, so a change made here shows at once. Any failure
-    /// (no server, no token, an old server) is ignored: the server's periodic scans catch up.
+    /// Asks a running server (at `SLATE_API` when set, else at `listen`) to re-read now, so a
+    /// change made here shows at once. Any failure (no server, no token, an old server) is
+    /// ignored: the server's periodic scans catch up.
     fn nudge_server(&self, listen: SocketAddr) {
+        let listen = slate::host::engine_address(listen);
         let token_path = self.config_dir.join("slate").join("token");
         let Ok(token) = std::fs::read_to_string(&token_path) else {
             return;
@@ -312,8 +314,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             || cli.processes.is_some()
             || std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1");
         if !standalone {
-            if let Some(sessions) = sessions_from_server(config.server.listen) {
-                print_sessions(sessions, json, now, Some(config.server.listen))?;
+            // `SLATE_API` first, as `slate run` reports there.
+            let server = slate::host::engine_address(config.server.listen);
+            if let Some(sessions) = sessions_from_server(server) {
+                print_sessions(sessions, json, now, Some(server))?;
                 return Ok(ExitCode::SUCCESS);
             }
         }

@@ -56,35 +56,50 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint from the environment: `SLATE_API` (`http://127.0.0.1:PORT`) or the default
-    /// port, and the token in `<config_dir>/slate/token`. `None` when no token exists, which means
-    /// no engine has ever run for this user.
+    /// The endpoint from the environment: the running engine's address (`engine_address`, with
+    /// the config's `[server] listen` as the fallback) and the token in `<config_dir>/slate/token`.
+    /// `None` when no token exists, which means no engine has ever run for this user.
     pub fn from_env() -> Option<Endpoint> {
-        let port = std::env::var("SLATE_API")
-            .ok()
-            .and_then(|url| port_of(&url))
-            .unwrap_or(DEFAULT_PORT);
-        let token = std::fs::read_to_string(token_path()?).ok()?;
+        let config_dir = config_dir()?;
+        // A config that cannot be read leaves the default port, as the engine itself would.
+        let configured = crate::config::load_or_default(&crate::config::default_path(&config_dir))
+            .map(|(config, _)| config.server.listen)
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)));
+        let token = std::fs::read_to_string(config_dir.join("slate").join("token")).ok()?;
         let token = token.trim().to_string();
         if token.is_empty() {
             return None;
         }
         Some(Endpoint {
-            address: SocketAddr::from(([127, 0, 0, 1], port)),
+            address: engine_address(configured),
             token,
         })
     }
 }
 
-/// The port named by a `http://127.0.0.1:PORT` URL.
-fn port_of(url: &str) -> Option<u16> {
-    let rest = url.strip_prefix("http://").unwrap_or(url);
-    let authority = rest.split('/').next()?;
-    authority.rsplit(':').next()?.parse().ok()
+/// Where the running engine listens: `SLATE_API` (`http://127.0.0.1:PORT`) when it is set and
+/// names a port, else `configured` (the config's `[server] listen`). `slate run` reports there and
+/// `slate sessions` reads there, so a person who points one at a server points both.
+pub fn engine_address(configured: SocketAddr) -> SocketAddr {
+    std::env::var("SLATE_API")
+        .ok()
+        .and_then(|url| address_of(&url))
+        .unwrap_or(configured)
 }
 
-/// `<config_dir>/slate/token`, with the config folder found as `store::config_dir` finds it.
-fn token_path() -> Option<PathBuf> {
+/// The loopback address named by a `http://127.0.0.1:PORT` URL (a bare port means 127.0.0.1).
+pub fn address_of(url: &str) -> Option<SocketAddr> {
+    let rest = url.strip_prefix("http://").unwrap_or(url);
+    let authority = rest.split('/').next()?;
+    if let Ok(address) = authority.parse::<SocketAddr>() {
+        return address.ip().is_loopback().then_some(address);
+    }
+    let port = authority.rsplit(':').next()?.parse().ok()?;
+    Some(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+/// Slate's config folder, found as `store::config_dir` finds it.
+fn config_dir() -> Option<PathBuf> {
     let home = std::env::var_os("HOME")
         .or_else(|| std::env::var_os("USERPROFILE"))
         .map(PathBuf::from)?;
@@ -94,8 +109,7 @@ fn token_path() -> Option<PathBuf> {
         std::env::var_os("XDG_CONFIG_HOME")
     }
     .map(PathBuf::from);
-    let config = crate::store::config_dir(&home, variable.as_deref());
-    Some(config.join("slate").join("token"))
+    Some(crate::store::config_dir(&home, variable.as_deref()))
 }
 
 /// What the host tells the engine about its session.
@@ -542,4 +556,30 @@ fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, _pid: Option<u3
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::address_of;
+
+    #[test]
+    fn slate_api_names_a_loopback_address() {
+        let address = |url: &str| address_of(url).map(|address| address.to_string());
+        assert_eq!(
+            address("http://127.0.0.1:4123"),
+            Some("127.0.0.1:4123".into())
+        );
+        assert_eq!(address("http://[::1]:4123/"), Some("[::1]:4123".into()));
+        assert_eq!(
+            address("http://localhost:4123"),
+            Some("127.0.0.1:4123".into())
+        );
+        assert_eq!(
+            address("http://10.0.0.7:4123"),
+            None,
+            "slate talks loopback only"
+        );
+        assert_eq!(address("http://127.0.0.1"), None);
+        assert_eq!(address(""), None);
+    }
 }

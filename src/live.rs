@@ -35,6 +35,9 @@ pub struct Timing {
     pub process_scan: Duration,
     /// Every root is walked again this often, because watcher events are hints.
     pub rewalk: Duration,
+    /// A hosted report from a program the last process scan did not see (a CLI started under
+    /// `slate run` since) brings the next scan forward, to at most this long after the last one.
+    pub hosted_rescan: Duration,
 }
 
 impl Default for Timing {
@@ -43,6 +46,7 @@ impl Default for Timing {
             coalesce: Duration::from_millis(150),
             process_scan: Duration::from_secs(15),
             rewalk: Duration::from_secs(60),
+            hosted_rescan: Duration::from_secs(2),
         }
     }
 }
@@ -342,6 +346,21 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
     (handle, thread)
 }
 
+/// How long a hosted pid that asked for early scans is remembered (see `Timing::hosted_rescan`).
+const FORGET_UNSEEN_HOSTED: Duration = Duration::from_secs(3600);
+
+/// True when the last process scan saw an agent process that can vouch for a session and that is
+/// the hosted program `pid` or its child (Gemini CLI relaunches itself in a child), as the
+/// tracker attaches hosted signals.
+fn can_vouch(engine: &Engine, pid: u32) -> bool {
+    engine.processes().iter().any(|process| {
+        matches!(
+            process.recognised.role,
+            crate::agents::ProcessRole::Interactive | crate::agents::ProcessRole::Print
+        ) && (process.info.pid == pid || process.info.ppid == Some(pid))
+    })
+}
+
 struct LoopState {
     engine: Engine,
     timing: Timing,
@@ -372,6 +391,9 @@ impl LoopState {
         let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
         let mut read_pending_at: Option<Instant> = None;
         let mut next_scan = Instant::now() + self.timing.process_scan;
+        let mut last_scan = Instant::now();
+        // Hosted pids no scan had seen when they first reported, and when that was.
+        let mut unseen_hosted: HashMap<u32, Instant> = HashMap::new();
         let mut next_rewalk = Instant::now() + rewalk_interval(self.timing.rewalk, walk_took);
         loop {
             let deadline_at = self.engine.next_deadline().map(|deadline| {
@@ -416,6 +438,7 @@ impl LoopState {
                     changes = crate::engine::merge(changes, self.engine.refresh((self.clock)()));
                     self.refresh_watches();
                     next_scan = Instant::now() + self.timing.process_scan;
+                    last_scan = Instant::now();
                     pending.clear();
                     read_pending_at = None;
                 }
@@ -429,6 +452,20 @@ impl LoopState {
                     changes = self
                         .engine
                         .apply(Input::HostedProcess { pid, signals }, (self.clock)());
+                    // The report of a CLI started since the last scan attaches to no session
+                    // until a scan sees the CLI, and the next periodic scan may be a whole
+                    // `process_scan` away: a dialog would wait that long to read Needs you. So
+                    // scan soon, at most once a `hosted_rescan`, for as long as one periodic scan
+                    // would take; a program that is no agent is never seen and stops asking then
+                    // (its pid is remembered for an hour, so it does not start asking again).
+                    let now = Instant::now();
+                    unseen_hosted.retain(|_, first| now < *first + FORGET_UNSEEN_HOSTED);
+                    if !can_vouch(&self.engine, pid) {
+                        let first = *unseen_hosted.entry(pid).or_insert(now);
+                        if now < first + self.timing.process_scan {
+                            next_scan = next_scan.min(last_scan + self.timing.hosted_rescan);
+                        }
+                    }
                 }
                 Some(Event::Shutdown) => return,
                 None => {}
@@ -447,6 +484,7 @@ impl LoopState {
             }
             if next_scan <= instant {
                 next_scan = instant + self.timing.process_scan;
+                last_scan = instant;
                 changes = crate::engine::merge(changes, self.engine.scan_processes((self.clock)()));
             }
             if next_rewalk <= instant {

@@ -370,6 +370,7 @@ fn slate(home: &Path, args: &[&str]) -> Command {
         "CURSOR_CONFIG_DIR",
         "USERPROFILE",
         "APPDATA",
+        "SLATE_API",
     ] {
         command.env_remove(variable);
     }
@@ -759,6 +760,22 @@ async fn slate_sessions_reads_a_running_server() {
         standalone["sessions"],
         serde_json::json!([]),
         "{standalone}"
+    );
+    // With no config at all, `SLATE_API` names the server, as it does for `slate run`.
+    let bare = tempfile::tempdir().unwrap();
+    let bare_path = bare.path().to_path_buf();
+    let through_variable = tokio::task::spawn_blocking(move || {
+        let output = slate(&bare_path, &["sessions", "--json"])
+            .env("SLATE_API", format!("http://{address}"))
+            .output()
+            .unwrap();
+        json(&String::from_utf8_lossy(&output.stdout))
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        through_variable["sessions"][0]["hosted"], true,
+        "{through_variable}"
     );
     let _ = stop.send(());
     server.await.unwrap().unwrap();

@@ -475,6 +475,78 @@ async fn a_silent_hosted_terminal_under_an_open_call_turns_needs_you() {
     thread.join().unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_started_under_slate_run_after_the_last_scan_is_linked_at_its_first_report() {
+    // The process table is scanned once an hour here: only the hosted report of a program no scan
+    // has seen can bring the scan forward. Without that, the session would wait for the next
+    // periodic scan (15 s by default) before its terminal counts, and a dialog drawn meanwhile
+    // would read Needs you late (issue 6 asks for 12 s).
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let now = live::system_clock();
+    write_open_call(home, now);
+    let table = std::sync::Arc::new(std::sync::Mutex::new(ProcessTable::default()));
+    let mut options = Options::from_env(Env {
+        home: Some(home.to_path_buf()),
+        ..Env::default()
+    });
+    options.processes = ProcessSource::Shared(table.clone());
+    let (handle, thread) = live::start(Service {
+        options,
+        timing: Timing {
+            process_scan: Duration::from_secs(3600),
+            hosted_rescan: Duration::from_millis(100),
+            ..Timing::default()
+        },
+        store: None,
+        clock: live::system_clock,
+    });
+    let (listed, mut updates) = handle.subscribe();
+    let session = listed
+        .iter()
+        .find(|session| session.id.as_str() == SESSION)
+        .expect("the session is listed from its transcript");
+    assert_eq!((session.pid, session.hosted), (None, false));
+
+    // The CLI starts under `slate run` after the start-up scan and reports its terminal.
+    table.lock().unwrap().processes.push(ProcessInfo {
+        pid: 5151,
+        ppid: Some(1),
+        name: "claude".to_string(),
+        exe: None,
+        cmd: vec!["claude".to_string()],
+        cwd: Some("/work/acme".to_string()),
+        start_time: now.minus(Duration::from_secs(60)),
+        start_ticks: None,
+    });
+    handle.send(Event::HostedProcess {
+        pid: 5151,
+        signals: HostedSignals {
+            pid: Some(5151),
+            titles: vec![(now, "✳ Claude Code".into())],
+            last_draw: Some(now),
+        },
+    });
+    let linked = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match updates.recv().await {
+                Ok(live::Update::Session { session }) if session.id.as_str() == SESSION => {
+                    if session.hosted {
+                        return session;
+                    }
+                }
+                Ok(_) => {}
+                Err(err) => panic!("the update stream ended: {err}"),
+            }
+        }
+    })
+    .await
+    .expect("the report brought a scan forward and the session is hosted");
+    assert_eq!(linked.pid, Some(5151));
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
 #[test]
 fn the_flip_after_five_silent_seconds_is_announced() {
     // The same story through the tracker alone, tick by tick with a fake clock: the flip comes
