@@ -1053,7 +1053,7 @@ impl Tracker {
         let closes_at = vouch.is_none().then(|| last_write.plus(policy.window));
 
         // Rules 2–3: the agent's own listing decides the status where it reports one.
-        let posture = posture(log, now, policy);
+        let posture = posture(log, entry.last_write, now, policy);
         evidence.push(posture.describe());
         let listed_alive =
             listed.filter(|_| matches!(vouch, Some(v) if v.kind == VouchKind::Listing));
@@ -1375,7 +1375,7 @@ impl Posture {
     }
 }
 
-fn posture(log: &Log, now: Timestamp, policy: &Policy) -> Posture {
+fn posture(log: &Log, last_write: Option<Timestamp>, now: Timestamp, policy: &Policy) -> Posture {
     let working = |reason, since, deadline, description: String| Posture {
         outcome: Outcome::Working(reason),
         since,
@@ -1391,6 +1391,19 @@ fn posture(log: &Log, now: Timestamp, policy: &Policy) -> Posture {
         description,
     };
     let Some(last) = &log.last else {
+        // A CLI writes a new transcript's first lines a moment apart (Codex its session header,
+        // then the prompt): one just written is not yet waiting for a first prompt.
+        if let Some(written) = last_write {
+            let settles_at = written.plus(policy.text_settle);
+            if now < settles_at {
+                return working(
+                    Reason::new(ReasonCode::RecentActivity, "The session is starting"),
+                    written,
+                    Some(settles_at),
+                    format!("the transcript was started at {written} and has no turn record yet"),
+                );
+            }
+        }
         return waiting(
             new_session_reason(),
             now,
