@@ -415,28 +415,23 @@ impl Store {
     /// The sessions whose latest recorded transition leaves them open (not `ended`), with that
     /// status: the ones a restart must close if they ended while Slate was not running.
     pub fn unfinished(&self) -> Result<Vec<(SessionKey, Status)>, StoreError> {
-        let about = "read unfinished sessions";
-        let mut select = self
-            .conn
-            .prepare_cached(
-                "SELECT agent, session_id, to_status FROM transitions
+        let rows = self.rows(
+            "read unfinished sessions",
+            "SELECT agent, session_id, to_status FROM transitions
                  WHERE id IN (SELECT MAX(id) FROM transitions GROUP BY agent, session_id)
                    AND to_status != 'ended'
                  ORDER BY agent, session_id",
-            )
-            .map_err(|source| self.fail(about, source))?;
-        let rows = select
-            .query_map([], |row| {
+            [],
+            |row| {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
                     row.get::<_, String>(2)?,
                 ))
-            })
-            .map_err(|source| self.fail(about, source))?;
+            },
+        )?;
         let mut open = Vec::new();
-        for row in rows {
-            let (agent, id, to) = row.map_err(|source| self.fail(about, source))?;
+        for (agent, id, to) in rows {
             open.push((decode_key("transitions", &agent, id)?, decode_status(&to)?));
         }
         Ok(open)
@@ -448,18 +443,14 @@ impl Store {
         key: &SessionKey,
         limit: usize,
     ) -> Result<Vec<Transition>, StoreError> {
-        let about = "read transitions";
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let mut select = self
-            .conn
-            .prepare_cached(
-                "SELECT from_status, to_status, reason_code, reason_text, at_ms
+        let rows = self.rows(
+            "read transitions",
+            "SELECT from_status, to_status, reason_code, reason_text, at_ms
                  FROM transitions WHERE agent = ?1 AND session_id = ?2
                  ORDER BY at_ms DESC, id DESC LIMIT ?3",
-            )
-            .map_err(|source| self.fail(about, source))?;
-        let rows = select
-            .query_map(params![key.agent.as_str(), key.id.as_str(), limit], |row| {
+            params![key.agent.as_str(), key.id.as_str(), limit],
+            |row| {
                 Ok((
                     row.get::<_, Option<String>>(0)?,
                     row.get::<_, String>(1)?,
@@ -467,11 +458,10 @@ impl Store {
                     row.get::<_, String>(3)?,
                     row.get::<_, i64>(4)?,
                 ))
-            })
-            .map_err(|source| self.fail(about, source))?;
+            },
+        )?;
         let mut transitions = Vec::new();
-        for row in rows {
-            let (from, to, code, text, at_ms) = row.map_err(|source| self.fail(about, source))?;
+        for (from, to, code, text, at_ms) in rows {
             transitions.push(Transition {
                 key: key.clone(),
                 from: from.as_deref().map(decode_status).transpose()?,
@@ -492,24 +482,17 @@ impl Store {
         status: Status,
         now: Timestamp,
     ) -> Result<Duration, StoreError> {
-        let about = "add up time in a status";
-        let mut select = self
-            .conn
-            .prepare_cached(
-                "SELECT to_status, at_ms FROM transitions
+        let rows = self.rows(
+            "add up time in a status",
+            "SELECT to_status, at_ms FROM transitions
                  WHERE agent = ?1 AND session_id = ?2
                  ORDER BY at_ms ASC, id ASC",
-            )
-            .map_err(|source| self.fail(about, source))?;
-        let rows = select
-            .query_map(params![key.agent.as_str(), key.id.as_str()], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
-            })
-            .map_err(|source| self.fail(about, source))?;
+            params![key.agent.as_str(), key.id.as_str()],
+            |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)),
+        )?;
         let mut total = Duration::ZERO;
         let mut open_since: Option<Timestamp> = None;
-        for row in rows {
-            let (to, at_ms) = row.map_err(|source| self.fail(about, source))?;
+        for (to, at_ms) in rows {
             let at = Timestamp::from_millis(at_ms).min(now);
             if let Some(since) = open_since.take() {
                 total += since.elapsed_until(at);
@@ -611,16 +594,12 @@ impl Store {
 
     /// Every stored intent, for the engine to restore at start.
     pub fn intents(&self) -> Result<Vec<(SessionKey, StoredIntent)>, StoreError> {
-        let about = "read intents";
-        let mut select = self
-            .conn
-            .prepare_cached(
-                "SELECT agent, session_id, state, reason, awaiting_who, set_at_ms FROM intents
+        let rows = self.rows(
+            "read intents",
+            "SELECT agent, session_id, state, reason, awaiting_who, set_at_ms FROM intents
                  ORDER BY agent, session_id",
-            )
-            .map_err(|source| self.fail(about, source))?;
-        let rows = select
-            .query_map([], |row| {
+            [],
+            |row| {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
@@ -629,12 +608,10 @@ impl Store {
                     row.get::<_, Option<String>>(4)?,
                     row.get::<_, i64>(5)?,
                 ))
-            })
-            .map_err(|source| self.fail(about, source))?;
+            },
+        )?;
         let mut intents = Vec::new();
-        for row in rows {
-            let (agent, session_id, state, reason, awaiting_who, set_at_ms) =
-                row.map_err(|source| self.fail(about, source))?;
+        for (agent, session_id, state, reason, awaiting_who, set_at_ms) in rows {
             intents.push((
                 decode_key("intents", &agent, session_id)?,
                 StoredIntent {
@@ -683,16 +660,12 @@ impl Store {
 
     /// Every presence record, for the engine to restore at start.
     pub fn load_presence(&self) -> Result<Vec<PresenceRecord>, StoreError> {
-        let about = "load presence";
-        let mut select = self
-            .conn
-            .prepare_cached(
-                "SELECT agent, session_id, pid, start_ms, gone_at_ms FROM presence
+        let rows = self.rows(
+            "load presence",
+            "SELECT agent, session_id, pid, start_ms, gone_at_ms FROM presence
                  ORDER BY agent, session_id",
-            )
-            .map_err(|source| self.fail(about, source))?;
-        let rows = select
-            .query_map([], |row| {
+            [],
+            |row| {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
@@ -700,12 +673,10 @@ impl Store {
                     row.get::<_, i64>(3)?,
                     row.get::<_, Option<i64>>(4)?,
                 ))
-            })
-            .map_err(|source| self.fail(about, source))?;
+            },
+        )?;
         let mut records = Vec::new();
-        for row in rows {
-            let (agent, session_id, pid, start_ms, gone_at_ms) =
-                row.map_err(|source| self.fail(about, source))?;
+        for (agent, session_id, pid, start_ms, gone_at_ms) in rows {
             records.push(PresenceRecord {
                 key: decode_key("presence", &agent, session_id)?,
                 pid,
@@ -763,16 +734,14 @@ impl Store {
         filter: &str,
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<WorkItem>, StoreError> {
-        let about = "read work items";
-        let mut select = self
-            .conn
-            .prepare_cached(&format!(
+        let rows = self.rows(
+            "read work items",
+            &format!(
                 "SELECT id, title, status, deps, created_ms FROM work_items {filter}
                  ORDER BY created_ms, id"
-            ))
-            .map_err(|source| self.fail(about, source))?;
-        let rows = select
-            .query_map(params, |row| {
+            ),
+            params,
+            |row| {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
@@ -780,12 +749,10 @@ impl Store {
                     row.get::<_, String>(3)?,
                     row.get::<_, i64>(4)?,
                 ))
-            })
-            .map_err(|source| self.fail(about, source))?;
+            },
+        )?;
         let mut items = Vec::new();
-        for row in rows {
-            let (id, title, status, deps, created_ms) =
-                row.map_err(|source| self.fail(about, source))?;
+        for (id, title, status, deps, created_ms) in rows {
             let deps = serde_json::from_str(&deps).map_err(|_| StoreError::Decode {
                 table: "work_items",
                 column: "deps",
@@ -842,16 +809,14 @@ impl Store {
         filter: &str,
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<Claim>, StoreError> {
-        let about = "read claims";
-        let mut select = self
-            .conn
-            .prepare_cached(&format!(
+        let rows = self.rows(
+            "read claims",
+            &format!(
                 "SELECT id, item_id, agent, session_id, claimed_ms, released_ms FROM claims {filter}
                  ORDER BY claimed_ms, id"
-            ))
-            .map_err(|source| self.fail(about, source))?;
-        let rows = select
-            .query_map(params, |row| {
+            ),
+            params,
+            |row| {
                 Ok((
                     row.get::<_, i64>(0)?,
                     row.get::<_, String>(1)?,
@@ -860,12 +825,10 @@ impl Store {
                     row.get::<_, i64>(4)?,
                     row.get::<_, Option<i64>>(5)?,
                 ))
-            })
-            .map_err(|source| self.fail(about, source))?;
+            },
+        )?;
         let mut claims = Vec::new();
-        for row in rows {
-            let (id, item_id, agent, session_id, claimed_ms, released_ms) =
-                row.map_err(|source| self.fail(about, source))?;
+        for (id, item_id, agent, session_id, claimed_ms, released_ms) in rows {
             claims.push(Claim {
                 id,
                 item_id,
@@ -875,6 +838,25 @@ impl Store {
             });
         }
         Ok(claims)
+    }
+
+    /// Runs one query and reads each row's raw values with `read`; the caller decodes them.
+    fn rows<T>(
+        &self,
+        about: &'static str,
+        sql: &str,
+        params: impl rusqlite::Params,
+        read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
+        let mut select = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|source| self.fail(about, source))?;
+        let rows = select
+            .query_map(params, read)
+            .map_err(|source| self.fail(about, source))?;
+        rows.collect::<Result<Vec<T>, _>>()
+            .map_err(|source| self.fail(about, source))
     }
 
     /// Begins a write transaction that takes the write lock at once. A deferred one would take it
