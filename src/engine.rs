@@ -373,25 +373,9 @@ impl Engine {
     pub fn find(&self, id: &str) -> Result<Session, FindError> {
         let full = self.tracker.sessions().map(|session| session.key());
         let closed = self.tracker.closed().keys().cloned();
-        let matches: Vec<SessionKey> = full
-            .chain(closed)
-            .filter(|key| key.id.as_str().starts_with(id))
-            .collect();
-        let key = match matches.as_slice() {
-            [] => return Err(FindError::NotFound(id.to_string())),
-            [one] => one,
-            many => match many.iter().find(|key| key.id.as_str() == id) {
-                Some(exact) => exact,
-                None => {
-                    return Err(FindError::Ambiguous {
-                        id: id.to_string(),
-                        count: many.len(),
-                    })
-                }
-            },
-        };
+        let key = pick(full.chain(closed), id)?;
         self.tracker
-            .session(key)
+            .session(&key)
             .ok_or_else(|| FindError::NotFound(id.to_string()))
     }
 
@@ -425,6 +409,32 @@ pub enum FindError {
     NotFound(String),
     #[error("`{id}` matches {count} sessions; give more of the id")]
     Ambiguous { id: String, count: usize },
+}
+
+/// The one key `id` names among `keys`: a key whose id starts with `id`, or, when several do,
+/// the one whose id is exactly `id`.
+pub fn pick<K: std::borrow::Borrow<SessionKey>>(
+    keys: impl IntoIterator<Item = K>,
+    id: &str,
+) -> Result<K, FindError> {
+    let mut matches: Vec<K> = keys
+        .into_iter()
+        .filter(|key| key.borrow().id.as_str().starts_with(id))
+        .collect();
+    if matches.len() == 1 {
+        return Ok(matches.remove(0));
+    }
+    if matches.is_empty() {
+        return Err(FindError::NotFound(id.to_string()));
+    }
+    let count = matches.len();
+    matches
+        .into_iter()
+        .find(|key| key.borrow().id.as_str() == id)
+        .ok_or_else(|| FindError::Ambiguous {
+            id: id.to_string(),
+            count,
+        })
 }
 
 /// Merges two rounds of changes: one change per session, keeping the earliest `previous` and

@@ -167,16 +167,8 @@ impl Handle {
     /// One session by id (or unique prefix), live or closed, with evidence and transitions.
     pub fn session(&self, id: &str) -> Option<Detail> {
         let published = self.shared.published.read().expect("lock poisoned");
-        let matches: Vec<&SessionKey> = published
-            .sessions
-            .keys()
-            .chain(published.closed.keys())
-            .filter(|key| key.id.as_str().starts_with(id))
-            .collect();
-        let key = match matches.as_slice() {
-            [one] => *one,
-            many => many.iter().copied().find(|key| key.id.as_str() == id)?,
-        };
+        let keys = published.sessions.keys().chain(published.closed.keys());
+        let key = crate::engine::pick(keys, id).ok()?;
         let (session, evidence) = match published.sessions.get(key) {
             Some(session) => (
                 session.clone(),
