@@ -926,9 +926,6 @@ impl ReadState {
                     seen: None,
                 }
             });
-        if tracked.seen == Some(seen) {
-            return None;
-        }
         let found = tracked.found.clone();
         let key = SessionKey::new(layout.agent, found.session_id.clone());
         let first = !tracked
