@@ -271,6 +271,25 @@ fn latency() {
     thread.join().unwrap();
 }
 
+/// What an idle server used over a while.
+struct Idle {
+    elapsed: Duration,
+    used: Duration,
+    wakeups: u64,
+}
+
+impl Idle {
+    fn describe(&self) -> String {
+        let seconds = self.elapsed.as_secs_f64();
+        format!(
+            "{seconds:.0} s: {:.3} CPU s ({:.4}% of one core), {:.1} wake-ups/min",
+            self.used.as_secs_f64(),
+            self.used.as_secs_f64() / seconds * 100.0,
+            self.wakeups as f64 * 60.0 / seconds
+        )
+    }
+}
+
 /// A `slate serve` child over `home`, killed when dropped.
 struct Server {
     child: Child,
@@ -329,6 +348,25 @@ impl Server {
         Some(Duration::from_millis(ticks * 1000 / clock_ticks()))
     }
 
+    /// CPU time and loop wake-ups over `seconds` of doing nothing, after 2 s for start-up work
+    /// to settle. `None` without Linux's `/proc`.
+    fn idle_for(&self, seconds: f64) -> Option<Idle> {
+        std::thread::sleep(Duration::from_secs(2));
+        let cpu_before = self.cpu();
+        let wakeups_before = self.get("/health")["wakeups"].as_u64().unwrap_or(0);
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        let elapsed = started.elapsed();
+        // The health request itself wakes nothing in the loop; its CPU is counted, and tiny.
+        let wakeups = self.get("/health")["wakeups"].as_u64().unwrap_or(0) - wakeups_before;
+        let used = self.cpu()?.saturating_sub(cpu_before?);
+        Some(Idle {
+            elapsed,
+            used,
+            wakeups,
+        })
+    }
+
     fn peak_memory(&self) -> Option<String> {
         let status = fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
         let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
@@ -376,28 +414,9 @@ fn idle() {
         let live = server.get("/sessions/live")["sessions"]
             .as_array()
             .map_or(0, Vec::len);
-        // Let start-up work settle before measuring.
-        std::thread::sleep(Duration::from_secs(2));
-        let cpu_before = server.cpu();
-        let wakeups_before = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
-        let started = Instant::now();
-        std::thread::sleep(Duration::from_secs_f64(seconds));
-        let elapsed = started.elapsed();
-        // The health request itself wakes nothing in the loop; its CPU is counted, and tiny.
-        let wakeups_after = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
-        let cpu_after = server.cpu();
-        let per_minute = (wakeups_after - wakeups_before) as f64 * 60.0 / elapsed.as_secs_f64();
-        match (cpu_before, cpu_after) {
-            (Some(before), Some(after)) => {
-                let used = after.saturating_sub(before);
-                println!(
-                    "idle, {label}, {live} live sessions, {:.0} s: {:.3} CPU s ({:.4}% of one core), {per_minute:.1} wake-ups/min",
-                    elapsed.as_secs_f64(),
-                    used.as_secs_f64(),
-                    used.as_secs_f64() / elapsed.as_secs_f64() * 100.0
-                );
-            }
-            _ => println!("idle: CPU time unavailable (needs Linux /proc)"),
+        match server.idle_for(seconds) {
+            Some(idle) => println!("idle, {label}, {live} live sessions, {}", idle.describe()),
+            None => println!("idle: CPU time unavailable (needs Linux /proc)"),
         }
         server.stop();
     }
@@ -436,20 +455,13 @@ fn start() {
         if label.starts_with("cold") {
             // What the history costs while nothing happens: the process scans and the
             // safety-net walk over every transcript.
-            std::thread::sleep(Duration::from_secs(2));
-            let before = server.cpu();
-            let wakeups_before = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
-            let started = Instant::now();
-            std::thread::sleep(Duration::from_secs_f64(idle_secs));
-            let elapsed = started.elapsed().as_secs_f64();
-            let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0) - wakeups_before;
-            if let (Some(before), Some(after)) = (before, server.cpu()) {
-                let used = after.saturating_sub(before).as_secs_f64();
+            if let Some(idle) = server.idle_for(idle_secs) {
                 println!(
-                    "idle over that history, {elapsed:.0} s: {used:.3} CPU s ({:.4}% of one core), {:.1} wake-ups/min, peak memory {}",
-                    used / elapsed * 100.0,
-                    wakeups as f64 * 60.0 / elapsed,
-                    server.peak_memory().unwrap_or_else(|| "unknown".to_string())
+                    "idle over that history, {}, peak memory {}",
+                    idle.describe(),
+                    server
+                        .peak_memory()
+                        .unwrap_or_else(|| "unknown".to_string())
                 );
             }
         }
