@@ -22,8 +22,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use slate::api::{self, Security};
+use slate::client::Client;
 use slate::engine::{Options, ProcessSource};
-use slate::follow;
 use slate::live::{self, Service, Timing};
 use slate::model::{ProcessInfo, ProcessTable, Timestamp};
 use slate::sources::files::Env;
@@ -173,6 +173,7 @@ fn latency() {
         timing: Timing::default(),
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -193,7 +194,7 @@ fn latency() {
     }));
 
     // The reader stamps each event as it arrives.
-    let mut stream = follow::open_stream(address).unwrap();
+    let mut stream = Client::new(address, None).events().unwrap();
     let (send, events) = mpsc::channel::<(Instant, serde_json::Value)>();
     std::thread::spawn(move || {
         while let Ok(Some(event)) = stream.next_event() {
@@ -336,7 +337,7 @@ impl Server {
     }
 
     fn get(&self, path: &str) -> serde_json::Value {
-        serde_json::from_str(&follow::get(self.address, path).unwrap()).unwrap()
+        Client::new(self.address, None).get_json(path).unwrap()
     }
 
     /// User plus system CPU time so far, from `/proc/<pid>/stat`.

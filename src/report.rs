@@ -24,21 +24,6 @@ pub fn sort_for_display(sessions: &mut [Session]) {
     });
 }
 
-/// Whether a session belongs on the live list at `now`: every session that has not ended; an
-/// ended one holding a work claim (custody protects it until the claim is released); and an
-/// ended, reclaimable one until `reclaim_after` has passed since it ended, after which automatic
-/// cleanup takes it off the list. It stays in the history (`--all`) either way.
-pub fn on_live_list(session: &Session, now: Timestamp, reclaim_after: Duration) -> bool {
-    if session.status != Status::Ended {
-        return true;
-    }
-    let state = &session.session_state;
-    if state.custody.holds_work_claim || !state.custody.reclaimable {
-        return true;
-    }
-    now < state.next_actor.since.plus(reclaim_after)
-}
-
 /// The `slate sessions --reclaimable` table: the sessions automatic cleanup may reclaim, with the
 /// custody reason for each.
 pub fn reclaimable(sessions: &[Session], now: Timestamp) -> String {
@@ -289,70 +274,5 @@ mod tests {
         assert_eq!(cell("abc", 5), "abc  ");
         assert_eq!(cell("abcdef", 4), "abc…");
         assert_eq!(cell("żółw", 4), "żółw");
-    }
-}
-
-#[cfg(test)]
-mod live_list_tests {
-    use super::*;
-    use crate::model::{
-        Activity, Actor, AgentKind, Custody, NextActor, Presence, Reason, ReasonCode, SessionId,
-        SessionState,
-    };
-
-    fn ended(since_minutes_ago: u64, claim: bool, now: Timestamp) -> Session {
-        let since = now.minus(Duration::from_secs(since_minutes_ago * 60));
-        Session {
-            agent: AgentKind::ClaudeCode,
-            id: SessionId::new("s"),
-            folder: None,
-            project: None,
-            title: None,
-            last_prompt: None,
-            branch: None,
-            ahead: None,
-            behind: None,
-            dirty: None,
-            row_time: Some(since),
-            pid: None,
-            transcript: None,
-            model: None,
-            cli_version: None,
-            hosted: false,
-            status: Status::Ended,
-            session_state: SessionState {
-                status: Status::Ended,
-                active_at: Some(since),
-                reason: Reason::new(ReasonCode::NoProcess, "gone"),
-                presence: Presence::Gone,
-                activity: Activity::Silent,
-                intent: Intent::default(),
-                custody: Custody {
-                    holds: if claim {
-                        vec!["item:a".to_string()]
-                    } else {
-                        Vec::new()
-                    },
-                    holds_work_claim: claim,
-                    reclaimable: !claim,
-                    reason: String::new(),
-                },
-                next_actor: NextActor {
-                    actor: Actor::Nobody,
-                    reason: String::new(),
-                    since,
-                },
-            },
-        }
-    }
-
-    #[test]
-    fn a_reclaimable_session_leaves_the_live_list_after_the_reclaim_time() {
-        let now = Timestamp::from_millis(1_800_000_000_000);
-        let hour = Duration::from_secs(3600);
-        assert!(on_live_list(&ended(59, false, now), now, hour));
-        assert!(!on_live_list(&ended(60, false, now), now, hour));
-        // A work claim keeps it listed however long ago it ended.
-        assert!(on_live_list(&ended(24 * 60, true, now), now, hour));
     }
 }

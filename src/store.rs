@@ -7,11 +7,11 @@
 //! a start-up never reads closed history, only looks at its size and time, so there is nothing
 //! for an offset to spare. It also owns what happens when the file is corrupt (moved
 //! aside, never deleted, and a fresh store created) or locked by another writer (a typed error
-//! after the busy timeout), and where the file lives by default.
+//! after the busy timeout).
 //!
 //! It deliberately decides nothing: it stores what the engine hands it and gives it back. It never
-//! reads the agents' own SQLite stores (that is `sources`), and it does not read the environment:
-//! the caller passes in the home folder and the platform's variables.
+//! reads the agents' own SQLite stores (that is `sources`), and it does not know where its file
+//! lives: `places` says that, and the caller passes the path in.
 
 use std::fs;
 use std::io;
@@ -261,78 +261,6 @@ pub fn open_in_memory() -> Result<Store, StoreError> {
         path,
         recovered_from: None,
     })
-}
-
-/// Where the store lives inside the platform's data folder: `<data_dir>/slate/slate.db`.
-pub fn default_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("slate").join("slate.db")
-}
-
-/// The operating systems whose folder conventions differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Platform {
-    Linux,
-    MacOs,
-    Windows,
-}
-
-impl Platform {
-    /// The platform this binary was built for; every other Unix follows the Linux (XDG) rules.
-    pub fn current() -> Platform {
-        if cfg!(target_os = "macos") {
-            Platform::MacOs
-        } else if cfg!(target_os = "windows") {
-            Platform::Windows
-        } else {
-            Platform::Linux
-        }
-    }
-}
-
-/// The platform's data folder. `variable` is `$XDG_DATA_HOME` on Linux and `%APPDATA%` on Windows,
-/// as the caller read it; macOS has no such variable.
-pub fn data_dir(home: &Path, variable: Option<&Path>) -> PathBuf {
-    data_dir_on(Platform::current(), home, variable)
-}
-
-/// The platform's config folder. `variable` is `$XDG_CONFIG_HOME` on Linux and `%APPDATA%` on
-/// Windows, as the caller read it.
-pub fn config_dir(home: &Path, variable: Option<&Path>) -> PathBuf {
-    config_dir_on(Platform::current(), home, variable)
-}
-
-/// [`data_dir`] for a given platform, so every platform's rule can be tested anywhere.
-pub fn data_dir_on(platform: Platform, home: &Path, variable: Option<&Path>) -> PathBuf {
-    platform_dir(platform, home, variable, &[".local", "share"])
-}
-
-/// [`config_dir`] for a given platform.
-pub fn config_dir_on(platform: Platform, home: &Path, variable: Option<&Path>) -> PathBuf {
-    platform_dir(platform, home, variable, &[".config"])
-}
-
-fn platform_dir(
-    platform: Platform,
-    home: &Path,
-    variable: Option<&Path>,
-    xdg_fallback: &[&str],
-) -> PathBuf {
-    // The XDG spec says a relative value is invalid and must be ignored; the same caution costs
-    // nothing for %APPDATA%.
-    let variable = variable.filter(|folder| folder.is_absolute());
-    match platform {
-        Platform::MacOs => home.join("Library").join("Application Support"),
-        Platform::Windows => match variable {
-            Some(folder) => folder.to_path_buf(),
-            None => home.join("AppData").join("Roaming"),
-        },
-        Platform::Linux => match variable {
-            Some(folder) => folder.to_path_buf(),
-            None => xdg_fallback
-                .iter()
-                .fold(home.to_path_buf(), |path, part| path.join(part)),
-        },
-    }
 }
 
 impl Store {

@@ -3,8 +3,9 @@
 //! The token is what separates the person's own tools (the page Slate serves, the CLI, the desktop
 //! shell) from a web page on another site: only someone who can read the user's config folder
 //! can change anything through the API. It is 32 random bytes written as 64 hex characters in
-//! `<config_dir>/slate/token`, readable by the owner only. This module owns the file and the
-//! randomness; it never logs the token itself. Checking a request's token is `api`'s business.
+//! the token file (`places::Places::token_file`), readable by the owner only. This module owns the
+//! file's content and the randomness; it never logs the token itself. Where the file lives is
+//! `places`' business, and checking a request's token is `api`'s.
 
 use std::fs;
 use std::io::{self, Write};
@@ -26,16 +27,20 @@ pub enum TokenError {
     Read { path: PathBuf, source: io::Error },
 }
 
-/// Where the token lives: `<config_dir>/slate/token`.
-pub fn token_path(config_dir: &Path) -> PathBuf {
-    config_dir.join("slate").join("token")
+/// Reads the token a running Slate wrote at `path`, for a client of it; `None` when there is no
+/// token file or it is empty (then no Slate has run for this person, and a client has nothing to
+/// present). The client presents what the file says; whether it is right is the server's call.
+pub fn read_token(path: &Path) -> Option<String> {
+    let text = fs::read_to_string(path).ok()?;
+    let token = text.trim();
+    (!token.is_empty()).then(|| token.to_string())
 }
 
-/// Reads the token, creating it on first run. A token file that is not 64 hex characters, or that
-/// others can read, is replaced by a new one with a warning: a token others could have read is
-/// no secret any more.
-pub fn load_or_create_token(config_dir: &Path) -> Result<String, TokenError> {
-    let path = token_path(config_dir);
+/// Reads the token file at `path`, creating it on first run. A token file that is not 64 hex
+/// characters, or that others can read, is replaced by a new one with a warning: a token others
+/// could have read is no secret any more.
+pub fn load_or_create_token(path: &Path) -> Result<String, TokenError> {
+    let path = path.to_path_buf();
     match fs::read_to_string(&path) {
         Ok(text) => {
             let token = text.trim();

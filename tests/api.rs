@@ -12,8 +12,8 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use slate::api::{self, Security};
+use slate::client::{Client, ServerEvent};
 use slate::engine::{Options, ProcessSource};
-use slate::follow;
 use slate::live::{self, Handle, Service, Timing};
 
 use slate::sources::files::Env;
@@ -63,6 +63,7 @@ fn service(home: &Path) -> Service {
         timing: Timing::default(),
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     }
 }
 
@@ -268,8 +269,8 @@ async fn changes_need_the_token_and_a_small_body() {
 }
 
 /// Reads a server's events on a thread of its own and hands them over a channel.
-fn follow_events(address: SocketAddr) -> mpsc::Receiver<follow::ServerEvent> {
-    let mut events = follow::open_stream(address).unwrap();
+fn follow_events(address: SocketAddr) -> mpsc::Receiver<ServerEvent> {
+    let mut events = Client::new(address, None).events().unwrap();
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         while let Ok(Some(event)) = events.next_event() {
@@ -321,24 +322,23 @@ async fn an_appended_turn_end_reaches_the_stream_once() {
 #[test]
 fn the_token_file_is_private_and_kept() {
     let temp = tempfile::tempdir().unwrap();
-    let token = slate::token::load_or_create_token(temp.path()).unwrap();
+    // The token file lives in a folder that does not exist yet: it is created.
+    let path = temp.path().join("slate/token");
+    assert_eq!(slate::token::read_token(&path), None);
+    let token = slate::token::load_or_create_token(&path).unwrap();
     assert_eq!(token.len(), 64);
     assert!(token.bytes().all(|byte| byte.is_ascii_hexdigit()));
-    let path = slate::token::token_path(temp.path());
-    assert_eq!(path, temp.path().join("slate/token"));
+    assert_eq!(slate::token::read_token(&path), Some(token.clone()));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
-    assert_eq!(
-        slate::token::load_or_create_token(temp.path()).unwrap(),
-        token
-    );
+    assert_eq!(slate::token::load_or_create_token(&path).unwrap(), token);
 
     std::fs::write(&path, "not a token\n").unwrap();
-    let replaced = slate::token::load_or_create_token(temp.path()).unwrap();
+    let replaced = slate::token::load_or_create_token(&path).unwrap();
     assert_ne!(replaced, token);
     assert_eq!(replaced.len(), 64);
 
@@ -346,7 +346,7 @@ fn the_token_file_is_private_and_kept() {
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let again = slate::token::load_or_create_token(temp.path()).unwrap();
+        let again = slate::token::load_or_create_token(&path).unwrap();
         assert_ne!(again, replaced, "a token others could read is replaced");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
@@ -464,7 +464,7 @@ fn serve_prints_its_port_refuses_a_second_and_stops_on_sigterm() {
         .parse()
         .unwrap();
     let address: SocketAddr = ([127, 0, 0, 1], port).into();
-    assert!(follow::probe(address, Duration::from_secs(2)));
+    assert!(Client::new(address, None).probe(Duration::from_secs(2)));
 
     // The token was created, owner-only.
     let token_file = home.join(".config/slate/token");

@@ -348,7 +348,10 @@ fn a_change_from_the_command_line_asks_a_running_server_to_refresh() {
         "{request}"
     );
     assert!(
-        request.contains("Authorization: Bearer secret-token\r\n"),
+        // Header names are case-insensitive; the client may send them in lower case.
+        request
+            .to_ascii_lowercase()
+            .contains("authorization: bearer secret-token\r\n"),
         "{request}"
     );
 }

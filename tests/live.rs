@@ -24,6 +24,7 @@ fn service(home: &Path, started: Timestamp) -> Service {
         timing: Timing::default(),
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     }
 }
 

@@ -46,6 +46,9 @@ const PURE: &[&str] = &[
     "src/agents.rs",
     "src/agents/",
     "src/tracker.rs",
+    "src/policy.rs",
+    "src/policy/",
+    "src/schedule.rs",
     "src/report.rs",
     "src/focus/strategy.rs",
 ];

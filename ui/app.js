@@ -1,6 +1,6 @@
 //! The window's page: the live list (Needs you first), the details pane, the empty state and the
 //! keyboard. It keeps the sessions the server last sent and redraws from them; it never decides a
-//! session's state itself (SPEC §4: every surface reads the one `session_state`), and it never talks
+//! session's state itself (docs/states.md §4: every surface reads the one `session_state`), and it never talks
 //! to the backend except through `api.js`. A session without `session_state` (an older server) is
 //! shown from its top-level `status`, with no facets.
 
@@ -521,7 +521,7 @@ async function refresh() {
 }
 
 /**
- * Park, await or resume the session on purpose (SPEC §4 intent): a reason is asked for, since a
+ * Park, await or resume the session on purpose (docs/states.md §4 intent): a reason is asked for, since a
  * parked session keeps its quiet reason and someone will read it later.
  */
 function intentNode(session) {
@@ -588,7 +588,7 @@ async function focusSelected() {
 // ---------------------------------------------------------------------------------------------
 // The live list.
 
-/** Whether a session belongs on the live list: a closed one never does (SPEC §2). */
+/** Whether a session belongs on the live list: a closed one never does (docs/states.md §2). */
 function isLive(session) {
   return Boolean(session && session.id) && statusOf(session) !== "ended";
 }

@@ -29,8 +29,9 @@ use crate::model::{AgentKind, Problem, SessionKey, Timestamp};
 use crate::sources::stores::StoreRoots;
 use crate::tracker::{Batch, TranscriptRole};
 
-/// The environment variables that decide where the agents keep their files. Tests build one by
-/// hand so they never see the real home folder.
+/// The environment variables that decide where the agents and Slate keep their files, and where a
+/// running Slate answers. It is read once per process; tests build one by hand so they never see
+/// the real home folder.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Env {
     pub home: Option<PathBuf>,
@@ -41,6 +42,10 @@ pub struct Env {
     pub xdg_config_home: Option<PathBuf>,
     pub opencode_db: Option<PathBuf>,
     pub cursor_config_dir: Option<PathBuf>,
+    /// `%APPDATA%`: where Slate keeps its own config and data on Windows (`places`).
+    pub appdata: Option<PathBuf>,
+    /// `SLATE_API`: the address of a running Slate to talk to instead of the config's (`client`).
+    pub slate_api: Option<String>,
 }
 
 impl Env {
@@ -61,6 +66,10 @@ impl Env {
             xdg_config_home: var("XDG_CONFIG_HOME"),
             opencode_db: var("OPENCODE_DB"),
             cursor_config_dir: var("CURSOR_CONFIG_DIR"),
+            appdata: var("APPDATA"),
+            slate_api: std::env::var("SLATE_API")
+                .ok()
+                .filter(|value| !value.is_empty()),
         }
     }
 }
