@@ -463,9 +463,6 @@ impl LoopState {
         let now = (self.clock)();
         match event {
             Event::Hint(Hint::Changed(path)) => {
-                if self.settings.file.as_deref() == Some(path.as_path()) {
-                    return self.reload_settings(now);
-                }
                 self.schedule.changed(path, Instant::now());
                 Vec::new()
             }
@@ -509,6 +506,12 @@ impl LoopState {
             Task::Read(paths) => {
                 let mut changes = Vec::new();
                 for path in paths {
+                    // The config file is read after the same delay as a transcript, so an editor
+                    // that truncates it before writing is read once, whole.
+                    if self.settings.file.as_deref() == Some(path.as_path()) {
+                        changes = merge(changes, self.reload_settings(now));
+                        continue;
+                    }
                     if self.git_head_changed(&path) {
                         continue;
                     }

@@ -782,3 +782,161 @@ async fn slate_sessions_reads_a_running_server() {
     handle.shutdown();
     thread.join().unwrap();
 }
+
+/// A HOME whose config points `slate` at the server at `address`.
+fn point_at(home: &Path, address: SocketAddr) {
+    let config = home.join(".config/slate");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!("[server]\nlisten = \"{address}\"\n"),
+    )
+    .unwrap();
+}
+
+/// Runs `slate args…` over `home` on a blocking thread and reads its JSON.
+async fn slate_json(home: &Path, args: &[&str]) -> serde_json::Value {
+    let mut command = slate(home, args);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    json(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// With a server running, `slate sessions --all` and `slate show` read a live session as the
+/// server decided it (here: hosted, which only the running engine knows), and add the closed
+/// history this process reads. They once scanned on their own, so the same session read
+/// differently there and in `slate sessions`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_answers_from_the_running_server() {
+    let (temp, handle, thread) = started();
+    let pid = handle.live_sessions()[0]
+        .pid
+        .expect("the recorded process vouches");
+    handle.send(live::Event::HostedProcess {
+        pid,
+        signals: slate::model::HostedSignals::default(),
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !handle.live_sessions()[0].hosted {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the report never landed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (address, stop, server) = serve_on_free_port(&handle).await;
+    // The same HOME: this process reads the same transcripts, but sees no live `claude`.
+    point_at(temp.path(), address);
+
+    let standalone = {
+        let mut command = slate(temp.path(), &["sessions", "--json", "--all"]);
+        command.env("SLATE_STANDALONE", "1");
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        json(&String::from_utf8_lossy(&output.stdout))
+    };
+    let mine = |body: &serde_json::Value, id: &str| -> Vec<serde_json::Value> {
+        body["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|session| session["id"] == id)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        mine(&standalone, SESSION)[0]["hosted"],
+        false,
+        "on its own, this process cannot know the session is hosted"
+    );
+
+    let all = slate_json(temp.path(), &["sessions", "--json", "--all"]).await;
+    let live = mine(&all, SESSION);
+    assert_eq!(live.len(), 1, "listed once: {all}");
+    assert_eq!(live[0]["hosted"], true, "{all}");
+    assert_eq!(live[0]["status"], "working", "{all}");
+    let old = mine(&all, OLD_SESSION);
+    assert_eq!(old.len(), 1, "the closed history is added: {all}");
+    assert_eq!(old[0]["status"], "ended");
+
+    let listed = slate_json(temp.path(), &["sessions", "--json"]).await;
+    assert_eq!(mine(&listed, SESSION)[0], live[0], "both commands agree");
+
+    let shown = slate_json(temp.path(), &["show", &SESSION[..8], "--json"]).await;
+    assert_eq!(shown["session"]["id"], SESSION);
+    assert_eq!(shown["session"]["hosted"], true, "{shown}");
+    assert!(shown["session"]["evidence"].is_array(), "{shown}");
+    let closed = slate_json(temp.path(), &["show", OLD_SESSION, "--json"]).await;
+    assert_eq!(closed["session"]["status"], "ended", "{closed}");
+
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// With a server running, `slate sessions` lists a closed session that holds a work claim, as
+/// the command line on its own does; the server once dropped every closed session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slate_sessions_lists_a_claimed_closed_session_from_the_server() {
+    use slate::model::{AgentKind, SessionKey};
+    use slate::store::{self, WorkItem};
+    use std::sync::{Arc, Mutex};
+
+    let temp = tempfile::tempdir().unwrap();
+    let now = live::system_clock();
+    working_transcript(temp.path(), now);
+    let db = temp.path().join("data/slate.db");
+    let store = store::open(&db).unwrap();
+    store
+        .put_work_item(&WorkItem {
+            id: "docs".to_string(),
+            title: "Docs".to_string(),
+            status: "ready".to_string(),
+            deps: Vec::new(),
+            created: now,
+        })
+        .unwrap();
+    store
+        .claim(
+            "docs",
+            &SessionKey::new(AgentKind::ClaudeCode, SESSION),
+            now,
+        )
+        .unwrap();
+    let table = Arc::new(Mutex::new(claude_process_table(
+        now.minus(Duration::from_secs(60)),
+    )));
+    let mut service = service(temp.path());
+    service.options.processes = ProcessSource::Shared(Arc::clone(&table));
+    service.store = Some(store);
+    let (handle, thread) = live::start(service);
+    // The session's process exits.
+    table.lock().unwrap().processes.clear();
+    handle.refresh_and_wait().await;
+    let (address, stop, server) = serve_on_free_port(&handle).await;
+
+    let home = tempfile::tempdir().unwrap();
+    point_at(home.path(), address);
+    let listed = slate_json(home.path(), &["sessions", "--json"]).await;
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{listed}");
+    assert_eq!(sessions[0]["id"], SESSION);
+    assert_eq!(sessions[0]["status"], "ended");
+    assert_eq!(
+        sessions[0]["session_state"]["custody"]["holds_work_claim"],
+        true
+    );
+
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    handle.shutdown();
+    thread.join().unwrap();
+}
