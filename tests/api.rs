@@ -708,25 +708,12 @@ async fn the_desktop_webview_origin_gets_cors_and_others_do_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slate_sessions_reads_a_running_server() {
     let (_temp, handle, thread) = started();
-    let pid = handle.live_sessions()[0]
-        .pid
-        .expect("the recorded process vouches");
-    // What only the running engine knows: a hosted terminal's report.
-    handle.send(live::Event::HostedProcess {
-        pid,
-        signals: slate::model::HostedSignals::default(),
-    });
+    report_hosted(&handle).await;
     let (address, stop, server) = serve_on_free_port(&handle).await;
     // An empty HOME whose config points at that server: on its own, `slate sessions` would list
     // nothing.
     let home = tempfile::tempdir().unwrap();
-    let config = home.path().join(".config/slate");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.toml"),
-        format!("[server]\nlisten = \"{address}\"\n"),
-    )
-    .unwrap();
+    point_at(home.path(), address);
     let home_path = home.path().to_path_buf();
     let run = move |extra: &[(&str, &str)]| {
         let mut command = slate(&home_path, &["sessions", "--json"]);
@@ -783,6 +770,26 @@ async fn slate_sessions_reads_a_running_server() {
     thread.join().unwrap();
 }
 
+/// Reports a hosted terminal for the live session's process, the way `slate run` does, and waits
+/// until the session reads hosted: what only the running engine knows.
+async fn report_hosted(handle: &Handle) {
+    let pid = handle.live_sessions()[0]
+        .pid
+        .expect("the recorded process vouches");
+    handle.send(live::Event::HostedProcess {
+        pid,
+        signals: slate::model::HostedSignals::default(),
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !handle.live_sessions()[0].hosted {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the report never landed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A HOME whose config points `slate` at the server at `address`.
 fn point_at(home: &Path, address: SocketAddr) {
     let config = home.join(".config/slate");
@@ -815,21 +822,7 @@ async fn slate_json(home: &Path, args: &[&str]) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_command_answers_from_the_running_server() {
     let (temp, handle, thread) = started();
-    let pid = handle.live_sessions()[0]
-        .pid
-        .expect("the recorded process vouches");
-    handle.send(live::Event::HostedProcess {
-        pid,
-        signals: slate::model::HostedSignals::default(),
-    });
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while !handle.live_sessions()[0].hosted {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the report never landed"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    report_hosted(&handle).await;
     let (address, stop, server) = serve_on_free_port(&handle).await;
     // The same HOME: this process reads the same transcripts, but sees no live `claude`.
     point_at(temp.path(), address);
@@ -886,31 +879,14 @@ async fn every_command_answers_from_the_running_server() {
 /// the command line on its own does; the server once dropped every closed session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slate_sessions_lists_a_claimed_closed_session_from_the_server() {
-    use slate::model::{AgentKind, SessionKey};
-    use slate::store::{self, WorkItem};
+    use slate::store;
     use std::sync::{Arc, Mutex};
 
     let temp = tempfile::tempdir().unwrap();
     let now = live::system_clock();
     working_transcript(temp.path(), now);
-    let db = temp.path().join("data/slate.db");
-    let store = store::open(&db).unwrap();
-    store
-        .put_work_item(&WorkItem {
-            id: "docs".to_string(),
-            title: "Docs".to_string(),
-            status: "ready".to_string(),
-            deps: Vec::new(),
-            created: now,
-        })
-        .unwrap();
-    store
-        .claim(
-            "docs",
-            &SessionKey::new(AgentKind::ClaudeCode, SESSION),
-            now,
-        )
-        .unwrap();
+    let store = store::open(&temp.path().join("data/slate.db")).unwrap();
+    crate::util::claim_docs(&store, now);
     let table = Arc::new(Mutex::new(claude_process_table(
         now.minus(Duration::from_secs(60)),
     )));

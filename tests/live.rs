@@ -249,17 +249,23 @@ async fn settings_until(handle: &live::Handle, what: &str, check: impl Fn(&Setti
     }
 }
 
-/// Waits for the session update whose activity is `activity`, skipping others.
+/// Waits at most five seconds for the session update whose activity is `activity`, skipping
+/// others.
 async fn activity_becomes(
     updates: &mut tokio::sync::broadcast::Receiver<Update>,
     activity: Activity,
 ) -> slate::model::Session {
-    loop {
-        let session = next_session(updates).await;
-        if session.session_state.activity == activity {
-            return session;
+    let wait = async {
+        loop {
+            let session = next_session(updates).await;
+            if session.session_state.activity == activity {
+                return session;
+            }
         }
-    }
+    };
+    tokio::time::timeout(Duration::from_secs(5), wait)
+        .await
+        .unwrap_or_else(|_| panic!("the activity turns {activity:?} within five seconds"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -291,12 +297,7 @@ async fn a_config_edit_applies_live_and_a_broken_one_keeps_the_last_good() {
 
     // An edit applies at once: the session has been quiet longer than a minute.
     std::fs::write(&file, "[project-policy]\nsession_idle_minutes = 1\n").unwrap();
-    let session = tokio::time::timeout(
-        Duration::from_secs(5),
-        activity_becomes(&mut updates, Activity::Silent),
-    )
-    .await
-    .expect("the edit applies within five seconds");
+    let session = activity_becomes(&mut updates, Activity::Silent).await;
     assert_eq!(session.status, Status::Waiting);
     let settings = handle.settings();
     assert_eq!(settings.config.project_policy.session_idle_minutes, 1);
@@ -344,12 +345,7 @@ async fn a_config_edit_applies_live_and_a_broken_one_keeps_the_last_good() {
         "[project-policy]\nsession_idle_minutes = 30\n\n[server]\nlisten = \"127.0.0.1:7499\"\n",
     )
     .unwrap();
-    let session = tokio::time::timeout(
-        Duration::from_secs(5),
-        activity_becomes(&mut updates, Activity::BetweenTurns),
-    )
-    .await
-    .expect("the fixed file applies within five seconds");
+    let session = activity_becomes(&mut updates, Activity::BetweenTurns).await;
     assert_eq!(session.status, Status::Waiting);
     let settings = handle.settings();
     assert_eq!(settings.error, None);
@@ -368,8 +364,7 @@ fn fake_clock() -> Timestamp {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_session_stays_listed_while_it_holds_a_claim_or_until_its_time_is_up() {
-    use slate::model::SessionKey;
-    use slate::store::{self, WorkItem};
+    use slate::store;
 
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path();
@@ -377,20 +372,7 @@ async fn a_closed_session_stays_listed_while_it_holds_a_claim_or_until_its_time_
     FAKE_NOW.store(now.millis(), Ordering::SeqCst);
     working_transcript(home, now);
     let db = home.join("data/slate/slate.db");
-    let key = SessionKey::new(slate::model::AgentKind::ClaudeCode, SESSION);
-    {
-        let store = store::open(&db).unwrap();
-        store
-            .put_work_item(&WorkItem {
-                id: "docs".to_string(),
-                title: "Docs".to_string(),
-                status: "ready".to_string(),
-                deps: Vec::new(),
-                created: now,
-            })
-            .unwrap();
-        store.claim("docs", &key, now).unwrap();
-    }
+    crate::util::claim_docs(&store::open(&db).unwrap(), now);
     // Its process exits while the service runs.
     let table = Arc::new(Mutex::new(claude_process_table(
         now.minus(Duration::from_secs(60)),

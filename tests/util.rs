@@ -112,3 +112,18 @@ pub fn waiting(project: &str, id: &str) -> Session {
         "Asks permission for Bash: cargo test",
     )
 }
+
+/// Adds the work item `docs` to `store` and records that `SESSION` holds a claim on it.
+pub fn claim_docs(store: &slate::store::Store, now: Timestamp) {
+    store
+        .put_work_item(&slate::store::WorkItem {
+            id: "docs".to_string(),
+            title: "Docs".to_string(),
+            status: "ready".to_string(),
+            deps: Vec::new(),
+            created: now,
+        })
+        .unwrap();
+    let key = slate::model::SessionKey::new(slate::model::AgentKind::ClaudeCode, SESSION);
+    store.claim("docs", &key, now).unwrap();
+}
