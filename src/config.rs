@@ -107,7 +107,6 @@ pub enum ConfigError {
     #[error("{place}: {message}")]
     Invalid {
         place: String,
-        file: Option<PathBuf>,
         line: Option<usize>,
         section: Option<String>,
         key: Option<String>,
@@ -129,7 +128,6 @@ impl ConfigError {
                 ..
             } => ConfigError::Invalid {
                 place: place(Some(file), line, section.as_deref(), key.as_deref()),
-                file: Some(file.to_path_buf()),
                 line,
                 section,
                 key,
@@ -168,7 +166,6 @@ fn place(
 fn invalid_whole(message: String) -> ConfigError {
     ConfigError::Invalid {
         place: place(None, None, None, None),
-        file: None,
         line: None,
         section: None,
         key: None,
@@ -262,7 +259,6 @@ fn invalid(text: &str, err: &toml::de::Error) -> ConfigError {
     let key = key_at(text, start);
     ConfigError::Invalid {
         place: place(None, Some(line), section.as_deref(), key.as_deref()),
-        file: None,
         line: Some(line),
         section,
         key,
