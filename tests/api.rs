@@ -916,3 +916,37 @@ async fn slate_sessions_lists_a_claimed_closed_session_from_the_server() {
     handle.shutdown();
     thread.join().unwrap();
 }
+
+/// A config file that does not parse stops a command with an error naming the file, the line and
+/// the key, and a non-zero exit; `slate run` says so and runs the program anyway.
+#[test]
+fn a_broken_config_stops_a_command_with_the_file_and_the_key() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let config = home.join(".config/slate/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "[project-policy]\nsesion_idle_minutes = 20\n").unwrap();
+
+    for args in [&["sessions"][..], &["item", "list"], &["serve"]] {
+        let output = slate(home, args).output().unwrap();
+        assert!(!output.status.success(), "{args:?} must fail");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&config.display().to_string()),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("line 2"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("key `sesion_idle_minutes`"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let output = slate(home, &["run", "--", "sh", "-c", "exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "the program ran");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("sesion_idle_minutes"),
+        "and the error was said"
+    );
+}
