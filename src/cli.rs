@@ -385,19 +385,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let mut engine = Engine::new(options);
     // Intents and claims first, so the first decision of every session already shows them. A
     // store that does not exist yet holds none, and is not created just to read it.
-    if let Some(places) = setup
+    if setup
         .places
         .as_ref()
-        .ok()
-        .filter(|places| places.store_file().exists())
+        .is_ok_and(|places| places.store_file().exists())
     {
-        let store = store::open(&places.store_file()).with_context(|| {
-            format!(
-                "cannot open Slate's store {}",
-                places.store_file().display()
-            )
-        })?;
-        engine.load_custody(&store, now)?;
+        engine.load_custody(&setup.open_store()?, now)?;
     }
     engine.refresh(now);
     let reclaim_after = settings::reclaim_after(&setup.config);

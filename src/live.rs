@@ -495,6 +495,7 @@ impl LoopState {
                 self.schedule.hosted_report(pid, seen, Instant::now());
                 changes
             }
+            // `run` stops before handing this over.
             Event::Shutdown => Vec::new(),
         }
     }
@@ -699,9 +700,48 @@ impl LoopState {
         now: Timestamp,
         checked: Instant,
     ) -> (Vec<Update>, Option<Timestamp>) {
-        let mut published = self.shared.published.write().expect("lock poisoned");
+        let shared = Arc::clone(&self.shared);
+        let mut published = shared.published.write().expect("lock poisoned");
+        self.take_sessions(&mut published, &changes, round, checked);
+        self.recheck_git(&mut published, &mut changes, checked);
+        let live = listed(&published, now, self.reclaim_after);
+        let updates = match round {
+            Round::First => Vec::new(),
+            Round::Next => live_updates(&published.live, &live, &changes),
+        };
+        let leaves = next_leave(&live, now, self.reclaim_after);
+        published.live = live;
+        published.evidence = published
+            .live
+            .keys()
+            .filter(|key| published.sessions.contains_key(*key))
+            .map(|key| (key.clone(), self.engine.evidence(key)))
+            .collect();
+        published.health = Health {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            roots: self.engine.roots(),
+            problems: self.engine.problems().counts.clone(),
+            live_sessions: published.live.len(),
+            needs_you: policy::needs_you_count(published.live.values()),
+            store_recovered_from: self.store_recovered_from.clone(),
+            wakeups: self.wakeups,
+            settings: self.settings.clone(),
+        };
+        published.generation += 1;
+        (updates, leaves)
+    }
+
+    /// Puts the changed sessions (in the first round, every session the tracker holds in full)
+    /// into the snapshot, with the tracker's closed summaries and policy.
+    fn take_sessions(
+        &mut self,
+        published: &mut Published,
+        changes: &[Change],
+        round: Round,
+        checked: Instant,
+    ) {
         published.policy = self.engine.tracker().policy().clone();
-        for change in &changes {
+        for change in changes {
             published
                 .sessions
                 .insert(change.key.clone(), change.session.clone());
@@ -734,62 +774,40 @@ impl LoopState {
             }
             published.closed = Arc::clone(closed);
         }
+    }
+
+    /// Reads the git facts the `GitRecheck` asks for again, and adds a change for each live
+    /// session whose facts moved.
+    fn recheck_git(
+        &mut self,
+        published: &mut Published,
+        changes: &mut Vec<Change>,
+        checked: Instant,
+    ) {
         let recheck = std::mem::replace(&mut self.git_recheck, GitRecheck::Nothing);
-        if recheck != GitRecheck::Nothing {
-            let changed: BTreeSet<SessionKey> =
-                changes.iter().map(|change| change.key.clone()).collect();
-            for (key, session) in published.sessions.iter_mut() {
-                if !recheck.covers(session.folder.as_deref())
-                    || changed.contains(key)
-                    || session.status == Status::Ended
-                {
-                    continue;
-                }
-                let mut updated = session.clone();
-                add_git_facts(&mut self.git, &mut updated, checked);
-                if updated != *session {
-                    *session = updated.clone();
-                    changes.push(Change {
-                        key: key.clone(),
-                        previous: Some(updated.status),
-                        session: updated,
-                    });
-                }
+        if recheck == GitRecheck::Nothing {
+            return;
+        }
+        let changed: BTreeSet<SessionKey> =
+            changes.iter().map(|change| change.key.clone()).collect();
+        for (key, session) in published.sessions.iter_mut() {
+            if !recheck.covers(session.folder.as_deref())
+                || changed.contains(key)
+                || session.status == Status::Ended
+            {
+                continue;
+            }
+            let mut updated = session.clone();
+            add_git_facts(&mut self.git, &mut updated, checked);
+            if updated != *session {
+                *session = updated.clone();
+                changes.push(Change {
+                    key: key.clone(),
+                    previous: Some(updated.status),
+                    session: updated,
+                });
             }
         }
-        let live = listed(&published, now, self.reclaim_after);
-        let updates = match round {
-            Round::First => Vec::new(),
-            Round::Next => live_updates(&published.live, &live, &changes),
-        };
-        let leaves = live
-            .values()
-            .filter_map(
-                |session| match policy::leaves_live_list_at(session, self.reclaim_after) {
-                    Leaves::At(at) if at > now => Some(at),
-                    _ => None,
-                },
-            )
-            .min();
-        published.live = live;
-        published.evidence = published
-            .live
-            .keys()
-            .filter(|key| published.sessions.contains_key(*key))
-            .map(|key| (key.clone(), self.engine.evidence(key)))
-            .collect();
-        published.health = Health {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            roots: self.engine.roots(),
-            problems: self.engine.problems().counts.clone(),
-            live_sessions: published.live.len(),
-            needs_you: policy::needs_you_count(published.live.values()),
-            store_recovered_from: self.store_recovered_from.clone(),
-            wakeups: self.wakeups,
-            settings: self.settings.clone(),
-        };
-        published.generation += 1;
-        (updates, leaves)
     }
 
     /// Tells subscribers what changed, then anyone waiting for the round that it has landed.
@@ -831,6 +849,22 @@ fn listed(
         }
     }
     live
+}
+
+/// The next time after `now` that a session on the live list leaves it by time alone.
+fn next_leave(
+    live: &HashMap<SessionKey, Session>,
+    now: Timestamp,
+    reclaim_after: Duration,
+) -> Option<Timestamp> {
+    live.values()
+        .filter_map(
+            |session| match policy::leaves_live_list_at(session, reclaim_after) {
+                Leaves::At(at) if at > now => Some(at),
+                Leaves::At(_) | Leaves::Never => None,
+            },
+        )
+        .min()
 }
 
 /// What subscribers are told when the live list goes from `before` to `after` through
