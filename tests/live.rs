@@ -104,7 +104,7 @@ async fn next_session(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_intent_set_through_the_handle_and_a_claim_written_by_the_cli_reach_subscribers() {
     use slate::model::{Intent, IntentState, SessionKey};
-    use slate::store::{self, WorkItem};
+    use slate::store;
 
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path();
@@ -136,16 +136,7 @@ async fn an_intent_set_through_the_handle_and_a_claim_written_by_the_cli_reach_s
     assert!(slate::tracker::notifications_muted(state));
 
     // The command line writes the store through its own connection, then asks for a re-read.
-    let cli = store::open(&db).unwrap();
-    cli.put_work_item(&WorkItem {
-        id: "docs".to_string(),
-        title: "Docs".to_string(),
-        status: "ready".to_string(),
-        deps: Vec::new(),
-        created: now,
-    })
-    .unwrap();
-    cli.claim("docs", &key, now).unwrap();
+    crate::util::claim_docs(&store::open(&db).unwrap(), now);
     handle.send(live::Event::IntentsChanged);
     let session = next_session(&mut updates).await;
     assert!(session.session_state.custody.holds_work_claim);
