@@ -12,7 +12,7 @@ use slate::agents::{
     AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind, Title, TitleSource,
 };
 use slate::model::{
-    AgentKind, HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry,
+    AgentKind, Awaiting, HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry,
     ProcessInfo, SessionKey, Status, Timestamp,
 };
 use slate::tracker::{
@@ -79,7 +79,7 @@ struct IntentSpec {
     #[serde(default)]
     reason: Option<String>,
     #[serde(default)]
-    awaiting_who: Option<String>,
+    awaiting_who: Option<Awaiting>,
 }
 
 #[derive(Debug, Deserialize)]
