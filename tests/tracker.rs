@@ -23,7 +23,7 @@ use slate::tracker::{
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Scenario {
-    /// The SPEC rule the scenario shows, e.g. "3.6a".
+    /// The rule of docs/states.md the scenario shows, as section and rule, e.g. "3.6a".
     rule: String,
     description: String,
     #[serde(default = "default_agent")]
