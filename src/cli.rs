@@ -16,7 +16,7 @@ use slate::client::{self, Client};
 use slate::config::{self, Config};
 use slate::engine::{Engine, ProcessSource};
 use slate::focus::{self, strategy::Plan};
-use slate::model::{Intent, IntentState, Session, SessionKey, Status, Timestamp};
+use slate::model::{Awaiting, Intent, IntentState, Session, SessionKey, Status, Timestamp};
 use slate::places::{Places, PlacesError};
 use slate::sources::files::Env;
 use slate::sources::processes;
@@ -83,8 +83,8 @@ enum Command {
     /// Mark a session as awaiting someone: `operator`, `another_item:<item>` or `ci_or_deploy`.
     Await {
         id: String,
-        #[arg(long, value_parser = parse_awaiting_who)]
-        who: String,
+        #[arg(long)]
+        who: Awaiting,
         #[arg(long)]
         reason: String,
     },
@@ -136,7 +136,7 @@ enum ItemCommand {
         id: String,
         #[arg(long)]
         title: String,
-        #[arg(long, default_value = "ready", value_parser = parse_item_status)]
+        #[arg(long, default_value = "ready")]
         status: ItemStatus,
         /// An item this one waits for; repeat for several.
         #[arg(long = "dep")]
@@ -146,21 +146,6 @@ enum ItemCommand {
     List,
     /// Mark an item done and release the claims on it.
     Done { id: String },
-}
-
-fn parse_item_status(text: &str) -> Result<ItemStatus, String> {
-    ItemStatus::parse(text)
-        .ok_or_else(|| format!("`{text}` is not an item status (ready, blocked, ci_running, done)"))
-}
-
-fn parse_awaiting_who(text: &str) -> Result<String, String> {
-    match text.split_once(':') {
-        None if text == "operator" || text == "ci_or_deploy" => Ok(text.to_string()),
-        Some(("another_item", item)) if !item.is_empty() => Ok(text.to_string()),
-        _ => Err(format!(
-            "`{text}` is not operator, another_item:<item> or ci_or_deploy"
-        )),
-    }
 }
 
 /// What every command starts from: the environment read once, Slate's places, and the config.
@@ -274,9 +259,10 @@ fn with_history(server: &Client, live: Vec<Session>, local: Vec<Session>) -> Vec
     all
 }
 
-/// One session and its evidence, from the running server when there is one. A closed session
-/// that both the server and this read know closed is shown from this read, which has read its
-/// transcript's head and tail (the server keeps closed history small).
+/// One session and its evidence (as the sentences the wire carries), from the running server
+/// when there is one. A closed session that both the server and this read know closed is shown
+/// from this read, which has read its transcript's head and tail (the server keeps closed history
+/// small).
 fn find_session(
     engine: &Engine,
     server: Option<&Client>,
@@ -284,21 +270,20 @@ fn find_session(
 ) -> anyhow::Result<(Session, Vec<String>)> {
     let local = engine.find(id);
     let served = server.and_then(|server| session_from_server(server, id));
+    let read_here = |session: Session| {
+        let evidence = engine.evidence(&session.key());
+        (session, evidence.iter().map(ToString::to_string).collect())
+    };
     Ok(match (served, local) {
         (Some((served, _)), Ok(local))
             if served.key() == local.key()
                 && served.status == Status::Ended
                 && local.status == Status::Ended =>
         {
-            let evidence = engine.evidence(&local.key());
-            (local, evidence)
+            read_here(local)
         }
         (Some(served), _) => served,
-        (None, local) => {
-            let local = local?;
-            let evidence = engine.evidence(&local.key());
-            (local, evidence)
-        }
+        (None, local) => read_here(local?),
     })
 }
 
@@ -644,7 +629,10 @@ fn set_intent(
         IntentState::Parked => "parked".to_string(),
         IntentState::Awaiting => format!(
             "awaiting {}",
-            intent.awaiting_who.as_deref().unwrap_or("someone")
+            intent
+                .awaiting_who
+                .as_ref()
+                .map_or("someone".to_string(), Awaiting::to_string)
         ),
     };
     writeln!(out, "{key} {said}")?;
@@ -677,7 +665,7 @@ fn run_store_command(
             store.put_work_item(&store::WorkItem {
                 id: id.clone(),
                 title: title.clone(),
-                status: status.as_str().to_string(),
+                status: *status,
                 deps: deps.clone(),
                 created,
             })?;
@@ -689,7 +677,7 @@ fn run_store_command(
             let mut item = store
                 .work_item(id)?
                 .with_context(|| format!("no work item `{id}`"))?;
-            item.status = ItemStatus::Done.as_str().to_string();
+            item.status = ItemStatus::Done;
             store.put_work_item(&item)?;
             // Finished work protects nobody: its claims are released with it.
             for claim in store.claims_on(id)? {
@@ -711,7 +699,7 @@ fn run_store_command(
                     }
                 }
                 let info = WorkItemInfo {
-                    status: ItemStatus::parse(&item.status).unwrap_or(ItemStatus::Blocked),
+                    status: item.status,
                     id: item.id,
                     title: item.title,
                     deps: item.deps,

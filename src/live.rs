@@ -34,7 +34,7 @@ use crate::schedule::{Schedule, Task};
 use crate::settings::{self, Reload, Settings};
 use crate::sources::git::GitCache;
 use crate::store::{Store, Transition};
-use crate::tracker::{Change, Closed, Input, Policy};
+use crate::tracker::{Change, Closed, Evidence, Input, Policy};
 use crate::watch::{self, Hint, WatchSpec};
 
 pub use crate::schedule::Timing;
@@ -94,7 +94,7 @@ impl Update {
 #[derive(Debug, Clone, Serialize)]
 pub struct Detail {
     pub session: Session,
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Evidence>,
     pub transitions: Vec<Transition>,
     /// The time the session has spent in Needs you, in all, from the recorded transitions; absent
     /// without a store.
@@ -129,7 +129,7 @@ struct Published {
     policy: Policy,
     /// The live list, by key: what subscribers see.
     live: HashMap<SessionKey, Session>,
-    evidence: HashMap<SessionKey, Vec<String>>,
+    evidence: HashMap<SessionKey, Vec<Evidence>>,
     health: Health,
     /// Bumped after every round, so a caller can wait for a refresh to land.
     generation: u64,
@@ -181,7 +181,7 @@ impl Handle {
         Some(self.detail(key, session, evidence))
     }
 
-    fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<String>) -> Detail {
+    fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<Evidence>) -> Detail {
         let now = (self.shared.clock)();
         let store = self
             .shared

@@ -153,8 +153,9 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The `slate show` page: one session and the evidence that decided its state.
-pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
+/// The `slate show` page: one session and the evidence that decided its state (as `Evidence`
+/// values, or as the sentences a server sent for them).
+pub fn show(session: &Session, evidence: &[impl std::fmt::Display], now: Timestamp) -> String {
     let state = &session.session_state;
     let mut out = String::new();
     let mut line = |label: &str, value: String| {

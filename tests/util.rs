@@ -119,7 +119,7 @@ pub fn claim_docs(store: &slate::store::Store, now: Timestamp) {
         .put_work_item(&slate::store::WorkItem {
             id: "docs".to_string(),
             title: "Docs".to_string(),
-            status: "ready".to_string(),
+            status: slate::model::ItemStatus::Ready,
             deps: Vec::new(),
             created: now,
         })
