@@ -17,8 +17,8 @@ use slate::engine::{Engine, Options, ProcessSource};
 use slate::focus::{self, strategy::Plan};
 use slate::model::{Intent, IntentState, Session, SessionKey, Status, Timestamp};
 use slate::report;
-use slate::sources::files::Env;
 use slate::sources::processes;
+use slate::sources::roots::Env;
 use slate::store;
 use slate::tracker::{self, ItemStatus, WorkItemInfo};
 

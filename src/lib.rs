@@ -9,9 +9,11 @@
 //! # Layout
 //! - `model`: plain data shared by everything (sessions, states, processes, listings).
 //! - `lines`: splitting a growing byte stream into complete lines.
-//! - `agents`: one adapter per CLI, turning records and processes into observations.
+//! - `agents`: one description and adapter per CLI (names, processes, roots, layouts, titles),
+//!   turning records and processes into observations, and the registry that lists them.
 //! - `tracker`: the state rules (SPEC §3–4), pure.
-//! - `sources`: the edges that read the outside world.
+//! - `sources`: the edges that read the outside world; `child`: a helper program run within a
+//!   time limit.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
 //! - `store`: Slate's own SQLite file: transition history, settings, intents, claims.
 //! - `config`: the config file, parsed from text, and its migrations.
@@ -22,6 +24,7 @@
 
 pub mod agents;
 pub mod api;
+pub mod child;
 pub mod config;
 pub mod demo;
 pub mod engine;

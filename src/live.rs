@@ -110,7 +110,7 @@ pub struct Detail {
 pub struct Health {
     pub version: String,
     pub roots: Vec<RootReport>,
-    pub problems: BTreeMap<String, u64>,
+    pub problems: BTreeMap<crate::model::ProblemKind, u64>,
     pub live_sessions: usize,
     pub needs_you: usize,
     /// Set when the store was corrupt at start-up and was moved aside to this path.
@@ -520,15 +520,12 @@ impl LoopState {
     fn refresh_watches(&mut self) {
         if let Some(watcher) = &mut self.watcher {
             let mut specs = self.engine.watch_paths();
-            specs.extend(
-                self.git
-                    .git_dirs()
-                    .into_iter()
-                    .map(|path| crate::watch::WatchSpec {
-                        path,
-                        recursive: false,
-                    }),
-            );
+            specs.extend(self.git.git_dirs().into_iter().map(|path| {
+                crate::sources::roots::WatchSpec {
+                    path,
+                    recursive: false,
+                }
+            }));
             watcher.watch_all(specs);
         }
     }

@@ -303,7 +303,7 @@ mod live_list_tests {
     fn ended(since_minutes_ago: u64, claim: bool, now: Timestamp) -> Session {
         let since = now.minus(Duration::from_secs(since_minutes_ago * 60));
         Session {
-            agent: AgentKind::ClaudeCode,
+            agent: AgentKind::CLAUDE_CODE,
             id: SessionId::new("s"),
             folder: None,
             project: None,

@@ -16,7 +16,7 @@ use slate::engine::{Options, ProcessSource};
 use slate::follow;
 use slate::live::{self, Handle, Service, Timing};
 
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 use tower::ServiceExt;
 
 use crate::util::{

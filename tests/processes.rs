@@ -4,7 +4,7 @@ use std::fs;
 
 use slate::agents::{AgentProcess, ProcessRole};
 use slate::model::{AgentKind, ProcessInfo, ProcessTable, Timestamp};
-use slate::sources::files::canonical_folder;
+use slate::sources::folders::canonical_folder;
 use slate::sources::processes::{
     load_table, parse_start_ticks, recognise_all_with, scan_processes,
 };
@@ -57,7 +57,7 @@ fn codex_like(info: &ProcessInfo) -> Option<AgentProcess> {
         .and_then(|at| info.cmd.get(at + 1))
         .cloned();
     Some(AgentProcess {
-        agent: AgentKind::Codex,
+        agent: AgentKind::CODEX,
         role: ProcessRole::Interactive,
         folder_arg,
         session_arg: None,
@@ -153,7 +153,7 @@ fn a_gemini_relaunch_parent_is_a_helper() {
         "fixtures/sources/gemini/relaunch-processes.json",
     ))
     .expect("the fixture loads");
-    let seen = slate::sources::processes::recognise_all(&table);
+    let seen = slate::sources::processes::recognise_all(slate::agents::BUILT_IN, &table);
     let roles: Vec<(u32, ProcessRole)> = seen
         .iter()
         .map(|process| (process.info.pid, process.recognised.role))
@@ -168,5 +168,5 @@ fn a_gemini_relaunch_parent_is_a_helper() {
     );
     assert!(seen
         .iter()
-        .all(|process| process.recognised.agent == AgentKind::GeminiCli));
+        .all(|process| process.recognised.agent == AgentKind::GEMINI_CLI));
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde::Deserialize;
 use slate::engine::{Engine, Options, ProcessSource};
 use slate::model::{AgentKind, Timestamp};
-use slate::sources::files::Env;
 use slate::sources::processes;
+use slate::sources::roots::Env;
 
 #[derive(Debug, Deserialize)]
 struct Recording {
@@ -113,7 +113,7 @@ fn real_cli_recordings_get_their_prescribed_state() {
         // has passed. (A live engine closes it at once, having seen the process die; the
         // `rule1-codex-daemon-does-not-vouch` scenario shows that.) Claude Code's registry
         // decides at once, so its closed recordings are checked at the moment of capture.
-        let now = if recording.expected.status == "ended" && agent != AgentKind::ClaudeCode {
+        let now = if recording.expected.status == "ended" && agent != AgentKind::CLAUDE_CODE {
             captured.plus(Duration::from_secs(46))
         } else {
             captured

@@ -17,7 +17,7 @@ use slate::store::{
 };
 
 fn key(id: &str) -> SessionKey {
-    SessionKey::new(AgentKind::ClaudeCode, id)
+    SessionKey::new(AgentKind::CLAUDE_CODE, id)
 }
 
 fn at(seconds: i64) -> Timestamp {
@@ -233,7 +233,7 @@ fn intents_are_set_replaced_listed_and_cleared() {
         awaiting_who: Some("ci_or_deploy".to_owned()),
     };
     store.set_intent(&session, &awaiting, at(2)).unwrap();
-    let other = SessionKey::new(AgentKind::OpenCode, "ses_1");
+    let other = SessionKey::new(AgentKind::OPENCODE, "ses_1");
     store.set_intent(&other, &parked_plain(), at(3)).unwrap();
     assert_eq!(
         store.intents().unwrap(),
@@ -280,7 +280,7 @@ fn presence_remembers_the_vouching_process_and_its_death() {
         gone_at: None,
     };
     let other = PresenceRecord {
-        key: SessionKey::new(AgentKind::Codex, "c"),
+        key: SessionKey::new(AgentKind::CODEX, "c"),
         pid: 7,
         start: at(5),
         gone_at: Some(at(9)),

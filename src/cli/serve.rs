@@ -18,7 +18,7 @@ use slate::engine::Options;
 use slate::follow;
 use slate::live::{self, Service, Timing, Update};
 use slate::model::{Session, Timestamp};
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 use slate::store::{self, Platform};
 
 /// The platform's config and data folders for this person.
