@@ -18,6 +18,7 @@ mod live; // the live service: first snapshot, one change per append, intents an
 mod opencode; // OpenCode's SQLite store and JSON tree, read and decided, and damaged databases
 mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine
+mod registry; // the agent registry: built-in descriptions, wire ids, a toy agent through the engine
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod titles; // the title grammars against real titles recorded from the CLIs
