@@ -26,10 +26,10 @@ pub use description::{
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
 /// The agents Slate knows, in the order their processes are recognised and they are listed.
-pub const BUILT_IN: Registry = Registry::new(&BUILT_IN_AGENTS);
+pub const BUILT_IN: Registry = Registry::new(BUILT_IN_AGENTS);
 
 /// One line per agent: adding an agent adds its module above and its description here.
-static BUILT_IN_AGENTS: [&Description; 5] = [
+static BUILT_IN_AGENTS: &[&Description] = &[
     &claude::DESCRIPTION,
     &codex::DESCRIPTION,
     &gemini::DESCRIPTION,
@@ -129,8 +129,8 @@ pub enum RecordKind {
     Compacting,
     /// The agent recorded the session's end.
     SessionEnded,
-    /// Turn activity that does not say what comes next (docs/states.md §3 rule 7): the session reads
-    /// Working for the window after it, then Needs you.
+    /// Turn activity that does not say what comes next (docs/states.md §3 rule 7): the session
+    /// reads Working for the window after it, then Needs you.
     Unsettled,
 }
 

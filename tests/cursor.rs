@@ -1,6 +1,6 @@
 //! cursor-agent: the generated chat stores in `fixtures/stores/dot-cursor`, read through
 //! `sources::stores` and decided by the tracker, plus damaged stores, the process shapes of
-//! FORMATS.md §5.4 and property tests that the byte decoders never panic.
+//! docs/formats.md §5.4 and property tests that the byte decoders never panic.
 
 use std::path::{Path, PathBuf};
 

@@ -130,7 +130,7 @@ fn opencode_sessions_are_read_from_the_home_and_decided() {
             Status::Waiting,
             ReasonCode::Question,
         ),
-        // A pending permission leaves no trace in the database (FORMATS.md §4.2): it reads
+        // A pending permission leaves no trace in the database (docs/formats.md §4.2): it reads
         // working, which the README allows without live information.
         (
             "ses_5a1b2c3d7ffeD4permissionA",
@@ -419,7 +419,7 @@ fn gemini_chats_are_read_from_the_home_and_decided() {
             ReasonCode::TurnFinished,
         ),
         // Running a tool or waiting for approval: only the terminal title tells them apart, and
-        // that needs a live process (FORMATS.md §3); from the file it is a running tool.
+        // that needs a live process (docs/formats.md §3); from the file it is a running tool.
         ("6f2a3b4c", Status::Working, ReasonCode::ToolRunning),
         ("7a3b4c5d", Status::Waiting, ReasonCode::Interrupted),
     ];

@@ -173,7 +173,7 @@ fn gemini_process(now: Timestamp) -> SeenProcess {
 
 /// Folds a sample through the tracker with a live Gemini process in its folder, at `now`, and
 /// returns the decided status and reason. The files edge adds the folder as `Info { cwd }`, since
-/// Gemini's transcript does not store it (FORMATS §3.2).
+/// Gemini's transcript does not store it (docs/formats.md §3.2).
 fn decide(observations: Vec<Observation>, now: Timestamp, process: bool) -> (Status, ReasonCode) {
     let id = session_id(&observations);
     let key = SessionKey::new(AgentKind::GEMINI_CLI, id);

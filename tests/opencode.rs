@@ -167,7 +167,7 @@ fn running_question_needs_you_after_the_window() {
 #[test]
 fn running_edit_reads_working_because_a_permission_prompt_leaves_no_trace() {
     // An honest blind spot: a pending permission is only an in-memory event in OpenCode, so an
-    // `edit` waiting for approval is byte-identical to one that runs (FORMATS.md §4.2).
+    // `edit` waiting for approval is byte-identical to one that runs (docs/formats.md §4.2).
     expect_state(
         "ses_5a1b2c3d7ffeD4permissionA",
         Status::Working,

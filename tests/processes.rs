@@ -145,8 +145,8 @@ fn a_recorded_table_loads() {
 
 /// Gemini CLI relaunches itself: a parent `node gemini.js` waits for a child running the same
 /// script. Only the child may vouch, so the parent comes out a helper. The table mirrors what a
-/// scan of a real relaunch shows (FORMATS.md §3); the third process is a print-mode run that did
-/// not relaunch (`GEMINI_CLI_NO_RELAUNCH`) and stays what it is.
+/// scan of a real relaunch shows (docs/formats.md §3); the third process is a print-mode run that
+/// did not relaunch (`GEMINI_CLI_NO_RELAUNCH`) and stays what it is.
 #[test]
 fn a_gemini_relaunch_parent_is_a_helper() {
     let table = load_table(std::path::Path::new(

@@ -20,7 +20,7 @@ use slate::model::{
 use slate::sources::roots::Env;
 use slate::tracker::Policy;
 
-// ---- The toy agent -------------------------------------------------------------------------------
+// ---- The toy agent ------------------------------------------------------------------------------
 
 /// A made-up agent CLI, `toy`, that keeps one JSONL file per session in `~/.toy/sessions/` (or
 /// `$TOY_HOME/sessions/`). Each line is `{"at": <RFC 3339>, "do": <what>, …}`: `start` names the
@@ -105,7 +105,7 @@ impl LineParser for ToyLines {
     fn restart(&mut self) {}
 }
 
-// ---- The toy agent through the engine ------------------------------------------------------------
+// ---- The toy agent through the engine -----------------------------------------------------------
 
 const SESSION: &str = "toy-session-1";
 const FOLDER: &str = "/work/toy-project";
@@ -116,7 +116,10 @@ fn t0() -> SystemTime {
 }
 
 fn stamp(at: SystemTime) -> Timestamp {
-    let ms = at.duration_since(UNIX_EPOCH).expect("after 1970").as_millis();
+    let ms = at
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis();
     Timestamp::from_millis(i64::try_from(ms).expect("fits"))
 }
 
@@ -194,8 +197,15 @@ fn a_toy_agent_is_found_vouched_for_and_decided_by_the_engine() {
     assert_eq!(session.pid, Some(4100));
     assert_eq!(session.folder.as_deref(), Some(FOLDER));
     assert_eq!(session.last_prompt.as_deref(), Some("build the castle"));
-    assert_eq!(state(&session), (Status::Working, ReasonCode::ModelAnswering));
-    assert_eq!(engine.sessions().len(), 1, "only the toy's sessions are looked for");
+    assert_eq!(
+        state(&session),
+        (Status::Working, ReasonCode::ModelAnswering)
+    );
+    assert_eq!(
+        engine.sessions().len(),
+        1,
+        "only the toy's sessions are looked for"
+    );
     let roots = engine.roots();
     assert_eq!(roots.len(), 1);
     assert_eq!((roots[0].agent, roots[0].found), (TOY_KIND, true));
@@ -223,7 +233,10 @@ fn a_toy_agent_is_found_vouched_for_and_decided_by_the_engine() {
     // A malformed line is a counted problem, and the session stands.
     append(&transcript, done_at, &["not json"]);
     engine.read_path(&transcript, stamp(done_at + Duration::from_secs(2)));
-    assert_eq!(engine.problems().counts.get(&ProblemKind::MalformedLine), Some(&1));
+    assert_eq!(
+        engine.problems().counts.get(&ProblemKind::MalformedLine),
+        Some(&1)
+    );
     assert_eq!(toy_session(&engine).status, Status::Waiting);
 
     // The toy exits and its transcript stays quiet past the window: the session is closed.
@@ -232,7 +245,10 @@ fn a_toy_agent_is_found_vouched_for_and_decided_by_the_engine() {
     let session = toy_session(&engine);
     assert_eq!(state(&session), (Status::Ended, ReasonCode::ProcessGone));
     assert_eq!(session.pid, None);
-    assert_eq!(serde_json::to_value(&session).unwrap()["agent"], "toy-agent");
+    assert_eq!(
+        serde_json::to_value(&session).unwrap()["agent"],
+        "toy-agent"
+    );
 }
 
 #[test]
@@ -253,7 +269,7 @@ fn a_toy_root_follows_its_own_variable() {
     ));
 }
 
-// ---- The built-in agents and their ids -----------------------------------------------------------
+// ---- The built-in agents and their ids ----------------------------------------------------------
 
 #[test]
 fn the_built_in_agents_keep_their_wire_ids_and_names() {
@@ -281,7 +297,10 @@ fn the_built_in_agents_keep_their_wire_ids_and_names() {
     for (agent, id) in constants {
         assert_eq!(agent.as_str(), id);
         assert_eq!(serde_json::to_value(agent).unwrap(), Value::from(id));
-        assert_eq!(serde_json::from_value::<AgentKind>(Value::from(id)).unwrap(), agent);
+        assert_eq!(
+            serde_json::from_value::<AgentKind>(Value::from(id)).unwrap(),
+            agent
+        );
         assert_eq!(AgentKind::parse(id), Some(agent));
         assert!(agent.description().is_some(), "{id}");
         // Every built-in agent is recognised by its own program name.
@@ -305,7 +324,10 @@ fn an_agent_only_a_newer_slate_knows_is_kept_by_its_id() {
     assert_eq!(session.agent.display_name(), "quill-cli");
     assert!(session.agent.description().is_none());
     assert_eq!(session.key(), SessionKey::new(session.agent, "q-1"));
-    assert_eq!(serde_json::to_value(&session).unwrap()["agent"], "quill-cli");
+    assert_eq!(
+        serde_json::to_value(&session).unwrap()["agent"],
+        "quill-cli"
+    );
 
     // A foreign agent and a described one with the same id are the same agent.
     assert_eq!(AgentKind::from_wire("toy-agent").unwrap(), TOY_KIND);

@@ -132,7 +132,11 @@ fn uses(path: &str, text: &str, word: &str) -> Vec<String> {
 fn clock_reads(files: &[(String, String)]) -> Vec<String> {
     let mut found = Vec::new();
     for (path, text) in files {
-        if !PURE.iter().chain(SOURCES).any(|area| path.starts_with(area)) {
+        if !PURE
+            .iter()
+            .chain(SOURCES)
+            .any(|area| path.starts_with(area))
+        {
             continue;
         }
         for word in CLOCK_WORDS {
@@ -166,19 +170,35 @@ fn the_clock_check_catches_what_it_must() {
         ("src/sources/listings.rs", "        thread::sleep(BACKOFF);"),
         ("src/sources.rs", "    let started = Instant::now();"),
         ("src/tracker.rs", "    if at.elapsed() > limit {"),
-        ("src/agents/codex.rs", "    let today = OffsetDateTime::now_utc();"),
+        (
+            "src/agents/codex.rs",
+            "    let today = OffsetDateTime::now_utc();",
+        ),
     ];
     for (path, text) in caught {
         assert_eq!(clock_reads(&files(path, text)).len(), 1, "{path}: {text}");
     }
     let allowed = [
-        ("src/sources/walk.rs", "    // never SystemTime::now: time is an argument"),
+        (
+            "src/sources/walk.rs",
+            "    // never SystemTime::now: time is an argument",
+        ),
         ("src/live.rs", "    let now = SystemTime::now();"),
-        ("src/child.rs", "    std::thread::spawn(move || read(stdout));"),
-        ("src/sources/processes.rs", "    .filter(|process| process.thread_kind().is_none())"),
+        (
+            "src/child.rs",
+            "    std::thread::spawn(move || read(stdout));",
+        ),
+        (
+            "src/sources/processes.rs",
+            "    .filter(|process| process.thread_kind().is_none())",
+        ),
     ];
     for (path, text) in allowed {
-        assert_eq!(clock_reads(&files(path, text)), Vec::<String>::new(), "{path}: {text}");
+        assert_eq!(
+            clock_reads(&files(path, text)),
+            Vec::<String>::new(),
+            "{path}: {text}"
+        );
     }
 }
 

@@ -99,7 +99,8 @@ fn recorded_titles_classify() {
             }
             _ => {}
         }
-        // Claude Code never asks for action in its title: its dialogs look idle (docs/formats.md §9).
+        // Claude Code never asks for action in its title: its dialogs look idle
+        // (docs/formats.md §9).
         if recording.agent == AgentKind::CLAUDE_CODE {
             assert!(!kinds.contains(&TitleKind::ActionRequired), "{name}");
         }

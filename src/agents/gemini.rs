@@ -383,7 +383,7 @@ fn pending_call_id(message_id: &str) -> String {
     format!("{message_id}-pending")
 }
 
-/// What one message says (FORMATS §3.2–3.3).
+/// What one message says (docs/formats.md §3.2–3.3).
 fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observation> {
     let at = message
         .get("timestamp")

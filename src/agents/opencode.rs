@@ -2,11 +2,12 @@
 //! processes are OpenCode.
 //!
 //! OpenCode (≥ 1.2) keeps its sessions in SQLite rows rather than an append-only transcript
-//! (docs/formats.md §4.2), so this adapter reads whole rows: one session row plus its newest messages,
-//! each with its parts, and states the facts they hold (docs/formats.md §4.3). Because a re-read
-//! replaces what an earlier read saw, every read starts with `Observation::Reset`. The pre-1.2
-//! JSON file tree holds the same shapes and is read through the same code. This module never
-//! touches the database or the files themselves; `sources::stores` does, and hands the rows in.
+//! (docs/formats.md §4.2), so this adapter reads whole rows: one session row plus its newest
+//! messages, each with its parts, and states the facts they hold (docs/formats.md §4.3). Because a
+//! re-read replaces what an earlier read saw, every read starts with `Observation::Reset`. The
+//! pre-1.2 JSON file tree holds the same shapes and is read through the same code. This module
+//! never touches the database or the files themselves; `sources::stores` does, and hands the rows
+//! in.
 
 use serde_json::Value;
 
