@@ -19,8 +19,9 @@ pub mod opencode;
 pub mod titles;
 
 pub use description::{
-    Base, Description, EntryParser, Found, Layout, LineParser, ListingCommand, ListingRule,
-    NameIndex, NameLine, Processes, ProjectFolder, Registry, Root, Sessions, StoreKind, Watch,
+    Base, Description, EntryParser, Found, IdReader, Layout, LineParser, ListingCommand,
+    ListingRule, NameIndex, NameLine, Processes, ProjectFolder, Registry, Root, Sessions,
+    StoreKind, Watch, WholeFileReader,
 };
 
 use crate::model::{AgentKind, ProcessInfo, Timestamp};

@@ -130,7 +130,12 @@ impl PartialOrd for AgentKind {
 
 impl Ord for AgentKind {
     fn cmp(&self, other: &AgentKind) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
+        match (self.0, other.0) {
+            (Kind::Known(one), Kind::Known(two)) if std::ptr::eq(one, two) => {
+                std::cmp::Ordering::Equal
+            }
+            _ => self.as_str().cmp(other.as_str()),
+        }
     }
 }
 

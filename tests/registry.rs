@@ -18,7 +18,6 @@ use slate::model::{
     Timestamp,
 };
 use slate::sources::roots::Env;
-use slate::tracker::Policy;
 
 // ---- The toy agent ------------------------------------------------------------------------------
 
@@ -62,7 +61,7 @@ static TOY_ONLY: [&Description; 1] = [&TOY];
 
 fn recognise_toy(process: &ProcessInfo) -> Option<AgentProcess> {
     let program = agents::program_name(process.cmd.first()?);
-    (program == "toy").then(|| AgentProcess {
+    (program == "toy").then_some(AgentProcess {
         agent: TOY_KIND,
         role: ProcessRole::Interactive,
         folder_arg: None,

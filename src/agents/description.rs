@@ -145,12 +145,18 @@ pub struct Layout {
     /// An append-only file of session names, relative to the root (Codex's `session_index.jsonl`).
     pub names: Option<NameIndex>,
     /// Reads a whole-file transcript (a `Found::whole_file` one) into observations.
-    pub whole_file: Option<fn(&[u8]) -> Result<Vec<Observation>, LineError>>,
+    pub whole_file: Option<WholeFileReader>,
     /// The full session id in a `Found::short_id` transcript's first line (or whole document).
-    pub full_id: Option<fn(&[u8]) -> Option<String>>,
+    pub full_id: Option<IdReader>,
     /// Where the folder of a transcript that does not name it is written down.
     pub project: Option<ProjectFolder>,
 }
+
+/// Reads a whole-file transcript's bytes into observations.
+pub type WholeFileReader = fn(&[u8]) -> Result<Vec<Observation>, LineError>;
+
+/// Finds a session's full id in a transcript's first line (or whole document).
+pub type IdReader = fn(&[u8]) -> Option<String>;
 
 /// One line of a name index: `(session id, name, updated at)`, or nothing for a line without one.
 pub type NameLine = Option<(String, String, Option<Timestamp>)>;

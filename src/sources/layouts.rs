@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use super::tail::{self, FileIdentity, FileTail, ReadPlan, ReadStats, TranscriptRead};
 use super::walk::{FileRead, ScanResult};
-use crate::agents::{Found, Layout, NameIndex, ProjectFolder};
+use crate::agents::{Found, IdReader, Layout, NameIndex, ProjectFolder, WholeFileReader};
 use crate::lines::LineEvent;
 use crate::model::{AgentKind, Problem, ProblemKind};
 
@@ -189,11 +189,7 @@ pub fn unreadable(place: &Path, error: &io::Error) -> Problem {
 /// at most its first 64 KiB), or from the whole document of a whole-file transcript. Such
 /// whole-file transcripts are from before Gemini CLI 0.39 and few, so reading one whole for its
 /// id, even when it is closed history, costs little.
-pub fn full_id(
-    path: &Path,
-    whole_file: bool,
-    parse: fn(&[u8]) -> Option<String>,
-) -> Option<String> {
+pub fn full_id(path: &Path, whole_file: bool, parse: IdReader) -> Option<String> {
     let bytes = if whole_file {
         fs::read(path).ok()?
     } else {
@@ -232,10 +228,7 @@ pub fn project_root(project: &Path, rule: &ProjectFolder) -> Option<String> {
 }
 
 /// Reads a whole-file transcript (Gemini's pre-0.39 `.json` chat) into observations.
-pub fn read_whole_file(
-    path: &Path,
-    parse: fn(&[u8]) -> Result<Vec<crate::agents::Observation>, crate::agents::LineError>,
-) -> io::Result<TranscriptRead> {
+pub fn read_whole_file(path: &Path, parse: WholeFileReader) -> io::Result<TranscriptRead> {
     let bytes = fs::read(path)?;
     let place = path.display().to_string();
     let stats = ReadStats {

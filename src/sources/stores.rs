@@ -417,64 +417,62 @@ pub fn read_opencode_legacy(
             ));
             continue;
         };
-        let session = match opencode::legacy_session(&session_json) {
-            Ok(session) => session,
-            Err(error) => {
-                problems.push(problem(
-                    ProblemKind::MalformedFile,
-                    &session_file,
-                    error.to_string(),
-                ));
-                continue;
-            }
-        };
-        let mut message_files = json_files(&storage_dir.join("message").join(&session.id));
-        let skip = message_files.len().saturating_sub(MESSAGES_PER_SESSION);
-        message_files.drain(..skip);
-        let mut messages = Vec::with_capacity(message_files.len());
-        let mut newest = session.time_updated;
-        for message_file in message_files {
-            let Ok(message_json) = std::fs::read(&message_file) else {
-                continue;
-            };
-            let message_id = message_file
-                .file_stem()
-                .map(|stem| stem.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&message_json) {
-                for key in ["created", "completed"] {
-                    if let Some(at) = message["time"][key].as_i64() {
-                        newest = newest.max(at);
-                    }
-                }
-            }
-            let parts = json_files(&storage_dir.join("part").join(&message_id))
-                .iter()
-                .filter_map(|part_file| std::fs::read(part_file).ok())
-                .collect();
-            messages.push((message_json, parts));
+        match read_legacy_session(agent, storage_dir, &session_file, &session_json) {
+            Ok(batch) => batches.push(batch),
+            Err(error) => problems.push(problem(
+                ProblemKind::MalformedFile,
+                &session_file,
+                error.to_string(),
+            )),
         }
-        let observations = match opencode::observe_legacy(&session_json, &messages) {
-            Ok(observations) => observations,
-            Err(error) => {
-                problems.push(problem(
-                    ProblemKind::MalformedFile,
-                    &session_file,
-                    error.to_string(),
-                ));
-                continue;
-            }
-        };
-        batches.push(Batch {
-            key: SessionKey::new(agent, session.id.as_str()),
-            role: TranscriptRole::Main,
-            transcript: session_file.display().to_string(),
-            last_write: Timestamp::from_millis(newest),
-            folders: folder_pair(&session.directory),
-            observations,
-        });
     }
     batches
+}
+
+/// One session of the JSON tree, from its session file's bytes: its newest messages with their
+/// parts, dated by the newest time they state.
+fn read_legacy_session(
+    agent: AgentKind,
+    storage_dir: &Path,
+    session_file: &Path,
+    session_json: &[u8],
+) -> Result<Batch, LineError> {
+    let session = opencode::legacy_session(session_json)?;
+    let mut message_files = json_files(&storage_dir.join("message").join(&session.id));
+    let skip = message_files.len().saturating_sub(MESSAGES_PER_SESSION);
+    message_files.drain(..skip);
+    let mut messages = Vec::with_capacity(message_files.len());
+    let mut newest = session.time_updated;
+    for message_file in message_files {
+        let Ok(message_json) = std::fs::read(&message_file) else {
+            continue;
+        };
+        let message_id = message_file
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&message_json) {
+            for key in ["created", "completed"] {
+                if let Some(at) = message["time"][key].as_i64() {
+                    newest = newest.max(at);
+                }
+            }
+        }
+        let parts = json_files(&storage_dir.join("part").join(&message_id))
+            .iter()
+            .filter_map(|part_file| std::fs::read(part_file).ok())
+            .collect();
+        messages.push((message_json, parts));
+    }
+    let observations = opencode::observe_legacy(session_json, &messages)?;
+    Ok(Batch {
+        key: SessionKey::new(agent, session.id.as_str()),
+        role: TranscriptRole::Main,
+        transcript: session_file.display().to_string(),
+        last_write: Timestamp::from_millis(newest),
+        folders: folder_pair(&session.directory),
+        observations,
+    })
 }
 
 /// The `.json` files of a folder, sorted by name (OpenCode ids sort by time).

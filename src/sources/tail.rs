@@ -80,6 +80,26 @@ struct Cursor {
     lines: LineBuffer,
 }
 
+impl Cursor {
+    /// A cursor at `position` of a file of `size` bytes, with nothing buffered yet.
+    fn new(
+        identity: FileIdentity,
+        position: u64,
+        size: u64,
+        resync: bool,
+        max_line: usize,
+    ) -> Cursor {
+        Cursor {
+            identity,
+            position,
+            size,
+            resync,
+            max_line,
+            lines: LineBuffer::new(position, max_line),
+        }
+    }
+}
+
 /// Reads one file's lines incrementally, whatever they mean.
 ///
 /// It keeps the partial last line for the next read, skips lines longer than `max_line` without
@@ -160,15 +180,8 @@ impl FileTail {
                     self.read_head_tail(&mut file, identity, size, head, tail, &mut counting)?
                 }
                 _ => {
-                    let cursor = self.cursor.insert(Cursor {
-                        identity,
-                        position: 0,
-                        size,
-                        resync: false,
-                        max_line: self.max_line,
-                        lines: LineBuffer::new(0, self.max_line),
-                    });
-                    feed_to_end(&mut file, cursor, &mut counting)?
+                    let cursor = Cursor::new(identity, 0, size, false, self.max_line);
+                    feed_to_end(&mut file, self.cursor.insert(cursor), &mut counting)?
                 }
             }
         };
@@ -204,15 +217,8 @@ impl FileTail {
         // which resyncing must not drop.
         let start = size - tail - 1;
         file.seek(SeekFrom::Start(start))?;
-        let cursor = self.cursor.insert(Cursor {
-            identity,
-            position: start,
-            size,
-            resync: true,
-            max_line: self.max_line,
-            lines: LineBuffer::new(start, self.max_line),
-        });
-        Ok(read + feed_to_end(file, cursor, on_event)?)
+        let cursor = Cursor::new(identity, start, size, true, self.max_line);
+        Ok(read + feed_to_end(file, self.cursor.insert(cursor), on_event)?)
     }
 
     /// Decompresses a whole `.zst` rollout as a stream. Its last line needs no newline: the file
@@ -225,14 +231,9 @@ impl FileTail {
         on_event: &mut dyn FnMut(LineEvent<'_>),
     ) -> io::Result<u64> {
         let mut decoder = zstd::stream::read::Decoder::new(file)?;
-        let cursor = self.cursor.insert(Cursor {
-            identity,
-            position: 0,
-            size,
-            resync: false,
-            max_line: self.max_line,
-            lines: LineBuffer::new(0, self.max_line),
-        });
+        let cursor = self
+            .cursor
+            .insert(Cursor::new(identity, 0, size, false, self.max_line));
         let read = feed_to_end(&mut decoder, cursor, on_event)?;
         if cursor.lines.has_partial() {
             cursor.lines.push(b"\n", on_event);
