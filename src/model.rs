@@ -40,8 +40,9 @@ impl AgentKind {
     pub const OPENCODE: AgentKind = AgentKind::of(&crate::agents::opencode::DESCRIPTION);
     pub const GEMINI_CLI: AgentKind = AgentKind::of(&crate::agents::gemini::DESCRIPTION);
 
-    /// The longest wire id of an agent without a description that is kept.
-    pub const FOREIGN_MAX: usize = 30;
+    /// The longest wire id of an agent without a description that is kept. It keeps an
+    /// `AgentKind` (and so every `SessionKey`) at 16 bytes; the built-in ids are at most 12.
+    pub const FOREIGN_MAX: usize = 14;
 
     /// The agent a description describes.
     pub const fn of(description: &'static Description) -> AgentKind {
@@ -102,7 +103,7 @@ impl AgentKind {
 
 /// An agent id on the wire that is neither known nor a plausible id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not an agent id: {0:?} (at most 30 printable ASCII characters)")]
+#[error("not an agent id: {0:?} (at most 14 printable ASCII characters)")]
 pub struct ForeignAgentError(String);
 
 impl PartialEq for AgentKind {

@@ -332,11 +332,13 @@ fn an_agent_only_a_newer_slate_knows_is_kept_by_its_id() {
     assert_eq!(AgentKind::from_wire("toy-agent").unwrap(), TOY_KIND);
     assert_eq!(AgentKind::from_wire("codex").unwrap(), AgentKind::CODEX);
     // Ids that are not ids are refused with a clear error, never a panic.
-    for bad in ["", "two words", &"x".repeat(31), "agent\u{e9}"] {
+    for bad in ["", "two words", &"x".repeat(15), "agent\u{e9}"] {
         let error = AgentKind::from_wire(bad).expect_err(bad);
         assert!(error.to_string().starts_with("not an agent id"), "{error}");
     }
-    assert!(AgentKind::from_wire(&"x".repeat(30)).is_ok());
+    assert!(AgentKind::from_wire(&"x".repeat(14)).is_ok());
+    // Small enough that a session's key costs little more than its id.
+    assert_eq!(std::mem::size_of::<AgentKind>(), 16);
 }
 
 #[test]
