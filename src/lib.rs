@@ -11,7 +11,7 @@
 //! - `lines`: splitting a growing byte stream into complete lines.
 //! - `agents`: one description and adapter per CLI (names, processes, roots, layouts, titles),
 //!   turning records and processes into observations, and the registry that lists them.
-//! - `tracker`: the state rules (SPEC §3–4), pure.
+//! - `tracker`: the state rules (docs/states.md §3–4), pure.
 //! - `sources`: the edges that read the outside world; `child`: a helper program run within a
 //!   time limit.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.

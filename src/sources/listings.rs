@@ -4,8 +4,7 @@
 //! keeps one `sessions/<pid>.json` file per running process and one `jobs/<id>/state.json` per
 //! background job (docs/formats.md §1.1). [`read_listing`] finds those files and hands their bytes
 //! to the description's parsers; a file that cannot be read or parsed is a counted problem and the
-//! rest of the listing stands. [`drop_dead`] removes entries whose process is gone or whose pid
-//! was recycled, since a crashed process leaves its registry file behind.
+//! rest of the listing stands.
 //!
 //! When the registry is missing or stale (older versions keep none; a live `claude` has no file
 //! in it), [`AgentsCommand`] asks the agent itself with the description's listing command
@@ -25,7 +24,7 @@ use std::time::Duration;
 
 use crate::agents::{EntryParser, ListingCommand, ListingRule};
 use crate::child;
-use crate::model::{Listing, ListingEntry, Problem, ProblemKind, ProcessTable, Timestamp};
+use crate::model::{Listing, ListingEntry, Problem, ProblemKind, Timestamp};
 
 /// Reads an agent's registry and background jobs under its `root`, as `rule` says. The listing is
 /// `available` when the registry folder exists: older versions keep none, and then the listing
@@ -164,28 +163,6 @@ impl AgentsCommand {
             }
         }
     }
-}
-
-/// Keeps only entries whose process is alive: its pid is in `table` and, where both are known,
-/// its start time in clock ticks equals the entry's `procStart`. Entries without a pid (background
-/// jobs) are kept.
-pub fn drop_dead(listing: &mut Listing, table: &ProcessTable) {
-    listing.entries.retain(|entry| {
-        let Some(pid) = entry.pid else {
-            return true;
-        };
-        let Some(process) = table.get(pid) else {
-            return false;
-        };
-        let listed_start = entry
-            .proc_start
-            .as_deref()
-            .and_then(|start| start.trim().parse::<u64>().ok());
-        match (listed_start, process.start_ticks) {
-            (Some(listed), Some(actual)) => listed == actual,
-            _ => true,
-        }
-    });
 }
 
 fn read_entry(
