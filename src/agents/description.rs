@@ -34,6 +34,8 @@ pub struct Description {
     pub listing: Option<ListingRule>,
     /// The agent's terminal titles, when they are known (docs/formats.md §9).
     pub titles: Option<Grammar>,
+    // What its screen shows and the keys that answer its dialogs (docs/formats.md §10) belong
+    // here too, beside `titles`, once Slate reads terminals and answers prompts.
 }
 
 impl Description {
