@@ -26,7 +26,7 @@ use slate::client::Client;
 use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Service, Timing};
 use slate::model::{ProcessInfo, ProcessTable, Timestamp};
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 
 #[path = "history_gen.rs"]
 mod history_gen;

@@ -18,8 +18,8 @@ use slate::engine::{Engine, ProcessSource};
 use slate::focus::{self, strategy::Plan};
 use slate::model::{Awaiting, Intent, IntentState, Session, SessionKey, Status, Timestamp};
 use slate::places::{Places, PlacesError};
-use slate::sources::files::Env;
 use slate::sources::processes;
+use slate::sources::roots::Env;
 use slate::tracker::{self, ItemStatus, WorkItemInfo};
 use slate::{policy, report, settings, store};
 

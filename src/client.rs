@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use crate::sources::files::Env;
+use crate::sources::roots::Env;
 
 /// How long a request may take when the caller gives no limit of its own.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);

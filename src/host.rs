@@ -53,7 +53,8 @@ pub struct Identity {
     pub cwd: Option<String>,
 }
 
-/// The agent a command line starts: the adapters' own recognition first, then the program name.
+/// The agent a command line starts: the built-in agents' own recognition first, then the
+/// program names their descriptions list.
 pub fn agent_of(argv: &[String], pid: u32, cwd: Option<&str>) -> Option<AgentKind> {
     let first = argv.first()?;
     let process = ProcessInfo {
@@ -66,17 +67,10 @@ pub fn agent_of(argv: &[String], pid: u32, cwd: Option<&str>) -> Option<AgentKin
         start_time: Timestamp::from_millis(0),
         start_ticks: None,
     };
-    if let Some(recognised) = agents::recognise(&process) {
+    if let Some(recognised) = agents::BUILT_IN.recognise(&process) {
         return Some(recognised.agent);
     }
-    match program_name(first).as_str() {
-        "claude" => Some(AgentKind::ClaudeCode),
-        "codex" => Some(AgentKind::Codex),
-        "gemini" => Some(AgentKind::GeminiCli),
-        "opencode" => Some(AgentKind::OpenCode),
-        "cursor-agent" => Some(AgentKind::CursorAgent),
-        _ => None,
-    }
+    agents::BUILT_IN.by_program(&program_name(first))
 }
 
 /// What the relay saw, in the order it saw it.

@@ -9,11 +9,13 @@
 //! # Layout
 //! - `model`: plain data shared by everything (sessions, states, processes, listings).
 //! - `lines`: splitting a growing byte stream into complete lines.
-//! - `agents`: one adapter per CLI, turning records and processes into observations.
+//! - `agents`: one description and adapter per CLI (names, processes, roots, layouts, titles),
+//!   turning records and processes into observations, and the registry that lists them.
 //! - `tracker`: the state rules (docs/states.md §3–4), pure.
 //! - `policy`: what every surface shows alike (needs you, the live list, notifications, the
 //!   menu), pure.
-//! - `sources`: the edges that read the outside world.
+//! - `sources`: the edges that read the outside world; `child`: a helper program run within a
+//!   time limit.
 //! - `places`: where Slate keeps its own files; `config`: the config file, parsed from text, and
 //!   its migrations; `settings`: from the config to the engine's options, and live reloads.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
@@ -26,6 +28,7 @@
 
 pub mod agents;
 pub mod api;
+pub mod child;
 pub mod client;
 pub mod config;
 pub mod demo;

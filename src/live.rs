@@ -33,9 +33,10 @@ use crate::report;
 use crate::schedule::{Schedule, Task};
 use crate::settings::{self, Reload, Settings};
 use crate::sources::git::GitCache;
+use crate::sources::roots::WatchSpec;
 use crate::store::{Store, Transition};
 use crate::tracker::{Change, Closed, Evidence, Input, Policy};
-use crate::watch::{self, Hint, WatchSpec};
+use crate::watch::{self, Hint};
 
 pub use crate::schedule::Timing;
 
@@ -107,7 +108,7 @@ pub struct Detail {
 pub struct Health {
     pub version: String,
     pub roots: Vec<RootReport>,
-    pub problems: BTreeMap<String, u64>,
+    pub problems: BTreeMap<crate::model::ProblemKind, u64>,
     pub live_sessions: usize,
     pub needs_you: usize,
     /// Set when the store was corrupt at start-up and was moved aside to this path.

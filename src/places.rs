@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::sources::files::Env;
+use crate::sources::roots::Env;
 
 /// The operating systems whose folder conventions differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::config::{self, Config};
 use crate::engine::Options;
-use crate::sources::files::Env;
+use crate::sources::roots::Env;
 use crate::tracker::Policy;
 
 /// The engine's options for `env` under `config`: the process's own environment and live

@@ -14,6 +14,9 @@ use std::sync::{Arc, RwLock};
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
+use crate::agents::BUILT_IN;
+use crate::sources::roots::{is_interesting, WatchSpec};
+
 /// What the watcher reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hint {
@@ -21,13 +24,6 @@ pub enum Hint {
     Changed(PathBuf),
     /// The watcher lost track (an overflow, an error, a new folder): walk everything.
     Rescan,
-}
-
-/// One folder to watch.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct WatchSpec {
-    pub path: PathBuf,
-    pub recursive: bool,
 }
 
 /// The running watcher and what it watches.
@@ -62,7 +58,7 @@ pub fn start(specs: Vec<WatchSpec>, report: impl Fn(Hint) + Send + 'static) -> O
                     EventKind::Create(notify::event::CreateKind::Folder)
                 ) {
                     report(Hint::Rescan);
-                } else if is_interesting(&path) {
+                } else if is_interesting(BUILT_IN, &path) {
                     report(Hint::Changed(path));
                 }
             }
@@ -157,40 +153,4 @@ fn existing(spec: &WatchSpec) -> Option<WatchSpec> {
         path: ancestor.to_path_buf(),
         recursive: false,
     })
-}
-
-/// Transcripts, registries and stores: the files a change of which can change a session.
-fn is_interesting(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy())
-        .unwrap_or_default();
-    [".jsonl", ".json", ".zst", ".db", ".db-wal", "HEAD"]
-        .iter()
-        .any(|suffix| name.ends_with(suffix))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_session_files_are_interesting() {
-        for path in [
-            "/h/.claude/projects/x/abc.jsonl",
-            "/h/.claude/sessions/4242.json",
-            "/h/.codex/sessions/2026/11/28/rollout-x.jsonl.zst",
-            "/h/.local/share/opencode/opencode.db-wal",
-            "/work/acme/.git/HEAD",
-        ] {
-            assert!(is_interesting(Path::new(path)), "{path}");
-        }
-        for path in [
-            "/h/.claude/debug/latest",
-            "/h/.codex/log/codex-tui.log",
-            "/h/.codex/state_5.sqlite-shm",
-        ] {
-            assert!(!is_interesting(Path::new(path)), "{path}");
-        }
-    }
 }

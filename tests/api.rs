@@ -16,7 +16,7 @@ use slate::client::{Client, ServerEvent};
 use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Handle, Service, Timing};
 
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 use tower::ServiceExt;
 
 use crate::util::{

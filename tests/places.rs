@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use slate::places::{Places, PlacesError, Platform};
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 
 fn env(home: &str) -> Env {
     Env {

@@ -22,6 +22,7 @@ mod places; // Slate's own folders and files on every platform
 mod policy; // what every surface shares: needs you, the live list and when a session leaves it
 mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine
+mod registry; // the agent registry: built-in descriptions, wire ids, a toy agent through the engine
 mod schedule; // the live loop's timers from data, with made-up instants
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map

@@ -124,6 +124,6 @@ pub fn claim_docs(store: &slate::store::Store, now: Timestamp) {
             created: now,
         })
         .unwrap();
-    let key = slate::model::SessionKey::new(slate::model::AgentKind::ClaudeCode, SESSION);
+    let key = slate::model::SessionKey::new(slate::model::AgentKind::CLAUDE_CODE, SESSION);
     store.claim("docs", &key, now).unwrap();
 }

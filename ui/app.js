@@ -3,22 +3,16 @@
 //! session's state itself (docs/states.md §4: every surface reads the one `session_state`), nor
 //! which sessions are on the live list (the server's policy keeps a closed session there while it
 //! holds a work claim, and shows it under Closed here), and it never talks to the backend except
-//! through `api.js`. It counts sessions only by the status each one carries. A config error the
-//! server reports in `/health` is shown above the list. A session without `session_state` (an older
-//! server) is shown from its top-level `status`, with no facets.
+//! through `api.js`. It counts sessions only by the status each one carries. The agents' names
+//! and folders come from the server too (`Api.agents`), so an agent the page has never heard of
+//! shows by its own name, and a config error the server reports in `/health` is shown above the
+//! list. A session without `session_state` (an older server) is shown from its top-level
+//! `status`, with no facets.
 
 import { Api, resolveEndpoint, sessionKey } from "./api.js";
 
 /** How often the relative times ("12 s", "5 min") are brought up to date: one timer for the page. */
 const CLOCK_TICK_MS = 15_000;
-
-const AGENTS = {
-  "claude-code": { name: "Claude Code", where: "~/.claude/projects" },
-  codex: { name: "Codex", where: "~/.codex/sessions" },
-  "gemini-cli": { name: "Gemini CLI", where: "~/.gemini/tmp" },
-  opencode: { name: "OpenCode", where: "~/.local/share/opencode" },
-  "cursor-agent": { name: "cursor-agent", where: "~/.cursor" },
-};
 
 const STATUS = {
   waiting: { label: "Needs you", rank: 0 },
@@ -38,6 +32,9 @@ const state = {
   detailsOpen: false,
   /** The details response for the selected session: {key, data, error}. */
   details: null,
+  /** The agents the server looks for (`Api.agents`): their names and folders; null until known. */
+  agents: null,
+  /** The last `/health` answer, for the config error it reports; null until known. */
   health: null,
   connection: "connecting",
   retryInMs: 0,
@@ -63,8 +60,10 @@ function timeOf(session) {
   return Number.isNaN(ms) ? null : ms;
 }
 
+/** The name the server gives an agent, else its id (an agent this server does not describe). */
 function agentName(agent) {
-  return (AGENTS[agent] && AGENTS[agent].name) || agent || "unknown agent";
+  const known = state.agents && state.agents.find((root) => root.agent === agent);
+  return (known && (known.product || known.name)) || agent || "unknown agent";
 }
 
 function statusLabel(status) {
@@ -265,19 +264,15 @@ function renderList() {
 }
 
 function renderEmpty() {
-  const roots = state.health && Array.isArray(state.health.roots) ? state.health.roots : null;
-  const rows = Object.entries(AGENTS).map(([agent, info]) => {
-    const found = roots ? roots.filter((root) => root.agent === agent) : [];
-    const where = found.length ? found.map((root) => root.path).join(", ") : info.where;
-    const seen = found.length ? found.some((root) => root.found) : null;
-    return el(
+  const rows = (state.agents || []).map((root) =>
+    el(
       "li",
       {},
-      el("span", { class: "agent-name", text: info.name }),
-      el("code", { text: where }),
-      seen === null ? null : el("span", { class: seen ? "found" : "missing", text: seen ? "found" : "not found" }),
-    );
-  });
+      el("span", { class: "agent-name", text: agentName(root.agent) }),
+      el("code", { text: root.path || "" }),
+      typeof root.found === "boolean" ? el("span", { class: root.found ? "found" : "missing", text: root.found ? "found" : "not found" }) : null,
+    ),
+  );
   $("agent-roots").replaceChildren(...rows);
 }
 
@@ -618,10 +613,27 @@ function afterChange() {
   }
   if (!state.selected && state.sessions.size) state.selected = sessionKey(ordered(state.sessions.values())[0]);
   if (!state.health) readHealth();
+  // The empty state lists the agents; ask again while the server has not answered.
+  if (!state.sessions.size && !state.agents && state.api) loadAgents();
   render();
 }
 
-/** Reads `/health` again: the agents' folders for the empty state, and the config's error. */
+/** Asks the server which agents it looks for, once at a time; redraws with their names. */
+let agentsAsked = null;
+function loadAgents() {
+  if (!agentsAsked) {
+    agentsAsked = state.api.agents().then((agents) => {
+      agentsAsked = null;
+      if (agents) {
+        state.agents = agents;
+        render();
+      }
+    });
+  }
+  return agentsAsked;
+}
+
+/** Reads `/health` again for the config's error, which comes and goes with the file. */
 function readHealth() {
   if (!state.api) return;
   state.api
@@ -689,6 +701,8 @@ async function start() {
   }
   state.api = new Api(endpoint);
   document.body.classList.toggle("can-focus", state.api.canFocus);
+  // The agents' names come from the server; the list waits for them so no row shows an id first.
+  await loadAgents();
   state.api.subscribe({
     onSnapshot(sessions) {
       state.snapshotSeen = true;

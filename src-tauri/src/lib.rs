@@ -31,7 +31,7 @@ use slate::places::Places;
 use slate::policy::menu::{self, MenuAction, MenuState, Pause};
 use slate::policy::notifications::{self, Click, Input, Notifier};
 use slate::settings::{self, Settings};
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tauri_plugin_autostart::ManagerExt;
 use tauri_plugin_notification::NotificationExt;
