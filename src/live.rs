@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::engine::{Engine, Options, RootReport};
+use crate::engine::{Engine, FindError, Options, RootReport};
 use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status, Timestamp};
 use crate::report;
 use crate::sources::git::GitCache;
@@ -166,17 +166,26 @@ impl Handle {
 
     /// One session by id (or unique prefix), live or closed, with evidence and transitions.
     pub fn session(&self, id: &str) -> Option<Detail> {
+        self.find(id).ok()
+    }
+
+    /// Like `session`, but says why `id` names no single session (`engine::pick`'s rules).
+    pub fn find(&self, id: &str) -> Result<Detail, FindError> {
         let published = self.shared.published.read().expect("lock poisoned");
         let keys = published.sessions.keys().chain(published.closed.keys());
-        let key = crate::engine::pick(keys, id).ok()?;
+        let key = crate::engine::pick(keys, id)?;
         let (session, evidence) = match published.sessions.get(key) {
             Some(session) => (
                 session.clone(),
                 published.evidence.get(key).cloned().unwrap_or_default(),
             ),
-            None => published.closed.get(key)?.session(key, &published.policy),
+            None => published
+                .closed
+                .get(key)
+                .ok_or_else(|| FindError::NotFound(id.to_string()))?
+                .session(key, &published.policy),
         };
-        Some(self.detail(key, session, evidence))
+        Ok(self.detail(key, session, evidence))
     }
 
     fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<String>) -> Detail {

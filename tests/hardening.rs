@@ -1,0 +1,378 @@
+//! The defects a hostile user or file found (issue 17), each with the test that showed it: the
+//! server's guard rails (the address it listens on, duplicate headers, absolute URLs, error
+//! shapes, the bearer scheme), silent and idle connections, short id prefixes, the token file,
+//! free text without a limit, work-item dependencies, terminal escapes, and `slate run`'s exit.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use slate::api::{self, Timeouts};
+use slate::live;
+
+use crate::api::{
+    call, finish_turn, follow_events, get, json, post_json, security, slate, started, write_table,
+    Running, PORT, TOKEN,
+};
+use crate::util::{transcript_path, working_transcript, SESSION};
+
+/// Sends `request` as it is and returns what the server answers until it closes the connection
+/// (or 5 s pass).
+fn raw(address: SocketAddr, request: &str) -> String {
+    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// The token `slate serve` created under `home`.
+fn token_of(home: &Path) -> String {
+    std::fs::read_to_string(home.join(".config/slate/token"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// The address a `slate serve` child announced on its first line.
+fn announced(server: &Running) -> SocketAddr {
+    let line = server.line();
+    line.strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .unwrap()
+}
+
+/// `slate serve` over a HOME with one working session, on `listen`.
+fn serve(home: &Path, listen: &str) -> Running {
+    working_transcript(home, live::system_clock());
+    let table = write_table(home);
+    Running::spawn(slate(
+        home,
+        &[
+            "serve",
+            "--listen",
+            listen,
+            "--processes",
+            table.to_str().unwrap(),
+        ],
+    ))
+}
+
+/// Item 11: a server told to listen on another loopback address answers requests made to that
+/// address, and its page may post from that origin.
+#[cfg(unix)]
+#[test]
+fn a_server_on_another_loopback_address_answers_to_that_address() {
+    let temp = tempfile::tempdir().unwrap();
+    let server = serve(temp.path(), "127.0.0.2:0");
+    let address = announced(&server);
+    assert_eq!(address.ip().to_string(), "127.0.0.2");
+    let health = raw(
+        address,
+        &format!("GET /health HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    let token = token_of(temp.path());
+    let refresh = raw(
+        address,
+        &format!(
+            "POST /sessions/live/refresh HTTP/1.1\r\nHost: {address}\r\nOrigin: http://{address}\r\n\
+             Authorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    assert!(refresh.starts_with("HTTP/1.1 204"), "{refresh}");
+    // Any other address is still a foreign host.
+    let port = address.port();
+    let foreign = raw(
+        address,
+        &format!("GET /health HTTP/1.1\r\nHost: 127.0.0.3:{port}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(foreign.starts_with("HTTP/1.1 421"), "{foreign}");
+}
+
+/// Item 12: two `Host` or two `Origin` headers are a bad request, and an absolute URL in the
+/// request line must name this server too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_hosts_or_origins_and_foreign_absolute_urls_are_refused() {
+    let (_temp, handle, thread) = started();
+    let request = Request::get("/sessions/live")
+        .header("host", format!("127.0.0.1:{PORT}"))
+        .header("host", "evil.example")
+        .body(Body::empty())
+        .unwrap();
+    let (status, body) = call(&handle, request).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(json(&body)["error"].is_string(), "{body}");
+    let request = Request::get("/sessions/live")
+        .header("host", format!("127.0.0.1:{PORT}"))
+        .header("origin", format!("http://127.0.0.1:{PORT}"))
+        .header("origin", "https://evil.example")
+        .body(Body::empty())
+        .unwrap();
+    let (status, body) = call(&handle, request).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(json(&body)["error"].is_string(), "{body}");
+    let request = Request::get(format!("http://evil.example:{PORT}/sessions/live"))
+        .header("host", format!("127.0.0.1:{PORT}"))
+        .body(Body::empty())
+        .unwrap();
+    let (status, body) = call(&handle, request).await;
+    assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{body}");
+    let request = Request::get(format!("http://127.0.0.1:{PORT}/sessions/live"))
+        .header("host", format!("127.0.0.1:{PORT}"))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(call(&handle, request).await.0, StatusCode::OK);
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// Item 17: a body that is not JSON, not labelled JSON, or not the right JSON gets the same
+/// `{"error": …}` shape as every other error, and `bearer` is the bearer scheme in any case.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_bodies_get_json_errors_and_the_scheme_is_case_insensitive() {
+    let (_temp, handle, thread) = started();
+    let intent = format!("/sessions/{SESSION}/intent");
+    let post = |uri: &str, content_type: Option<&str>, body: &str| {
+        let mut request = Request::post(uri)
+            .header("host", format!("127.0.0.1:{PORT}"))
+            .header("authorization", format!("Bearer {TOKEN}"));
+        if let Some(content_type) = content_type {
+            request = request.header("content-type", content_type);
+        }
+        request.body(Body::from(body.to_string())).unwrap()
+    };
+    for (request, expected) in [
+        (
+            post(&intent, Some("application/json"), "not json"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            post(&intent, None, r#"{"state":"parked"}"#),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            post(&intent, Some("application/json"), r#"{"state":"sideways"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            post("/hosted", Some("application/json"), "{"),
+            StatusCode::BAD_REQUEST,
+        ),
+    ] {
+        let (status, body) = call(&handle, request).await;
+        assert_eq!(status, expected, "{body}");
+        assert!(json(&body)["error"].is_string(), "{body}");
+    }
+    for scheme in ["bearer", "BEARER", "Bearer"] {
+        let request = Request::post("/sessions/live/refresh")
+            .header("host", format!("127.0.0.1:{PORT}"))
+            .header("authorization", format!("{scheme} {TOKEN}"))
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(
+            call(&handle, request).await.0,
+            StatusCode::NO_CONTENT,
+            "{scheme}"
+        );
+    }
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// Item 10, over HTTP: a prefix of fewer than four characters names no session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_prefix_names_no_session_over_http() {
+    let (_temp, handle, thread) = started();
+    let (status, body) = call(&handle, get("/sessions/7f3")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        json(&body)["error"]
+            .as_str()
+            .unwrap()
+            .contains("at least 4"),
+        "{body}"
+    );
+    let (status, body) = call(
+        &handle,
+        post_json("/sessions/7/intent", serde_json::json!({"state": "none"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(call(&handle, get("/sessions/7f3c")).await.0, StatusCode::OK);
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// Item 10, on the command line: `slate show ''` and `slate park ''` name no session, and
+/// neither does a prefix of three characters.
+#[test]
+fn an_empty_or_short_id_names_no_session_on_the_command_line() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    working_transcript(home, live::system_clock());
+    let table = write_table(home);
+    let table = table.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--processes", table]);
+        slate(home, &all).output().unwrap()
+    };
+    let show = run(&["show", ""]);
+    assert!(!show.status.success());
+    let said = String::from_utf8_lossy(&show.stderr);
+    assert!(said.contains("empty"), "{said}");
+    let park = run(&["park", "", "--reason", "oops"]);
+    assert!(!park.status.success());
+    let short = run(&["show", "7f3"]);
+    assert!(!short.status.success());
+    let said = String::from_utf8_lossy(&short.stderr);
+    assert!(said.contains("at least 4"), "{said}");
+    let shown = run(&["show", "7f3c", "--json"]);
+    assert!(shown.status.success(), "{shown:?}");
+    let shown = json(&String::from_utf8_lossy(&shown.stdout));
+    assert_eq!(
+        shown["session"]["session_state"]["intent"]["state"], "none",
+        "the empty id parked nothing: {shown}"
+    );
+}
+
+/// Item 4: a hundred connections that never send a byte do not keep `/health` from answering,
+/// even when the server starts with a soft limit of 64 descriptors.
+#[cfg(unix)]
+#[test]
+fn silent_connections_do_not_starve_health() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    working_transcript(home, live::system_clock());
+    let table = write_table(home);
+    let slate_command = slate(
+        home,
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--processes",
+            table.to_str().unwrap(),
+        ],
+    );
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"ulimit -Sn 64 && exec "$0" "$@""#)
+        .arg(slate_command.get_program())
+        .args(slate_command.get_args());
+    for (name, value) in slate_command.get_envs() {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let server = Running::spawn(command);
+    let address = announced(&server);
+    let silent: Vec<TcpStream> = (0..100)
+        .map(|_| TcpStream::connect_timeout(&address, Duration::from_secs(2)).unwrap())
+        .collect();
+    let health = raw(
+        address,
+        &format!("GET /health HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(health.starts_with("HTTP/1.1 200"), "{health:?}");
+    drop(silent);
+}
+
+/// Item 4: a connection that never sends its request, or sits idle after one, is closed once the
+/// request-head time is up; an event stream, which is quiet on purpose, stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_and_idle_connections_are_closed_but_event_streams_are_not() {
+    let (temp, handle, thread) = started();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let timeouts = Timeouts {
+        request_head: Duration::from_secs(1),
+        ..Timeouts::default()
+    };
+    let server = tokio::spawn(api::serve_with(
+        listener,
+        handle.clone(),
+        security(address.port()),
+        timeouts,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let path = transcript_path(temp.path());
+    tokio::task::spawn_blocking(move || {
+        let closed = |stream: &mut TcpStream| {
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let mut byte = [0u8; 1];
+            matches!(stream.read(&mut byte), Ok(0))
+        };
+        let mut silent = TcpStream::connect(address).unwrap();
+        assert!(closed(&mut silent), "a silent connection stays open");
+
+        let mut idle = TcpStream::connect(address).unwrap();
+        idle.write_all(format!("GET /health HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes())
+            .unwrap();
+        idle.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut answer = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !String::from_utf8_lossy(&answer).contains("\"wakeups\"") {
+            let read = idle.read(&mut buffer).unwrap();
+            assert!(read > 0, "the answer ended early");
+            answer.extend_from_slice(&buffer[..read]);
+        }
+        assert!(
+            closed(&mut idle),
+            "an idle kept-alive connection stays open"
+        );
+
+        let events = follow_events(address);
+        assert_eq!(
+            events.recv_timeout(Duration::from_secs(2)).unwrap().event,
+            "snapshot"
+        );
+        std::thread::sleep(Duration::from_millis(2500));
+        finish_turn(&path);
+        let event = events
+            .recv_timeout(Duration::from_secs(2))
+            .expect("the event stream is still open");
+        assert_eq!(event.event, "session");
+    })
+    .await
+    .unwrap();
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// Item 10: the rules of the one lookup. A whole id shorter than four characters still names its
+/// session; a prefix that short does not.
+#[test]
+fn a_whole_short_id_names_its_session_and_a_short_prefix_does_not() {
+    use slate::engine::{pick, FindError};
+    use slate::model::{AgentKind, SessionKey};
+    let keys = [
+        SessionKey::new(AgentKind::OpenCode, "ab"),
+        SessionKey::new(AgentKind::OpenCode, "abcdef"),
+    ];
+    assert_eq!(pick(&keys, "ab").unwrap().id.as_str(), "ab");
+    assert_eq!(pick(&keys, "abcd").unwrap().id.as_str(), "abcdef");
+    assert_eq!(pick(&keys, "a"), Err(FindError::TooShort("a".to_string())));
+    assert_eq!(pick(&keys, ""), Err(FindError::Empty));
+    assert_eq!(
+        pick(&keys, "abcx"),
+        Err(FindError::NotFound("abcx".to_string()))
+    );
+}
