@@ -242,11 +242,14 @@ impl Places {
     /// ignored: the server's periodic scans catch up.
     fn nudge_server(&self, listen: SocketAddr) {
         let listen = slate::host::engine_address(listen);
-        let token_path = self.config_dir.join("slate").join("token");
-        let Ok(token) = std::fs::read_to_string(&token_path) else {
-            return;
+        let token = match slate::token::read_token(&self.config_dir) {
+            Ok(Some(token)) => token,
+            Ok(None) => return,
+            Err(err) => {
+                tracing::warn!("{err}; a running server sees the change at its next scan");
+                return;
+            }
         };
-        let token = token.trim();
         let Ok(mut stream) = TcpStream::connect_timeout(&listen, Duration::from_millis(300)) else {
             return;
         };

@@ -65,11 +65,14 @@ impl Endpoint {
         let configured = crate::config::load_or_default(&crate::config::default_path(&config_dir))
             .map(|(config, _)| config.server.listen)
             .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)));
-        let token = std::fs::read_to_string(config_dir.join("slate").join("token")).ok()?;
-        let token = token.trim().to_string();
-        if token.is_empty() {
-            return None;
-        }
+        // Reporting is best effort: a token that cannot be read means no reports, not no run.
+        let token = match crate::token::read_token(&config_dir) {
+            Ok(token) => token?,
+            Err(err) => {
+                tracing::warn!("{err}; the engine hears nothing from this run");
+                return None;
+            }
+        };
         Some(Endpoint {
             address: engine_address(configured),
             token,

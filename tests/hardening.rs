@@ -376,3 +376,98 @@ fn a_whole_short_id_names_its_session_and_a_short_prefix_does_not() {
         Err(FindError::NotFound("abcx".to_string()))
     );
 }
+
+/// Runs `command` to its end, or kills it after `limit`; `None` when it had to be killed.
+fn finished_within(
+    mut command: std::process::Command,
+    limit: Duration,
+) -> Option<std::process::Output> {
+    let mut child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+/// `command` run by `sh` with its address space capped at about 1 GB, so a read that never ends
+/// fails instead of taking the machine's memory.
+#[cfg(unix)]
+fn capped(command: std::process::Command) -> std::process::Command {
+    let mut capped = std::process::Command::new("sh");
+    capped
+        .arg("-c")
+        .arg(r#"ulimit -v 1000000 && exec "$0" "$@""#)
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => capped.env(name, value),
+            None => capped.env_remove(name),
+        };
+    }
+    capped
+}
+
+/// Item 3: a token file that is a FIFO, or a link to `/dev/zero`, is read as what it is: not a
+/// token. `serve` stops with an error that names the file; `slate run` and `slate item add`,
+/// which only use the token to tell a server, go on without it.
+#[cfg(unix)]
+#[test]
+fn a_token_file_that_is_not_a_regular_file_is_refused_without_blocking() {
+    for kind in ["fifo", "zero"] {
+        let temp = tempfile::tempdir().unwrap();
+        let home = temp.path();
+        let token = home.join(".config/slate/token");
+        std::fs::create_dir_all(token.parent().unwrap()).unwrap();
+        if kind == "fifo" {
+            let made = std::process::Command::new("mkfifo")
+                .arg(&token)
+                .status()
+                .unwrap();
+            assert!(made.success());
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &token).unwrap();
+        }
+        working_transcript(home, live::system_clock());
+        let table = write_table(home);
+        let table = table.to_str().unwrap();
+
+        let serve = capped(slate(
+            home,
+            &["serve", "--listen", "127.0.0.1:0", "--processes", table],
+        ));
+        let served = finished_within(serve, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("{kind}: serve blocked on the token file"));
+        assert!(!served.status.success(), "{kind}");
+        let said = String::from_utf8_lossy(&served.stderr);
+        assert!(
+            said.contains(&token.display().to_string()) && said.contains("not a regular file"),
+            "{kind}: {said}"
+        );
+
+        let run = finished_within(
+            capped(slate(home, &["run", "--", "true"])),
+            Duration::from_secs(10),
+        )
+        .unwrap_or_else(|| panic!("{kind}: slate run blocked on the token file"));
+        assert!(run.status.success(), "{kind}: {run:?}");
+
+        let add = finished_within(
+            capped(slate(home, &["item", "add", "fix-1", "--title", "Fix it"])),
+            Duration::from_secs(10),
+        )
+        .unwrap_or_else(|| panic!("{kind}: slate item add blocked on the token file"));
+        assert!(add.status.success(), "{kind}: {add:?}");
+    }
+}
