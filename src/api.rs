@@ -559,6 +559,9 @@ async fn set_intent(
     SessionIdPath(id): SessionIdPath,
     JsonBody(intent): JsonBody<Intent>,
 ) -> Response {
+    if let Err(err) = crate::limits::intent(&intent) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, err.to_string());
+    }
     let detail = match state.handle.find(&id) {
         Ok(detail) => detail,
         Err(err) => return unfound(err),

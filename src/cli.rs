@@ -422,6 +422,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Claim { item, session } => {
             let places = env_places(&places)?;
+            slate::limits::item_id(&item)?;
             let session = engine.find(&session)?;
             let key = SessionKey::new(session.agent, session.id.as_str());
             let store = places.open_store()?;
@@ -580,6 +581,7 @@ fn set_intent(
     now: Timestamp,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
+    slate::limits::intent(&intent)?;
     let session = engine.find(id)?;
     let key = SessionKey::new(session.agent, session.id.as_str());
     let store = places.open_store()?;
@@ -621,6 +623,12 @@ fn run_store_command(
                     deps,
                 },
         } => {
+            let graph = store
+                .work_items()?
+                .into_iter()
+                .map(|item| (item.id, item.deps))
+                .collect();
+            slate::limits::work_item(id, title, deps, &graph)?;
             let created = store.work_item(id)?.map_or(now, |item| item.created);
             store.put_work_item(&store::WorkItem {
                 id: id.clone(),

@@ -9,6 +9,7 @@
 //! # Layout
 //! - `model`: plain data shared by everything (sessions, states, processes, listings).
 //! - `lines`: splitting a growing byte stream into complete lines.
+//! - `limits`: the limits on free text a person sends, and dependency cycles, for every surface.
 //! - `agents`: one adapter per CLI, turning records and processes into observations.
 //! - `tracker`: the state rules (SPEC §3–4), pure.
 //! - `sources`: the edges that read the outside world.
@@ -28,6 +29,7 @@ pub mod engine;
 pub mod focus;
 pub mod follow;
 pub mod host;
+pub mod limits;
 pub mod lines;
 pub mod live;
 pub mod model;
