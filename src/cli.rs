@@ -20,7 +20,7 @@ use slate::report;
 use slate::sources::files::Env;
 use slate::sources::processes;
 use slate::store;
-use slate::tracker::{self, ItemStatus, WorkItemInfo};
+use slate::tracker::{ItemStatus, WorkItemInfo};
 
 mod serve;
 
@@ -376,7 +376,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let session = engine.find(&id)?;
             return focus(&session, dry_run, &mut out);
         }
-        Command::Doctor => write!(out, "{}", doctor(&engine, now))?,
+        Command::Doctor => write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?,
         Command::Park { id, reason } => {
             let intent = Intent {
                 state: IntentState::Parked,
@@ -463,13 +463,14 @@ fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Resu
         match &plan {
             Plan::Run { steps, caveat } => {
                 for step in steps {
-                    writeln!(out, "{step}")?;
+                    writeln!(out, "{}", report::terminal_text(&step.to_string()))?;
                 }
                 if let Some(caveat) = caveat {
-                    writeln!(out, "note: {caveat}")?;
+                    writeln!(out, "note: {}", report::terminal_text(caveat))?;
                 }
             }
             Plan::Unsure { reason } => {
+                let reason = report::terminal_text(reason);
                 eprintln!("slate: not sure which window shows the session: {reason}");
                 return Ok(ExitCode::FAILURE);
             }
@@ -479,10 +480,10 @@ fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Resu
     match focus::execute(&plan) {
         Ok(outcome) => {
             for step in &outcome.done {
-                writeln!(out, "ran: {step}")?;
+                writeln!(out, "ran: {}", report::terminal_text(&step.to_string()))?;
             }
             if let Some(caveat) = &outcome.caveat {
-                writeln!(out, "note: {caveat}")?;
+                writeln!(out, "note: {}", report::terminal_text(caveat))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -674,26 +675,7 @@ fn run_store_command(
                 };
                 items.insert(info.id.clone(), info);
             }
-            if items.is_empty() {
-                writeln!(
-                    out,
-                    "No work items. (`slate item add <id> --title …` adds one.)"
-                )?;
-            }
-            for item in items.values() {
-                let holder = holders.get(&item.id);
-                let (actor, why) = tracker::item_next_actor(item, &items, holder);
-                let actor = serde_json::to_value(actor)?;
-                writeln!(
-                    out,
-                    "{:<14} {:<11} {:<32} {:<20} next: {} ({why})",
-                    item.id,
-                    item.status.as_str(),
-                    item.title,
-                    holder.map_or_else(|| "unclaimed".to_string(), |key| key.to_string()),
-                    actor.as_str().unwrap_or("?"),
-                )?;
-            }
+            write!(out, "{}", report::items(&items, &holders))?;
         }
         Command::Release { item } => {
             let mut released = 0;

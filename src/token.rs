@@ -65,13 +65,16 @@ pub fn load_or_create_token(config_dir: &Path) -> Result<String, TokenError> {
 }
 
 /// Reads the token for a client of the API (`slate run`, the commands that nudge a running
-/// server), never creating one: `None` when there is no token file or it holds no token.
+/// server), never creating one: `None` when there is no token file or it holds nothing a
+/// header could carry. What the file holds is sent as it is (the server judges it), but only
+/// when it is one word of visible ASCII, so it cannot add lines to a request.
 pub fn read_token(config_dir: &Path) -> Result<Option<String>, TokenError> {
     let Some(file) = read_file(&token_path(config_dir))? else {
         return Ok(None);
     };
     let token = file.text.trim();
-    Ok(is_token(token).then(|| token.to_string()))
+    let sendable = !token.is_empty() && token.bytes().all(|byte| byte.is_ascii_graphic());
+    Ok(sendable.then(|| token.to_string()))
 }
 
 /// What a token file held, and whether only its owner may read it.
