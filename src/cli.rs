@@ -287,6 +287,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot read the process table {}", path.display()))?;
         options.processes = ProcessSource::Recorded(table);
     }
+    // `serve` and `watch` read the config themselves, and refuse a malformed one.
+    match cli.command {
+        Command::Serve { listen } => return serve::serve(listen.as_deref(), options),
+        Command::Watch { json, listen } => {
+            return serve::watch(listen.as_deref(), json, options);
+        }
+        _ => {}
+    }
     let config = places.as_ref().map(Places::config).unwrap_or_default();
     options.policy.session_idle =
         Duration::from_secs(u64::from(config.project_policy.session_idle_minutes) * 60);
@@ -296,13 +304,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         cli.command,
         Command::Sessions { all: true, .. } | Command::Show { .. }
     );
-    match cli.command {
-        Command::Serve { listen } => return serve::serve(listen.as_deref(), options),
-        Command::Watch { json, listen } => {
-            return serve::watch(listen.as_deref(), json, options);
-        }
-        _ => {}
-    }
     // One engine: when a Slate server runs (the tray app or `slate serve`), the live list comes
     // from it, so this command shows what the tray shows, including what only a running engine
     // knows (hosted terminals, the death of a process it saw vouching). A replay (`--now`,

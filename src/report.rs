@@ -47,6 +47,23 @@ pub fn terminal_text(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// An error and its causes as one line, `error: cause: cause`, safe for a terminal. A cause
+/// that the text already ends with is left out: many errors repeat their cause in their own
+/// words, and the operating system's message should read once.
+pub fn error_text(causes: impl IntoIterator<Item = String>) -> String {
+    let mut text = String::new();
+    for cause in causes {
+        if text.ends_with(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    finish(text)
+}
+
 /// The end of every renderer: the text, safe for a terminal.
 fn finish(text: String) -> String {
     match terminal_text(&text) {
@@ -394,6 +411,24 @@ mod tests {
         assert_eq!(age(at(7200), now), "2h");
         assert_eq!(age(at(200_000), now), "2d");
         assert_eq!(age(Timestamp::from_millis(2_000_000_000), now), "0s");
+    }
+
+    #[test]
+    fn an_error_reads_each_cause_once() {
+        let causes = [
+            "cannot read the table /t: cannot read /t: gone (os error 2)",
+            "cannot read /t: gone (os error 2)",
+            "gone (os error 2)",
+        ];
+        assert_eq!(
+            error_text(causes.map(String::from)),
+            "cannot read the table /t: cannot read /t: gone (os error 2)"
+        );
+        let causes = ["cannot set up the token", "the file \u{1b}[2J is odd"];
+        assert_eq!(
+            error_text(causes.map(String::from)),
+            "cannot set up the token: the file ^[[2J is odd"
+        );
     }
 
     #[test]

@@ -726,3 +726,123 @@ fn control_characters_reach_no_terminal() {
     let listed = json(&listed);
     assert_eq!(listed["sessions"][0]["title"], format!("title{HOSTILE}"));
 }
+
+/// `slate run -- args…` with nothing on its input, its output and errors kept.
+fn slate_run(args: &[&str]) -> std::process::Output {
+    let temp = tempfile::tempdir().unwrap();
+    let mut all = vec!["run", "--"];
+    all.extend(args);
+    let mut command = slate(temp.path(), &all);
+    command.env("SLATE_LOG", "slate=debug");
+    finished_within(command, Duration::from_secs(10)).expect("slate run ends within 10 s")
+}
+
+/// Item 16: a child killed by a signal makes `slate run` exit as a shell would, 128 + n.
+#[cfg(unix)]
+#[test]
+fn slate_run_exits_128_plus_the_signal_that_killed_the_child() {
+    for (signal, code) in [("KILL", 137), ("TERM", 143)] {
+        let script = format!("kill -{signal} $$");
+        let run = slate_run(&["sh", "-c", &script]);
+        assert_eq!(run.status.code(), Some(code), "{signal}: {run:?}");
+    }
+    assert_eq!(slate_run(&["sh", "-c", "exit 3"]).status.code(), Some(3));
+}
+
+/// Item 16: the relay adds nothing to the output (no echoed line end when its input ends), ends
+/// the child's input when its own ends, and stops as soon as the output is drained.
+#[cfg(unix)]
+#[test]
+fn slate_run_adds_nothing_and_stops_when_the_output_is_drained() {
+    let run = slate_run(&["printf", "a\\nb"]);
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "a\r\nb");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!stderr.contains("did not"), "slate run waited: {stderr}");
+
+    // The end of the input reaches the child as the end of its input, even after a partial line.
+    for (input, echoed) in [("hi\n", "hi\r\nhi\r\n"), ("hi", "hihi")] {
+        let temp = tempfile::tempdir().unwrap();
+        let mut child = slate(temp.path(), &["run", "--", "cat"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = send.send(child.wait_with_output());
+        });
+        let output = receive
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("cat never saw the end of {input:?}"))
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), echoed, "{input:?}");
+    }
+}
+
+/// Item 16: a program that cannot start gets one short line, not the whole PATH.
+#[cfg(unix)]
+#[test]
+fn slate_run_says_briefly_why_a_program_cannot_start() {
+    for (program, expected) in [
+        ("", "empty"),
+        ("  ", "empty"),
+        ("no-such-program-slate-test", "not found in PATH"),
+    ] {
+        let run = slate_run(&[program]);
+        assert!(!run.status.success());
+        let said = String::from_utf8_lossy(&run.stderr);
+        let said = said
+            .lines()
+            .filter(|line| line.starts_with("slate:"))
+            .collect::<Vec<_>>();
+        assert_eq!(said.len(), 1, "{program:?}: {said:?}");
+        assert!(said[0].contains(expected), "{program:?}: {said:?}");
+        assert!(!said[0].contains("/usr/bin"), "{program:?}: {said:?}");
+    }
+}
+
+/// Item 16: an error and its cause are printed once each, not the operating system's words
+/// twice.
+#[test]
+fn an_error_names_its_cause_once() {
+    let temp = tempfile::tempdir().unwrap();
+    let missing = temp.path().join("missing.json");
+    let output = slate(
+        temp.path(),
+        &["sessions", "--processes", missing.to_str().unwrap()],
+    )
+    .output()
+    .unwrap();
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(said.matches("(os error 2)").count(), 1, "{said}");
+    assert!(said.contains(&missing.display().to_string()), "{said}");
+}
+
+/// Item 16: with a malformed config, `serve` says it cannot use it and stops; it does not first
+/// say it goes on with the default settings.
+#[test]
+fn serve_with_a_malformed_config_does_not_promise_the_defaults() {
+    let temp = tempfile::tempdir().unwrap();
+    let config = temp.path().join(".config/slate");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[server\nlisten = ").unwrap();
+    let output = finished_within(
+        slate(temp.path(), &["serve", "--listen", "127.0.0.1:0"]),
+        Duration::from_secs(10),
+    )
+    .expect("serve stops");
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("config.toml"), "{said}");
+    assert!(!said.contains("default settings"), "{said}");
+}

@@ -154,10 +154,12 @@ async fn shutdown_signal() {
     }
 }
 
-pub fn watch(listen: Option<&str>, json: bool, options: Options) -> anyhow::Result<ExitCode> {
+pub fn watch(listen: Option<&str>, json: bool, mut options: Options) -> anyhow::Result<ExitCode> {
     let (config_dir, _) = folders(&options.env)?;
     let config = load_config(&config_dir)?;
     let address = address(listen, &config)?;
+    options.policy.session_idle =
+        Duration::from_secs(u64::from(config.project_policy.session_idle_minutes) * 60);
     let mut out = std::io::stdout().lock();
     if address.port() != 0 && follow::probe(address, Duration::from_millis(500)) {
         tracing::info!("following the server at {address}");
