@@ -292,6 +292,13 @@ pub fn system_clock() -> Timestamp {
     Timestamp::from_millis(since_epoch.as_millis() as i64)
 }
 
+/// How many changes a subscriber may fall behind before it has lagged. The channel keeps each
+/// change until every subscriber has read it, so a subscriber that stops reading (an event-stream
+/// client whose socket is full) holds back this many session objects at most: a few hundred,
+/// a megabyte or two now that free text has a limit (`limits`). Past that it has lagged, and the
+/// API sends it a fresh snapshot when it reads again.
+pub const SUBSCRIBER_BACKLOG: usize = 256;
+
 /// The pieces a live service is built from.
 pub struct Service {
     pub options: Options,
@@ -305,7 +312,7 @@ pub struct Service {
 /// published, so the first snapshot a client sees is already correct.
 pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
     let (events, inbox) = mpsc::channel();
-    let (updates, _) = broadcast::channel(1024);
+    let (updates, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
     let (generation_changed, _) = tokio::sync::watch::channel(0);
     let store_recovered_from = service
         .store

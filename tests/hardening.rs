@@ -846,3 +846,44 @@ fn serve_with_a_malformed_config_does_not_promise_the_defaults() {
     assert!(said.contains("config.toml"), "{said}");
     assert!(!said.contains("default settings"), "{said}");
 }
+
+/// Item 6: a subscriber that stops reading (an event-stream client whose socket is full) holds
+/// back at most a few hundred changes. Past that it has lagged, and the API sends it a fresh
+/// snapshot when it reads again, so the changes it missed are not kept for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_stops_reading_lags_after_a_few_hundred_changes() {
+    let temp = tempfile::tempdir().unwrap();
+    working_transcript(temp.path(), live::system_clock());
+    let mut service = crate::api::service(temp.path());
+    service.store = Some(slate::store::open(&temp.path().join("slate.db")).unwrap());
+    let (handle, thread) = live::start(service);
+    let key = slate::model::SessionKey::new(slate::model::AgentKind::ClaudeCode, SESSION);
+    let (_, mut stalled) = handle.subscribe();
+    let (_, mut reading) = handle.subscribe();
+    let mut changes = 0;
+    let mut round = 0;
+    // Each new reason is a change of the session; the reading subscriber counts them.
+    while changes <= 300 {
+        round += 1;
+        assert!(round < 2000, "the changes never came: {changes}");
+        let intent = slate::model::Intent {
+            state: slate::model::IntentState::Parked,
+            reason: Some(format!("reason {round}")),
+            awaiting_who: None,
+        };
+        handle.set_intent(&key, &intent).unwrap();
+        handle.refresh_and_wait().await;
+        while reading.try_recv().is_ok() {
+            changes += 1;
+        }
+    }
+    assert!(
+        matches!(
+            stalled.try_recv(),
+            Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_))
+        ),
+        "a subscriber {changes} changes behind has not lagged"
+    );
+    handle.shutdown();
+    thread.join().unwrap();
+}
