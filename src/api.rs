@@ -1,12 +1,13 @@
 //! The loopback HTTP API: the live list as JSON, its changes as server-sent events, one session's
 //! details, health, a refresh command, and the page in `ui/`.
 //!
-//! The contract is `/work/api-contract.md` (kept in the README): every surface (the page, the
+//! The contract is the README's "The HTTP API" and docs/states.md §7: every surface (the page, the
 //! desktop shell, `slate watch`) reads the same session objects the engine publishes. This module
 //! owns HTTP and its guard rails: the `Host` allow-list against DNS rebinding, the `Origin`
-//! allow-list against other web sites, the bearer token on every request that changes anything,
-//! and the request size limit. It decides no state (`tracker` does) and keeps no state of its own
-//! beyond what `live::Handle` publishes.
+//! allow-list against other web sites, one `Host` and one `Origin` at most, the bearer token on
+//! every request that changes anything, the request size and time limits, and the idle timeout
+//! of a connection. It decides no state (`tracker` does) and keeps no state of its own beyond
+//! what `live::Handle` publishes.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -30,7 +31,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::engine::FindError;
 use crate::live::{self, Update};
-use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey};
+use crate::model::{AgentKind, Awaiting, HostedSignals, Intent, IntentState, Session, SessionKey};
 
 /// The largest request body accepted, in bytes.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -553,12 +554,37 @@ async fn session(State(state): State<AppState>, SessionIdPath(id): SessionIdPath
     }
 }
 
-/// `POST /sessions/{id}/intent`: park, await or resume a session (SPEC §4 intent).
+/// The body of `POST /sessions/{id}/intent`: an `Intent` whose `awaiting_who` is still text, so
+/// a value that names no one gets a 400 saying which values are accepted, as `slate await` does.
+#[derive(serde::Deserialize)]
+struct IntentRequest {
+    state: IntentState,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    awaiting_who: Option<String>,
+}
+
+/// `POST /sessions/{id}/intent`: park, await or resume a session (docs/states.md §4 intent).
 async fn set_intent(
     State(state): State<AppState>,
     SessionIdPath(id): SessionIdPath,
-    JsonBody(intent): JsonBody<Intent>,
+    JsonBody(request): JsonBody<IntentRequest>,
 ) -> Response {
+    let awaiting_who = match request
+        .awaiting_who
+        .as_deref()
+        .map(str::parse::<Awaiting>)
+        .transpose()
+    {
+        Ok(awaiting_who) => awaiting_who,
+        Err(err) => return error(StatusCode::BAD_REQUEST, err.to_string()),
+    };
+    let intent = Intent {
+        state: request.state,
+        reason: request.reason,
+        awaiting_who,
+    };
     if let Err(err) = crate::limits::intent(&intent) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, err.to_string());
     }
@@ -588,7 +614,7 @@ struct HostedReport {
     signals: HostedSignals,
 }
 
-/// `POST /hosted`: a hosted terminal's titles and last draw (SPEC §3 rules 4, 5 and 6c).
+/// `POST /hosted`: a hosted terminal's titles and last draw (docs/states.md §3 rules 4, 5 and 6c).
 async fn hosted(
     State(state): State<AppState>,
     JsonBody(report): JsonBody<HostedReport>,

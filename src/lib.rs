@@ -11,7 +11,7 @@
 //! - `lines`: splitting a growing byte stream into complete lines.
 //! - `limits`: the limits on free text a person sends, and dependency cycles, for every surface.
 //! - `agents`: one adapter per CLI, turning records and processes into observations.
-//! - `tracker`: the state rules (SPEC §3–4), pure.
+//! - `tracker`: the state rules (docs/states.md §3–4), pure.
 //! - `sources`: the edges that read the outside world.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
 //! - `store`: Slate's own SQLite file: transition history, settings, intents, claims.

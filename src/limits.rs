@@ -79,17 +79,14 @@ pub fn item_id(text: &str) -> Result<(), TextError> {
     Ok(())
 }
 
-/// An intent as a person sends it: its reason within `REASON_MAX`, and whom it awaits within
-/// `ID_MAX` (an `another_item:<item>` naming a valid item id).
+/// An intent as a person sends it: its reason within `REASON_MAX`, and the item it awaits, if
+/// any, a valid item id.
 pub fn intent(intent: &Intent) -> Result<(), TextError> {
     if let Some(text) = &intent.reason {
         reason(text)?;
     }
-    if let Some(who) = &intent.awaiting_who {
-        within("awaiting", who, ID_MAX)?;
-        if let Some(item) = who.strip_prefix("another_item:") {
-            item_id(item)?;
-        }
+    if let Some(item) = intent.awaiting_who.as_ref().and_then(|who| who.item()) {
+        item_id(item)?;
     }
     Ok(())
 }

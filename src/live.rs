@@ -24,9 +24,9 @@ use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status
 use crate::report;
 use crate::sources::git::GitCache;
 use crate::store::{Store, Transition};
-use crate::tracker::{Change, Closed, Input, Policy};
+use crate::tracker::{Change, Closed, Evidence, Input, Policy};
 
-/// How often the loop does its periodic work. `Default` gives SPEC §5's values.
+/// How often the loop does its periodic work. `Default` gives docs/states.md §5's values.
 #[derive(Debug, Clone)]
 pub struct Timing {
     /// File-watcher hints for the same file within this time are read once.
@@ -97,7 +97,7 @@ pub enum Update {
 #[derive(Debug, Clone, Serialize)]
 pub struct Detail {
     pub session: Session,
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Evidence>,
     pub transitions: Vec<Transition>,
     /// The time the session has spent in Needs you, in all, from the recorded transitions; absent
     /// without a store.
@@ -128,10 +128,8 @@ struct Published {
     /// it; their session objects are decided again when asked for, with `policy`.
     closed: Arc<HashMap<SessionKey, Closed>>,
     policy: Policy,
-    evidence: HashMap<SessionKey, Vec<String>>,
+    evidence: HashMap<SessionKey, Vec<Evidence>>,
     health: Health,
-    /// Bumped after every round, so a caller can wait for a refresh to land.
-    generation: u64,
 }
 
 struct Shared {
@@ -139,7 +137,11 @@ struct Shared {
     updates: broadcast::Sender<Update>,
     events: mpsc::Sender<Event>,
     store: Option<Arc<Mutex<Store>>>,
-    generation_changed: tokio::sync::watch::Sender<u64>,
+    /// How many refreshes have been asked for, and how many the loop has published. A waiter
+    /// waits for its own refresh, not for any round: a round already under way when the
+    /// refresh was asked may have read the store before the change that asked for it.
+    refreshes_asked: std::sync::atomic::AtomicU64,
+    refreshes_done: tokio::sync::watch::Sender<u64>,
     clock: fn() -> Timestamp,
 }
 
@@ -188,7 +190,7 @@ impl Handle {
         Ok(self.detail(key, session, evidence))
     }
 
-    fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<String>) -> Detail {
+    fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<Evidence>) -> Detail {
         let now = (self.shared.clock)();
         let store = self
             .shared
@@ -222,16 +224,29 @@ impl Handle {
 
     /// Asks the loop to re-read everything now, without waiting.
     pub fn refresh(&self) {
+        self.ask_refresh();
+    }
+
+    /// Asks for a refresh and returns its number: the loop has published it once it has
+    /// published that many refreshes. Refreshes are counted before they are sent, so the n-th
+    /// refresh the loop handles was sent after the n-th number was taken, and so after whatever
+    /// its asker did before asking.
+    fn ask_refresh(&self) -> u64 {
+        let ticket = self
+            .shared
+            .refreshes_asked
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
         let _ = self.shared.events.send(Event::Refresh);
+        ticket
     }
 
     /// Asks the loop to re-read everything and waits until it has published the result.
     pub async fn refresh_and_wait(&self) {
-        let mut generation = self.shared.generation_changed.subscribe();
-        let before = *generation.borrow_and_update();
-        self.refresh();
-        while *generation.borrow_and_update() <= before {
-            if generation.changed().await.is_err() {
+        let mut done = self.shared.refreshes_done.subscribe();
+        let ticket = self.ask_refresh();
+        while *done.borrow_and_update() < ticket {
+            if done.changed().await.is_err() {
                 return;
             }
         }
@@ -313,7 +328,7 @@ pub struct Service {
 pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
     let (events, inbox) = mpsc::channel();
     let (updates, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
-    let (generation_changed, _) = tokio::sync::watch::channel(0);
+    let (refreshes_done, _) = tokio::sync::watch::channel(0);
     let store_recovered_from = service
         .store
         .as_ref()
@@ -324,7 +339,8 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         updates,
         events: events.clone(),
         store: store.clone(),
-        generation_changed,
+        refreshes_asked: std::sync::atomic::AtomicU64::new(0),
+        refreshes_done,
         clock: service.clock,
     });
     let handle = Handle {
@@ -430,6 +446,7 @@ impl LoopState {
             };
             self.wakeups += 1;
             let mut changes = Vec::new();
+            let refreshed = matches!(event, Some(Event::Refresh));
             match event {
                 Some(Event::Changed(path)) => {
                     pending.insert(path);
@@ -507,6 +524,9 @@ impl LoopState {
             }
             let repositories = self.git.len();
             self.publish(changes, false);
+            if refreshed {
+                self.shared.refreshes_done.send_modify(|done| *done += 1);
+            }
             if self.git.len() != repositories {
                 self.refresh_watches();
             }
@@ -710,8 +730,6 @@ impl LoopState {
             store_recovered_from: self.store_recovered_from.clone(),
             wakeups: self.wakeups,
         };
-        published.generation += 1;
-        let generation = published.generation;
         drop(published);
         if !first {
             for change in changes {
@@ -731,7 +749,6 @@ impl LoopState {
                 let _ = self.shared.updates.send(update);
             }
         }
-        let _ = self.shared.generation_changed.send(generation);
         let _ = now;
     }
 }

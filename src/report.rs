@@ -15,7 +15,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::model::{AgentKind, Intent, IntentState, Session, SessionKey, Status, Timestamp};
-use crate::tracker::{self, WorkItemInfo};
+use crate::tracker::{self, Evidence, WorkItemInfo};
 
 /// Makes text safe to print on a terminal: a control character is shown, never obeyed. C0
 /// controls appear in caret notation as `cat -v` shows them (ESC as `^[`, BEL as `^G`, CR as
@@ -232,7 +232,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// The `slate show` page: one session and the evidence that decided its state.
-pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
+pub fn show(session: &Session, evidence: &[Evidence], now: Timestamp) -> String {
     let state = &session.session_state;
     let mut out = String::new();
     let mut line = |label: &str, value: String| {

@@ -682,7 +682,7 @@ fn control_characters_reach_no_terminal() {
         .put_work_item(&slate::store::WorkItem {
             id: item.clone(),
             title: format!("work{HOSTILE}"),
-            status: "ready".to_string(),
+            status: slate::model::ItemStatus::Ready,
             deps: vec![format!("dep{HOSTILE}")],
             created: at,
         })
