@@ -215,32 +215,16 @@ async fn a_short_prefix_names_no_session_over_http() {
 /// neither does a prefix of three characters.
 #[test]
 fn an_empty_or_short_id_names_no_session_on_the_command_line() {
-    let temp = tempfile::tempdir().unwrap();
-    let home = temp.path();
-    working_transcript(home, live::system_clock());
-    let table = write_table(home);
-    let table = table.to_str().unwrap();
-    let run = |args: &[&str]| {
-        let mut all = args.to_vec();
-        all.extend(["--processes", table]);
-        slate(home, &all).output().unwrap()
-    };
-    let show = run(&["show", ""]);
-    assert!(!show.status.success());
-    let said = String::from_utf8_lossy(&show.stderr);
+    let place = StoreHome::new();
+    let said = place.refused(&["show", ""]);
     assert!(said.contains("empty"), "{said}");
-    let park = run(&["park", "", "--reason", "oops"]);
-    assert!(!park.status.success());
-    let short = run(&["show", "7f3"]);
-    assert!(!short.status.success());
-    let said = String::from_utf8_lossy(&short.stderr);
+    place.refused(&["park", "", "--reason", "oops"]);
+    let said = place.refused(&["show", "7f3"]);
     assert!(said.contains("at least 4"), "{said}");
-    let shown = run(&["show", "7f3c", "--json"]);
-    assert!(shown.status.success(), "{shown:?}");
-    let shown = json(&String::from_utf8_lossy(&shown.stdout));
     assert_eq!(
-        shown["session"]["session_state"]["intent"]["state"], "none",
-        "the empty id parked nothing: {shown}"
+        place.intent()["state"],
+        "none",
+        "the empty id parked nothing"
     );
 }
 
@@ -253,7 +237,7 @@ fn silent_connections_do_not_starve_health() {
     let home = temp.path();
     working_transcript(home, live::system_clock());
     let table = write_table(home);
-    let slate_command = slate(
+    let command = slate(
         home,
         &[
             "serve",
@@ -263,19 +247,7 @@ fn silent_connections_do_not_starve_health() {
             table.to_str().unwrap(),
         ],
     );
-    let mut command = std::process::Command::new("sh");
-    command
-        .arg("-c")
-        .arg(r#"ulimit -Sn 64 && exec "$0" "$@""#)
-        .arg(slate_command.get_program())
-        .args(slate_command.get_args());
-    for (name, value) in slate_command.get_envs() {
-        match value {
-            Some(value) => command.env(name, value),
-            None => command.env_remove(name),
-        };
-    }
-    let server = Running::spawn(command);
+    let server = Running::spawn(limited("-Sn 64", command));
     let address = announced(&server);
     let silent: Vec<TcpStream> = (0..100)
         .map(|_| TcpStream::connect_timeout(&address, Duration::from_secs(2)).unwrap())
@@ -400,23 +372,29 @@ fn finished_within(
     Some(child.wait_with_output().unwrap())
 }
 
-/// `command` run by `sh` with its address space capped at about 1 GB, so a read that never ends
-/// fails instead of taking the machine's memory.
+/// `command` run by `sh` under `ulimit <limit>`, with the same arguments and environment.
 #[cfg(unix)]
-fn capped(command: std::process::Command) -> std::process::Command {
-    let mut capped = std::process::Command::new("sh");
-    capped
+fn limited(limit: &str, command: std::process::Command) -> std::process::Command {
+    let mut limited = std::process::Command::new("sh");
+    limited
         .arg("-c")
-        .arg(r#"ulimit -v 1000000 && exec "$0" "$@""#)
+        .arg(format!(r#"ulimit {limit} && exec "$0" "$@""#))
         .arg(command.get_program())
         .args(command.get_args());
     for (name, value) in command.get_envs() {
         match value {
-            Some(value) => capped.env(name, value),
-            None => capped.env_remove(name),
+            Some(value) => limited.env(name, value),
+            None => limited.env_remove(name),
         };
     }
-    capped
+    limited
+}
+
+/// `command` with its address space capped at about 1 GB, so a read that never ends fails
+/// instead of taking the machine's memory.
+#[cfg(unix)]
+fn capped(command: std::process::Command) -> std::process::Command {
+    limited("-v 1000000", command)
 }
 
 /// Item 3: a token file that is a FIFO, or a link to `/dev/zero`, is read as what it is: not a
