@@ -20,7 +20,7 @@ use slate::model::{Awaiting, Intent, IntentState, Session, SessionKey, Status, T
 use slate::places::{Places, PlacesError};
 use slate::sources::processes;
 use slate::sources::roots::Env;
-use slate::tracker::{self, ItemStatus, WorkItemInfo};
+use slate::tracker::{ItemStatus, WorkItemInfo};
 use slate::{policy, report, settings, store};
 
 mod serve;
@@ -189,13 +189,17 @@ impl Setup {
     }
 
     /// The client of the running Slate: at `SLATE_API` when set, else at the config's `[server]
-    /// listen`, with the token when one exists.
+    /// listen`, with the token when one exists. A token file that cannot be read is said and
+    /// leaves the client without a token: what needs one (a nudge, `slate run`'s reports) is
+    /// best effort, and a read needs none.
     fn client(&self) -> Client {
-        let token = self
-            .places
-            .as_ref()
-            .ok()
-            .and_then(|places| slate::token::read_token(&places.token_file()));
+        let token = match &self.places {
+            Ok(places) => slate::token::read_token(&places.token_file()).unwrap_or_else(|err| {
+                tracing::warn!("{err}; a running Slate hears nothing from this command");
+                None
+            }),
+            Err(_) => None,
+        };
         Client::new(
             client::engine_address(&self.env, self.config.server.listen),
             token,
@@ -428,7 +432,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let (session, _) = find_session(&engine, server.as_ref(), &id)?;
             return focus(&session, dry_run, &mut out);
         }
-        Command::Doctor => write!(out, "{}", doctor(&engine, now))?,
+        Command::Doctor => write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?,
         Command::Park { id, reason } => {
             let intent = Intent {
                 state: IntentState::Parked,
@@ -449,6 +453,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             set_intent(&engine, &setup, &id, Intent::default(), now, &mut out)?;
         }
         Command::Claim { item, session } => {
+            slate::limits::item_id(&item)?;
             let session = engine.find(&session)?;
             let key = SessionKey::new(session.agent, session.id.as_str());
             let store = setup.open_store()?;
@@ -508,13 +513,14 @@ fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Resu
         match &plan {
             Plan::Run { steps, caveat } => {
                 for step in steps {
-                    writeln!(out, "{step}")?;
+                    writeln!(out, "{}", report::terminal_text(&step.to_string()))?;
                 }
                 if let Some(caveat) = caveat {
-                    writeln!(out, "note: {caveat}")?;
+                    writeln!(out, "note: {}", report::terminal_text(caveat))?;
                 }
             }
             Plan::Unsure { reason } => {
+                let reason = report::terminal_text(reason);
                 eprintln!("slate: not sure which window shows the session: {reason}");
                 return Ok(ExitCode::FAILURE);
             }
@@ -524,10 +530,10 @@ fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Resu
     match focus::execute(&plan) {
         Ok(outcome) => {
             for step in &outcome.done {
-                writeln!(out, "ran: {step}")?;
+                writeln!(out, "ran: {}", report::terminal_text(&step.to_string()))?;
             }
             if let Some(caveat) = &outcome.caveat {
-                writeln!(out, "note: {caveat}")?;
+                writeln!(out, "note: {}", report::terminal_text(caveat))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -619,6 +625,7 @@ fn set_intent(
     now: Timestamp,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
+    slate::limits::intent(&intent)?;
     let session = engine.find(id)?;
     let key = SessionKey::new(session.agent, session.id.as_str());
     let store = setup.open_store()?;
@@ -661,6 +668,12 @@ fn run_store_command(
                     deps,
                 },
         } => {
+            let graph = store
+                .work_items()?
+                .into_iter()
+                .map(|item| (item.id, item.deps))
+                .collect();
+            slate::limits::work_item(id, title, deps, &graph)?;
             let created = store.work_item(id)?.map_or(now, |item| item.created);
             store.put_work_item(&store::WorkItem {
                 id: id.clone(),
@@ -706,26 +719,7 @@ fn run_store_command(
                 };
                 items.insert(info.id.clone(), info);
             }
-            if items.is_empty() {
-                writeln!(
-                    out,
-                    "No work items. (`slate item add <id> --title …` adds one.)"
-                )?;
-            }
-            for item in items.values() {
-                let holder = holders.get(&item.id);
-                let (actor, why) = tracker::item_next_actor(item, &items, holder);
-                let actor = serde_json::to_value(actor)?;
-                writeln!(
-                    out,
-                    "{:<14} {:<11} {:<32} {:<20} next: {} ({why})",
-                    item.id,
-                    item.status.as_str(),
-                    item.title,
-                    holder.map_or_else(|| "unclaimed".to_string(), |key| key.to_string()),
-                    actor.as_str().unwrap_or("?"),
-                )?;
-            }
+            write!(out, "{}", report::items(&items, &holders))?;
         }
         Command::Release { item } => {
             let mut released = 0;

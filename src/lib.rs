@@ -9,6 +9,7 @@
 //! # Layout
 //! - `model`: plain data shared by everything (sessions, states, processes, listings).
 //! - `lines`: splitting a growing byte stream into complete lines.
+//! - `limits`: the limits on free text a person sends, and dependency cycles, for every surface.
 //! - `agents`: one description and adapter per CLI (names, processes, roots, layouts, titles),
 //!   turning records and processes into observations, and the registry that lists them.
 //! - `tracker`: the state rules (docs/states.md §3–4), pure.
@@ -35,6 +36,7 @@ pub mod demo;
 pub mod engine;
 pub mod focus;
 pub mod host;
+pub mod limits;
 pub mod lines;
 pub mod live;
 pub mod model;

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::engine::{merge, Engine, Options, RootReport};
+use crate::engine::{merge, Engine, FindError, Options, RootReport};
 use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status, Timestamp};
 use crate::policy::{self, notifications, Leaves};
 use crate::report;
@@ -132,8 +132,6 @@ struct Published {
     live: HashMap<SessionKey, Session>,
     evidence: HashMap<SessionKey, Vec<Evidence>>,
     health: Health,
-    /// Bumped after every round, so a caller can wait for a refresh to land.
-    generation: u64,
 }
 
 struct Shared {
@@ -141,7 +139,11 @@ struct Shared {
     updates: broadcast::Sender<Update>,
     events: mpsc::Sender<Event>,
     store: Option<Arc<Mutex<Store>>>,
-    generation_changed: tokio::sync::watch::Sender<u64>,
+    /// How many refreshes have been asked for, and how many the loop has published. A waiter
+    /// waits for its own refresh, not for any round: a round already under way when the
+    /// refresh was asked may have read the store before the change that asked for it.
+    refreshes_asked: std::sync::atomic::AtomicU64,
+    refreshes_done: tokio::sync::watch::Sender<u64>,
     settings_changed: tokio::sync::watch::Sender<Settings>,
     clock: fn() -> Timestamp,
 }
@@ -169,17 +171,26 @@ impl Handle {
 
     /// One session by id (or unique prefix), live or closed, with evidence and transitions.
     pub fn session(&self, id: &str) -> Option<Detail> {
+        self.find(id).ok()
+    }
+
+    /// Like `session`, but says why `id` names no single session (`engine::pick`'s rules).
+    pub fn find(&self, id: &str) -> Result<Detail, FindError> {
         let published = self.shared.published.read().expect("lock poisoned");
         let keys = published.sessions.keys().chain(published.closed.keys());
-        let key = crate::engine::pick(keys, id).ok()?;
+        let key = crate::engine::pick(keys, id)?;
         let (session, evidence) = match published.sessions.get(key) {
             Some(session) => (
                 session.clone(),
                 published.evidence.get(key).cloned().unwrap_or_default(),
             ),
-            None => published.closed.get(key)?.session(key, &published.policy),
+            None => published
+                .closed
+                .get(key)
+                .ok_or_else(|| FindError::NotFound(id.to_string()))?
+                .session(key, &published.policy),
         };
-        Some(self.detail(key, session, evidence))
+        Ok(self.detail(key, session, evidence))
     }
 
     fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<Evidence>) -> Detail {
@@ -227,16 +238,29 @@ impl Handle {
 
     /// Asks the loop to re-read everything now, without waiting.
     pub fn refresh(&self) {
+        self.ask_refresh();
+    }
+
+    /// Asks for a refresh and returns its number: the loop has published it once it has
+    /// published that many refreshes. Refreshes are counted before they are sent, so the n-th
+    /// refresh the loop handles was sent after the n-th number was taken, and so after whatever
+    /// its asker did before asking.
+    fn ask_refresh(&self) -> u64 {
+        let ticket = self
+            .shared
+            .refreshes_asked
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
         let _ = self.shared.events.send(Event::Refresh);
+        ticket
     }
 
     /// Asks the loop to re-read everything and waits until it has published the result.
     pub async fn refresh_and_wait(&self) {
-        let mut generation = self.shared.generation_changed.subscribe();
-        let before = *generation.borrow_and_update();
-        self.refresh();
-        while *generation.borrow_and_update() <= before {
-            if generation.changed().await.is_err() {
+        let mut done = self.shared.refreshes_done.subscribe();
+        let ticket = self.ask_refresh();
+        while *done.borrow_and_update() < ticket {
+            if done.changed().await.is_err() {
                 return;
             }
         }
@@ -281,6 +305,13 @@ pub fn system_clock() -> Timestamp {
     Timestamp::from_millis(since_epoch.as_millis() as i64)
 }
 
+/// How many changes a subscriber may fall behind before it has lagged. The channel keeps each
+/// change until every subscriber has read it, so a subscriber that stops reading (an event-stream
+/// client whose socket is full) holds back this many session objects at most: a few hundred,
+/// a megabyte or two now that free text has a limit (`limits`). Past that it has lagged, and the
+/// API sends it a fresh snapshot when it reads again.
+pub const SUBSCRIBER_BACKLOG: usize = 256;
+
 /// The pieces a live service is built from.
 pub struct Service {
     /// The engine's options; their policy is the settings' (`settings::engine_options`).
@@ -298,8 +329,8 @@ pub struct Service {
 /// published, so the first snapshot a client sees is already correct.
 pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
     let (events, inbox) = mpsc::channel();
-    let (updates, _) = broadcast::channel(1024);
-    let (generation_changed, _) = tokio::sync::watch::channel(0);
+    let (updates, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
+    let (refreshes_done, _) = tokio::sync::watch::channel(0);
     let (settings_changed, _) = tokio::sync::watch::channel(service.settings.clone());
     let store_recovered_from = service
         .store
@@ -311,7 +342,8 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         updates,
         events: events.clone(),
         store: store.clone(),
-        generation_changed,
+        refreshes_asked: std::sync::atomic::AtomicU64::new(0),
+        refreshes_done,
         settings_changed,
         clock: service.clock,
     });
@@ -443,6 +475,7 @@ impl LoopState {
                 },
             };
             self.wakeups += 1;
+            let refreshed = matches!(event, Some(Event::Refresh));
             let mut changes = match event {
                 Some(Event::Shutdown) => return,
                 Some(event) => self.handle(event),
@@ -453,6 +486,9 @@ impl LoopState {
             }
             let repositories = self.git.len();
             self.publish(changes, Round::Next);
+            if refreshed {
+                self.shared.refreshes_done.send_modify(|done| *done += 1);
+            }
             if self.git.len() != repositories {
                 self.refresh_watches();
             }
@@ -728,7 +764,6 @@ impl LoopState {
             wakeups: self.wakeups,
             settings: self.settings.clone(),
         };
-        published.generation += 1;
         (updates, leaves)
     }
 
@@ -811,18 +846,11 @@ impl LoopState {
         }
     }
 
-    /// Tells subscribers what changed, then anyone waiting for the round that it has landed.
+    /// Tells subscribers what changed.
     fn broadcast(&self, updates: Vec<Update>) {
         for update in updates {
             let _ = self.shared.updates.send(update);
         }
-        let generation = self
-            .shared
-            .published
-            .read()
-            .expect("lock poisoned")
-            .generation;
-        let _ = self.shared.generation_changed.send(generation);
     }
 }
 

@@ -11,6 +11,7 @@ mod files; // transcript discovery and incremental reading
 mod focus; // focusing a terminal: the strategy table, parsers, and tmux and X11 for real
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
 mod git; // git facts: branch, ahead/behind, dirty, the cache, a live session following HEAD
+mod hardening; // issue 17's hostile inputs: guard rails, timeouts, ids, tokens, limits, escapes
 mod host; // hosted sessions: the title scanner, report thinning, `slate run` in tmux, a silent prompt
 mod intent; // intent, custody and the next actor through the real binary over a temp HOME
 mod listings; // Claude Code's registry and background jobs on disk

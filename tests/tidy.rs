@@ -43,6 +43,7 @@ fn sources() -> Vec<(String, String)> {
 const PURE: &[&str] = &[
     "src/model.rs",
     "src/lines.rs",
+    "src/limits.rs",
     "src/agents.rs",
     "src/agents/",
     "src/tracker.rs",

@@ -17,7 +17,8 @@ use slate::client::Client;
 use slate::config::{self, Config};
 use slate::engine::Options;
 use slate::live::{self, Service, Timing, Update};
-use slate::model::{Session, Timestamp};
+use slate::model::Session;
+use slate::report;
 use slate::settings::Settings;
 use slate::store;
 
@@ -214,51 +215,17 @@ fn print(out: &mut impl Write, printed: &Printed, json: bool) -> anyhow::Result<
         match printed {
             Printed::Snapshot(sessions) => {
                 for session in sessions {
-                    writeln!(out, "{}", session_line(session, now))?;
+                    writeln!(out, "{}", report::watch_line(session, now))?;
                 }
             }
             Printed::Update(Update::Session { session }) => {
-                writeln!(out, "{}", session_line(session, now))?;
+                writeln!(out, "{}", report::watch_line(session, now))?;
             }
             Printed::Update(Update::Removed { agent, id }) => {
-                writeln!(
-                    out,
-                    "{}  {:<9}  {} {id}",
-                    clock_time(now),
-                    "Closed",
-                    agent.display_name()
-                )?;
+                writeln!(out, "{}", report::watch_removed(*agent, id, now))?;
             }
         }
     }
     out.flush()?;
     Ok(())
-}
-
-/// `HH:MM:SS  Needs you  Claude Code acme — Finished its turn`.
-fn session_line(session: &Session, now: Timestamp) -> String {
-    let project = session
-        .project
-        .as_deref()
-        .or(session.folder.as_deref())
-        .unwrap_or("-");
-    format!(
-        "{}  {:<9}  {} {project} — {}",
-        clock_time(now),
-        session.status.label(),
-        session.agent.display_name(),
-        session.session_state.reason.text
-    )
-}
-
-/// The time of day in UTC: the `time` crate reads the local offset only where that is sound,
-/// which a multi-threaded process on Linux is not.
-fn clock_time(at: Timestamp) -> String {
-    let seconds = at.millis().div_euclid(1000).rem_euclid(86_400);
-    format!(
-        "{:02}:{:02}:{:02}",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60
-    )
 }
