@@ -367,6 +367,25 @@ impl Engine {
         self.tracker.apply(input, now)
     }
 
+    /// Applies several inputs at once, deciding once.
+    pub fn apply_all(&mut self, inputs: Vec<Input>, now: Timestamp) -> Vec<Change> {
+        if inputs.is_empty() {
+            return Vec::new();
+        }
+        self.tracker.apply_all(inputs, now)
+    }
+
+    /// Counts a problem an edge outside the engine met (a terminal that could not be read).
+    pub fn record_problem(&mut self, problem: Problem) {
+        self.record_problems(vec![problem]);
+    }
+
+    /// True when the engine scans the live process table (not a recorded one): only then are
+    /// its processes' terminals real, to be located and read.
+    pub fn scans_live_processes(&self) -> bool {
+        matches!(self.process_source, ProcessSource::Live)
+    }
+
     /// When the engine next needs a tick.
     pub fn next_deadline(&self) -> Option<Timestamp> {
         self.tracker.next_deadline()

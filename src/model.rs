@@ -632,6 +632,11 @@ pub struct Session {
     pub cli_version: Option<String>,
     /// True when the session runs under `slate run`.
     pub hosted: bool,
+    /// How Slate sees the session's terminal, for a session with a live process: hosted by
+    /// `slate run`, or a tmux pane, a kitty window or a WezTerm pane it reads from outside, or a
+    /// terminal it cannot read. Absent from an older server's session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<TerminalView>,
     pub status: Status,
     pub session_state: SessionState,
     /// For a live session in a git checkout: commits ahead of and behind the branch's upstream,
@@ -786,6 +791,95 @@ pub struct HostedSignals {
     pub last_draw: Option<Timestamp>,
 }
 
+/// How Slate sees a session's terminal (docs/states.md §1 "sensed terminal"): the wire field
+/// `terminal`, `{"kind": "tmux", "pane": "%3", "sensed": true}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TerminalView {
+    pub kind: TerminalKind,
+    /// The pane in its terminal: a tmux pane id (`%3`), a kitty window id, a WezTerm pane id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane: Option<String>,
+    /// True when Slate reads the terminal's title and screen from outside.
+    #[serde(default)]
+    pub sensed: bool,
+    /// Why Slate does not read it, when it does not (said by `slate doctor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl TerminalView {
+    /// The terminal of a session under `slate run`, which Slate owns.
+    pub fn hosted() -> TerminalView {
+        TerminalView {
+            kind: TerminalKind::Hosted,
+            pane: None,
+            sensed: false,
+            note: None,
+        }
+    }
+
+    /// A terminal Slate does not read, and why.
+    pub fn unread(
+        kind: TerminalKind,
+        pane: Option<String>,
+        note: impl Into<String>,
+    ) -> TerminalView {
+        TerminalView {
+            kind,
+            pane,
+            sensed: false,
+            note: Some(note.into()),
+        }
+    }
+
+    /// How a person reads it in `slate doctor`.
+    pub fn describe(&self) -> String {
+        let place = match (&self.kind, &self.pane) {
+            (TerminalKind::Hosted, _) => return "hosted by `slate run`".to_string(),
+            (TerminalKind::Plain | TerminalKind::Unknown, _) if self.note.is_some() => {
+                return self.note.clone().unwrap_or_default()
+            }
+            (TerminalKind::Tmux, Some(pane)) => format!("tmux pane {pane}"),
+            (TerminalKind::Kitty, Some(window)) => format!("kitty window {window}"),
+            (TerminalKind::Wezterm, Some(pane)) => format!("WezTerm pane {pane}"),
+            (kind, _) => kind.as_str().to_string(),
+        };
+        match (&self.note, self.sensed) {
+            (_, true) => format!("{place}, read by Slate"),
+            (Some(note), false) => format!("{place}: {note}"),
+            (None, false) => format!("{place}, not read"),
+        }
+    }
+}
+
+/// What kind of terminal a session runs in, as Slate sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminalKind {
+    /// Under `slate run`: Slate owns the pseudo-terminal.
+    Hosted,
+    Tmux,
+    Kitty,
+    Wezterm,
+    /// A terminal Slate has no way to read (a plain terminal emulator, `screen`, an IDE's).
+    Plain,
+    /// The process's environment could not be read (another user's process, or it is gone).
+    Unknown,
+}
+
+impl TerminalKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TerminalKind::Hosted => "hosted",
+            TerminalKind::Tmux => "tmux",
+            TerminalKind::Kitty => "kitty",
+            TerminalKind::Wezterm => "wezterm",
+            TerminalKind::Plain => "plain terminal",
+            TerminalKind::Unknown => "unknown terminal",
+        }
+    }
+}
+
 /// A counted problem: something went wrong reading the outside world, and the engine went on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
@@ -833,6 +927,9 @@ pub enum ProblemKind {
     StoreUnexpected,
     /// A store could not be opened or read.
     StoreUnreadable,
+    /// A terminal Slate reads from outside (a tmux pane, a kitty window, a WezTerm pane) did not
+    /// answer in time, is gone, or cannot be asked (kitty without remote control).
+    TerminalUnreadable,
     /// A folder or a file could not be listed, opened or read.
     Unreadable,
     /// A file of a store's file tree could not be read.
@@ -840,7 +937,7 @@ pub enum ProblemKind {
 }
 
 impl ProblemKind {
-    pub const ALL: [ProblemKind; 13] = [
+    pub const ALL: [ProblemKind; 14] = [
         ProblemKind::HugeLine,
         ProblemKind::ListingFailed,
         ProblemKind::ListingTimeout,
@@ -852,6 +949,7 @@ impl ProblemKind {
         ProblemKind::StoreLocked,
         ProblemKind::StoreUnexpected,
         ProblemKind::StoreUnreadable,
+        ProblemKind::TerminalUnreadable,
         ProblemKind::Unreadable,
         ProblemKind::UnreadableFile,
     ];
@@ -869,6 +967,7 @@ impl ProblemKind {
             ProblemKind::StoreLocked => "store_locked",
             ProblemKind::StoreUnexpected => "store_unexpected",
             ProblemKind::StoreUnreadable => "store_unreadable",
+            ProblemKind::TerminalUnreadable => "terminal_unreadable",
             ProblemKind::Unreadable => "unreadable",
             ProblemKind::UnreadableFile => "unreadable_file",
         }

@@ -261,7 +261,10 @@ pub fn read_with(grammar: &ScreenGrammar, text: &str) -> Screen {
         return Screen::Unknown;
     };
     for shape in grammar.dialogs {
-        if let Some(dialog) = read_dialog(grammar, shape, &lines, last) {
+        let Some(footer) = footer_at(&lines, shape.footer) else {
+            continue;
+        };
+        if let Some(dialog) = read_dialog(grammar, shape, &lines, footer) {
             return Screen::Dialog(dialog);
         }
     }
@@ -286,7 +289,28 @@ pub fn read_with(grammar: &ScreenGrammar, text: &str) -> Screen {
     }
 }
 
-/// The dialog `shape` describes, when the screen ends with it.
+/// The line holding a dialog's `footer`, when it is the last line with text on screen. A wide
+/// screen may show a side bar beside the dialog (OpenCode's), so a line below whose text lies
+/// wholly to the right of the footer's does not count.
+fn footer_at(lines: &[Line], footer: &str) -> Option<usize> {
+    let mut below: Vec<&Line> = Vec::new();
+    for (index, line) in lines.iter().enumerate().rev() {
+        if line.is_blank() {
+            continue;
+        }
+        if line.text().contains(footer) {
+            let (_, end) = line.span()?;
+            let beside = below
+                .iter()
+                .all(|line| line.span().is_some_and(|(start, _)| start > end));
+            return beside.then_some(index);
+        }
+        below.push(line);
+    }
+    None
+}
+
+/// The dialog `shape` describes, when the screen ends with it at line `last`.
 fn read_dialog(
     grammar: &ScreenGrammar,
     shape: &DialogShape,
@@ -294,9 +318,6 @@ fn read_dialog(
     last: usize,
 ) -> Option<Dialog> {
     let footer = &lines[last];
-    if !footer.text().contains(shape.footer) {
-        return None;
-    }
     let top = match shape.top {
         Top::Line(start) => (0..=last)
             .rev()
@@ -534,6 +555,14 @@ impl Line {
         self.chars
             .iter()
             .all(|(c, _)| c.is_whitespace() || is_frame_char(*c))
+    }
+
+    /// The columns of the first and the last character with ink, from inside the frame.
+    fn span(&self) -> Option<(usize, usize)> {
+        let inked = |(c, _): &(char, u32)| !c.is_whitespace();
+        let start = self.chars.iter().position(inked)?;
+        let end = self.chars.iter().rposition(inked)?;
+        Some((start, end))
     }
 
     /// The text inside the frame, trimmed.
