@@ -5,9 +5,9 @@
 //! process's environment, or its nearest ancestor's) and `panes::locate`. [`read`] reads the
 //! panes of sessions whose reading could change a decision (the tracker says which): the title
 //! and the visible screen, one call per tmux server (`display -p` and `capture-pane -p` for every
-//! pane at once), `kitty @ ls` and `get-text`, `wezterm cli list` and `get-text`. Each call has
-//! a 500 ms limit (`child`), and servers are read in parallel, so a hung tmux server or a slow
-//! `kitty @` costs at most that. The screen is read with the agent's screen grammar at once and
+//! pane at once), kitty's remote-control `ls` and `get-text` straight over its socket, `wezterm
+//! cli list` and `get-text`. Each call has a 500 ms limit (`child` for the programs), and servers
+//! are read in parallel, so a hung tmux server or a slow kitty costs at most that. The screen is read with the agent's screen grammar at once and
 //! only its kind and a dialog's summary leave this module: a screen's text is never kept, never
 //! logged and never served.
 //!
@@ -127,16 +127,24 @@ fn read_server(server: &Server, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec
         Server::Kitty(listen_on) => read_listed(
             jobs,
             clock,
-            &panes::kitty_ls(listen_on),
+            "kitty",
+            || kitty_command(listen_on, "ls", serde_json::json!({})),
             panes::parse_kitty_titles,
-            |window, colours| panes::kitty_get_text(listen_on, window, colours),
+            |window, colours| {
+                kitty_command(
+                    listen_on,
+                    "get-text",
+                    panes::kitty_get_text(window, colours),
+                )
+            },
         ),
         Server::Wezterm(socket) => read_listed(
             jobs,
             clock,
-            &panes::wezterm_list(socket.as_deref()),
+            "wezterm",
+            || run(&panes::wezterm_list(socket.as_deref())),
             panes::parse_wezterm_titles,
-            |pane, colours| panes::wezterm_get_text(socket.as_deref(), pane, colours),
+            |pane, colours| run(&panes::wezterm_get_text(socket.as_deref(), pane, colours)),
         ),
     }
 }
@@ -178,14 +186,14 @@ fn read_tmux(socket: &str, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec<Outc
 fn read_listed(
     jobs: Vec<Job>,
     clock: fn() -> Timestamp,
-    list: &CommandLine,
+    program: &str,
+    list: impl Fn() -> Result<String, String>,
     titles: fn(&str) -> Result<BTreeMap<String, String>, panes::ParseError>,
-    get_text: impl Fn(&str, bool) -> CommandLine,
+    get_text: impl Fn(&str, bool) -> Result<String, String>,
 ) -> Vec<Outcome> {
-    let program = list.program.clone();
-    let titles = match run(list).map(|text| titles(&text).map_err(|e| e.to_string())) {
-        Ok(Ok(titles)) => titles,
-        Ok(Err(why)) | Err(why) => {
+    let titles = match list().and_then(|text| titles(&text).map_err(|e| e.to_string())) {
+        Ok(titles) => titles,
+        Err(why) => {
             return jobs
                 .into_iter()
                 .map(|job| failed(job, format!("{program}: {why}")))
@@ -203,7 +211,7 @@ fn read_listed(
             let screen = if decided || screens::grammar(agent).is_none() {
                 String::new()
             } else {
-                match run(&get_text(&pane, wants_colours(agent))) {
+                match get_text(&pane, wants_colours(agent)) {
                     Ok(screen) => screen,
                     Err(why) => return failed(job, format!("{program}: {why}")),
                 }
@@ -212,6 +220,67 @@ fn read_listed(
             reading(job, PaneText { title, screen }, clock())
         })
         .collect()
+}
+
+/// One remote-control command to the kitty listening on `listen_on` (`unix:<path>`, or
+/// `unix:@<name>` for an abstract socket on Linux), straight over its socket, so no `kitty @`
+/// process starts (one costs about a tenth of a second of CPU); the whole exchange has
+/// [`READ_LIMIT`]. Returns the answer's data.
+#[cfg(unix)]
+fn kitty_command(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Result<String, String> {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    /// The most of an answer that is read: `ls` lists every window's environment.
+    const MOST: usize = 16 << 20;
+    let deadline = Instant::now() + READ_LIMIT;
+    let Some(place) = listen_on.strip_prefix("unix:") else {
+        return Err(format!(
+            "cannot reach {listen_on}: only unix sockets are read"
+        ));
+    };
+    let stream = match place.strip_prefix('@') {
+        #[cfg(target_os = "linux")]
+        Some(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            let address = std::os::unix::net::SocketAddr::from_abstract_name(name)
+                .map_err(|error| error.to_string())?;
+            UnixStream::connect_addr(&address)
+        }
+        #[cfg(not(target_os = "linux"))]
+        Some(_) => return Err("abstract sockets exist only on Linux".to_string()),
+        None => UnixStream::connect(place),
+    };
+    let mut stream = stream.map_err(|error| format!("no kitty listens on {listen_on}: {error}"))?;
+    stream
+        .set_write_timeout(Some(READ_LIMIT))
+        .and_then(|()| stream.write_all(&panes::kitty_frame(cmd, payload)))
+        .map_err(|error| format!("cannot send to kitty: {error}"))?;
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    while !panes::kitty_frame_done(&answer) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || answer.len() > MOST {
+            return Err(format!(
+                "kitty did not answer within {} ms",
+                READ_LIMIT.as_millis()
+            ));
+        }
+        stream
+            .set_read_timeout(Some(left))
+            .map_err(|error| error.to_string())?;
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => answer.extend_from_slice(&chunk[..read]),
+            Err(error) => return Err(format!("kitty did not answer: {error}")),
+        }
+    }
+    panes::parse_kitty_frame(&answer).map_err(|error| error.to_string())
+}
+
+#[cfg(not(unix))]
+fn kitty_command(listen_on: &str, _: &str, _: serde_json::Value) -> Result<String, String> {
+    Err(format!("cannot reach {listen_on} on this platform"))
 }
 
 /// A pane's text read into what Slate keeps: its title and its screen's kind and summary. The

@@ -5,8 +5,8 @@
 //! `$TMUX_PANE`, `$KITTY_LISTEN_ON` and `$KITTY_WINDOW_ID`, `$WEZTERM_UNIX_SOCKET` and
 //! `$WEZTERM_PANE`) into how Slate sees its terminal (a `TerminalView`) and, when Slate can read
 //! it, the [`Address`] of its pane. The command builders say which program reads a pane's title and
-//! screen (`tmux display -p` and `capture-pane -p`, `kitty @ ls` and `get-text`, `wezterm cli list`
-//! and `get-text`), and the parsers read those programs' output, so both are tested against
+//! screen (`tmux display -p` and `capture-pane -p`, kitty's remote-control `ls` and `get-text`,
+//! `wezterm cli list` and `get-text`), and the parsers read their output, so both are tested against
 //! recorded outputs without the programs. This module does no I/O and reads no clock; running the
 //! programs is `terminals`'.
 
@@ -138,13 +138,7 @@ pub fn locate(env: Option<&Environment>, tools: &Tools) -> (TerminalView, Option
                 None,
             );
         };
-        if !tools.kitty {
-            let note = "`kitty` is not on the PATH where Slate runs";
-            return (
-                TerminalView::unread(TerminalKind::Kitty, Some(window), note),
-                None,
-            );
-        }
+        // kitty is asked over its socket: no `kitty` program is needed where Slate runs.
         let address = Address::Kitty { listen_on, window };
         return (address.view(), Some(address));
     }
@@ -200,6 +194,8 @@ pub enum ParseError {
     Gone(String),
     #[error("unexpected output: {0}")]
     Unexpected(&'static str),
+    #[error("refused: {0}")]
+    Refused(String),
 }
 
 /// Reads the output of [`tmux_read`] for `panes`, in their order. A pane tmux no longer has
@@ -255,33 +251,51 @@ pub fn parse_tmux_read(
     read
 }
 
-/// `kitty @ ls` on the kitty listening on `listen_on`: every window, with its title.
-pub fn kitty_ls(listen_on: &str) -> CommandLine {
-    CommandLine {
-        program: "kitty".to_string(),
-        args: ["@", "--to", listen_on, "ls"]
-            .iter()
-            .map(|arg| arg.to_string())
-            .collect(),
-        env: Vec::new(),
-    }
+/// The version a kitty remote-control command claims. A kitty refuses a command from a newer
+/// version than its own, and `ls` and `get-text` have been there since long before this one.
+const KITTY_VERSION: [u32; 3] = [0, 14, 2];
+
+/// One kitty remote-control command as it goes over kitty's socket: `ESC P @kitty-cmd`, the JSON
+/// command, `ESC \`.
+pub fn kitty_frame(cmd: &str, payload: serde_json::Value) -> Vec<u8> {
+    let command = serde_json::json!({
+        "cmd": cmd,
+        "version": KITTY_VERSION,
+        "payload": payload,
+    });
+    let mut frame = b"\x1bP@kitty-cmd".to_vec();
+    frame.extend_from_slice(command.to_string().as_bytes());
+    frame.extend_from_slice(b"\x1b\\");
+    frame
 }
 
-/// `kitty @ get-text` of one window's visible screen (`--ansi` for colours).
-pub fn kitty_get_text(listen_on: &str, window: &str, colours: bool) -> CommandLine {
-    let mut args: Vec<String> = ["@", "--to", listen_on, "get-text", "--match"]
-        .iter()
-        .map(|arg| arg.to_string())
-        .collect();
-    args.push(format!("id:{window}"));
-    if colours {
-        args.push("--ansi".to_string());
+/// The payload of `get-text` for one window's visible screen (with its colours, or not).
+pub fn kitty_get_text(window: &str, colours: bool) -> serde_json::Value {
+    serde_json::json!({ "match": format!("id:{window}"), "extent": "screen", "ansi": colours })
+}
+
+/// True once `bytes` hold a whole answer frame (it ends with `ESC \`).
+pub fn kitty_frame_done(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x1bP@kitty-cmd") && bytes.ends_with(b"\x1b\\")
+}
+
+/// The `data` of kitty's answer frame: the text it sent, or why it refused.
+pub fn parse_kitty_frame(bytes: &[u8]) -> Result<String, ParseError> {
+    let body = bytes
+        .strip_prefix(b"\x1bP@kitty-cmd")
+        .and_then(|rest| rest.strip_suffix(b"\x1b\\"))
+        .ok_or(ParseError::Unexpected("not a kitty answer frame"))?;
+    let answer: serde_json::Value =
+        serde_json::from_slice(body).map_err(|_| ParseError::Unexpected("not JSON"))?;
+    if answer["ok"] != serde_json::Value::Bool(true) {
+        let error = answer["error"].as_str().unwrap_or("refused").to_string();
+        return Err(ParseError::Refused(error));
     }
-    CommandLine {
-        program: "kitty".to_string(),
-        args,
-        env: Vec::new(),
-    }
+    Ok(match &answer["data"] {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    })
 }
 
 /// The title of every window in `kitty @ ls`'s JSON, by window id.
