@@ -70,6 +70,42 @@ struct Step {
     /// A report from a hosted session's terminal.
     #[serde(default)]
     hosted: Option<HostedSpec>,
+    /// Where the terminals of live processes are (replacing the earlier list).
+    #[serde(default)]
+    terminals: Option<Vec<TerminalSpec>>,
+    /// One reading of `session`'s terminal from outside (a tmux pane, a kitty window).
+    #[serde(default)]
+    sensed: Option<SensedSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TerminalSpec {
+    pid: u32,
+    kind: slate::model::TerminalKind,
+    #[serde(default)]
+    pane: Option<String>,
+    #[serde(default = "yes")]
+    sensed: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SensedSpec {
+    #[serde(default)]
+    title: Option<String>,
+    /// What the screen shows: permission, question, plan, idle, working or unknown.
+    #[serde(default)]
+    screen: Option<slate::agents::screens::ScreenKind>,
+    #[serde(default)]
+    summary: Option<String>,
+    /// The terminal could not be read: what it showed is forgotten.
+    #[serde(default)]
+    unreadable: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -203,6 +239,12 @@ struct Expect {
     pid: Option<u32>,
     #[serde(default)]
     hosted: Option<bool>,
+    /// The kind of the session's `terminal` (`none` for no terminal).
+    #[serde(default)]
+    terminal: Option<String>,
+    /// Whether the session is among those whose terminal a reading could change.
+    #[serde(default)]
+    read: Option<bool>,
 }
 
 fn default_item_status() -> String {
@@ -402,6 +444,37 @@ fn inputs(
             },
         });
     }
+    if let Some(terminals) = &step.terminals {
+        let views = terminals
+            .iter()
+            .map(|spec| {
+                let view = slate::model::TerminalView {
+                    kind: spec.kind,
+                    pane: spec.pane.clone(),
+                    sensed: spec.sensed,
+                    note: None,
+                };
+                (spec.pid, view)
+            })
+            .collect();
+        inputs.push(Input::Terminals(views));
+    }
+    if let Some(spec) = &step.sensed {
+        let reading = (!spec.unreadable).then(|| slate::tracker::Sensed {
+            at: at(step.at),
+            title: spec.title.clone(),
+            screen: slate::agents::screens::ScreenSeen {
+                kind: spec
+                    .screen
+                    .unwrap_or(slate::agents::screens::ScreenKind::Unknown),
+                summary: spec.summary.clone(),
+            },
+        });
+        inputs.push(Input::Sensed {
+            key: key.clone(),
+            reading,
+        });
+    }
     let mut observations = Vec::new();
     let info = Info {
         cwd: step.folder.clone(),
@@ -548,6 +621,27 @@ fn check(path: &Path) {
                 }
                 if let Some(hosted) = expect.hosted {
                     assert_eq!(session.hosted, hosted, "{name}: hosted at {time}s");
+                }
+                if let Some(kind) = &expect.terminal {
+                    let seen = session
+                        .terminal
+                        .as_ref()
+                        .map_or("none", |terminal| match terminal.kind {
+                            slate::model::TerminalKind::Hosted => "hosted",
+                            slate::model::TerminalKind::Tmux => "tmux",
+                            slate::model::TerminalKind::Kitty => "kitty",
+                            slate::model::TerminalKind::Wezterm => "wezterm",
+                            slate::model::TerminalKind::Plain => "plain",
+                            slate::model::TerminalKind::Unknown => "unknown",
+                        });
+                    assert_eq!(seen, kind, "{name}: terminal at {time}s");
+                }
+                if let Some(read) = expect.read {
+                    let wanted = tracker
+                        .terminals_wanted()
+                        .iter()
+                        .any(|(key, _)| key.id.as_str() == expect.session);
+                    assert_eq!(wanted, read, "{name}: terminal wanted read at {time}s");
                 }
             }
         }
