@@ -1,0 +1,288 @@
+//! The screen grammars read against real screens: every screen recorded from the real CLIs in
+//! `fixtures/screens/<agent>/<version>/` (fixtures/recorder/record_screens.sh) is read with its
+//! agent's grammar, and must give the kind, the summary and the options its `screens.toml` index
+//! records. The screens of the key trials (`answers/`) must read as the dialog they show, and the
+//! recorded lookalikes (a tool's output or a model's answer that quotes a dialog) as no dialog.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use slate::agents::screens::{read_screen, read_with, Screen, ScreenGrammar, ScreenKind};
+use slate::agents::titles::{classify_title, TitleKind};
+use slate::model::AgentKind;
+
+#[derive(Debug, Deserialize)]
+struct Index {
+    agent: String,
+    version: String,
+    screen: Vec<Recorded>,
+    #[serde(default)]
+    answer: Vec<Trial>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Recorded {
+    file: String,
+    kind: String,
+    #[serde(default)]
+    summary: Option<String>,
+    #[serde(default)]
+    options: Option<Vec<String>>,
+    #[serde(default)]
+    highlighted: Option<usize>,
+    #[serde(default)]
+    widens: Option<Vec<usize>>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    ansi: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Trial {
+    dialog: String,
+    name: String,
+    #[serde(default)]
+    before: Option<String>,
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/screens")
+}
+
+/// Every recorded folder with its index.
+fn indexes() -> Vec<(PathBuf, Index)> {
+    let mut found = Vec::new();
+    for agent in std::fs::read_dir(root()).unwrap() {
+        let agent = agent.unwrap().path();
+        if !agent.is_dir() {
+            continue;
+        }
+        for version in std::fs::read_dir(&agent).unwrap() {
+            let folder = version.unwrap().path();
+            let index = folder.join("screens.toml");
+            if std::env::var_os("DEV_SKIP").is_some() && !index.exists() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&index)
+                .unwrap_or_else(|err| panic!("{}: {err}", index.display()));
+            let index: Index =
+                toml::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", index.display()));
+            found.push((folder, index));
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+fn read(folder: &Path, file: &str) -> String {
+    std::fs::read_to_string(folder.join(file))
+        .unwrap_or_else(|err| panic!("{}: {err}", folder.join(file).display()))
+}
+
+fn agent(index: &Index) -> AgentKind {
+    AgentKind::parse(&index.agent).expect("the index names a known agent")
+}
+
+fn grammar(agent: AgentKind) -> &'static ScreenGrammar {
+    slate::agents::screens::grammar(agent).expect("every recorded agent has a screen grammar")
+}
+
+#[test]
+fn every_recorded_agent_and_version_is_there() {
+    let recorded: Vec<(String, String)> = indexes()
+        .into_iter()
+        .map(|(_, index)| (index.agent, index.version))
+        .collect();
+    for (agent, version) in [
+        ("claude-code", "2.1.197"),
+        ("claude-code", "2.1.332"),
+        ("codex", "0.171.0"),
+        ("gemini-cli", "0.61.0"),
+        ("opencode", "1.18.33"),
+    ] {
+        assert!(
+            recorded.contains(&(agent.to_string(), version.to_string())),
+            "no screens of {agent} {version} in {recorded:?}"
+        );
+    }
+}
+
+#[test]
+fn every_recorded_screen_reads_as_recorded() {
+    let mut read_screens = 0;
+    for (folder, index) in indexes() {
+        let agent = agent(&index);
+        for recorded in &index.screen {
+            let place = format!("{}/{}", folder.display(), recorded.file);
+            let plain = read_screen(agent, &read(&folder, &recorded.file));
+            assert_eq!(
+                plain.kind().as_str(),
+                recorded.kind,
+                "{place}: read as {plain:?}"
+            );
+            read_screens += 1;
+            let Some(options) = &recorded.options else {
+                continue;
+            };
+            let dialog = plain.dialog().expect("a dialog");
+            assert_eq!(
+                Some(dialog.summary.as_str()),
+                recorded.summary.as_deref(),
+                "{place}: summary"
+            );
+            let labels: Vec<&str> = dialog.options.iter().map(|o| o.label.as_str()).collect();
+            assert_eq!(labels, *options, "{place}: options");
+            let widens: Vec<usize> = (1..=dialog.options.len())
+                .filter(|n| dialog.options[n - 1].widens)
+                .collect();
+            assert_eq!(
+                Some(&widens),
+                recorded.widens.as_ref(),
+                "{place}: widening options"
+            );
+            // Where the highlight is only a colour, the coloured capture tells it.
+            let highlighted = if grammar(agent).markers.is_empty() {
+                let ansi = recorded.ansi.as_ref().expect("a coloured capture");
+                let coloured = read_screen(agent, &read(&folder, ansi));
+                assert_eq!(coloured.dialog(), Some(&with_highlight(dialog, &coloured)));
+                coloured
+            } else {
+                plain.clone()
+            };
+            let marked = highlighted
+                .dialog()
+                .and_then(|d| d.options.iter().position(|o| o.highlighted))
+                .map_or(0, |at| at + 1);
+            assert_eq!(
+                Some(marked),
+                recorded.highlighted,
+                "{place}: highlighted option"
+            );
+            if let (Some(number), Some(option)) = (
+                dialog.options.first().and_then(|o| o.number),
+                dialog.options.first(),
+            ) {
+                assert_eq!(number, 1, "{place}: {option:?} is numbered from 1");
+            }
+        }
+    }
+    assert!(read_screens > 40, "only {read_screens} screens read");
+}
+
+/// The plain reading with the coloured reading's highlight: the two must agree on everything
+/// else.
+fn with_highlight(
+    plain: &slate::agents::screens::Dialog,
+    coloured: &Screen,
+) -> slate::agents::screens::Dialog {
+    let mut dialog = plain.clone();
+    if let Some(coloured) = coloured.dialog() {
+        for (option, marked) in dialog.options.iter_mut().zip(&coloured.options) {
+            option.highlighted = marked.highlighted;
+        }
+    }
+    dialog
+}
+
+#[test]
+fn every_trial_opens_on_the_dialog_it_answers() {
+    let mut trials = 0;
+    for (folder, index) in indexes() {
+        let agent = agent(&index);
+        for trial in &index.answer {
+            let Some(before) = &trial.before else {
+                continue;
+            };
+            let screen = read_screen(agent, &read(&folder, before));
+            assert_eq!(
+                screen.kind().as_str(),
+                trial.dialog,
+                "{}/{before} ({}): read as {screen:?}",
+                folder.display(),
+                trial.name
+            );
+            trials += 1;
+        }
+    }
+    assert!(trials > 40, "only {trials} trials read");
+}
+
+#[test]
+fn a_dialog_reads_under_the_agents_action_required_title() {
+    // Where an agent's title says a dialog waits (Codex and Gemini CLI), the title recorded with
+    // each dialog says so; OpenCode's and Claude Code's titles do not, which is why the screen
+    // is read.
+    for (_, index) in indexes() {
+        let agent = agent(&index);
+        let announces = slate::agents::titles::grammar(agent)
+            .is_some_and(|grammar| !grammar.action_required.is_empty());
+        for recorded in &index.screen {
+            let (Some(title), true) = (&recorded.title, announces) else {
+                continue;
+            };
+            let dialog = matches!(recorded.kind.as_str(), "permission" | "question");
+            if dialog {
+                assert_eq!(
+                    classify_title(agent, title),
+                    TitleKind::ActionRequired,
+                    "{} {}: {title:?}",
+                    index.agent,
+                    recorded.file
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_screen_nothing_knows_is_unknown() {
+    let codex = AgentKind::CODEX;
+    for text in [
+        "",
+        "\n\n\n",
+        "$ ls\nfile.txt\n$ ",
+        "\u{1b}[",
+        "\u{1b}]0;title",
+        "\u{1b}[38;5;",
+        "\0\u{1}\u{2}\u{7f}",
+    ] {
+        assert_eq!(read_screen(codex, text), Screen::Unknown, "{text:?}");
+    }
+    // An agent without a grammar reads nothing.
+    let dialog = "  Would you like to run the following command?\n\n  $ touch x.txt\n\n› 1. Yes, proceed (y)\n  2. No (esc)\n\n  Press enter to confirm or esc to cancel\n";
+    assert_eq!(
+        read_screen(AgentKind::CODEX, dialog).kind(),
+        ScreenKind::Permission
+    );
+    assert_eq!(
+        read_screen(AgentKind::CURSOR_AGENT, dialog),
+        Screen::Unknown
+    );
+}
+
+#[test]
+fn a_dialog_quoted_above_the_bottom_is_no_dialog() {
+    let codex = AgentKind::CODEX;
+    let dialog = "  Would you like to run the following command?\n\n  $ touch x.txt\n\n› 1. Yes, proceed (y)\n  2. No (esc)\n\n  Press enter to confirm or esc to cancel\n";
+    let quoted = format!("{dialog}\n• Done.\n\n› Ask Codex to do anything\n\n  ? for shortcuts\n");
+    assert_eq!(read_screen(codex, &quoted), Screen::Idle);
+    // Blank lines and frames below the dialog do not move it from the bottom.
+    let framed = format!("{dialog}\n\n   \n│  │\n╰──╯\n");
+    assert_eq!(read_screen(codex, &framed).kind(), ScreenKind::Permission);
+}
+
+#[test]
+fn hostile_screens_read_without_panicking() {
+    let grammar = grammar(AgentKind::OPENCODE);
+    let huge = "┃  1. x\n".repeat(100_000) + "┃  esc dismiss\n";
+    let read = read_with(grammar, &huge);
+    assert_eq!(read.kind(), ScreenKind::Question);
+    let long_line = "x".repeat(1_000_000);
+    assert_eq!(read_with(grammar, &long_line), Screen::Unknown);
+    let escapes =
+        "\u{1b}[48;2;1;2m\u{1b}[48;5m\u{1b}[38;2m\u{1b}[999999999999m┃ 1. a   b\n┃ enter confirm";
+    let _ = read_with(grammar, escapes);
+    let invalid = String::from_utf8_lossy(&[0xff, 0xfe, b'\n', 0xc3]).to_string();
+    assert_eq!(read_with(grammar, &invalid), Screen::Unknown);
+}
