@@ -286,3 +286,34 @@ fn hostile_screens_read_without_panicking() {
     let invalid = String::from_utf8_lossy(&[0xff, 0xfe, b'\n', 0xc3]).to_string();
     assert_eq!(read_with(grammar, &invalid), Screen::Unknown);
 }
+
+#[test]
+fn the_dialogs_met_unwrapped_in_wider_panes_read_too() {
+    // fixtures/sensed/: what sensed_e2e.sh found on screen in a 160x45 tmux pane and a kitty
+    // window; OpenCode draws a side bar beside its dialog at this width.
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sensed");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with(".txt") {
+            continue;
+        }
+        let agent = ["claude-code", "codex", "gemini-cli", "opencode"]
+            .into_iter()
+            .find(|agent| name.starts_with(&format!("{agent}-")))
+            .and_then(AgentKind::parse)
+            .unwrap_or_else(|| panic!("{name}: names no agent"));
+        let screen = read_screen(agent, &std::fs::read_to_string(&path).unwrap());
+        let dialog = screen
+            .dialog()
+            .unwrap_or_else(|| panic!("{name}: read as {screen:?}"));
+        assert_eq!(
+            dialog.summary, "Run: sleep 8 && touch slate-permission-probe.txt",
+            "{name}"
+        );
+        assert!(dialog.options.len() >= 3, "{name}: {:?}", dialog.options);
+        seen += 1;
+    }
+    assert!(seen >= 4, "only {seen} screens in fixtures/sensed");
+}
