@@ -284,6 +284,9 @@ fn real_cli_recordings_read_with_their_screens_get_the_sensed_state() {
             ));
         }
     }
-    assert!(read >= 6, "only {read} recordings had a terminal worth reading");
+    assert!(
+        read >= 6,
+        "only {read} recordings had a terminal worth reading"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

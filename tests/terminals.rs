@@ -485,3 +485,144 @@ fn kittys_screen_is_read_when_its_title_does_not_decide() {
         Some("Run: touch kitty-probe.txt")
     );
 }
+
+/// A Codex session in `folder`, in the middle of an escalated `exec_command` that waits for
+/// approval, written at `at` the way Codex 0.171.0 writes its rollout.
+fn codex_rollout(home: &Path, folder: &Path, at: Timestamp) {
+    let id = "01a228e1-7d37-7ed1-9043-e56f4039d0ff";
+    let day = home.join(".codex/sessions/2026/12/01");
+    std::fs::create_dir_all(&day).unwrap();
+    let folder = folder.display();
+    let lines = [
+        format!(
+            r#"{{"timestamp":"{at}","type":"session_meta","payload":{{"id":"{id}","timestamp":"{at}","cwd":"{folder}","originator":"codex_cli_rs","cli_version":"0.171.0"}}}}"#
+        ),
+        format!(
+            r#"{{"timestamp":"{at}","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"create a probe file"}}]}}}}"#
+        ),
+        format!(
+            r#"{{"timestamp":"{at}","type":"response_item","payload":{{"type":"function_call","name":"exec_command","arguments":"{{\"cmd\": \"touch x.txt\", \"sandbox_permissions\": \"require_escalated\"}}","call_id":"call_1"}}}}"#
+        ),
+    ];
+    std::fs::write(
+        day.join(format!("rollout-2026-12-01T00-00-00-{id}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    let folder = temp.path().join("acme-api");
+    std::fs::create_dir_all(&folder).unwrap();
+    let folder = std::fs::canonicalize(&folder).unwrap();
+    // A stand-in for Codex: a program named `codex` in the project's folder, in a tmux pane,
+    // that shows whatever screen file it is given.
+    let viewer = temp.path().join("viewer.sh");
+    std::fs::write(
+        &viewer,
+        "while read -r f; do printf '\\033[H\\033[2J'; cat \"$f\"; done\n",
+    )
+    .unwrap();
+    let tmux = Tmux::start_sized(
+        &format!(
+            "bash -c 'cd \"{}\" && exec -a codex bash \"{}\"'",
+            folder.display(),
+            viewer.display()
+        ),
+        160,
+        45,
+    );
+    let show = |screen: &str| {
+        tmux.run(&[
+            "send-keys",
+            "-t",
+            "%0",
+            &fixture(screen).display().to_string(),
+            "Enter",
+        ]);
+    };
+    codex_rollout(&home, &folder, slate::live::system_clock());
+    let env = slate::sources::roots::Env {
+        home: Some(home.clone()),
+        ..slate::sources::roots::Env::default()
+    };
+    let (handle, thread) = slate::live::start(slate::live::Service {
+        options: slate::engine::Options::from_env(env.clone()),
+        timing: slate::live::Timing::default(),
+        store: None,
+        clock: slate::live::system_clock,
+        settings: Default::default(),
+    });
+    let ours = |handle: &slate::live::Handle| {
+        handle
+            .live_sessions()
+            .into_iter()
+            .find(|session| session.folder.as_deref() == Some(&*folder.to_string_lossy()))
+    };
+    let wait = |what: &str, until: &dyn Fn(&slate::model::Session) -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let session = ours(&handle);
+            if session.as_ref().is_some_and(until) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "waited 20 s for {what}; the session reads {session:#?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    let terminal_is = |session: &slate::model::Session| {
+        session.terminal.as_ref().is_some_and(|terminal| {
+            terminal.kind == TerminalKind::Tmux
+                && terminal.pane.as_deref() == Some("%0")
+                && terminal.sensed
+        })
+    };
+    wait("the session in its pane, working", &|session| {
+        terminal_is(session) && session.status == slate::model::Status::Working
+    });
+    show("screens/codex/0.171.0/permission-touch.txt");
+    wait("the dialog to read Needs you", &|session| {
+        session.session_state.reason.code == slate::model::ReasonCode::PermissionPrompt
+            && session.session_state.reason.text == "Asks permission: Run: touch x.txt"
+    });
+    // Only the dialog's kind and summary are kept: nothing else of the screen is in the session
+    // or its evidence, as the API serves them.
+    let id = ours(&handle).unwrap().id.as_str().to_string();
+    let served = serde_json::to_string(&handle.session(&id).expect("the session")).unwrap();
+    assert!(served.contains("Run: touch x.txt"), "{served}");
+    for secret in [
+        "Would you like to run",
+        "Create a probe file outside the sandbox",
+        "Press enter to confirm",
+        "Yes, proceed",
+    ] {
+        assert!(!served.contains(secret), "{secret:?} is served: {served}");
+    }
+    // The one-shot commands read the same pane once.
+    let mut engine = slate::engine::Engine::new(slate::engine::Options::from_env(env));
+    let now = slate::live::system_clock();
+    engine.refresh(now);
+    slate::terminals::sense_once(&mut engine, now, slate::live::system_clock);
+    let once = engine
+        .sessions()
+        .into_iter()
+        .find(|session| session.folder.as_deref() == Some(&*folder.to_string_lossy()))
+        .expect("the one-shot read finds the session");
+    assert_eq!(
+        once.session_state.reason.code,
+        slate::model::ReasonCode::PermissionPrompt
+    );
+    // Approved: the screen shows the command at work.
+    show("screens/codex/0.171.0/working-sleep.txt");
+    wait("the approved command to read Working", &|session| {
+        session.status == slate::model::Status::Working
+    });
+    handle.shutdown();
+    thread.join().unwrap();
+}
