@@ -659,7 +659,8 @@ impl Session {
     /// `session_state` (docs/states.md §4: consumers show what they can). The missing facets are filled
     /// from the top-level `status` and `row_time`, with an `unknown` reason, no intent, and a
     /// custody that claims nothing (never `reclaimable`, since nothing says so). A missing
-    /// `hosted` reads as false. Anything else malformed is still an error.
+    /// `hosted` reads as false, and a missing or unreadable `terminal` as none. Anything else
+    /// malformed is still an error.
     pub fn from_wire(mut value: serde_json::Value) -> Result<Session, serde_json::Error> {
         use serde::de::Error as _;
         let Some(object) = value.as_object_mut() else {
@@ -668,6 +669,14 @@ impl Session {
         object
             .entry("hosted")
             .or_insert(serde_json::Value::Bool(false));
+        // A terminal this build cannot read (a kind a newer server knows) is left out rather than
+        // failing the whole session.
+        let readable = object.get("terminal").is_none_or(|terminal| {
+            serde_json::from_value::<Option<TerminalView>>(terminal.clone()).is_ok()
+        });
+        if !readable {
+            object.remove("terminal");
+        }
         let present = object
             .get("session_state")
             .is_some_and(|state| !state.is_null());

@@ -489,7 +489,10 @@ fn kittys_screen_is_read_when_its_title_does_not_decide() {
 /// A Codex session in `folder`, in the middle of an escalated `exec_command` that waits for
 /// approval, written at `at` the way Codex 0.171.0 writes its rollout.
 fn codex_rollout(home: &Path, folder: &Path, at: Timestamp) {
-    let id = "01a228e1-7d37-7ed1-9043-e56f4039d0ff";
+    codex_rollout_with_id(home, folder, at, "01a228e1-7d37-7ed1-9043-e56f4039d0ff");
+}
+
+fn codex_rollout_with_id(home: &Path, folder: &Path, at: Timestamp, id: &str) {
     let day = home.join(".codex/sessions/2026/12/01");
     std::fs::create_dir_all(&day).unwrap();
     let folder = folder.display();
@@ -617,6 +620,48 @@ fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
     assert_eq!(
         once.session_state.reason.code,
         slate::model::ReasonCode::PermissionPrompt
+    );
+    // `slate doctor` says how each live session's terminal is seen, or why it is not: a second
+    // stand-in, outside any multiplexer, is in a plain terminal.
+    let plain = temp.path().join("plain-api");
+    std::fs::create_dir_all(&plain).unwrap();
+    let plain = std::fs::canonicalize(&plain).unwrap();
+    let second_home = temp.path().join("home");
+    codex_rollout_with_id(
+        &second_home,
+        &plain,
+        slate::live::system_clock(),
+        "01a228e1-7d37-7ed1-9043-e56f4039d0aa",
+    );
+    let spawned = std::process::Command::new("env")
+        .args(["-i", "PATH=/usr/bin:/bin", "bash", "-c"])
+        .arg(format!(
+            "cd '{}' && (exec -a codex sleep 600 >/dev/null 2>&1 &) ; sleep 0.2; pgrep -n -f '^codex 600'",
+            plain.display()
+        ))
+        .output()
+        .unwrap();
+    let plain_pid = String::from_utf8_lossy(&spawned.stdout).trim().to_string();
+    let doctor = std::process::Command::new(env!("CARGO_BIN_EXE_slate"))
+        .arg("doctor")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", temp.path().join("config"))
+        .env("XDG_DATA_HOME", temp.path().join("data"))
+        .env("SLATE_STANDALONE", "1")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    let _ = std::process::Command::new("kill").arg(&plain_pid).status();
+    let doctor = String::from_utf8_lossy(&doctor.stdout).into_owned();
+    assert!(
+        doctor.contains("terminal: tmux pane %0, read by Slate"),
+        "{doctor}"
+    );
+    assert!(
+        doctor.contains(
+            "terminal: plain terminal: start it in tmux or under `slate run` to see its prompts"
+        ),
+        "{doctor}"
     );
     // Approved: the screen shows the command at work.
     show("screens/codex/0.171.0/working-sleep.txt");
