@@ -23,7 +23,7 @@ pub mod panes;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::Command;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::agents::screens::{self, ScreenKind, ScreenSeen};
@@ -445,7 +445,53 @@ pub enum Delivery {
 
 enum Request {
     Locate(Vec<u32>),
-    Read(Vec<Job>),
+    /// Panes to read, each with whether the tracker holds no reading of it yet (then its reading
+    /// is handed back even when it did not change).
+    Read(Vec<(Job, bool)>),
+}
+
+/// The worker's side of the reads: it hands back only what changed, so a pane that shows the same
+/// title and screen as a second ago costs the loop nothing.
+#[derive(Default)]
+struct Reader {
+    /// What each session's pane showed at its last reading handed back.
+    last: HashMap<SessionKey, (Option<String>, ScreenSeen)>,
+}
+
+impl Reader {
+    fn read(
+        &mut self,
+        jobs: Vec<(Job, bool)>,
+        clock: fn() -> Timestamp,
+        in_flight: &Mutex<HashSet<SessionKey>>,
+    ) -> Vec<Outcome> {
+        let fresh: HashSet<SessionKey> = jobs
+            .iter()
+            .filter(|(_, fresh)| *fresh)
+            .map(|(job, _)| job.key.clone())
+            .collect();
+        let keys: HashSet<SessionKey> = jobs.iter().map(|(job, _)| job.key.clone()).collect();
+        let outcomes = read(jobs.into_iter().map(|(job, _)| job).collect(), clock);
+        if let Ok(mut in_flight) = in_flight.lock() {
+            in_flight.retain(|key| !keys.contains(key));
+        }
+        self.last.retain(|key, _| keys.contains(key));
+        outcomes
+            .into_iter()
+            .filter(|outcome| match outcome {
+                Outcome::Read { key, sensed, .. } => {
+                    let seen = (sensed.title.clone(), sensed.screen.clone());
+                    let news = fresh.contains(key) || self.last.get(key) != Some(&seen);
+                    self.last.insert(key.clone(), seen);
+                    news
+                }
+                Outcome::Failed { key, .. } => {
+                    self.last.remove(key);
+                    true
+                }
+            })
+            .collect()
+    }
 }
 
 /// The live loop's side of sensing: the worker thread, what is located where, the reads in
@@ -458,8 +504,8 @@ pub struct Sensing {
     located: HashMap<u32, (Timestamp, Located)>,
     /// Pids sent to be located, not answered yet, with their start times.
     locating: HashMap<u32, Timestamp>,
-    /// Sessions whose read is in flight.
-    in_flight: HashSet<SessionKey>,
+    /// Sessions whose read is in flight; the worker takes them off when it has read them.
+    in_flight: Arc<Mutex<HashSet<SessionKey>>>,
     /// Sessions the tracker holds a reading for.
     held: HashSet<SessionKey>,
     /// Panes that could not be read, and when they may be asked again.
@@ -473,15 +519,22 @@ impl Sensing {
     /// sends it to itself as an event).
     pub fn start(clock: fn() -> Timestamp, deliver: impl Fn(Delivery) + Send + 'static) -> Sensing {
         let (requests, inbox) = mpsc::channel::<Request>();
+        let in_flight = Arc::new(Mutex::new(HashSet::new()));
+        let reading = Arc::clone(&in_flight);
         let spawned = std::thread::Builder::new()
             .name("slate-terminals".to_string())
             .spawn(move || {
+                let mut reader = Reader::default();
                 for request in inbox {
-                    let delivery = match request {
-                        Request::Locate(pids) => Delivery::Located(locate(&pids)),
-                        Request::Read(jobs) => Delivery::Read(read(jobs, clock)),
-                    };
-                    deliver(delivery);
+                    match request {
+                        Request::Locate(pids) => deliver(Delivery::Located(locate(&pids))),
+                        Request::Read(jobs) => {
+                            let outcomes = reader.read(jobs, clock, &reading);
+                            if !outcomes.is_empty() {
+                                deliver(Delivery::Read(outcomes));
+                            }
+                        }
+                    }
                 }
             });
         if let Err(error) = spawned {
@@ -491,7 +544,7 @@ impl Sensing {
             requests,
             located: HashMap::new(),
             locating: HashMap::new(),
-            in_flight: HashSet::new(),
+            in_flight,
             held: HashSet::new(),
             resting: HashMap::new(),
             last_sent: None,
@@ -556,23 +609,28 @@ impl Sensing {
             return inputs;
         }
         self.resting.retain(|_, until| now < *until);
-        let jobs: Vec<Job> = wanted
+        let Ok(mut in_flight) = self.in_flight.lock() else {
+            return inputs;
+        };
+        let jobs: Vec<(Job, bool)> = wanted
             .iter()
-            .filter(|(key, _)| !self.in_flight.contains(key))
+            .filter(|(key, _)| !in_flight.contains(key))
             .filter_map(|(key, pid)| {
                 let address = self.located.get(pid)?.1.address.clone()?;
-                (!self.resting.contains_key(&address)).then(|| Job {
+                let job = Job {
                     key: key.clone(),
                     address,
-                })
+                };
+                let fresh = !self.held.contains(key);
+                (!self.resting.contains_key(&job.address)).then_some((job, fresh))
             })
             .collect();
         if !jobs.is_empty() {
-            self.in_flight
-                .extend(jobs.iter().map(|job| job.key.clone()));
+            in_flight.extend(jobs.iter().map(|(job, _)| job.key.clone()));
             self.last_sent = Some(now);
             let _ = self.requests.send(Request::Read(jobs));
         }
+        drop(in_flight);
         inputs
     }
 
@@ -619,7 +677,6 @@ impl Sensing {
             Delivery::Read(outcomes) => {
                 let mut views_changed = false;
                 for outcome in outcomes {
-                    self.in_flight.remove(outcome.key());
                     match outcome {
                         Outcome::Read {
                             key,

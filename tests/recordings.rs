@@ -236,8 +236,8 @@ fn real_cli_recordings_read_with_their_screens_get_the_sensed_state() {
         let title = std::fs::read_to_string(dir.join("titles.jsonl"))
             .unwrap_or_default()
             .lines()
-            .filter_map(|line| serde_json::from_str::<SeenTitle>(line).ok())
-            .last()
+            .rev()
+            .find_map(|line| serde_json::from_str::<SeenTitle>(line).ok())
             .map(|seen| seen.title);
         let screen = std::fs::read_to_string(dir.join("screen.txt")).unwrap();
         let mut inputs = Vec::new();
