@@ -476,7 +476,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 store.claim(&item, &key, now)?;
             }
             setup.nudge_server();
-            writeln!(out, "{key} holds a work claim on item {item}")?;
+            let said = format!("{key} holds a work claim on item {item}");
+            writeln!(out, "{}", report::terminal_text(&said))?;
         }
         Command::Item { .. } | Command::Release { .. } => {
             unreachable!("handled before the engine runs")
@@ -642,7 +643,7 @@ fn set_intent(
                 .map_or("someone".to_string(), Awaiting::to_string)
         ),
     };
-    writeln!(out, "{key} {said}")?;
+    writeln!(out, "{}", report::terminal_text(&format!("{key} {said}")))?;
     Ok(())
 }
 
@@ -682,7 +683,8 @@ fn run_store_command(
                 deps: deps.clone(),
                 created,
             })?;
-            writeln!(out, "item {id} ({})", status.as_str())?;
+            let said = format!("item {id} ({})", status.as_str());
+            writeln!(out, "{}", report::terminal_text(&said))?;
         }
         Command::Item {
             command: ItemCommand::Done { id },
@@ -698,7 +700,7 @@ fn run_store_command(
                     store.release_claim(claim.id, now)?;
                 }
             }
-            writeln!(out, "item {id} done")?;
+            writeln!(out, "item {} done", report::terminal_text(id))?;
         }
         Command::Item {
             command: ItemCommand::List,
@@ -729,6 +731,8 @@ fn run_store_command(
                     released += 1;
                 }
             }
+            // The id is as typed, so it is shown, never obeyed, like every other echoed text.
+            let item = report::terminal_text(item);
             if released == 0 {
                 writeln!(out, "no claim held on item {item}")?;
             } else {
