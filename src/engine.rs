@@ -526,30 +526,58 @@ fn times_of(input: &mut Input) -> Option<(String, Vec<&mut Timestamp>)> {
     Some((place, times))
 }
 
+/// The fewest characters of a session id that may name it as a prefix. A shorter text names a
+/// session only when it is that session's whole id, so a slip of the keyboard (an empty or
+/// one-letter argument) never picks a session by accident.
+pub const MIN_PREFIX: usize = 4;
+
 /// Why `slate show <id>` found no single session.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FindError {
+    #[error("an empty session id names no session; give at least {MIN_PREFIX} characters of one")]
+    Empty,
+    #[error(
+        "`{0}` is too short to name a session: give at least {MIN_PREFIX} characters of its id"
+    )]
+    TooShort(String),
     #[error("no session with an id starting with `{0}` (try `slate sessions --all`)")]
     NotFound(String),
     #[error("`{id}` matches {count} sessions; give more of the id")]
     Ambiguous { id: String, count: usize },
 }
 
-/// The one key `id` names among `keys`: a key whose id starts with `id`, or, when several do,
-/// the one whose id is exactly `id`.
+/// The one key `id` names among `keys`: a key whose id starts with `id` (at least
+/// `MIN_PREFIX` characters of it), or, when several do, the one whose id is exactly `id`. A
+/// shorter `id` names only a key whose whole id it is. This is the one lookup the command line
+/// and the API share.
 pub fn pick<K: std::borrow::Borrow<SessionKey>>(
     keys: impl IntoIterator<Item = K>,
     id: &str,
 ) -> Result<K, FindError> {
+    if id.is_empty() {
+        return Err(FindError::Empty);
+    }
+    let whole_only = id.chars().count() < MIN_PREFIX;
     let mut matches: Vec<K> = keys
         .into_iter()
-        .filter(|key| key.borrow().id.as_str().starts_with(id))
+        .filter(|key| {
+            let full = key.borrow().id.as_str();
+            if whole_only {
+                full == id
+            } else {
+                full.starts_with(id)
+            }
+        })
         .collect();
     if matches.len() == 1 {
         return Ok(matches.remove(0));
     }
     if matches.is_empty() {
-        return Err(FindError::NotFound(id.to_string()));
+        return Err(if whole_only {
+            FindError::TooShort(id.to_string())
+        } else {
+            FindError::NotFound(id.to_string())
+        });
     }
     let count = matches.len();
     matches

@@ -907,6 +907,31 @@ impl ProblemKind {
                 | ProblemKind::StoreUnexpected
         )
     }
+
+    /// True when whatever the place holds is missing from every list: a store, a folder or a
+    /// file could not be read at all. A bad line or row costs one record, not the sessions
+    /// around it, and a failed listing costs a state's precision, not a session. Every kind is
+    /// named here, so a new one has to say which it is.
+    pub fn hides_sessions(self) -> bool {
+        match self {
+            ProblemKind::MalformedFile
+            | ProblemKind::StoreCorrupt
+            | ProblemKind::StoreLocked
+            | ProblemKind::StoreTimeout
+            | ProblemKind::StoreUnexpected
+            | ProblemKind::StoreUnreadable
+            | ProblemKind::Unreadable
+            | ProblemKind::UnreadableFile => true,
+            ProblemKind::FutureTime
+            | ProblemKind::HugeFile
+            | ProblemKind::HugeLine
+            | ProblemKind::ListingFailed
+            | ProblemKind::ListingTimeout
+            | ProblemKind::MalformedLine
+            | ProblemKind::MalformedListing
+            | ProblemKind::MalformedRow => false,
+        }
+    }
 }
 
 impl fmt::Display for ProblemKind {

@@ -43,10 +43,14 @@ fn sources() -> Vec<(String, String)> {
 const PURE: &[&str] = &[
     "src/model.rs",
     "src/lines.rs",
+    "src/limits.rs",
     "src/agents.rs",
     "src/agents/",
     "src/tracker.rs",
     "src/tracker/",
+    "src/policy.rs",
+    "src/policy/",
+    "src/schedule.rs",
     "src/report.rs",
     "src/focus/strategy.rs",
 ];
