@@ -12,8 +12,10 @@
 //! bytes: a few kilobytes of zstd can hold gigabytes, and neither the time a read takes nor the
 //! memory it holds may depend on the compression ratio. Its head and tail are the head and the
 //! last bytes of what fits the budget, and a stream longer than the budget is cut there and
-//! reported. Files are opened through `sources::regular_file`, so a FIFO or a device never
-//! blocks a read.
+//! reported. A plain file that grew by more than the budget since its last read goes on from its
+//! last budget's worth, and no read goes past the size the file had when it was opened, so a
+//! writer that never stops cannot hold a read. Files are opened through `sources::regular_file`,
+//! so a FIFO or a device never blocks a read.
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -36,7 +38,9 @@ pub struct ReadStats {
     pub head_tail: bool,
     /// True when the file was truncated or replaced and read again from the start.
     pub reset: bool,
-    /// True when a compressed file held more than the budget: the rest was not read.
+    /// True when the file held more than one read may take: a compressed file that decompresses
+    /// past the budget (the rest was not read), or a plain one that grew by more since its last
+    /// read (only its newest bytes were read).
     pub cut: bool,
 }
 
@@ -454,7 +458,7 @@ impl TranscriptReader {
         }
     }
 
-    /// The same reader, decompressing at most `budget` bytes of a compressed transcript.
+    /// The same reader, reading at most `budget` bytes at once (see [`FileTail::with_budget`]).
     pub fn with_budget(mut self, budget: u64) -> TranscriptReader {
         self.tail = self.tail.with_budget(budget);
         self
