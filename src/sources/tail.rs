@@ -364,12 +364,10 @@ fn head_and_tail(
     let mut total = (head + last.len()) as u64;
     let mut chunk = vec![0; CHUNK];
     loop {
-        let n = match stream.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
+        let n = read_some(stream, &mut chunk)?;
+        if n == 0 {
+            break;
+        }
         total += n as u64;
         last.extend_from_slice(&chunk[..n]);
         if last.len() > keep {
@@ -389,6 +387,16 @@ fn head_and_tail(
 
 const CHUNK: usize = 256 * 1024;
 
+/// One read of `source` into `chunk`, tried again when a signal interrupted it; 0 at the end.
+fn read_some(source: &mut dyn Read, chunk: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match source.read(chunk) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
 /// Reads `source` to its end into `cursor`, handing out complete lines.
 fn feed_to_end(
     source: &mut dyn Read,
@@ -398,12 +406,10 @@ fn feed_to_end(
     let mut chunk = vec![0; CHUNK];
     let mut read = 0;
     loop {
-        let n = match source.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
+        let n = read_some(source, &mut chunk)?;
+        if n == 0 {
+            break;
+        }
         read += n as u64;
         let mut bytes = &chunk[..n];
         let at = cursor.position;
