@@ -44,6 +44,11 @@ struct Trial {
     name: String,
     #[serde(default)]
     before: Option<String>,
+    #[serde(default)]
+    after: Option<String>,
+    /// Set when the dialog left the screen after the keys.
+    #[serde(default)]
+    left_after_s: Option<f64>,
 }
 
 fn root() -> PathBuf {
@@ -61,9 +66,6 @@ fn indexes() -> Vec<(PathBuf, Index)> {
         for version in std::fs::read_dir(&agent).unwrap() {
             let folder = version.unwrap().path();
             let index = folder.join("screens.toml");
-            if std::env::var_os("DEV_SKIP").is_some() && !index.exists() {
-                continue;
-            }
             let text = std::fs::read_to_string(&index)
                 .unwrap_or_else(|err| panic!("{}: {err}", index.display()));
             let index: Index =
@@ -108,66 +110,125 @@ fn every_recorded_agent_and_version_is_there() {
     }
 }
 
+/// Where Slate's reading of a recorded screen differs from its index, and why: each names the
+/// screen (agent/version/file), the field, and what Slate reads. The test fails on any other
+/// difference, and on a difference listed here that is gone.
+const DEVIATIONS: &[(&str, &str, &str)] = &[
+    // The index calls this screen idle, but at the moment of capture Gemini CLI showed its own
+    // "A potential loop was detected" dialog at the bottom, which no grammar here knows: Slate
+    // says it does not know rather than guess idle.
+    (
+        "gemini-cli/0.61.0/idle-after-quoted-dialog.txt",
+        "kind",
+        "unknown",
+    ),
+    // OpenCode's plan dialog names no plan title, and none is on screen: it names the plan's
+    // file, which is what Slate says. The index gives the title the fake model was asked for.
+    (
+        "opencode/1.18.33/plan.txt",
+        "summary",
+        "Plan: .opencode/plans/1796101618225-proud-canyon.md",
+    ),
+];
+
+/// What Slate reads of one recorded screen, field by field, as the index spells each.
+fn reading(agent: AgentKind, folder: &Path, recorded: &Recorded) -> Vec<(&'static str, String)> {
+    let plain = read_screen(agent, &read(folder, &recorded.file));
+    let mut fields = vec![("kind", plain.kind().as_str().to_string())];
+    let Some(dialog) = plain.dialog() else {
+        return fields;
+    };
+    fields.push(("summary", dialog.summary.clone()));
+    let labels: Vec<&str> = dialog.options.iter().map(|o| o.label.as_str()).collect();
+    fields.push(("options", format!("{labels:?}")));
+    let widens: Vec<usize> = (1..=dialog.options.len())
+        .filter(|n| dialog.options[n - 1].widens)
+        .collect();
+    fields.push(("widens", format!("{widens:?}")));
+    // Where the highlight is only a colour, the coloured capture tells it; the two readings
+    // agree on everything else.
+    let highlighted = match (&recorded.ansi, grammar(agent).markers.is_empty()) {
+        (Some(ansi), true) => {
+            let coloured = read_screen(agent, &read(folder, ansi));
+            assert_eq!(
+                coloured.dialog(),
+                Some(&with_highlight(dialog, &coloured)),
+                "{}: the coloured capture reads otherwise",
+                recorded.file
+            );
+            coloured
+        }
+        _ => plain.clone(),
+    };
+    let marked = highlighted
+        .dialog()
+        .and_then(|d| d.options.iter().position(|o| o.highlighted))
+        .map_or(0, |at| at + 1);
+    fields.push(("highlighted", marked.to_string()));
+    let numbers: Vec<Option<u32>> = dialog.options.iter().map(|o| o.number).collect();
+    assert!(
+        numbers.iter().all(Option::is_none)
+            || numbers == (1..=numbers.len() as u32).map(Some).collect::<Vec<_>>(),
+        "{}: options numbered {numbers:?}",
+        recorded.file
+    );
+    fields
+}
+
+/// The index's expectation for each field Slate reads.
+fn recorded_fields(recorded: &Recorded) -> Vec<(&'static str, String)> {
+    let mut fields = vec![("kind", recorded.kind.clone())];
+    if let Some(options) = &recorded.options {
+        fields.push(("summary", recorded.summary.clone().unwrap_or_default()));
+        fields.push(("options", format!("{options:?}")));
+        fields.push((
+            "widens",
+            format!("{:?}", recorded.widens.clone().unwrap_or_default()),
+        ));
+        fields.push(("highlighted", recorded.highlighted.unwrap_or(0).to_string()));
+    }
+    fields
+}
+
 #[test]
 fn every_recorded_screen_reads_as_recorded() {
     let mut read_screens = 0;
+    let mut differences: Vec<(String, &str, String, String)> = Vec::new();
     for (folder, index) in indexes() {
         let agent = agent(&index);
         for recorded in &index.screen {
-            let place = format!("{}/{}", folder.display(), recorded.file);
-            let plain = read_screen(agent, &read(&folder, &recorded.file));
-            assert_eq!(
-                plain.kind().as_str(),
-                recorded.kind,
-                "{place}: read as {plain:?}"
-            );
-            read_screens += 1;
-            let Some(options) = &recorded.options else {
-                continue;
-            };
-            let dialog = plain.dialog().expect("a dialog");
-            assert_eq!(
-                Some(dialog.summary.as_str()),
-                recorded.summary.as_deref(),
-                "{place}: summary"
-            );
-            let labels: Vec<&str> = dialog.options.iter().map(|o| o.label.as_str()).collect();
-            assert_eq!(labels, *options, "{place}: options");
-            let widens: Vec<usize> = (1..=dialog.options.len())
-                .filter(|n| dialog.options[n - 1].widens)
-                .collect();
-            assert_eq!(
-                Some(&widens),
-                recorded.widens.as_ref(),
-                "{place}: widening options"
-            );
-            // Where the highlight is only a colour, the coloured capture tells it.
-            let highlighted = if grammar(agent).markers.is_empty() {
-                let ansi = recorded.ansi.as_ref().expect("a coloured capture");
-                let coloured = read_screen(agent, &read(&folder, ansi));
-                assert_eq!(coloured.dialog(), Some(&with_highlight(dialog, &coloured)));
-                coloured
-            } else {
-                plain.clone()
-            };
-            let marked = highlighted
-                .dialog()
-                .and_then(|d| d.options.iter().position(|o| o.highlighted))
-                .map_or(0, |at| at + 1);
-            assert_eq!(
-                Some(marked),
-                recorded.highlighted,
-                "{place}: highlighted option"
-            );
-            if let (Some(number), Some(option)) = (
-                dialog.options.first().and_then(|o| o.number),
-                dialog.options.first(),
-            ) {
-                assert_eq!(number, 1, "{place}: {option:?} is numbered from 1");
+            let name = format!("{}/{}/{}", index.agent, index.version, recorded.file);
+            let read = reading(agent, &folder, recorded);
+            for (field, want) in recorded_fields(recorded) {
+                let got = read
+                    .iter()
+                    .find(|(name, _)| *name == field)
+                    .map(|(_, got)| got.clone())
+                    .unwrap_or_else(|| "(nothing)".to_string());
+                if got != want {
+                    differences.push((name.clone(), field, got, want));
+                }
             }
+            read_screens += 1;
         }
     }
     assert!(read_screens > 40, "only {read_screens} screens read");
+    let unexplained: Vec<String> = differences
+        .iter()
+        .filter(|(name, field, got, _)| {
+            !DEVIATIONS.contains(&(name.as_str(), *field, got.as_str()))
+        })
+        .map(|(name, field, got, want)| format!("{name}: {field} reads {got}, recorded {want}"))
+        .collect();
+    assert!(unexplained.is_empty(), "{}", unexplained.join("\n"));
+    for deviation in DEVIATIONS {
+        assert!(
+            differences
+                .iter()
+                .any(|(name, field, got, _)| (name.as_str(), *field, got.as_str()) == *deviation),
+            "{deviation:?} no longer differs: take it off the list"
+        );
+    }
 }
 
 /// The plain reading with the coloured reading's highlight: the two must agree on everything
@@ -203,6 +264,20 @@ fn every_trial_opens_on_the_dialog_it_answers() {
                 trial.name
             );
             trials += 1;
+            // Once the keys took the dialog away, the screen after them does not show it still
+            // (a next dialog of the same kind may be there, about something else).
+            let (Some(after), Some(_)) = (&trial.after, trial.left_after_s) else {
+                continue;
+            };
+            let later = read_screen(agent, &read(&folder, after));
+            if let (Some(was), Some(now)) = (screen.dialog(), later.dialog()) {
+                assert!(
+                    was.kind != now.kind || was.summary != now.summary,
+                    "{}/{after} ({}): the answered dialog still reads as open",
+                    folder.display(),
+                    trial.name
+                );
+            }
         }
     }
     assert!(trials > 40, "only {trials} trials read");

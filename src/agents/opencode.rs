@@ -64,10 +64,10 @@ pub static DESCRIPTION: Description = Description {
         dialogs: &[
             DialogShape {
                 kind: DialogKind::Permission,
-                footer: "enter confirm",
+                footer: "⇆ select",
                 top: Top::Block("┃"),
                 holds: &["Permission required"],
-                options: OptionLayout::Row,
+                options: OptionLayout::Row("ctrl+f"),
                 summary: &[("Run", Summary::Prefix("$ "))],
                 widens: &["always"],
             },

@@ -215,9 +215,10 @@ pub enum OptionLayout {
     /// One option a line, `N. label`: the last run numbered from 1 in the dialog (a plan's own
     /// numbered list above them is not options).
     Numbered,
-    /// All options on the footer's line, apart from each other and from the key hints by three or
-    /// more spaces.
-    Row,
+    /// All options on the footer's line, before its key hints (which start with this text), apart
+    /// from each other by three or more spaces. A narrow pane cuts the hints short, never the
+    /// options before them.
+    Row(&'static str),
 }
 
 /// Where a dialog's summary is.
@@ -341,7 +342,7 @@ fn read_dialog(
     }
     let options = match shape.options {
         OptionLayout::Numbered => numbered_options(grammar, region),
-        OptionLayout::Row => row_options(footer, shape.footer),
+        OptionLayout::Row(hints) => row_options(footer, hints),
     };
     if options.is_empty() {
         return None;
@@ -490,11 +491,13 @@ fn numbered(grammar: &ScreenGrammar, line: &Line) -> Option<DialogOption> {
     })
 }
 
-/// The options of a dialog that draws them in a row on its footer's line.
+/// The options of a dialog that draws them in a row on its footer's line, before its key hints.
 fn row_options(footer: &Line, hints: &str) -> Vec<DialogOption> {
     let text = footer.text();
-    cells_of(&text, 3)
-        .filter(|(_, cell)| !cell.contains(hints))
+    let Some(end) = text.find(hints) else {
+        return Vec::new();
+    };
+    cells_of(&text[..end], 3)
         .map(|(start, cell)| DialogOption {
             label: cell.to_string(),
             number: None,
