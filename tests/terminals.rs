@@ -140,6 +140,24 @@ fn every_other_terminal_is_said_as_it_is() {
     assert!(!view.sensed && address.is_none() && view.note.is_some());
     let (view, _) = panes::locate(Some(&env(&["TMUX=/tmp/tmux-1/default,7,0"])), &tools());
     assert!(!view.sensed);
+    // Ids that are not ids are not put on a command line.
+    for entries in [
+        ["TMUX=/tmp/tmux-1/default,7,0", "TMUX_PANE=%4;"],
+        ["TMUX=/tmp/tmux-1/default,7,0", "TMUX_PANE=%4 kill-server"],
+        ["WEZTERM_PANE=3;", "TERM=xterm"],
+    ] {
+        let (view, address) = panes::locate(
+            Some(&env(&entries)),
+            &Tools {
+                tmux: true,
+                wezterm: true,
+                ..Tools::default()
+            },
+        );
+        assert_eq!((view.sensed, address), (false, None), "{entries:?}");
+    }
+    let (view, _) = panes::locate(Some(&env(&["KITTY_WINDOW_ID=1 2"])), &tools());
+    assert_eq!(view.kind, TerminalKind::Plain);
     // A plain terminal, and a process whose environment could not be read.
     let (view, address) = panes::locate(Some(&env(&["TERM=xterm"])), &tools());
     assert_eq!((view.kind, address), (TerminalKind::Plain, None));

@@ -104,6 +104,12 @@ pub fn locate(env: Option<&Environment>, tools: &Tools) -> (TerminalView, Option
                 None,
             );
         };
+        // A pane id goes on tmux's command line, where an argument ending in `;` would end the
+        // command: only `%` and digits are taken.
+        if !pane.strip_prefix('%').is_some_and(all_digits) {
+            let note = "$TMUX_PANE is not a tmux pane id";
+            return (TerminalView::unread(TerminalKind::Tmux, None, note), None);
+        }
         if !tools.tmux {
             let note = "tmux is not installed where Slate runs";
             return (
@@ -118,6 +124,13 @@ pub fn locate(env: Option<&Environment>, tools: &Tools) -> (TerminalView, Option
         return (address.view(), Some(address));
     }
     if let Some(pane) = env.wezterm_pane.clone() {
+        if !all_digits(&pane) {
+            let note = "$WEZTERM_PANE is not a pane id";
+            return (
+                TerminalView::unread(TerminalKind::Wezterm, None, note),
+                None,
+            );
+        }
         if !tools.wezterm {
             let note = "`wezterm` is not on the PATH where Slate runs";
             return (
@@ -131,7 +144,7 @@ pub fn locate(env: Option<&Environment>, tools: &Tools) -> (TerminalView, Option
         };
         return (address.view(), Some(address));
     }
-    if let Some(window) = env.kitty_window_id.clone() {
+    if let Some(window) = env.kitty_window_id.clone().filter(|id| all_digits(id)) {
         let Some(listen_on) = env.kitty_listen_on.clone() else {
             return (
                 TerminalView::unread(TerminalKind::Kitty, Some(window), KITTY_OFF_NOTE),
@@ -146,6 +159,10 @@ pub fn locate(env: Option<&Environment>, tools: &Tools) -> (TerminalView, Option
         TerminalView::unread(TerminalKind::Plain, None, PLAIN_NOTE),
         None,
     )
+}
+
+fn all_digits(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 12 && text.bytes().all(|byte| byte.is_ascii_digit())
 }
 
 /// What one read of a pane gave: its title and its visible screen. The screen is read with the
