@@ -7,9 +7,9 @@
 //! and the visible screen, one call per tmux server (`display -p` and `capture-pane -p` for every
 //! pane at once), kitty's remote-control `ls` and `get-text` straight over its socket, `wezterm
 //! cli list` and `get-text`. Each call has a 500 ms limit (`child` for the programs), and servers
-//! are read in parallel, so a hung tmux server or a slow kitty costs at most that. The screen is read with the agent's screen grammar at once and
-//! only its kind and a dialog's summary leave this module: a screen's text is never kept, never
-//! logged and never served.
+//! are read in parallel, so a hung tmux server or a slow kitty costs at most that. The screen is
+//! read with the agent's screen grammar at once and only its kind and a dialog's summary leave
+//! this module: a screen's text is never kept, never logged and never served.
 //!
 //! [`Sensing`] is the live loop's side: a worker thread that runs the locating and the reading off
 //! the loop and hands the results back as an event, which pids are located where, which reads
