@@ -747,9 +747,9 @@ impl LoopState {
             let wanted = self.engine.tracker().terminals_wanted();
             self.schedule
                 .set_panes(sensing.next_read(&wanted, Instant::now()));
-            let unvouched = self.engine.tracker().calls_without_process();
-            if !unvouched.is_empty() {
-                self.schedule.unvouched_calls(&unvouched, Instant::now());
+            let awaiting = self.engine.tracker().awaiting_scan();
+            if !awaiting.is_empty() {
+                self.schedule.awaiting_scan(&awaiting, Instant::now());
             }
         }
     }

@@ -104,8 +104,8 @@ pub struct Schedule {
     last_scan: Instant,
     /// Hosted pids no scan had seen when they first reported, and when that was.
     unseen_hosted: HashMap<u32, Instant>,
-    /// Sessions with a tool call open that no process vouched for when it was first seen, and
-    /// when that was.
+    /// Sessions that waited for a process scan when first seen so (`awaiting_scan`), and when
+    /// that was.
     unvouched: HashMap<SessionKey, Instant>,
 }
 
@@ -232,12 +232,13 @@ impl Schedule {
         }
     }
 
-    /// Sessions with a tool call open that no process vouches for, at `now`: a CLI started since
-    /// the last scan. Its terminal can be read only once a scan has seen its process, and its
-    /// dialog would wait for the next periodic scan to read Needs you; so, as for a hosted report
-    /// (`hosted_report`), the next scan comes at most `hosted_rescan` after the last one, for as
-    /// long as one periodic scan would take per session.
-    pub fn unvouched_calls(&mut self, keys: &[SessionKey], now: Instant) {
+    /// Sessions that wait for a process scan at `now` (`Tracker::awaiting_scan`: a tool call no
+    /// process vouches for, a listing entry whose pid no scan has seen; a CLI started since the
+    /// last scan). Its terminal can be read, and its listing vouch for it, only once a scan has
+    /// seen its process, and its dialog would wait for the next periodic scan to read Needs you;
+    /// so, as for a hosted report (`hosted_report`), the next scan comes at most `hosted_rescan`
+    /// after the last one, for as long as one periodic scan would take per session.
+    pub fn awaiting_scan(&mut self, keys: &[SessionKey], now: Instant) {
         self.unvouched
             .retain(|_, first| now < *first + FORGET_UNSEEN_HOSTED);
         let mut soon = false;

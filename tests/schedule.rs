@@ -177,13 +177,13 @@ fn a_tool_call_no_process_vouches_for_brings_the_scan_forward_for_a_while() {
     let key = SessionKey::new(AgentKind::CODEX, "new-session");
     // A CLI started since the last scan opened a call at 1 s: the next scan comes 2 s after the
     // last one, not 15.
-    schedule.unvouched_calls(std::slice::from_ref(&key), t0 + secs(1.0));
+    schedule.awaiting_scan(std::slice::from_ref(&key), t0 + secs(1.0));
     assert_eq!(schedule.when(Timer::Scan), Some(t0 + secs(2.0)));
     assert_eq!(schedule.due(t0 + secs(2.0)), [Task::Scan]);
-    schedule.unvouched_calls(std::slice::from_ref(&key), t0 + secs(2.1));
+    schedule.awaiting_scan(std::slice::from_ref(&key), t0 + secs(2.1));
     assert_eq!(schedule.when(Timer::Scan), Some(t0 + secs(4.0)));
     // A session no scan ever finds a process for stops asking after one scan period.
     assert_eq!(schedule.due(t0 + secs(4.0)), [Task::Scan]);
-    schedule.unvouched_calls(std::slice::from_ref(&key), t0 + secs(16.5));
+    schedule.awaiting_scan(std::slice::from_ref(&key), t0 + secs(16.5));
     assert_eq!(schedule.when(Timer::Scan), Some(t0 + secs(19.0)));
 }

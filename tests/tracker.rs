@@ -761,3 +761,91 @@ fn closed_history_is_kept_as_summaries_until_something_touches_it() {
     assert!(tracker.closed().is_empty());
     assert!(tracker.session(&gone).is_none());
 }
+
+#[test]
+fn a_cli_started_since_the_last_scan_waits_for_one() {
+    let now = Timestamp::from_millis(1_800_000_000_000);
+    let mut tracker = Tracker::new(Policy::default());
+    let key = SessionKey::new(AgentKind::CODEX, "new-1");
+    // A tool call opens in a session no process vouches for yet.
+    tracker.apply(
+        Input::Observed(Batch {
+            key: key.clone(),
+            role: TranscriptRole::Main,
+            transcript: "/h/.codex/sessions/new-1.jsonl".into(),
+            last_write: now,
+            observations: vec![
+                Observation::Info(Info {
+                    cwd: Some("/work/acme".into()),
+                    ..Info::default()
+                }),
+                Observation::Record(Record {
+                    at: Some(now),
+                    kind: RecordKind::ToolCall {
+                        call_id: "c1".into(),
+                        name: "exec_command".into(),
+                        detail: Some("touch x.txt".into()),
+                        kind: CallKind::Escalated,
+                    },
+                }),
+            ],
+            folders: Vec::new(),
+        }),
+        now,
+    );
+    assert_eq!(tracker.awaiting_scan(), vec![key.clone()]);
+    // A listing names a session under a pid no scan has seen.
+    let listed = SessionKey::new(AgentKind::CLAUDE_CODE, "listed-1");
+    let entry = ListingEntry {
+        session_id: "listed-1".into(),
+        pid: Some(4343),
+        proc_start: None,
+        started_at: None,
+        cwd: None,
+        status: Some(ListedStatus::Busy),
+        waiting_for: None,
+        interactive: true,
+        updated_at: None,
+    };
+    tracker.apply(
+        Input::Listing {
+            agent: AgentKind::CLAUDE_CODE,
+            listing: Listing {
+                available: true,
+                entries: vec![entry],
+            },
+        },
+        now,
+    );
+    let mut awaiting = tracker.awaiting_scan();
+    awaiting.sort();
+    assert_eq!(awaiting, vec![listed.clone(), key.clone()]);
+    // The scan sees both processes: nothing waits any more.
+    let process = |pid: u32, agent: AgentKind, name: &str| SeenProcess {
+        info: ProcessInfo {
+            pid,
+            ppid: None,
+            name: name.into(),
+            exe: None,
+            cmd: vec![name.into()],
+            cwd: Some("/work/acme".into()),
+            start_time: now.minus(std::time::Duration::from_secs(5)),
+            start_ticks: None,
+        },
+        recognised: AgentProcess {
+            agent,
+            role: ProcessRole::Interactive,
+            folder_arg: None,
+            session_arg: None,
+        },
+        folder: Some("/work/acme".into()),
+    };
+    tracker.apply(
+        Input::Processes(vec![
+            process(4242, AgentKind::CODEX, "codex"),
+            process(4343, AgentKind::CLAUDE_CODE, "claude"),
+        ]),
+        now,
+    );
+    assert_eq!(tracker.awaiting_scan(), Vec::<SessionKey>::new());
+}
