@@ -23,6 +23,7 @@ use slate::sources::roots::Env;
 use slate::tracker::{ItemStatus, WorkItemInfo};
 use slate::{policy, report, settings, store};
 
+mod remote;
 mod serve;
 
 /// Slate watches every AI coding-agent session on this machine and tells you which ones need you.
@@ -116,6 +117,11 @@ enum Command {
         /// 127.0.0.1:7411); port 0 picks a free port.
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<String>,
+    },
+    /// Other machines whose sessions Slate follows over SSH.
+    Remote {
+        #[command(subcommand)]
+        command: remote::RemoteCommand,
     },
     /// Print each change of the live list as it happens, from a running `slate serve` or, when
     /// none answers, from an engine of its own.
@@ -221,6 +227,19 @@ fn running_server(client: Client) -> Option<Client> {
     client.probe(Duration::from_millis(300)).then_some(client)
 }
 
+/// True when `SLATE_STANDALONE=1` asks this command to decide on its own.
+fn standalone_asked() -> bool {
+    std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1")
+}
+
+/// The running Slate, unless `SLATE_STANDALONE=1` asks this command to decide on its own.
+fn server_unless_standalone(setup: &Setup) -> Option<Client> {
+    if standalone_asked() {
+        return None;
+    }
+    running_server(setup.client())
+}
+
 /// The live list of a running Slate server.
 fn sessions_from_server(server: &Client) -> Option<Vec<Session>> {
     let value: serde_json::Value = server.get_json("/sessions/live").ok()?;
@@ -292,19 +311,36 @@ fn find_session(
 }
 
 /// Prints sessions as the `slate sessions` table or as `{"sessions":[…]}`, Needs you first.
+/// With remote machines configured, the table has a MACHINE column and names each remote that
+/// did not answer, and the JSON adds `"remotes"` (as `slate remote list --json` says them).
 fn print_sessions(
     mut sessions: Vec<Session>,
     json: bool,
     now: Timestamp,
     server: Option<SocketAddr>,
+    remotes: Option<&[slate::remote::Report]>,
 ) -> anyhow::Result<()> {
     report::sort_for_display(&mut sessions);
     let mut out = std::io::stdout().lock();
     if json {
-        let body = serde_json::json!({ "sessions": sessions });
+        let mut body = serde_json::json!({ "sessions": sessions });
+        if let Some(remotes) = remotes {
+            body["remotes"] = serde_json::to_value(remotes)?;
+        }
         writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
     } else {
-        write!(out, "{}", report::table(&sessions, now))?;
+        write!(
+            out,
+            "{}",
+            report::table_with(&sessions, now, remotes.is_some())
+        )?;
+        for remote in remotes.unwrap_or_default() {
+            if remote.status == slate::remote::Status::Unreachable {
+                let error = remote.error.as_deref().unwrap_or("no answer");
+                let line = format!("{}: unreachable ({error})", remote.name);
+                writeln!(out, "{}", report::terminal_text(&line))?;
+            }
+        }
         if let Some(server) = server {
             writeln!(out, "(from the Slate running at {server})")?;
         }
@@ -324,6 +360,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let setup = Setup::read()?;
     if let Some(done) = run_store_command(&cli.command, &setup, now)? {
         return Ok(done);
+    }
+    if let Command::Remote { command } = &cli.command {
+        return remote::run(command, &setup, now);
     }
     let mut options = settings::engine_options(setup.env.clone(), &setup.config);
     if let Some(path) = &cli.processes {
@@ -349,14 +388,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // (hosted terminals, the death of a process it saw vouching). The live list comes from the
     // server; the closed history this process reads is added to it. A replay (`--now`,
     // `--processes`) or `SLATE_STANDALONE=1` always decides on its own.
-    let standalone = cli.now.is_some()
-        || cli.processes.is_some()
-        || std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1");
+    let standalone = cli.now.is_some() || cli.processes.is_some() || standalone_asked();
     let server = if standalone {
         None
     } else {
         running_server(setup.client())
     };
+    let has_remotes = !setup.config.remotes.is_empty();
     if let (
         Some(server),
         Command::Sessions {
@@ -367,10 +405,40 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     ) = (&server, &cli.command)
     {
         if let Some(sessions) = sessions_from_server(server) {
-            print_sessions(sessions, *json, now, Some(server.address()))?;
+            let remotes = has_remotes
+                .then(|| remote::served_reports(server))
+                .flatten()
+                .or_else(|| has_remotes.then(Vec::new));
+            print_sessions(
+                sessions,
+                *json,
+                now,
+                Some(server.address()),
+                remotes.as_deref(),
+            )?;
             return Ok(ExitCode::SUCCESS);
         }
     }
+    match &cli.command {
+        Command::Focus { id, dry_run } => {
+            // A remote session is seen through its own machine, never by a local pid.
+            if let Some((entry, rest)) = remote::reference(&setup.config, id) {
+                return remote::focus(entry, rest, *dry_run, &mut std::io::stdout().lock());
+            }
+        }
+        Command::Park { id, .. } => remote::refuse_remote(&setup.config, id, "park")?,
+        Command::Await { id, .. } => remote::refuse_remote(&setup.config, id, "await")?,
+        Command::Resume { id } => remote::refuse_remote(&setup.config, id, "resume")?,
+        Command::Claim { session, .. } => {
+            remote::refuse_remote(&setup.config, session, "claim")?;
+        }
+        _ => {}
+    }
+    // Without a running Slate, the remotes are asked once, while this machine is read.
+    let asked = match (&server, &cli.command) {
+        (None, Command::Sessions { .. }) => remote::Asked::start(&setup.config),
+        _ => None,
+    };
     let mut engine = Engine::new(options);
     // Intents and claims first, so the first decision of every session already shows them. A
     // store that does not exist yet holds none, and is not created just to read it.
@@ -390,7 +458,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             all,
             reclaimable,
         } => {
-            let (sessions, from) = match &server {
+            let (mut sessions, from) = match &server {
                 Some(server) => match sessions_from_server(server) {
                     Some(live) => (
                         with_history(server, live, engine.sessions()),
@@ -399,6 +467,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     None => (engine.sessions(), None),
                 },
                 None => (engine.sessions(), None),
+            };
+            let remotes = match (asked, &server) {
+                (Some(asked), _) => {
+                    let asked = remote::Asked::finish(&setup.config, asked, now);
+                    sessions.extend(asked.sessions);
+                    Some(asked.reports)
+                }
+                (None, Some(server)) if has_remotes => {
+                    Some(remote::served_reports(server).unwrap_or_default())
+                }
+                _ => None,
             };
             let mut sessions: Vec<Session> = sessions
                 .into_iter()
@@ -414,11 +493,31 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 report::sort_for_display(&mut sessions);
                 write!(out, "{}", report::reclaimable(&sessions, now))?;
             } else {
-                print_sessions(sessions, json, now, from)?;
+                print_sessions(sessions, json, now, from, remotes.as_deref())?;
             }
         }
         Command::Show { id, json } => {
-            let (session, evidence) = find_session(&engine, server.as_ref(), &id)?;
+            let (session, evidence) = match (remote::reference(&setup.config, &id), &server) {
+                // With no Slate running here, the remote itself says how the session stands.
+                (Some((entry, rest)), None) => {
+                    let session = remote::asked_session(entry, rest)?;
+                    let note = format!(
+                        "the evidence is on {}: `slate show {}` there",
+                        entry.name, session.id
+                    );
+                    (session, vec![note])
+                }
+                _ => {
+                    let (session, mut evidence) = find_session(&engine, server.as_ref(), &id)?;
+                    if let (Some(machine), true) = (&session.machine, evidence.is_empty()) {
+                        evidence.push(format!(
+                            "the evidence is on {machine}: `slate show {}` there",
+                            session.id
+                        ));
+                    }
+                    (session, evidence)
+                }
+            };
             if json {
                 let mut value = serde_json::to_value(&session)?;
                 value["evidence"] = serde_json::json!(evidence);
@@ -432,7 +531,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let (session, _) = find_session(&engine, server.as_ref(), &id)?;
             return focus(&session, dry_run, &mut out);
         }
-        Command::Doctor => write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?,
+        Command::Doctor => {
+            write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?;
+            if !setup.config.remotes.is_empty() {
+                let (reports, from) = remote::reports(&setup, server.as_ref(), now);
+                write!(out, "{}", remote::doctor(&reports, &from, now))?;
+            }
+        }
         Command::Park { id, reason } => {
             let intent = Intent {
                 state: IntentState::Parked,
@@ -481,7 +586,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Item { .. } | Command::Release { .. } => {
             unreachable!("handled before the engine runs")
         }
-        Command::Run { .. } => unreachable!("handled before the engine starts"),
+        Command::Run { .. } | Command::Remote { .. } => {
+            unreachable!("handled before the engine starts")
+        }
         Command::Serve { .. } | Command::Watch { .. } => {}
     }
     Ok(ExitCode::SUCCESS)

@@ -320,6 +320,7 @@ async fn the_command_line_and_the_api_accept_and_refuse_the_same_awaited_actors(
         store: Some(slate::store::open(&temp.path().join("slate.db")).expect("a store")),
         clock: live::system_clock,
         settings: Default::default(),
+        remotes: None,
     };
     let (handle, thread) = live::start(service);
     let router = api::router(

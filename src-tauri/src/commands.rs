@@ -1,8 +1,9 @@
 //! The commands the window may invoke, and the shell actions behind them.
 //!
 //! The page gets its data over HTTP like any browser, so the commands are only what belongs to
-//! the shell: where the API is, focusing a session's terminal, start at login, pausing
-//! notifications, showing the window and quitting. The tray menu and the notification click
+//! the shell: where the API is, focusing a session's terminal (for a session on a remote machine,
+//! a local terminal attached to the remote's tmux, `slate::remote::attach`), start at login,
+//! pausing notifications, showing the window and quitting. The tray menu and the notification click
 //! handler call the same functions, so a menu click and a click in the page do the same thing.
 //! Errors cross to the page as their message (`CommandError` serializes as a string).
 
@@ -24,6 +25,8 @@ pub enum CommandError {
     NoProcess(String),
     #[error("cannot focus the terminal of session `{id}`: {reason}")]
     Focus { id: String, reason: String },
+    #[error("{reason}; to see it, run: {command}")]
+    RemoteFocus { reason: String, command: String },
     #[error("cannot change start at login: {0}")]
     Autostart(#[from] tauri_plugin_autostart::Error),
     #[error("the main window is missing")]
@@ -44,10 +47,18 @@ pub fn api_endpoint(shell: State<'_, Shell>) -> Endpoint {
     shell.endpoint.clone()
 }
 
-/// Raises the terminal that hosts session `id` (an id or a unique prefix of one).
+/// Raises the terminal that hosts session `id` (an id or a unique prefix of one, or `NAME:ID`
+/// for a session on a remote machine). It runs off the main thread: asking a remote where its
+/// session runs can take a few seconds.
 #[tauri::command]
-pub fn focus_session(shell: State<'_, Shell>, id: String) -> Result<(), CommandError> {
-    focus(&shell, &id)
+pub async fn focus_session(shell: State<'_, Shell>, id: String) -> Result<(), CommandError> {
+    let handle = shell.handle.clone();
+    tauri::async_runtime::spawn_blocking(move || focus_with(&handle, &id))
+        .await
+        .map_err(|err| CommandError::Focus {
+            id: String::new(),
+            reason: err.to_string(),
+        })?
 }
 
 #[tauri::command]
@@ -90,13 +101,19 @@ pub fn show_window<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandError> {
 }
 
 /// Focuses a session's terminal: finds its process, then asks the focus strategy to raise what
-/// hosts it.
+/// hosts it. A session on a remote machine is attached to instead.
 pub fn focus(shell: &Shell, id: &str) -> Result<(), CommandError> {
-    let detail = shell
-        .handle
+    focus_with(&shell.handle, id)
+}
+
+fn focus_with(handle: &slate::live::Handle, id: &str) -> Result<(), CommandError> {
+    let detail = handle
         .session(id)
         .ok_or_else(|| CommandError::UnknownSession(id.to_string()))?;
     let session = detail.session;
+    if let Some(machine) = &session.machine {
+        return attach(handle, machine, session.id.as_str());
+    }
     let pid = session
         .pid
         .ok_or_else(|| CommandError::NoProcess(session.id.to_string()))?;
@@ -107,9 +124,53 @@ pub fn focus(shell: &Shell, id: &str) -> Result<(), CommandError> {
     })
 }
 
+/// Opens a local terminal attached to the remote session `id` on `machine`, when the remote says
+/// it runs in tmux; otherwise says which command gets there.
+fn attach(
+    handle: &slate::live::Handle,
+    machine: &slate::model::Machine,
+    id: &str,
+) -> Result<(), CommandError> {
+    use slate::remote::attach::{self, Plan};
+    let settings = handle.settings();
+    let entry = settings
+        .config
+        .remotes
+        .iter()
+        .find(|entry| &entry.name == machine)
+        .ok_or_else(|| CommandError::UnknownSession(format!("{machine}:{id}")))?;
+    let options = slate::remote::LinkOptions::default();
+    let plan = attach::plan(entry, &options, id).map_err(|failure| CommandError::Focus {
+        id: id.to_string(),
+        reason: failure.message,
+    })?;
+    let command = plan.command_line();
+    tracing::info!(%machine, session = id, %command, "attach requested");
+    match &plan {
+        Plan::Tmux { .. } => attach::open_terminal(plan.args())
+            .map(|_| ())
+            .map_err(|reason| CommandError::RemoteFocus { reason, command }),
+        Plan::Shell { reason, .. } => Err(CommandError::RemoteFocus {
+            reason: reason.clone(),
+            command,
+        }),
+    }
+}
+
 /// Focuses the session `key` names (from the tray menu or a notification); failures are logged,
-/// since there is nobody to show them to.
+/// since there is nobody to show them to. A remote session is attached to on a thread of its
+/// own, so the menu never waits on the network.
 pub fn focus_key(shell: &Shell, key: &SessionKey) {
+    if key.machine.is_some() {
+        let handle = shell.handle.clone();
+        let reference = key.reference();
+        std::thread::spawn(move || {
+            if let Err(err) = focus_with(&handle, &reference) {
+                tracing::warn!("{err}");
+            }
+        });
+        return;
+    }
     if let Err(err) = focus(shell, key.id.as_str()) {
         tracing::warn!("{err}");
     }

@@ -203,6 +203,7 @@ fn engine_service(env: &Env, places: &Places, settings: Settings) -> Service {
         store: open_store(&places.store_file()),
         clock: live::system_clock,
         settings,
+        remotes: Some(slate::remote::LinkOptions::default()),
     }
 }
 
@@ -222,6 +223,8 @@ fn demo_service(demo: &slate::demo::Demo, settings: Settings) -> Service {
         store: None,
         clock: live::system_clock,
         settings,
+        // The demo shows its own made-up sessions only.
+        remotes: None,
     }
 }
 
@@ -278,8 +281,16 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
 
     let follower = app.clone();
     let settings = shell.handle.watch_settings();
+    let remotes = shell.handle.watch_remotes();
     tauri::async_runtime::spawn(async move {
-        follow(follower, Notifier::seed(&snapshot), updates, settings).await;
+        follow(
+            follower,
+            Notifier::seed(&snapshot),
+            updates,
+            settings,
+            remotes,
+        )
+        .await;
     });
     Ok(())
 }
@@ -325,6 +336,8 @@ enum Woke {
     Update(Result<Update, RecvError>),
     /// The config file was applied, or broke: the pause may follow it, and the tray says it.
     Settings,
+    /// A remote machine's link came up or went down: the menu names the unreachable ones.
+    Remotes,
     /// The policy's deadline or the end of a timed pause.
     Deadline,
 }
@@ -332,12 +345,14 @@ enum Woke {
 /// Follows the engine: every update recounts the tray and goes through the notification policy;
 /// the policy's deadline wakes the loop when a burst window closes, and the end of a timed pause
 /// wakes it to update the menu. A change of the settings updates the pause when the config's
-/// `[notifications]` changed, and the tray's note of a config error.
+/// `[notifications]` changed, and the tray's note of a config error; a change of a remote's link
+/// updates the menu's note of unreachable machines.
 async fn follow<R: Runtime>(
     app: AppHandle<R>,
     mut notifier: Notifier,
     mut updates: tokio::sync::broadcast::Receiver<Update>,
     mut settings: tokio::sync::watch::Receiver<Settings>,
+    mut remotes: tokio::sync::watch::Receiver<Vec<slate::remote::Report>>,
 ) {
     let mut deadline: Option<Timestamp> = None;
     let mut told = settings.borrow_and_update().config.notifications.clone();
@@ -348,11 +363,17 @@ async fn follow<R: Runtime>(
         let woke = tokio::select! {
             received = updates.recv() => Woke::Update(received),
             Ok(()) = settings.changed() => Woke::Settings,
+            Ok(()) = remotes.changed() => Woke::Remotes,
             () = sleep_or_never(wait) => Woke::Deadline,
         };
         let received = match woke {
             Woke::Update(received) => Some(received),
             Woke::Deadline => None,
+            Woke::Remotes => {
+                remotes.borrow_and_update();
+                refresh_tray(&app);
+                continue;
+            }
             Woke::Settings => {
                 let wanted = settings.borrow_and_update().config.notifications.clone();
                 if wanted != told {
@@ -469,10 +490,12 @@ fn menu_entries<R: Runtime>(
     let pause = *shell.pause.lock().expect("lock poisoned");
     let autostart = app.autolaunch().is_enabled().unwrap_or(false);
     let settings = shell.handle.settings();
+    let remotes = shell.handle.remotes();
     let state = MenuState {
         pause,
         autostart,
         config_error: settings.error.as_deref(),
+        remotes: &remotes,
     };
     menu::menu_model(live, state, live::system_clock())
 }
