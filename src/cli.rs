@@ -329,11 +329,8 @@ fn print_sessions(
         }
         writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
     } else {
-        write!(
-            out,
-            "{}",
-            report::table_with(&sessions, now, remotes.is_some())
-        )?;
+        let machines = remotes.is_some() || sessions.iter().any(|s| s.machine.is_some());
+        write!(out, "{}", report::table_with(&sessions, now, machines))?;
         for remote in remotes.unwrap_or_default() {
             if remote.status == slate::remote::Status::Unreachable {
                 let error = remote.error.as_deref().unwrap_or("no answer");

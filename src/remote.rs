@@ -188,9 +188,13 @@ pub fn ssh_args(
 }
 
 /// The arguments of the `ssh` a person runs to attach to the remote's tmux session `session`:
-/// `ssh -t [ssh_args] -- DEST tmux attach -t '<session>'`. The session name is quoted for the
-/// remote's shell, since tmux allows any text in one.
+/// `ssh -t [ssh_args] -- DEST tmux attach -t <session>`. A session name a shell would not read
+/// as itself is quoted for the remote's shell, since tmux allows any text in one.
 pub fn attach_args(remote: &RemoteEntry, session: &str) -> Vec<String> {
+    let session = match shell_safe(session) {
+        Ok(plain) => plain.to_owned(),
+        Err(_) => shell_quote(session),
+    };
     let mut args: Vec<String> = vec!["-t".into()];
     args.extend(remote.ssh_args.iter().cloned());
     args.extend([
@@ -199,7 +203,7 @@ pub fn attach_args(remote: &RemoteEntry, session: &str) -> Vec<String> {
         "tmux".into(),
         "attach".into(),
         "-t".into(),
-        shell_quote(session),
+        session,
     ]);
     args
 }

@@ -24,7 +24,9 @@ mod policy; // what every surface shares: needs you, the live list and when a se
 mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine
 mod registry; // the agent registry: built-in descriptions, wire ids, a toy agent through the engine
+mod remote; // sessions on other machines over SSH: the link, the merged view, a real sshd on loopback
 mod schedule; // the live loop's timers from data, with made-up instants
+mod sshd; // a real OpenSSH server on 127.0.0.1 for the remote tests: throwaway keys, forced HOMEs
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod titles; // the title grammars against real titles recorded from the CLIs
