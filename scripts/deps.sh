@@ -56,7 +56,17 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
+  # The tests run their own sshd on 127.0.0.1; installing openssh-server must not start the
+  # system's on every address. A policy-rc.d that refuses every start does that, for this
+  # install only (one already there is left alone).
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $sudo_cmd tee "$policy" >/dev/null
+    $sudo_cmd chmod +x "$policy"
+  fi
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  if [ -n "$policy" ]; then $sudo_cmd rm -f "$policy"; fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
