@@ -6,8 +6,8 @@
 # session from Working to Needs you, marks a session hosted through the app's API, counts the
 # Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
 # notification with dunstctl, checks a second launch, edits the config file while the app runs (a
-# good edit applies, a broken one shows in the menu and the API), restarts the app, and takes
-# screenshots into docs/screenshots/.
+# good edit applies, a broken one shows in the menu and the API; a remote machine that cannot be
+# reached is named in the menu), restarts the app, and takes screenshots into docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
 # Prints one line per check and ends with `N passed, N failed`; exits non-zero on a failure.
@@ -241,6 +241,17 @@ rm -f "$CONFIG"
 no_config_note() { ! menu_has "Config error"; }
 check "the menu's note goes when the file reads again" eventually 10 no_config_note
 check "without the file the defaults apply" eventually 10 idle_is 20
+
+# ---- 2d. a remote machine that cannot be reached: named in the menu, counted nowhere ----
+# The system ssh runs for it, with a proxy command that fails at once: nothing leaves this machine.
+printf '[[remote]]\nname = "box"\ndestination = "box"\nssh_args = ["-F", "/dev/null", "-o", "ProxyCommand=false"]\n' >"$CONFIG"
+check "the menu names a remote machine that cannot be reached" eventually 15 menu_has "box is unreachable (since "
+remote_unreachable() { curl -fsS "$(api_base)/remotes" | grep -q '"status":"unreachable"'; }
+check "the API says the remote is unreachable" remote_unreachable
+check "an unreachable remote changes no count" label_is 1
+rm -f "$CONFIG"
+no_remote_note() { ! menu_has "box is unreachable"; }
+check "the note goes with the remote" eventually 10 no_remote_note
 
 # ---- 3. Working -> Needs you: the count follows and exactly one notification ----
 {
