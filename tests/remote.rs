@@ -730,7 +730,7 @@ fn a_taken_name_a_duplicate_an_unknown_key_or_a_broken_file_is_refused() {
     );
     assert_eq!(
         config::load_or_default(&file).unwrap().0.remotes,
-        [box_entry.clone()]
+        std::slice::from_ref(&box_entry)
     );
     std::fs::write(&file, broken).unwrap();
     let error = config::edit_file(&file, |text| {
@@ -1083,14 +1083,15 @@ async fn a_remote_session_is_listed_with_its_machine_and_named_as_machine_colon_
     thread.join().unwrap();
 }
 
-/// Every notification the tray would show for the events of an event stream, by the same
-/// policy: the stream's snapshot seeds it, each event goes through it.
-struct Told {
+/// An event stream, read as the tray reads it: every event goes through the notification
+/// policy (the stream's snapshot seeds it), and the titles it would show are kept.
+struct Followed {
+    events: std::sync::mpsc::Receiver<slate::client::ServerEvent>,
     notifier: Option<Notifier>,
     titles: Vec<String>,
 }
 
-impl Told {
+impl Followed {
     fn take(&mut self, event: &slate::client::ServerEvent) {
         let now = live::system_clock();
         let data = json(&event.data);
@@ -1128,27 +1129,34 @@ impl Told {
         self.titles
             .extend(decision.plans.into_iter().map(|plan| plan.title));
     }
-}
 
-/// Reads events until `check` is true of one, or fails after `limit`; every event read goes
-/// through `told`.
-fn until_event(
-    events: &std::sync::mpsc::Receiver<slate::client::ServerEvent>,
-    told: &mut Told,
-    what: &str,
-    limit: Duration,
-    check: impl Fn(&slate::client::ServerEvent) -> bool,
-) {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = events
-            .recv_timeout(left)
-            .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"));
-        told.take(&event);
-        if check(&event) {
-            return;
-        }
+    /// Reads events until one shows the remote session in `status` (reachable or not), or
+    /// fails naming `what` after `limit`. It blocks its worker thread, as the stream's reader
+    /// does.
+    fn until(&mut self, what: &str, limit: Duration, status: &str, unreachable: bool) {
+        tokio::task::block_in_place(|| {
+            let deadline = Instant::now() + limit;
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let event = self
+                    .events
+                    .recv_timeout(left)
+                    .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"));
+                self.take(&event);
+                if remote_event(&event, status, unreachable) {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Reads whatever arrives until the stream has been quiet for `quiet`.
+    fn drain(&mut self, quiet: Duration) {
+        tokio::task::block_in_place(|| {
+            while let Ok(event) = self.events.recv_timeout(quiet) {
+                self.take(&event);
+            }
+        });
     }
 }
 
@@ -1177,57 +1185,30 @@ async fn a_remote_change_reaches_the_stream_and_a_dropped_link_neither_loses_nor
         vec![machine_box.entry("box")],
     ));
     let (address, stop, server) = serve_on_free_port(&handle).await;
-    let events = tokio::task::spawn_blocking(move || follow_events(address))
-        .await
-        .unwrap();
-    let mut told = Told {
+    let mut stream = Followed {
+        events: tokio::task::block_in_place(|| follow_events(address)),
         notifier: None,
         titles: Vec::new(),
     };
-    let events = tokio::task::spawn_blocking(move || {
-        // The link comes up after the local snapshot: the remote session arrives as a change.
-        until_event(
-            &events,
-            &mut told,
-            "the remote session",
-            Duration::from_secs(30),
-            |e| remote_event(e, "working", false),
-        );
-        assert!(told.titles.is_empty(), "{:?}", told.titles);
-        (events, told)
-    })
-    .await
-    .unwrap();
+    // The link comes up after the local snapshot: the remote session arrives as a change.
+    stream.until(
+        "the remote session",
+        Duration::from_secs(30),
+        "working",
+        false,
+    );
+    assert!(stream.titles.is_empty(), "{:?}", stream.titles);
 
     // A transcript change on the remote reaches this machine's stream, and notifies once.
     finish_remote_turn(&machine_box.remote);
-    let (events, mut told) = tokio::task::spawn_blocking(move || {
-        let (events, mut told) = events;
-        until_event(
-            &events,
-            &mut told,
-            "the remote flip",
-            Duration::from_secs(15),
-            |e| remote_event(e, "waiting", false),
-        );
-        (events, told)
-    })
-    .await
-    .unwrap();
-    assert_eq!(told.titles, ["box · api-server · Claude Code needs you"]);
+    stream.until("the remote flip", Duration::from_secs(15), "waiting", false);
+    assert_eq!(stream.titles, ["box · api-server · Claude Code needs you"]);
     assert_eq!(handle.health().needs_you, 1);
 
     // The server stops and its connections die: unreachable, its session kept but not counted.
     let dropped = Instant::now();
     machine_box.sshd.stop_and_cut();
-    let events = tokio::task::spawn_blocking(move || {
-        until_event(&events, &mut told, "unreachable", UNREACHABLE_WITHIN, |e| {
-            remote_event(e, "waiting", true)
-        });
-        (events, told)
-    })
-    .await
-    .unwrap();
+    stream.until("unreachable", UNREACHABLE_WITHIN, "waiting", true);
     assert!(dropped.elapsed() < UNREACHABLE_WITHIN);
     let report = handle.remotes()[0].clone();
     assert_eq!(report.status, remote::Status::Unreachable, "{report:?}");
@@ -1245,30 +1226,15 @@ async fn a_remote_change_reaches_the_stream_and_a_dropped_link_neither_loses_nor
     // second notification for a turn already told.
     let restarted = Instant::now();
     machine_box.sshd.restart();
-    let (events, mut told) = tokio::task::spawn_blocking(move || {
-        let (events, mut told) = events;
-        until_event(&events, &mut told, "reconnected", RECONNECTED_WITHIN, |e| {
-            remote_event(e, "waiting", false)
-        });
-        (events, told)
-    })
-    .await
-    .unwrap();
+    stream.until("reconnected", RECONNECTED_WITHIN, "waiting", false);
     assert!(restarted.elapsed() < RECONNECTED_WITHIN);
     wait_for("connected again", Duration::from_secs(5), || {
         (handle.remotes()[0].status == remote::Status::Connected).then_some(())
     });
     assert_eq!(handle.health().needs_you, 1);
     // Nothing else arrives for a moment, and nothing more was told.
-    let quiet = tokio::task::spawn_blocking(move || {
-        while let Ok(event) = events.recv_timeout(Duration::from_millis(1500)) {
-            told.take(&event);
-        }
-        told
-    })
-    .await
-    .unwrap();
-    assert_eq!(quiet.titles, ["box · api-server · Claude Code needs you"]);
+    stream.drain(Duration::from_millis(1500));
+    assert_eq!(stream.titles, ["box · api-server · Claude Code needs you"]);
 
     let _ = stop.send(());
     let _ = server.await;

@@ -18,7 +18,7 @@ use slate::client::Client;
 use slate::config::{self, Config, RemoteEntry};
 use slate::engine::pick;
 use slate::model::{Machine, Session, Timestamp};
-use slate::remote::{self, attach, link, Failure, LinkOptions, Report, Status};
+use slate::remote::{self, attach, link, LinkOptions, Report, Status};
 use slate::report;
 
 use super::Setup;
@@ -161,18 +161,12 @@ pub struct Asked {
 
 impl Asked {
     /// Starts asking every configured remote on a thread of its own; `None` without remotes.
-    pub fn start(
-        config: &Config,
-    ) -> Option<std::thread::JoinHandle<Vec<Result<Vec<Session>, Failure>>>> {
+    pub fn start(config: &Config) -> Option<std::thread::JoinHandle<link::Answers>> {
         (!config.remotes.is_empty()).then(|| link::ask_all_later(config.remotes.clone(), options()))
     }
 
     /// The answers, in `entries`' order, as reports and sessions.
-    pub fn collect(
-        entries: &[RemoteEntry],
-        answers: Vec<Result<Vec<Session>, Failure>>,
-        now: Timestamp,
-    ) -> Asked {
+    pub fn collect(entries: &[RemoteEntry], answers: link::Answers, now: Timestamp) -> Asked {
         let mut reports = Vec::new();
         let mut sessions = Vec::new();
         for (entry, answer) in entries.iter().zip(answers) {
@@ -201,7 +195,7 @@ impl Asked {
     /// Waits for a question started with [`Asked::start`].
     pub fn finish(
         config: &Config,
-        started: std::thread::JoinHandle<Vec<Result<Vec<Session>, Failure>>>,
+        started: std::thread::JoinHandle<link::Answers>,
         now: Timestamp,
     ) -> Asked {
         let answers = started.join().unwrap_or_default();

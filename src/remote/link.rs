@@ -38,6 +38,10 @@ const STDERR_KEPT: usize = 8 * 1024;
 /// What a link hands its events to.
 pub type Sink = Box<dyn Fn(LinkEvent) + Send>;
 
+/// The answers of one question to several remotes, in their order: each one's sessions, or why
+/// it gave none.
+pub type Answers = Vec<Result<Vec<Session>, Failure>>;
+
 /// One remote's link: a thread that keeps `ssh … slate watch --json` running.
 pub struct Link {
     entry: RemoteEntry,
@@ -338,10 +342,7 @@ pub fn ask_sessions(entry: &RemoteEntry, options: &LinkOptions) -> Result<Vec<Se
 
 /// Asks every remote at once, each within the one-shot limit, so the slowest one bounds the
 /// wait; answers come back in `entries`' order.
-pub fn ask_all(
-    entries: &[RemoteEntry],
-    options: &LinkOptions,
-) -> Vec<Result<Vec<Session>, Failure>> {
+pub fn ask_all(entries: &[RemoteEntry], options: &LinkOptions) -> Answers {
     std::thread::scope(|scope| {
         let asked: Vec<_> = entries
             .iter()
@@ -359,9 +360,6 @@ pub fn ask_all(
 }
 
 /// Starts [`ask_all`] on a thread of its own, so a command can read this machine meanwhile.
-pub fn ask_all_later(
-    entries: Vec<RemoteEntry>,
-    options: LinkOptions,
-) -> JoinHandle<Vec<Result<Vec<Session>, Failure>>> {
+pub fn ask_all_later(entries: Vec<RemoteEntry>, options: LinkOptions) -> JoinHandle<Answers> {
     std::thread::spawn(move || ask_all(&entries, &options))
 }
