@@ -194,8 +194,10 @@ fn attempt(
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
             let read = match stdout.read(&mut chunk) {
-                Ok(0) | Err(_) => break,
+                Ok(0) => break,
                 Ok(read) => read,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
             };
             buffer.push(&chunk[..read], |event| {
                 if protocol.is_some() {
