@@ -12,11 +12,13 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use slate::client::{self, Client};
+use slate::client::{self, Answer, Client};
 use slate::config::{self, Config};
 use slate::engine::{Engine, ProcessSource};
 use slate::focus::{self, strategy::Plan};
-use slate::model::{Awaiting, Intent, IntentState, Session, SessionKey, Status, Timestamp};
+use slate::model::{
+    Awaiting, Intent, IntentState, Problem, Session, SessionKey, Status, Timestamp,
+};
 use slate::places::{Places, PlacesError};
 use slate::sources::processes;
 use slate::sources::roots::Env;
@@ -123,7 +125,7 @@ enum Command {
         #[command(subcommand)]
         command: remote::RemoteCommand,
     },
-    /// Print each change of the live list as it happens, from a running `slate serve` or, when
+    /// Print each change of the live list as it happens, from this HOME's running Slate or, when
     /// none answers, from an engine of its own.
     Watch {
         /// Print one JSON object per event (NDJSON) instead of text.
@@ -195,10 +197,16 @@ impl Setup {
     }
 
     /// The client of the running Slate: at `SLATE_API` when set, else at the config's `[server]
-    /// listen`, with the token when one exists. A token file that cannot be read is said and
-    /// leaves the client without a token: what needs one (a nudge, `slate run`'s reports) is
-    /// best effort, and a read needs none.
+    /// listen` (`client_at`).
     fn client(&self) -> Client {
+        self.client_at(client::engine_address(&self.env, self.config.server.listen))
+    }
+
+    /// The client of a Slate at `address`, with this HOME's token when one exists. A token file
+    /// that cannot be read is said and leaves the client without a token: what needs one (a
+    /// nudge, `slate run`'s reports) is best effort, and a command that reads finds that no
+    /// running Slate can be shown to be this HOME's, so it reads for itself.
+    fn client_at(&self, address: SocketAddr) -> Client {
         let token = match &self.places {
             Ok(places) => slate::token::read_token(&places.token_file()).unwrap_or_else(|err| {
                 tracing::warn!("{err}; a running Slate hears nothing from this command");
@@ -206,10 +214,7 @@ impl Setup {
             }),
             Err(_) => None,
         };
-        Client::new(
-            client::engine_address(&self.env, self.config.server.listen),
-            token,
-        )
+        Client::new(address, token)
     }
 
     /// Asks a running server to re-read now, so a change made here shows at once. Any failure
@@ -222,9 +227,40 @@ impl Setup {
     }
 }
 
-/// The running Slate, when one answers within a moment.
-fn running_server(client: Client) -> Option<Client> {
-    client.probe(Duration::from_millis(300)).then_some(client)
+/// A running Slate that holds this HOME's token, and the version it reported.
+struct Server {
+    client: Client,
+    version: String,
+}
+
+/// Which engine answered a command, as its JSON says: `{"kind": "server", "address", "version"}`
+/// for a running Slate, `{"kind": "standalone"}` for this process's own.
+fn engine_json(server: Option<&Server>) -> serde_json::Value {
+    match server {
+        Some(server) => serde_json::json!({
+            "kind": "server",
+            "address": server.client.address().to_string(),
+            "version": server.version,
+        }),
+        None => serde_json::json!({ "kind": "standalone" }),
+    }
+}
+
+/// The running Slate at `client`'s address, when one answers within `timeout` and holds this
+/// HOME's token. One that answers but is another user's or another HOME's is said on stderr,
+/// and the command reads for itself.
+fn running_server(client: Client, timeout: Duration) -> Option<Server> {
+    match client.answer(timeout) {
+        Answer::Ours { version } => Some(Server { client, version }),
+        Answer::Foreign(why) => {
+            eprintln!(
+                "slate: the Slate at {} belongs to another user or HOME ({why}); reading for myself",
+                client.address()
+            );
+            None
+        }
+        Answer::Silent => None,
+    }
 }
 
 /// True when `SLATE_STANDALONE=1` asks this command to decide on its own.
@@ -233,11 +269,11 @@ fn standalone_asked() -> bool {
 }
 
 /// The running Slate, unless `SLATE_STANDALONE=1` asks this command to decide on its own.
-fn server_unless_standalone(setup: &Setup) -> Option<Client> {
+fn server_unless_standalone(setup: &Setup) -> Option<Server> {
     if standalone_asked() {
         return None;
     }
-    running_server(setup.client())
+    running_server(setup.client(), Duration::from_millis(300))
 }
 
 /// The live list of a running Slate server.
@@ -310,36 +346,59 @@ fn find_session(
     })
 }
 
-/// Prints sessions as the `slate sessions` table or as `{"sessions":[…]}`, Needs you first.
-/// With remote machines configured, the table has a MACHINE column and names each remote that
-/// did not answer, and the JSON adds `"remotes"` (as `slate remote list --json` says them).
+/// What a list of sessions is, besides its sessions: which were asked for, which engine
+/// answered, the places this process could not read (`None` when it read none itself), and, with
+/// remote machines configured, how each answered (`None` without any).
+struct Listing<'a> {
+    listed: report::Listed,
+    server: Option<&'a Server>,
+    unread: Option<Vec<&'a Problem>>,
+    remotes: Option<&'a [slate::remote::Report]>,
+}
+
+/// Prints sessions as the `slate sessions` table or as `{"sessions":[…], "engine":{…}}` (with
+/// `"unread"`, the places this process could not read, when it read the disk itself), Needs you
+/// first. With remote machines configured, the table has a MACHINE column and names each remote
+/// that did not answer, and the JSON adds `"remotes"` (as `slate remote list --json` says them).
 fn print_sessions(
     mut sessions: Vec<Session>,
     json: bool,
     now: Timestamp,
-    server: Option<SocketAddr>,
-    remotes: Option<&[slate::remote::Report]>,
+    listing: &Listing,
 ) -> anyhow::Result<()> {
     report::sort_for_display(&mut sessions);
+    let unread = listing.unread.as_deref().unwrap_or_default();
     let mut out = std::io::stdout().lock();
     if json {
-        let mut body = serde_json::json!({ "sessions": sessions });
-        if let Some(remotes) = remotes {
+        let mut body = serde_json::json!({
+            "sessions": sessions,
+            "engine": engine_json(listing.server),
+        });
+        if listing.unread.is_some() {
+            body["unread"] = serde_json::to_value(unread)?;
+        }
+        if let Some(remotes) = listing.remotes {
             body["remotes"] = serde_json::to_value(remotes)?;
         }
         writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
     } else {
-        let machines = remotes.is_some() || sessions.iter().any(|s| s.machine.is_some());
-        write!(out, "{}", report::table_with(&sessions, now, machines))?;
-        for remote in remotes.unwrap_or_default() {
+        let machines =
+            listing.remotes.is_some() || sessions.iter().any(|session| session.machine.is_some());
+        let table = report::table_with(&sessions, now, listing.listed, unread, machines);
+        write!(out, "{table}")?;
+        for remote in listing.remotes.unwrap_or_default() {
             if remote.status == slate::remote::Status::Unreachable {
                 let error = remote.error.as_deref().unwrap_or("no answer");
                 let line = format!("{}: unreachable ({error})", remote.name);
                 writeln!(out, "{}", report::terminal_text(&line))?;
             }
         }
-        if let Some(server) = server {
-            writeln!(out, "(from the Slate running at {server})")?;
+        if let Some(server) = listing.server {
+            writeln!(
+                out,
+                "(from the Slate running at {})",
+                server.client.address()
+            )?;
         }
     }
     Ok(())
@@ -380,16 +439,22 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
-    // One engine: when a Slate server runs (the tray app or `slate serve`), every command answers
-    // from it, so it shows what the tray shows, including what only a running engine knows
+    // One engine: when this HOME's Slate server runs (the tray app or `slate serve`), every
+    // command that reads sessions answers from it, so it shows what the tray shows, including what only a running engine knows
     // (hosted terminals, the death of a process it saw vouching). The live list comes from the
     // server; the closed history this process reads is added to it. A replay (`--now`,
     // `--processes`) or `SLATE_STANDALONE=1` always decides on its own.
+    // Only the commands that read sessions ask; the others write Slate's store or read only
+    // this process's engine (`slate doctor` asks for the remotes' links only).
     let standalone = cli.now.is_some() || cli.processes.is_some() || standalone_asked();
-    let server = if standalone {
+    let reads = matches!(
+        cli.command,
+        Command::Sessions { .. } | Command::Show { .. } | Command::Focus { .. }
+    );
+    let server = if standalone || !reads {
         None
     } else {
-        running_server(setup.client())
+        running_server(setup.client(), Duration::from_millis(300))
     };
     let has_remotes = !setup.config.remotes.is_empty();
     if let (
@@ -401,18 +466,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         },
     ) = (&server, &cli.command)
     {
-        if let Some(sessions) = sessions_from_server(server) {
-            let remotes = has_remotes
-                .then(|| remote::served_reports(server))
-                .flatten()
-                .or_else(|| has_remotes.then(Vec::new));
-            print_sessions(
-                sessions,
-                *json,
-                now,
-                Some(server.address()),
-                remotes.as_deref(),
-            )?;
+        if let Some(sessions) = sessions_from_server(&server.client) {
+            let remotes =
+                has_remotes.then(|| remote::served_reports(&server.client).unwrap_or_default());
+            let listing = Listing {
+                listed: report::Listed::Live,
+                server: Some(server),
+                unread: None,
+                remotes: remotes.as_deref(),
+            };
+            print_sessions(sessions, *json, now, &listing)?;
             return Ok(ExitCode::SUCCESS);
         }
     }
@@ -456,10 +519,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             reclaimable,
         } => {
             let (mut sessions, from) = match &server {
-                Some(server) => match sessions_from_server(server) {
+                Some(server) => match sessions_from_server(&server.client) {
                     Some(live) => (
-                        with_history(server, live, engine.sessions()),
-                        Some(server.address()),
+                        with_history(&server.client, live, engine.sessions()),
+                        Some(server),
                     ),
                     None => (engine.sessions(), None),
                 },
@@ -472,10 +535,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     Some(asked.reports)
                 }
                 (None, Some(server)) if has_remotes => {
-                    Some(remote::served_reports(server).unwrap_or_default())
+                    Some(remote::served_reports(&server.client).unwrap_or_default())
                 }
                 _ => None,
             };
+            let unread = report::unread(&engine.problems().recent);
             let mut sessions: Vec<Session> = sessions
                 .into_iter()
                 .filter(|session| {
@@ -488,13 +552,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .collect();
             if reclaimable && !json {
                 report::sort_for_display(&mut sessions);
-                write!(out, "{}", report::reclaimable(&sessions, now))?;
+                write!(out, "{}", report::reclaimable(&sessions, now, &unread))?;
             } else {
-                print_sessions(sessions, json, now, from, remotes.as_deref())?;
+                let listing = Listing {
+                    listed: if all {
+                        report::Listed::All
+                    } else {
+                        report::Listed::Live
+                    },
+                    server: from,
+                    unread: Some(unread),
+                    remotes: remotes.as_deref(),
+                };
+                print_sessions(sessions, json, now, &listing)?;
             }
         }
         Command::Show { id, json } => {
-            let (session, evidence) = match (remote::reference(&setup.config, &id), &server) {
+            let served = server.as_ref().map(|server| &server.client);
+            let (session, evidence) = match (remote::reference(&setup.config, &id), served) {
                 // With no Slate running here, the remote itself says how the session stands.
                 (Some((entry, rest)), None) => {
                     let session = remote::asked_session(entry, rest)?;
@@ -505,7 +580,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     (session, vec![note])
                 }
                 _ => {
-                    let (session, mut evidence) = find_session(&engine, server.as_ref(), &id)?;
+                    let (session, mut evidence) = find_session(&engine, served, &id)?;
                     if let (Some(machine), true) = (&session.machine, evidence.is_empty()) {
                         evidence.push(format!(
                             "the evidence is on {machine}: `slate show {}` there",
@@ -518,20 +593,26 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if json {
                 let mut value = serde_json::to_value(&session)?;
                 value["evidence"] = serde_json::json!(evidence);
-                let body = serde_json::json!({ "session": value });
+                let body = serde_json::json!({
+                    "session": value,
+                    "engine": engine_json(server.as_ref()),
+                });
                 writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
             } else {
                 write!(out, "{}", report::show(&session, &evidence, now))?;
             }
         }
         Command::Focus { id, dry_run } => {
-            let (session, _) = find_session(&engine, server.as_ref(), &id)?;
+            let (session, _) =
+                find_session(&engine, server.as_ref().map(|server| &server.client), &id)?;
             return focus(&session, dry_run, &mut out);
         }
         Command::Doctor => {
             write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?;
             if !setup.config.remotes.is_empty() {
-                let (reports, from) = remote::reports(&setup, server.as_ref(), now);
+                let server = server_unless_standalone(&setup);
+                let client = server.as_ref().map(|server| &server.client);
+                let (reports, from) = remote::reports(&setup, client, now);
                 write!(out, "{}", remote::doctor(&reports, &from, now))?;
             }
         }
@@ -578,7 +659,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 store.claim(&item, &key, now)?;
             }
             setup.nudge_server();
-            writeln!(out, "{key} holds a work claim on item {item}")?;
+            let said = format!("{key} holds a work claim on item {item}");
+            writeln!(out, "{}", report::terminal_text(&said))?;
         }
         Command::Item { .. } | Command::Release { .. } => {
             unreachable!("handled before the engine runs")
@@ -746,7 +828,7 @@ fn set_intent(
                 .map_or("someone".to_string(), Awaiting::to_string)
         ),
     };
-    writeln!(out, "{key} {said}")?;
+    writeln!(out, "{}", report::terminal_text(&format!("{key} {said}")))?;
     Ok(())
 }
 
@@ -786,7 +868,8 @@ fn run_store_command(
                 deps: deps.clone(),
                 created,
             })?;
-            writeln!(out, "item {id} ({})", status.as_str())?;
+            let said = format!("item {id} ({})", status.as_str());
+            writeln!(out, "{}", report::terminal_text(&said))?;
         }
         Command::Item {
             command: ItemCommand::Done { id },
@@ -802,7 +885,7 @@ fn run_store_command(
                     store.release_claim(claim.id, now)?;
                 }
             }
-            writeln!(out, "item {id} done")?;
+            writeln!(out, "item {} done", report::terminal_text(id))?;
         }
         Command::Item {
             command: ItemCommand::List,
@@ -833,6 +916,8 @@ fn run_store_command(
                     released += 1;
                 }
             }
+            // The id is as typed, so it is shown, never obeyed, like every other echoed text.
+            let item = report::terminal_text(item);
             if released == 0 {
                 writeln!(out, "no claim held on item {item}")?;
             } else {

@@ -802,14 +802,20 @@ fn the_sessions_table_has_a_machine_column_when_remotes_are_configured() {
     remote.machine = Some(machine("box"));
     remote.unreachable_since = Some(at(1));
     let local = working("acme", "s2");
-    let table = slate::report::table_with(&[remote.clone(), local.clone()], at(2), true);
+    let table = slate::report::table_with(
+        &[remote.clone(), local.clone()],
+        at(2),
+        slate::report::Listed::Live,
+        &[],
+        true,
+    );
     let lines: Vec<&str> = table.lines().collect();
     assert!(lines[0].starts_with("MACHINE      STATUS"), "{table}");
     assert!(lines[1].starts_with("box          Needs you"), "{table}");
     assert!(lines[1].ends_with("(unreachable)"), "{table}");
     assert!(lines[2].starts_with("local        Working"), "{table}");
     assert!(table.contains("2 sessions, 0 need you"), "{table}");
-    let plain = slate::report::table(&[local], at(2));
+    let plain = slate::report::table(&[local], at(2), slate::report::Listed::Live, &[]);
     assert!(plain.starts_with("STATUS"), "{plain}");
     // Serialized, a local session says `"machine": null`, a remote one its name.
     let value = serde_json::to_value(&remote).unwrap();
@@ -1051,7 +1057,12 @@ async fn a_remote_session_is_listed_with_its_machine_and_named_as_machine_colon_
     );
     assert_eq!(remotes["remotes"][0]["status"], "connected", "{remotes}");
     assert_eq!(remotes["remotes"][0]["sessions"], 1, "{remotes}");
+    // The command line's own HOME holds the server's token: the server is this HOME's Slate.
     let cli_home = tempfile::tempdir().unwrap();
+    let token = cli_home.path().join(".config/slate/token");
+    std::fs::create_dir_all(token.parent().unwrap()).unwrap();
+    std::fs::write(&token, crate::api::TOKEN).unwrap();
+    std::fs::set_permissions(&token, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let api = format!("http://{address}");
     let table = tokio::task::spawn_blocking({
         let home = cli_home.path().to_path_buf();

@@ -97,7 +97,8 @@ pub fn run(command: &RemoteCommand, setup: &Setup, now: Timestamp) -> anyhow::Re
         }
         RemoteCommand::List { json } => {
             let server = super::server_unless_standalone(setup);
-            let (reports, from) = reports(setup, server.as_ref(), now);
+            let client = server.as_ref().map(|server| &server.client);
+            let (reports, from) = reports(setup, client, now);
             if *json {
                 let body = serde_json::json!({ "remotes": reports });
                 writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
