@@ -233,11 +233,18 @@ fn words_for_a_remote_shell_are_plain_and_anything_else_is_quoted() {
 #[test]
 fn a_remote_session_in_tmux_is_attached_to_and_any_other_gets_a_shell_there() {
     let remote = entry("box", "box", &[]);
+    // The pane is the most precise target: attaching to it selects its window and pane.
     let in_tmux = serde_json::json!({
-        "id": "s1", "terminal": {"kind": "tmux", "session": "work", "pane": "%3"}
+        "id": "s1", "terminal": {"kind": "tmux", "pane": "%3", "sensed": true}
     });
-    assert_eq!(attach::tmux_session(&in_tmux).as_deref(), Some("work"));
+    assert_eq!(attach::tmux_session(&in_tmux).as_deref(), Some("%3"));
     let plan = attach::plan_for(&remote, &in_tmux);
+    assert_eq!(
+        plan.args(),
+        ["-t", "--", "box", "tmux", "attach", "-t", "'%3'"]
+    );
+    let named = serde_json::json!({"id": "s1", "terminal": {"kind": "tmux", "session": "work"}});
+    let plan = attach::plan_for(&remote, &named);
     assert_eq!(plan.command_line(), "ssh -t -- box tmux attach -t work");
     for elsewhere in [
         serde_json::json!({"id": "s1"}),
@@ -1505,4 +1512,82 @@ fn slate_watch_ends_when_nobody_reads_it() {
         child.try_wait().unwrap()
     });
     assert!(ended.success(), "{ended:?}");
+}
+
+#[test]
+fn focus_on_a_remote_session_in_tmux_opens_a_local_terminal_attached_to_its_pane() {
+    // A remote whose Slate says the session runs in tmux pane %3 (a stand-in for its answer to
+    // `slate sessions --json`), and a stand-in terminal here that writes down how it was started.
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().canonicalize().unwrap();
+    let mut session = serde_json::to_value(waiting(
+        "api-server",
+        "7e5f0000-1111-4222-8333-444444444444",
+    ))
+    .unwrap();
+    session["terminal"] = serde_json::json!({"kind": "tmux", "pane": "%3", "sensed": true});
+    let answer = root.join("answer.json");
+    std::fs::write(
+        &answer,
+        serde_json::json!({ "sessions": [session] }).to_string(),
+    )
+    .unwrap();
+    let sshd = Sshd::start(
+        &root.join("sshd"),
+        &[Account {
+            host: "tmuxbox".to_string(),
+            home: root.join("tmuxbox-home"),
+            path: Vec::new(),
+            forced: Some(format!("cat {}", answer.display())),
+        }],
+    );
+    let terminal = root.join("terminal.sh");
+    let started = root.join("terminal-args");
+    std::fs::write(
+        &terminal,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\n", started.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &terminal,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let home = root.join("local-home");
+    std::fs::create_dir_all(home.join(".config/slate")).unwrap();
+    std::fs::write(
+        home.join(".config/slate/config.toml"),
+        "[server]\nlisten = \"127.0.0.1:0\"\n",
+    )
+    .unwrap();
+    let config = sshd.ssh_config().display().to_string();
+    cli(
+        &home,
+        &["remote", "add", "tmuxbox", "tmuxbox", "--", "-F", &config],
+        &[],
+    );
+
+    let dry = cli(&home, &["focus", "tmuxbox:7e5f", "--dry-run"], &[]);
+    assert_eq!(
+        dry.trim(),
+        format!("ssh -t -F {config} -- tmuxbox tmux attach -t ''\\''%3'\\'''")
+    );
+    let terminal_env = terminal.display().to_string();
+    let opened = cli(
+        &home,
+        &["focus", "tmuxbox:7e5f"],
+        &[("TERMINAL", &terminal_env)],
+    );
+    assert!(
+        opened.starts_with(&format!("opened {terminal_env}: ssh -t")),
+        "{opened}"
+    );
+    let args = wait_for("the terminal to start", Duration::from_secs(10), || {
+        std::fs::read_to_string(&started).ok()
+    });
+    let args: Vec<&str> = args.lines().collect();
+    assert_eq!(
+        args,
+        ["-e", "ssh", "-t", "-F", &config, "--", "tmuxbox", "tmux", "attach", "-t", "'%3'"]
+    );
 }

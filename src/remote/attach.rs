@@ -2,8 +2,9 @@
 //! terminal attached to the remote's tmux session, or the command that gets you there.
 //!
 //! Raising a window on another machine is not something Slate can do, but when the remote
-//! session runs in tmux (its session object's `terminal` says `"kind": "tmux"` and the tmux
-//! session's name), `ssh -t DEST tmux attach -t <session>` in a local terminal shows it. The
+//! session runs in tmux (its session object's `terminal` says `"kind": "tmux"` with the pane,
+//! `"pane": "%3"`, or a session name), `ssh -t DEST tmux attach -t <target>` in a local terminal
+//! shows it: attaching to a pane selects its window and the pane too. The
 //! remote is asked for its live list once (`slate sessions --json`, within the one-shot limit)
 //! for the freshest word on where the session runs; when it says nothing of tmux (or an older
 //! Slate there does not say), or cannot be asked, the command that opens a shell there is
@@ -45,14 +46,14 @@ impl Plan {
     }
 }
 
-/// The tmux session a session object's `terminal` names, when it says the session runs in
-/// tmux: `{"kind": "tmux", "session": "<name>", …}`.
+/// What to attach to in tmux, when a session object's `terminal` says the session runs in tmux:
+/// its pane (`{"kind": "tmux", "pane": "%3", …}`), else a session name it gives.
 pub fn tmux_session(session: &Value) -> Option<String> {
     let terminal = session.get("terminal")?;
     if terminal.get("kind").and_then(Value::as_str) != Some("tmux") {
         return None;
     }
-    ["session", "session_name"]
+    ["pane", "session", "session_name"]
         .iter()
         .find_map(|field| terminal.get(field).and_then(Value::as_str))
         .filter(|name| !name.is_empty())
