@@ -13,8 +13,9 @@
 //! remote's session is listed with its machine, that a transcript change on the remote reaches
 //! this machine's event stream, that a stopped server (and a frozen one) marks the remote
 //! unreachable within 45 s with its sessions no longer counted, that a restart reconnects within
-//! 60 s without a second notification, and what the command line does with remotes when no
-//! Slate runs here.
+//! 60 s without a second notification, what the command line does with remotes when no Slate
+//! runs here, and that focusing a remote session in tmux opens a local terminal attached to its
+//! pane.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
