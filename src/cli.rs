@@ -22,6 +22,7 @@ use slate::sources::processes;
 use slate::store;
 use slate::tracker::{self, ItemStatus, WorkItemInfo};
 
+mod manual;
 mod serve;
 
 /// Slate watches every AI coding-agent session on this machine and tells you which ones need you.
@@ -125,6 +126,13 @@ enum Command {
         /// The address of the server to follow (default: the config's `[server] listen`).
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<String>,
+    },
+    /// Print the completion script for a shell, e.g. `slate completions bash > slate.bash`.
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page slate(1), or write it and one page per command into a folder.
+    Man {
+        #[arg(long, value_name = "FOLDER")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -267,6 +275,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Run { command } = &cli.command {
         let code = slate::host::run(command, slate::host::Endpoint::from_env())?;
         return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+    }
+    if let Some(done) = manual::run(&cli.command)? {
+        return Ok(done);
     }
     let now = match &cli.now {
         Some(text) => Timestamp::parse_rfc3339(text)
@@ -446,7 +457,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Item { .. } | Command::Release { .. } => {
             unreachable!("handled before the engine runs")
         }
-        Command::Run { .. } => unreachable!("handled before the engine starts"),
+        Command::Run { .. } | Command::Completions { .. } | Command::Man { .. } => {
+            unreachable!("handled before the engine starts")
+        }
         Command::Serve { .. } | Command::Watch { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
