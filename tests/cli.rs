@@ -56,19 +56,9 @@ fn home() -> Home {
 
 /// `slate args…` over `home`, deciding on its own (never asking a server that may run here).
 fn slate(home: &Home, args: &[&str]) -> Command {
-    let root = home.dir.path();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
+    let mut command = util::slate_over(home.dir.path(), &home.processes, NOW);
     command
         .args(args)
-        .arg("--now")
-        .arg(NOW)
-        .arg("--processes")
-        .arg(&home.processes)
-        .env_clear()
-        .env("HOME", root.join("home"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("SLATE_STANDALONE", "1")
         .stdin(Stdio::null());
     command
