@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::live::{self, Update};
-use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey};
+use crate::model::{AgentKind, Awaiting, HostedSignals, Intent, IntentState, Session, SessionKey};
 
 /// The largest request body accepted, in bytes.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -324,12 +324,37 @@ async fn session(State(state): State<AppState>, Path(id): Path<String>) -> Respo
     }
 }
 
-/// `POST /sessions/{id}/intent`: park, await or resume a session (SPEC §4 intent).
+/// The body of `POST /sessions/{id}/intent`: an `Intent` whose `awaiting_who` is still text, so
+/// a value that names no one gets a 400 saying which values are accepted, as `slate await` does.
+#[derive(serde::Deserialize)]
+struct IntentRequest {
+    state: IntentState,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    awaiting_who: Option<String>,
+}
+
+/// `POST /sessions/{id}/intent`: park, await or resume a session (docs/states.md §4 intent).
 async fn set_intent(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Json(intent): Json<Intent>,
+    Json(request): Json<IntentRequest>,
 ) -> Response {
+    let awaiting_who = match request
+        .awaiting_who
+        .as_deref()
+        .map(str::parse::<Awaiting>)
+        .transpose()
+    {
+        Ok(awaiting_who) => awaiting_who,
+        Err(err) => return error(StatusCode::BAD_REQUEST, err.to_string()),
+    };
+    let intent = Intent {
+        state: request.state,
+        reason: request.reason,
+        awaiting_who,
+    };
     let Some(detail) = state.handle.session(&id) else {
         return error(
             StatusCode::NOT_FOUND,

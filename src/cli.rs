@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand};
 use slate::config::{self, Config};
 use slate::engine::{Engine, Options, ProcessSource};
 use slate::focus::{self, strategy::Plan};
-use slate::model::{Intent, IntentState, Session, SessionKey, Status, Timestamp};
+use slate::model::{Awaiting, Intent, IntentState, Session, SessionKey, Status, Timestamp};
 use slate::report;
 use slate::sources::files::Env;
 use slate::sources::processes;
@@ -83,8 +83,8 @@ enum Command {
     /// Mark a session as awaiting someone: `operator`, `another_item:<item>` or `ci_or_deploy`.
     Await {
         id: String,
-        #[arg(long, value_parser = parse_awaiting_who)]
-        who: String,
+        #[arg(long)]
+        who: Awaiting,
         #[arg(long)]
         reason: String,
     },
@@ -143,7 +143,7 @@ enum ItemCommand {
         id: String,
         #[arg(long)]
         title: String,
-        #[arg(long, default_value = "ready", value_parser = parse_item_status)]
+        #[arg(long, default_value = "ready")]
         status: ItemStatus,
         /// An item this one waits for; repeat for several.
         #[arg(long = "dep")]
@@ -153,21 +153,6 @@ enum ItemCommand {
     List,
     /// Mark an item done and release the claims on it.
     Done { id: String },
-}
-
-fn parse_item_status(text: &str) -> Result<ItemStatus, String> {
-    ItemStatus::parse(text)
-        .ok_or_else(|| format!("`{text}` is not an item status (ready, blocked, ci_running, done)"))
-}
-
-fn parse_awaiting_who(text: &str) -> Result<String, String> {
-    match text.split_once(':') {
-        None if text == "operator" || text == "ci_or_deploy" => Ok(text.to_string()),
-        Some(("another_item", item)) if !item.is_empty() => Ok(text.to_string()),
-        _ => Err(format!(
-            "`{text}` is not operator, another_item:<item> or ci_or_deploy"
-        )),
-    }
 }
 
 /// The live list of a running Slate server, if one answers at `listen` within a moment.
@@ -600,7 +585,10 @@ fn set_intent(
         IntentState::Parked => "parked".to_string(),
         IntentState::Awaiting => format!(
             "awaiting {}",
-            intent.awaiting_who.as_deref().unwrap_or("someone")
+            intent
+                .awaiting_who
+                .as_ref()
+                .map_or("someone".to_string(), Awaiting::to_string)
         ),
     };
     writeln!(out, "{key} {said}")?;
@@ -635,7 +623,7 @@ fn run_store_command(
             store.put_work_item(&store::WorkItem {
                 id: id.clone(),
                 title: title.clone(),
-                status: status.as_str().to_string(),
+                status: *status,
                 deps: deps.clone(),
                 created,
             })?;
@@ -647,7 +635,7 @@ fn run_store_command(
             let mut item = store
                 .work_item(id)?
                 .with_context(|| format!("no work item `{id}`"))?;
-            item.status = ItemStatus::Done.as_str().to_string();
+            item.status = ItemStatus::Done;
             store.put_work_item(&item)?;
             // Finished work protects nobody: its claims are released with it.
             for claim in store.claims_on(id)? {
@@ -669,7 +657,7 @@ fn run_store_command(
                     }
                 }
                 let info = WorkItemInfo {
-                    status: ItemStatus::parse(&item.status).unwrap_or(ItemStatus::Blocked),
+                    status: item.status,
                     id: item.id,
                     title: item.title,
                     deps: item.deps,

@@ -31,7 +31,7 @@ pub struct Config {
     pub cleanup: Cleanup,
 }
 
-/// `[project-policy]`: the policy behind the `session_state` facets (SPEC §4).
+/// `[project-policy]`: the policy behind the `session_state` facets (docs/states.md §4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProjectPolicy {
@@ -51,7 +51,7 @@ impl Default for ProjectPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Server {
-    /// Always a loopback address (SPEC §7): anything else is rejected when the file is parsed.
+    /// Always a loopback address (docs/states.md §7): anything else is rejected when the file is parsed.
     #[serde(deserialize_with = "loopback_address")]
     pub listen: SocketAddr,
 }
@@ -87,8 +87,8 @@ impl Default for Notifications {
     }
 }
 
-/// `[cleanup]`: when automatic cleanup may reclaim a session (SPEC §4 custody). By default a
-/// closed session leaves the live list at once (SPEC §2); a positive `reclaim_after_minutes` keeps
+/// `[cleanup]`: when automatic cleanup may reclaim a session (docs/states.md §4 custody). By default a
+/// closed session leaves the live list at once (docs/states.md §2); a positive `reclaim_after_minutes` keeps
 /// closed, reclaimable sessions on it that long. A session holding a work claim stays either way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -135,7 +135,7 @@ pub fn default_path(config_dir: &Path) -> PathBuf {
 }
 
 /// Moves keys written under earlier names to their current place, preserving their values:
-/// `[steering] session_idle_minutes` becomes `[project-policy] session_idle_minutes` (SPEC §4).
+/// `[steering] session_idle_minutes` becomes `[project-policy] session_idle_minutes` (docs/states.md §4).
 /// If both are set, the new key wins and the old one is dropped with a note. A text with nothing
 /// to move comes back unchanged, byte for byte; a rewritten one loses its comments and key order,
 /// which is why [`load_or_default`] keeps the earlier file.

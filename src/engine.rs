@@ -15,7 +15,7 @@ use crate::sources::files::{self, Env, ReadState, Roots, ScanOptions};
 use crate::sources::stores::StoreState;
 use crate::sources::{listings, processes};
 use crate::store::{Store, StoreError};
-use crate::tracker::{Change, Input, ItemStatus, Policy, SeenProcess, Tracker, WorkItemInfo};
+use crate::tracker::{Change, Evidence, Input, Policy, SeenProcess, Tracker, WorkItemInfo};
 use crate::watch::WatchSpec;
 
 /// Where the engine gets its process table.
@@ -301,7 +301,7 @@ impl Engine {
                 }
             }
             items.push(WorkItemInfo {
-                status: ItemStatus::parse(&item.status).unwrap_or(ItemStatus::Blocked),
+                status: item.status,
                 id: item.id,
                 title: item.title,
                 deps: item.deps,
@@ -380,7 +380,7 @@ impl Engine {
     }
 
     /// The evidence behind a session's state.
-    pub fn evidence(&self, key: &SessionKey) -> Vec<String> {
+    pub fn evidence(&self, key: &SessionKey) -> Vec<Evidence> {
         self.tracker.evidence(key)
     }
 

@@ -10,7 +10,7 @@
 //! - `model`: plain data shared by everything (sessions, states, processes, listings).
 //! - `lines`: splitting a growing byte stream into complete lines.
 //! - `agents`: one adapter per CLI, turning records and processes into observations.
-//! - `tracker`: the state rules (SPEC §3–4), pure.
+//! - `tracker`: the state rules (docs/states.md §3–4), pure.
 //! - `sources`: the edges that read the outside world.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
 //! - `store`: Slate's own SQLite file: transition history, settings, intents, claims.

@@ -24,7 +24,7 @@ use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status
 use crate::report;
 use crate::sources::git::GitCache;
 use crate::store::{Store, Transition};
-use crate::tracker::{Change, Closed, Input, Policy};
+use crate::tracker::{Change, Closed, Evidence, Input, Policy};
 
 /// How often the loop does its periodic work. `Default` gives SPEC §5's values.
 #[derive(Debug, Clone)]
@@ -97,7 +97,7 @@ pub enum Update {
 #[derive(Debug, Clone, Serialize)]
 pub struct Detail {
     pub session: Session,
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Evidence>,
     pub transitions: Vec<Transition>,
     /// The time the session has spent in Needs you, in all, from the recorded transitions; absent
     /// without a store.
@@ -128,7 +128,7 @@ struct Published {
     /// it; their session objects are decided again when asked for, with `policy`.
     closed: Arc<HashMap<SessionKey, Closed>>,
     policy: Policy,
-    evidence: HashMap<SessionKey, Vec<String>>,
+    evidence: HashMap<SessionKey, Vec<Evidence>>,
     health: Health,
     /// Bumped after every round, so a caller can wait for a refresh to land.
     generation: u64,
@@ -179,7 +179,7 @@ impl Handle {
         Some(self.detail(key, session, evidence))
     }
 
-    fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<String>) -> Detail {
+    fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<Evidence>) -> Detail {
         let now = (self.shared.clock)();
         let store = self
             .shared

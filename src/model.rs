@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// One of the five agent CLIs Slate knows. The wire names are the ones in SPEC §4.
+/// One of the five agent CLIs Slate knows. The wire names are the ones in docs/states.md §4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum AgentKind {
     #[serde(rename = "claude-code")]
@@ -89,7 +89,7 @@ impl fmt::Display for SessionId {
     }
 }
 
-/// A session is identified by its agent and the agent's own id (SPEC §1).
+/// A session is identified by its agent and the agent's own id (docs/states.md §1).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SessionKey {
     pub agent: AgentKind,
@@ -184,7 +184,7 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
-/// The display status (SPEC §2). The tray counts `Waiting`, shown as "Needs you".
+/// The display status (docs/states.md §2). The tray counts `Waiting`, shown as "Needs you".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -212,7 +212,7 @@ impl Status {
     }
 }
 
-/// The stable code of the evidence that decided a status (SPEC §2).
+/// The stable code of the evidence that decided a status (docs/states.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasonCode {
@@ -230,7 +230,7 @@ pub enum ReasonCode {
     Compacting,
     /// A hosted session's title is moving.
     TitleMoving,
-    /// Nothing settles it yet and the last turn record is recent (SPEC §3 rule 7).
+    /// Nothing settles it yet and the last turn record is recent (docs/states.md §3 rule 7).
     RecentActivity,
     TurnFinished,
     PermissionPrompt,
@@ -335,17 +335,148 @@ pub enum IntentState {
     Awaiting,
 }
 
-/// An explicit pause set by the user (SPEC §4). Defaults to none.
+/// An explicit pause set by the user (docs/states.md §4). Defaults to none. The reason is
+/// carried here only: the other facets refer to it rather than repeat it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Intent {
     pub state: IntentState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub awaiting_who: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting_who: Option<Awaiting>,
 }
 
-/// What the session holds and whether cleanup may reclaim it (SPEC §4).
+/// Whom an `awaiting` intent waits for. The command line (`slate await --who`), the API
+/// (`POST /sessions/{id}/intent`), the store and the wire all spell it the same way:
+/// `operator`, `another_item:<item>` or `ci_or_deploy`, read by `FromStr` and written by
+/// `Display`, so every surface accepts and refuses the same values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Awaiting {
+    /// The person at the keyboard.
+    Operator,
+    /// Another work item, by id, which must be done first.
+    AnotherItem(String),
+    /// A CI run or a deployment.
+    CiOrDeploy,
+}
+
+/// A spelling of `awaiting_who` that names no one Slate knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not operator, another_item:<item> or ci_or_deploy")]
+pub struct UnknownAwaiting(pub String);
+
+impl Awaiting {
+    /// The actor the wait names, which `next_actor` reports until that actor has acted.
+    pub fn actor(&self) -> Actor {
+        match self {
+            Awaiting::Operator => Actor::Operator,
+            Awaiting::AnotherItem(_) => Actor::AnotherItem,
+            Awaiting::CiOrDeploy => Actor::CiOrDeploy,
+        }
+    }
+
+    /// The work item awaited, for `another_item:<item>`.
+    pub fn item(&self) -> Option<&str> {
+        match self {
+            Awaiting::AnotherItem(item) => Some(item),
+            Awaiting::Operator | Awaiting::CiOrDeploy => None,
+        }
+    }
+}
+
+impl std::str::FromStr for Awaiting {
+    type Err = UnknownAwaiting;
+
+    fn from_str(text: &str) -> Result<Awaiting, UnknownAwaiting> {
+        match text.split_once(':') {
+            None if text == "operator" => Ok(Awaiting::Operator),
+            None if text == "ci_or_deploy" => Ok(Awaiting::CiOrDeploy),
+            Some(("another_item", item)) if !item.is_empty() => {
+                Ok(Awaiting::AnotherItem(item.to_string()))
+            }
+            _ => Err(UnknownAwaiting(text.to_string())),
+        }
+    }
+}
+
+impl fmt::Display for Awaiting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Awaiting::Operator => f.write_str("operator"),
+            Awaiting::AnotherItem(item) => write!(f, "another_item:{item}"),
+            Awaiting::CiOrDeploy => f.write_str("ci_or_deploy"),
+        }
+    }
+}
+
+impl Serialize for Awaiting {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Awaiting {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Where a work item stands (docs/states.md §4 custody and next actor). The store keeps it as its
+/// snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    Ready,
+    Blocked,
+    CiRunning,
+    Done,
+}
+
+impl ItemStatus {
+    pub const ALL: [ItemStatus; 4] = [
+        ItemStatus::Ready,
+        ItemStatus::Blocked,
+        ItemStatus::CiRunning,
+        ItemStatus::Done,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Ready => "ready",
+            ItemStatus::Blocked => "blocked",
+            ItemStatus::CiRunning => "ci_running",
+            ItemStatus::Done => "done",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ItemStatus> {
+        ItemStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+}
+
+/// A spelling of an item status that is none of `ItemStatus::ALL`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not an item status (ready, blocked, ci_running, done)")]
+pub struct UnknownItemStatus(pub String);
+
+impl std::str::FromStr for ItemStatus {
+    type Err = UnknownItemStatus;
+
+    fn from_str(text: &str) -> Result<ItemStatus, UnknownItemStatus> {
+        ItemStatus::parse(text).ok_or_else(|| UnknownItemStatus(text.to_string()))
+    }
+}
+
+impl fmt::Display for ItemStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the session holds and whether cleanup may reclaim it (docs/states.md §4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Custody {
     pub holds: Vec<String>,
@@ -372,7 +503,7 @@ pub struct NextActor {
     pub since: Timestamp,
 }
 
-/// The wire field `session_state` (SPEC §4): the one state every consumer reads.
+/// The wire field `session_state` (docs/states.md §4): the one state every consumer reads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionState {
     pub status: Status,
@@ -385,7 +516,7 @@ pub struct SessionState {
     pub next_actor: NextActor,
 }
 
-/// The session object of SPEC §4, as the CLI and the API print it.
+/// The session object of docs/states.md §4, as the CLI and the API print it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     pub agent: AgentKind,
@@ -424,7 +555,7 @@ impl Session {
     }
 
     /// Reads a session object as a server sent it, tolerating an older server that sent no
-    /// `session_state` (SPEC §4: consumers show what they can). The missing facets are filled
+    /// `session_state` (docs/states.md §4: consumers show what they can). The missing facets are filled
     /// from the top-level `status` and `row_time`, with an `unknown` reason, no intent, and a
     /// custody that claims nothing (never `reclaimable`, since nothing says so). A missing
     /// `hosted` reads as false. Anything else malformed is still an error.
@@ -481,12 +612,6 @@ impl Session {
     }
 }
 
-/// One evidence line of `slate show`: which fact was seen and what it means.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Evidence {
-    pub fact: String,
-}
-
 /// A live process as the process scan saw it: plain data, not `sysinfo` types.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessInfo {
@@ -519,7 +644,7 @@ impl ProcessTable {
     }
 }
 
-/// What an agent's own listing says about one of its sessions (SPEC §1 "listing").
+/// What an agent's own listing says about one of its sessions (docs/states.md §1 "listing").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListingEntry {
     pub session_id: String,
@@ -530,7 +655,7 @@ pub struct ListingEntry {
     pub cwd: Option<String>,
     pub status: Option<ListedStatus>,
     pub waiting_for: Option<String>,
-    /// True for an interactive chat, which reports done or idle after each turn (SPEC §3 rule 2).
+    /// True for an interactive chat, which reports done or idle after each turn (docs/states.md §3 rule 2).
     pub interactive: bool,
     pub updated_at: Option<Timestamp>,
 }
@@ -555,7 +680,7 @@ pub struct Listing {
     pub entries: Vec<ListingEntry>,
 }
 
-/// Signals a hosted session's pseudo-terminal reports (SPEC §1 "hosted session").
+/// Signals a hosted session's pseudo-terminal reports (docs/states.md §1 "hosted session").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct HostedSignals {
     pub pid: Option<u32>,

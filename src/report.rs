@@ -10,6 +10,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::model::{Intent, IntentState, Session, Status, Timestamp};
+use crate::tracker::Evidence;
 
 /// Orders sessions the way every surface shows them: Needs you first, then Working, then Closed;
 /// within a group, the most recent first.
@@ -169,7 +170,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// The `slate show` page: one session and the evidence that decided its state.
-pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
+pub fn show(session: &Session, evidence: &[Evidence], now: Timestamp) -> String {
     let state = &session.session_state;
     let mut out = String::new();
     let mut line = |label: &str, value: String| {

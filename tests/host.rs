@@ -19,7 +19,7 @@ use slate::model::{
     AgentKind, HostedSignals, ProcessInfo, ProcessTable, SessionKey, Status, Timestamp,
 };
 use slate::sources::files::Env;
-use slate::tracker::{Input, Policy, Tracker};
+use slate::tracker::{Evidence, Input, Policy, Tracker};
 
 fn scan_in_pieces(stream: &[u8], cuts: &[usize]) -> Vec<String> {
     let mut scanner = TitleScanner::new();
@@ -685,7 +685,7 @@ impl Replay {
         }
     }
 
-    fn evidence(&self, key: &SessionKey) -> Vec<String> {
+    fn evidence(&self, key: &SessionKey) -> Vec<Evidence> {
         match self {
             Replay::Engine(engine) => engine.evidence(key),
             Replay::Tracker(tracker) => tracker.evidence(key),

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use slate::agents::claude::parse_registry;
-use slate::model::{Listing, ListingEntry, ProcessInfo, ProcessTable, Timestamp};
-use slate::sources::listings::{drop_dead, read_claude_listing};
+use slate::model::{Listing, ListingEntry};
+use slate::sources::listings::read_claude_listing;
 
 fn fixture_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sources/claude")
@@ -70,61 +70,6 @@ fn no_sessions_folder_means_no_listing() {
     let listing = read_claude_listing(temp.path(), &mut problems);
     assert_eq!(listing, Listing::default());
     assert!(problems.is_empty());
-}
-
-fn entry(session: &str, pid: Option<u32>, proc_start: Option<&str>) -> ListingEntry {
-    ListingEntry {
-        session_id: session.to_string(),
-        pid,
-        proc_start: proc_start.map(str::to_string),
-        started_at: None,
-        cwd: None,
-        status: None,
-        waiting_for: None,
-        interactive: true,
-        updated_at: None,
-    }
-}
-
-fn alive(pid: u32, start_ticks: Option<u64>) -> ProcessInfo {
-    ProcessInfo {
-        pid,
-        ppid: None,
-        name: "claude".to_string(),
-        exe: None,
-        cmd: vec!["claude".to_string()],
-        cwd: None,
-        start_time: Timestamp::from_millis(0),
-        start_ticks,
-    }
-}
-
-#[test]
-fn entries_of_dead_or_recycled_pids_are_dropped() {
-    let mut listing = Listing {
-        available: true,
-        entries: vec![
-            entry("alive", Some(41301), Some("2093318")),
-            entry("recycled", Some(41234), Some("2093318")),
-            entry("dead", Some(41377), Some("2093318")),
-            entry("no-start-known", Some(41420), None),
-            entry("job", None, None),
-        ],
-    };
-    let table = ProcessTable {
-        processes: vec![
-            alive(41301, Some(2093318)),
-            alive(41234, Some(99)),
-            alive(41420, Some(5)),
-        ],
-    };
-    drop_dead(&mut listing, &table);
-    let kept: Vec<&str> = listing
-        .entries
-        .iter()
-        .map(|entry| entry.session_id.as_str())
-        .collect();
-    assert_eq!(kept, vec!["alive", "no-start-known", "job"]);
 }
 
 /// A temp folder with an executable `claude` running `body`, and the command that would run it

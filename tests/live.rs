@@ -134,7 +134,7 @@ async fn an_intent_set_through_the_handle_and_a_claim_written_by_the_cli_reach_s
     cli.put_work_item(&WorkItem {
         id: "docs".to_string(),
         title: "Docs".to_string(),
-        status: "ready".to_string(),
+        status: slate::model::ItemStatus::Ready,
         deps: Vec::new(),
         created: now,
     })

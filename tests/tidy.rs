@@ -46,6 +46,7 @@ const PURE: &[&str] = &[
     "src/agents.rs",
     "src/agents/",
     "src/tracker.rs",
+    "src/tracker/",
     "src/report.rs",
     "src/focus/strategy.rs",
 ];

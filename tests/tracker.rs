@@ -12,7 +12,7 @@ use slate::agents::{
     AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind, Title, TitleSource,
 };
 use slate::model::{
-    AgentKind, HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry,
+    AgentKind, Awaiting, HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry,
     ProcessInfo, SessionKey, Status, Timestamp,
 };
 use slate::tracker::{
@@ -23,7 +23,7 @@ use slate::tracker::{
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Scenario {
-    /// The SPEC rule the scenario shows, e.g. "3.6a".
+    /// The rule of docs/states.md the scenario shows, as section and rule, e.g. "3.6a".
     rule: String,
     description: String,
     #[serde(default = "default_agent")]
@@ -79,7 +79,7 @@ struct IntentSpec {
     #[serde(default)]
     reason: Option<String>,
     #[serde(default)]
-    awaiting_who: Option<String>,
+    awaiting_who: Option<Awaiting>,
 }
 
 #[derive(Debug, Deserialize)]

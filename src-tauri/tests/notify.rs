@@ -235,7 +235,7 @@ fn a_removed_session_is_forgotten() {
 
 #[test]
 fn a_parked_session_and_one_awaiting_another_actor_stay_quiet() {
-    use slate::model::{Actor, Intent, IntentState};
+    use slate::model::{Actor, Awaiting, Intent, IntentState};
     let mut parked = waiting("acme-api", "s1");
     parked.session_state.intent = Intent {
         state: IntentState::Parked,
@@ -246,7 +246,7 @@ fn a_parked_session_and_one_awaiting_another_actor_stay_quiet() {
     awaiting.session_state.intent = Intent {
         state: IntentState::Awaiting,
         reason: Some("the deploy".to_string()),
-        awaiting_who: Some("ci_or_deploy".to_string()),
+        awaiting_who: Some(Awaiting::CiOrDeploy),
     };
     awaiting.session_state.next_actor.actor = Actor::CiOrDeploy;
     let mut notifier = Notifier::seed(&[working("acme-api", "s1"), working("web", "s2")]);

@@ -3,8 +3,7 @@
 //! Claude Code keeps one `sessions/<pid>.json` file per running process and one
 //! `jobs/<id>/state.json` per background job (FORMATS.md §1.1). This module finds those files and
 //! hands their bytes to the Claude adapter's parsers; a file that cannot be read or parsed is a
-//! counted problem and the rest of the listing stands. [`drop_dead`] removes entries whose process
-//! is gone or whose pid was recycled, since a crashed process leaves its registry file behind.
+//! counted problem and the rest of the listing stands.
 //!
 //! When the registry is missing or stale (older versions keep none; a live `claude` has no file
 //! in it), [`AgentsCommand`] asks Claude Code itself: `claude agents --json` (FORMATS.md §1.4),
@@ -23,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use crate::agents;
 use crate::agents::LineError;
-use crate::model::{Listing, ListingEntry, Problem, ProcessTable};
+use crate::model::{Listing, ListingEntry, Problem};
 
 /// Reads Claude Code's registry and background jobs under `claude_root`. The listing is
 /// `available` when the `sessions/` folder exists: older versions keep no registry, and then the
@@ -219,28 +218,6 @@ impl AgentsCommand {
             }
         }
     }
-}
-
-/// Keeps only entries whose process is alive: its pid is in `table` and, where both are known,
-/// its start time in clock ticks equals the entry's `procStart`. Entries without a pid (background
-/// jobs) are kept.
-pub fn drop_dead(listing: &mut Listing, table: &ProcessTable) {
-    listing.entries.retain(|entry| {
-        let Some(pid) = entry.pid else {
-            return true;
-        };
-        let Some(process) = table.get(pid) else {
-            return false;
-        };
-        let listed_start = entry
-            .proc_start
-            .as_deref()
-            .and_then(|start| start.trim().parse::<u64>().ok());
-        match (listed_start, process.start_ticks) {
-            (Some(listed), Some(actual)) => listed == actual,
-            _ => true,
-        }
-    });
 }
 
 type EntryParser = fn(&[u8]) -> Result<Option<ListingEntry>, LineError>;
