@@ -17,10 +17,10 @@ use slate::engine::{Engine, Options, ProcessSource};
 use slate::focus::{self, strategy::Plan};
 use slate::model::{Awaiting, Intent, IntentState, Session, SessionKey, Status, Timestamp};
 use slate::report;
-use slate::sources::files::Env;
 use slate::sources::processes;
+use slate::sources::roots::Env;
 use slate::store;
-use slate::tracker::{self, ItemStatus, WorkItemInfo};
+use slate::tracker::{ItemStatus, WorkItemInfo};
 
 mod manual;
 mod serve;
@@ -235,11 +235,14 @@ impl Places {
     /// ignored: the server's periodic scans catch up.
     fn nudge_server(&self, listen: SocketAddr) {
         let listen = slate::host::engine_address(listen);
-        let token_path = self.config_dir.join("slate").join("token");
-        let Ok(token) = std::fs::read_to_string(&token_path) else {
-            return;
+        let token = match slate::token::read_token(&self.config_dir) {
+            Ok(Some(token)) => token,
+            Ok(None) => return,
+            Err(err) => {
+                tracing::warn!("{err}; a running server sees the change at its next scan");
+                return;
+            }
         };
-        let token = token.trim();
         let Ok(mut stream) = TcpStream::connect_timeout(&listen, Duration::from_millis(300)) else {
             return;
         };
@@ -280,6 +283,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot read the process table {}", path.display()))?;
         options.processes = ProcessSource::Recorded(table);
     }
+    // `serve` and `watch` read the config themselves, and refuse a malformed one.
+    match cli.command {
+        Command::Serve { listen } => return serve::serve(listen.as_deref(), options),
+        Command::Watch { json, listen } => {
+            return serve::watch(listen.as_deref(), json, options);
+        }
+        _ => {}
+    }
     let config = places.as_ref().map(Places::config).unwrap_or_default();
     options.policy.session_idle =
         Duration::from_secs(u64::from(config.project_policy.session_idle_minutes) * 60);
@@ -289,13 +300,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         cli.command,
         Command::Sessions { all: true, .. } | Command::Show { .. }
     );
-    match cli.command {
-        Command::Serve { listen } => return serve::serve(listen.as_deref(), options),
-        Command::Watch { json, listen } => {
-            return serve::watch(listen.as_deref(), json, options);
-        }
-        _ => {}
-    }
     // One engine: when a Slate server runs (the tray app or `slate serve`), the live list comes
     // from it, so this command shows what the tray shows, including what only a running engine
     // knows (hosted terminals, the death of a process it saw vouching). A replay (`--now`,
@@ -369,7 +373,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let session = engine.find(&id)?;
             return focus(&session, dry_run, &mut out);
         }
-        Command::Doctor => write!(out, "{}", doctor(&engine, now))?,
+        Command::Doctor => write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?,
         Command::Park { id, reason } => {
             let intent = Intent {
                 state: IntentState::Parked,
@@ -415,6 +419,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Claim { item, session } => {
             let places = env_places(&places)?;
+            slate::limits::item_id(&item)?;
             let session = engine.find(&session)?;
             let key = SessionKey::new(session.agent, session.id.as_str());
             let store = places.open_store()?;
@@ -457,13 +462,14 @@ fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Resu
         match &plan {
             Plan::Run { steps, caveat } => {
                 for step in steps {
-                    writeln!(out, "{step}")?;
+                    writeln!(out, "{}", report::terminal_text(&step.to_string()))?;
                 }
                 if let Some(caveat) = caveat {
-                    writeln!(out, "note: {caveat}")?;
+                    writeln!(out, "note: {}", report::terminal_text(caveat))?;
                 }
             }
             Plan::Unsure { reason } => {
+                let reason = report::terminal_text(reason);
                 eprintln!("slate: not sure which window shows the session: {reason}");
                 return Ok(ExitCode::FAILURE);
             }
@@ -473,10 +479,10 @@ fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Resu
     match focus::execute(&plan) {
         Ok(outcome) => {
             for step in &outcome.done {
-                writeln!(out, "ran: {step}")?;
+                writeln!(out, "ran: {}", report::terminal_text(&step.to_string()))?;
             }
             if let Some(caveat) = &outcome.caveat {
-                writeln!(out, "note: {caveat}")?;
+                writeln!(out, "note: {}", report::terminal_text(caveat))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -575,6 +581,7 @@ fn set_intent(
     now: Timestamp,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
+    slate::limits::intent(&intent)?;
     let session = engine.find(id)?;
     let key = SessionKey::new(session.agent, session.id.as_str());
     let store = places.open_store()?;
@@ -619,6 +626,12 @@ fn run_store_command(
                     deps,
                 },
         } => {
+            let graph = store
+                .work_items()?
+                .into_iter()
+                .map(|item| (item.id, item.deps))
+                .collect();
+            slate::limits::work_item(id, title, deps, &graph)?;
             let created = store.work_item(id)?.map_or(now, |item| item.created);
             store.put_work_item(&store::WorkItem {
                 id: id.clone(),
@@ -664,26 +677,7 @@ fn run_store_command(
                 };
                 items.insert(info.id.clone(), info);
             }
-            if items.is_empty() {
-                writeln!(
-                    out,
-                    "No work items. (`slate item add <id> --title …` adds one.)"
-                )?;
-            }
-            for item in items.values() {
-                let holder = holders.get(&item.id);
-                let (actor, why) = tracker::item_next_actor(item, &items, holder);
-                let actor = serde_json::to_value(actor)?;
-                writeln!(
-                    out,
-                    "{:<14} {:<11} {:<32} {:<20} next: {} ({why})",
-                    item.id,
-                    item.status.as_str(),
-                    item.title,
-                    holder.map_or_else(|| "unclaimed".to_string(), |key| key.to_string()),
-                    actor.as_str().unwrap_or("?"),
-                )?;
-            }
+            write!(out, "{}", report::items(&items, &holders))?;
         }
         Command::Release { item } => {
             let mut released = 0;

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use crate::engine::ProcessSource;
 use crate::model::{ProcessInfo, ProcessTable, Timestamp};
-use crate::sources::files::Env;
+use crate::sources::roots::Env;
 
 /// One made-up session.
 #[derive(Debug, Clone, PartialEq, Eq)]

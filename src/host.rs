@@ -40,6 +40,10 @@ const DRAIN: Duration = Duration::from_millis(500);
 pub enum HostError {
     #[error("nothing to run: give a command after `slate run --`")]
     NoCommand,
+    #[error("nothing to run: the program's name is empty")]
+    EmptyProgram,
+    #[error("cannot start `{0}`: not found in PATH")]
+    NotFound(String),
     #[error("cannot open a pseudo-terminal: {0}")]
     Pty(String),
     #[error("cannot start {program}: {detail}")]
@@ -65,11 +69,14 @@ impl Endpoint {
         let configured = crate::config::load_or_default(&crate::config::default_path(&config_dir))
             .map(|(config, _)| config.server.listen)
             .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)));
-        let token = std::fs::read_to_string(config_dir.join("slate").join("token")).ok()?;
-        let token = token.trim().to_string();
-        if token.is_empty() {
-            return None;
-        }
+        // Reporting is best effort: a token that cannot be read means no reports, not no run.
+        let token = match crate::token::read_token(&config_dir) {
+            Ok(token) => token?,
+            Err(err) => {
+                tracing::warn!("{err}; the engine hears nothing from this run");
+                return None;
+            }
+        };
         Some(Endpoint {
             address: engine_address(configured),
             token,
@@ -120,7 +127,8 @@ pub struct Identity {
     pub cwd: Option<String>,
 }
 
-/// The agent a command line starts: the adapters' own recognition first, then the program name.
+/// The agent a command line starts: the built-in agents' own recognition first, then the
+/// program names their descriptions list.
 pub fn agent_of(argv: &[String], pid: u32, cwd: Option<&str>) -> Option<AgentKind> {
     let first = argv.first()?;
     let process = ProcessInfo {
@@ -133,17 +141,10 @@ pub fn agent_of(argv: &[String], pid: u32, cwd: Option<&str>) -> Option<AgentKin
         start_time: Timestamp::from_millis(0),
         start_ticks: None,
     };
-    if let Some(recognised) = agents::recognise(&process) {
+    if let Some(recognised) = agents::BUILT_IN.recognise(&process) {
         return Some(recognised.agent);
     }
-    match program_name(first).as_str() {
-        "claude" => Some(AgentKind::ClaudeCode),
-        "codex" => Some(AgentKind::Codex),
-        "gemini" => Some(AgentKind::GeminiCli),
-        "opencode" => Some(AgentKind::OpenCode),
-        "cursor-agent" => Some(AgentKind::CursorAgent),
-        _ => None,
-    }
+    agents::BUILT_IN.by_program(&program_name(first))
 }
 
 /// What the relay saw, in the order it saw it.
@@ -269,6 +270,14 @@ pub fn post(endpoint: &Endpoint, body: &serde_json::Value) -> std::io::Result<u1
 /// returns the child's exit code.
 pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError> {
     let program = argv.first().ok_or(HostError::NoCommand)?;
+    if program.trim().is_empty() {
+        return Err(HostError::EmptyProgram);
+    }
+    // A bare name is looked up in PATH; when it is nowhere, one short line says so (the
+    // spawner's own error lists every folder of PATH).
+    if Path::new(program).components().count() == 1 && !in_path(program) {
+        return Err(HostError::NotFound(program.clone()));
+    }
     let pair = native_pty_system()
         .openpty(terminal_size())
         .map_err(|err| HostError::Pty(err.to_string()))?;
@@ -304,13 +313,14 @@ pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError
         .master
         .take_writer()
         .map_err(|err| HostError::Pty(err.to_string()))?;
+    let eof = end_of_file(pair.master.as_ref());
     let master = Arc::new(Mutex::new(pair.master));
 
     let raw = RawMode::enable();
     let (seen_tx, seen_rx) = mpsc::channel::<Seen>();
     let (done_tx, done_rx) = mpsc::channel::<()>();
     std::thread::spawn(move || relay_output(reader, seen_tx, done_tx));
-    std::thread::spawn(move || relay_input(writer));
+    std::thread::spawn(move || relay_input(writer, eof));
     follow_signals(Arc::clone(&master), pid);
     let (reported_tx, reported_rx) = mpsc::channel::<()>();
     if let Some(endpoint) = endpoint {
@@ -325,23 +335,97 @@ pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError
             let _ = reported_tx.send(());
         });
     } else {
-        // Nobody to tell: drain the channel so the relay never blocks on it.
-        std::thread::spawn(move || while seen_rx.recv().is_ok() {});
+        // Nobody to tell: drain the channel so the relay never blocks on it, and say when the
+        // relay has ended, as the reporter would.
+        std::thread::spawn(move || {
+            while seen_rx.recv().is_ok() {}
+            let _ = reported_tx.send(());
+        });
     }
 
-    let status = child.wait().map_err(HostError::Wait)?;
-    let _ = done_rx.recv_timeout(DRAIN);
+    let code = wait_for(child.as_mut())?;
+    if done_rx.recv_timeout(DRAIN).is_err() {
+        tracing::debug!(
+            "the output did not end within {DRAIN:?} of the exit; a process the program left \
+             may hold its terminal"
+        );
+    }
     // The output relay has ended (or been given up on): let the last report go out.
-    let _ = reported_rx.recv_timeout(DRAIN);
+    if reported_rx.recv_timeout(DRAIN).is_err() {
+        tracing::debug!("the last report did not go out within {DRAIN:?}");
+    }
     let _ = std::io::stdout().flush();
     drop(raw);
     drop(master);
-    let code = if status.signal().is_some() && status.exit_code() == 0 {
+    Ok(code)
+}
+
+/// Waits for the child and returns the code a shell would give for it: its exit code, or
+/// 128 + n when signal n ended it. portable-pty names a signal only by its description, so on
+/// Unix the child is reaped here, where the number is known.
+#[cfg(unix)]
+fn wait_for(child: &mut (dyn portable_pty::Child + Send + Sync)) -> Result<i32, HostError> {
+    use nix::errno::Errno;
+    use nix::sys::wait::{waitpid, WaitStatus};
+    let Some(pid) = child.process_id().and_then(|pid| i32::try_from(pid).ok()) else {
+        let status = child.wait().map_err(HostError::Wait)?;
+        return Ok(status.exit_code() as i32);
+    };
+    loop {
+        match waitpid(nix::unistd::Pid::from_raw(pid), None) {
+            Ok(WaitStatus::Exited(_, code)) => return Ok(code),
+            Ok(WaitStatus::Signaled(_, signal, _)) => return Ok(128 + signal as i32),
+            Ok(_) | Err(Errno::EINTR) => continue,
+            Err(err) => return Err(HostError::Wait(err.into())),
+        }
+    }
+}
+
+/// Elsewhere the exit code is all there is; a child ended otherwise exits 1.
+#[cfg(not(unix))]
+fn wait_for(child: &mut (dyn portable_pty::Child + Send + Sync)) -> Result<i32, HostError> {
+    let status = child.wait().map_err(HostError::Wait)?;
+    Ok(if status.signal().is_some() && status.exit_code() == 0 {
         1
     } else {
         status.exit_code() as i32
+    })
+}
+
+/// True when PATH holds an executable file named `name`.
+#[cfg(unix)]
+fn in_path(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
     };
-    Ok(code)
+    std::env::split_paths(&path).any(|folder| {
+        std::fs::metadata(folder.join(name))
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// Elsewhere names take extensions (PATHEXT): the spawner looks them up itself.
+#[cfg(not(unix))]
+fn in_path(_name: &str) -> bool {
+    true
+}
+
+/// The terminal's end-of-file character: what it says, else Ctrl-D.
+fn end_of_file(master: &(dyn MasterPty + Send)) -> u8 {
+    #[cfg(unix)]
+    {
+        use nix::sys::termios::SpecialCharacterIndices;
+        let eof = master
+            .get_termios()
+            .map(|termios| termios.control_chars[SpecialCharacterIndices::VEOF as usize]);
+        if let Some(eof) = eof.filter(|&eof| eof != 0) {
+            return eof;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = master;
+    0x04
 }
 
 /// Our terminal's size, or 80×24 when stdout is not a terminal.
@@ -391,23 +475,44 @@ fn relay_output(
     let _ = done.send(());
 }
 
-fn relay_input(mut writer: Box<dyn Write + Send>) {
+/// Relays our input to the child byte for byte. When our input ends, the child's input ends
+/// too, as on a terminal: its end-of-file character at the start of a line, or, after a partial
+/// line, twice (the first ends the line, the second is the end of file).
+fn relay_input(mut writer: Box<dyn Write + Send>, eof: u8) {
     let mut stdin = std::io::stdin();
     let mut buffer = [0u8; 4096];
-    loop {
+    let mut line_start = true;
+    let ended = loop {
         match stdin.read(&mut buffer) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break true,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break true,
             Ok(read) => {
                 if writer
                     .write_all(&buffer[..read])
                     .and_then(|()| writer.flush())
                     .is_err()
                 {
-                    break;
+                    break false;
                 }
+                line_start = matches!(buffer[read - 1], b'\n' | b'\r');
             }
         }
+    };
+    // On Unix, dropping portable-pty's writer types a newline and an end of file into the
+    // terminal, and the terminal echoes the newline into the output. The end of file is typed
+    // here instead, and the writer left open: the process ends soon after the child does, and
+    // the descriptor with it. Elsewhere closing the writer is how the input ends.
+    #[cfg(unix)]
+    {
+        if ended {
+            let end: &[u8] = if line_start { &[eof] } else { &[eof, eof] };
+            let _ = writer.write_all(end).and_then(|()| writer.flush());
+        }
+        std::mem::forget(writer);
     }
+    #[cfg(not(unix))]
+    let _ = (ended, line_start, eof);
 }
 
 fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, endpoint: Endpoint) {

@@ -9,9 +9,12 @@
 //! # Layout
 //! - `model`: plain data shared by everything (sessions, states, processes, listings).
 //! - `lines`: splitting a growing byte stream into complete lines.
-//! - `agents`: one adapter per CLI, turning records and processes into observations.
+//! - `limits`: the limits on free text a person sends, and dependency cycles, for every surface.
+//! - `agents`: one description and adapter per CLI (names, processes, roots, layouts, titles),
+//!   turning records and processes into observations, and the registry that lists them.
 //! - `tracker`: the state rules (docs/states.md §3–4), pure.
-//! - `sources`: the edges that read the outside world.
+//! - `sources`: the edges that read the outside world; `child`: a helper program run within a
+//!   time limit.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
 //! - `store`: Slate's own SQLite file: transition history, settings, intents, claims.
 //! - `config`: the config file, parsed from text, and its migrations.
@@ -22,12 +25,14 @@
 
 pub mod agents;
 pub mod api;
+pub mod child;
 pub mod config;
 pub mod demo;
 pub mod engine;
 pub mod focus;
 pub mod follow;
 pub mod host;
+pub mod limits;
 pub mod lines;
 pub mod live;
 pub mod model;

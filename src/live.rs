@@ -19,14 +19,14 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::engine::{Engine, Options, RootReport};
+use crate::engine::{Engine, FindError, Options, RootReport};
 use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status, Timestamp};
 use crate::report;
 use crate::sources::git::GitCache;
 use crate::store::{Store, Transition};
 use crate::tracker::{Change, Closed, Evidence, Input, Policy};
 
-/// How often the loop does its periodic work. `Default` gives SPEC §5's values.
+/// How often the loop does its periodic work. `Default` gives docs/states.md §5's values.
 #[derive(Debug, Clone)]
 pub struct Timing {
     /// File-watcher hints for the same file within this time are read once.
@@ -110,7 +110,7 @@ pub struct Detail {
 pub struct Health {
     pub version: String,
     pub roots: Vec<RootReport>,
-    pub problems: BTreeMap<String, u64>,
+    pub problems: BTreeMap<crate::model::ProblemKind, u64>,
     pub live_sessions: usize,
     pub needs_you: usize,
     /// Set when the store was corrupt at start-up and was moved aside to this path.
@@ -130,8 +130,6 @@ struct Published {
     policy: Policy,
     evidence: HashMap<SessionKey, Vec<Evidence>>,
     health: Health,
-    /// Bumped after every round, so a caller can wait for a refresh to land.
-    generation: u64,
 }
 
 struct Shared {
@@ -139,7 +137,11 @@ struct Shared {
     updates: broadcast::Sender<Update>,
     events: mpsc::Sender<Event>,
     store: Option<Arc<Mutex<Store>>>,
-    generation_changed: tokio::sync::watch::Sender<u64>,
+    /// How many refreshes have been asked for, and how many the loop has published. A waiter
+    /// waits for its own refresh, not for any round: a round already under way when the
+    /// refresh was asked may have read the store before the change that asked for it.
+    refreshes_asked: std::sync::atomic::AtomicU64,
+    refreshes_done: tokio::sync::watch::Sender<u64>,
     clock: fn() -> Timestamp,
 }
 
@@ -166,17 +168,26 @@ impl Handle {
 
     /// One session by id (or unique prefix), live or closed, with evidence and transitions.
     pub fn session(&self, id: &str) -> Option<Detail> {
+        self.find(id).ok()
+    }
+
+    /// Like `session`, but says why `id` names no single session (`engine::pick`'s rules).
+    pub fn find(&self, id: &str) -> Result<Detail, FindError> {
         let published = self.shared.published.read().expect("lock poisoned");
         let keys = published.sessions.keys().chain(published.closed.keys());
-        let key = crate::engine::pick(keys, id).ok()?;
+        let key = crate::engine::pick(keys, id)?;
         let (session, evidence) = match published.sessions.get(key) {
             Some(session) => (
                 session.clone(),
                 published.evidence.get(key).cloned().unwrap_or_default(),
             ),
-            None => published.closed.get(key)?.session(key, &published.policy),
+            None => published
+                .closed
+                .get(key)
+                .ok_or_else(|| FindError::NotFound(id.to_string()))?
+                .session(key, &published.policy),
         };
-        Some(self.detail(key, session, evidence))
+        Ok(self.detail(key, session, evidence))
     }
 
     fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<Evidence>) -> Detail {
@@ -213,16 +224,29 @@ impl Handle {
 
     /// Asks the loop to re-read everything now, without waiting.
     pub fn refresh(&self) {
+        self.ask_refresh();
+    }
+
+    /// Asks for a refresh and returns its number: the loop has published it once it has
+    /// published that many refreshes. Refreshes are counted before they are sent, so the n-th
+    /// refresh the loop handles was sent after the n-th number was taken, and so after whatever
+    /// its asker did before asking.
+    fn ask_refresh(&self) -> u64 {
+        let ticket = self
+            .shared
+            .refreshes_asked
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
         let _ = self.shared.events.send(Event::Refresh);
+        ticket
     }
 
     /// Asks the loop to re-read everything and waits until it has published the result.
     pub async fn refresh_and_wait(&self) {
-        let mut generation = self.shared.generation_changed.subscribe();
-        let before = *generation.borrow_and_update();
-        self.refresh();
-        while *generation.borrow_and_update() <= before {
-            if generation.changed().await.is_err() {
+        let mut done = self.shared.refreshes_done.subscribe();
+        let ticket = self.ask_refresh();
+        while *done.borrow_and_update() < ticket {
+            if done.changed().await.is_err() {
                 return;
             }
         }
@@ -283,6 +307,13 @@ pub fn system_clock() -> Timestamp {
     Timestamp::from_millis(since_epoch.as_millis() as i64)
 }
 
+/// How many changes a subscriber may fall behind before it has lagged. The channel keeps each
+/// change until every subscriber has read it, so a subscriber that stops reading (an event-stream
+/// client whose socket is full) holds back this many session objects at most: a few hundred,
+/// a megabyte or two now that free text has a limit (`limits`). Past that it has lagged, and the
+/// API sends it a fresh snapshot when it reads again.
+pub const SUBSCRIBER_BACKLOG: usize = 256;
+
 /// The pieces a live service is built from.
 pub struct Service {
     pub options: Options,
@@ -296,8 +327,8 @@ pub struct Service {
 /// published, so the first snapshot a client sees is already correct.
 pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
     let (events, inbox) = mpsc::channel();
-    let (updates, _) = broadcast::channel(1024);
-    let (generation_changed, _) = tokio::sync::watch::channel(0);
+    let (updates, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
+    let (refreshes_done, _) = tokio::sync::watch::channel(0);
     let store_recovered_from = service
         .store
         .as_ref()
@@ -308,7 +339,8 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         updates,
         events: events.clone(),
         store: store.clone(),
-        generation_changed,
+        refreshes_asked: std::sync::atomic::AtomicU64::new(0),
+        refreshes_done,
         clock: service.clock,
     });
     let handle = Handle {
@@ -414,6 +446,7 @@ impl LoopState {
             };
             self.wakeups += 1;
             let mut changes = Vec::new();
+            let refreshed = matches!(event, Some(Event::Refresh));
             match event {
                 Some(Event::Changed(path)) => {
                     pending.insert(path);
@@ -491,6 +524,9 @@ impl LoopState {
             }
             let repositories = self.git.len();
             self.publish(changes, false);
+            if refreshed {
+                self.shared.refreshes_done.send_modify(|done| *done += 1);
+            }
             if self.git.len() != repositories {
                 self.refresh_watches();
             }
@@ -520,15 +556,12 @@ impl LoopState {
     fn refresh_watches(&mut self) {
         if let Some(watcher) = &mut self.watcher {
             let mut specs = self.engine.watch_paths();
-            specs.extend(
-                self.git
-                    .git_dirs()
-                    .into_iter()
-                    .map(|path| crate::watch::WatchSpec {
-                        path,
-                        recursive: false,
-                    }),
-            );
+            specs.extend(self.git.git_dirs().into_iter().map(|path| {
+                crate::sources::roots::WatchSpec {
+                    path,
+                    recursive: false,
+                }
+            }));
             watcher.watch_all(specs);
         }
     }
@@ -694,8 +727,6 @@ impl LoopState {
             store_recovered_from: self.store_recovered_from.clone(),
             wakeups: self.wakeups,
         };
-        published.generation += 1;
-        let generation = published.generation;
         drop(published);
         if !first {
             for change in changes {
@@ -715,7 +746,6 @@ impl LoopState {
                 let _ = self.shared.updates.send(update);
             }
         }
-        let _ = self.shared.generation_changed.send(generation);
         let _ = now;
     }
 }

@@ -20,7 +20,8 @@ fn main() -> ExitCode {
         // tool, end quietly instead of reporting the failed write as an error.
         Err(err) if output_closed(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("slate: {err:#}");
+            let causes = err.chain().map(ToString::to_string);
+            eprintln!("slate: {}", slate::report::error_text(causes));
             ExitCode::FAILURE
         }
     }

@@ -10,62 +10,158 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// One of the five agent CLIs Slate knows. The wire names are the ones in docs/states.md §4.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum AgentKind {
-    #[serde(rename = "claude-code")]
-    ClaudeCode,
-    #[serde(rename = "codex")]
-    Codex,
-    #[serde(rename = "cursor-agent")]
-    CursorAgent,
-    #[serde(rename = "opencode")]
-    OpenCode,
-    #[serde(rename = "gemini-cli")]
-    GeminiCli,
+use crate::agents::Description;
+
+/// An agent CLI: one of the built-in ones ([`crate::agents::BUILT_IN`]), one a test registers
+/// through its own description, or one a newer Slate named on the wire that this one does not know.
+///
+/// It is a small `Copy` value that points at the agent's description, so the agent's names and
+/// grammars are one step away wherever a session is. Two kinds are equal when their wire ids are,
+/// and they sort by wire id. On the wire it is the id (`claude-code`, `codex`, `cursor-agent`,
+/// `opencode`, `gemini-cli`; docs/states.md §4). Reading an id this build does not know keeps it
+/// (up to [`AgentKind::FOREIGN_MAX`] bytes) as a foreign agent with no description, so a session
+/// from a newer Slate is shown rather than refused.
+#[derive(Clone, Copy)]
+pub struct AgentKind(Kind);
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Known(&'static Description),
+    Foreign {
+        len: u8,
+        bytes: [u8; AgentKind::FOREIGN_MAX],
+    },
 }
 
 impl AgentKind {
-    pub const ALL: [AgentKind; 5] = [
-        AgentKind::ClaudeCode,
-        AgentKind::Codex,
-        AgentKind::CursorAgent,
-        AgentKind::OpenCode,
-        AgentKind::GeminiCli,
-    ];
+    pub const CLAUDE_CODE: AgentKind = AgentKind::of(&crate::agents::claude::DESCRIPTION);
+    pub const CODEX: AgentKind = AgentKind::of(&crate::agents::codex::DESCRIPTION);
+    pub const CURSOR_AGENT: AgentKind = AgentKind::of(&crate::agents::cursor::DESCRIPTION);
+    pub const OPENCODE: AgentKind = AgentKind::of(&crate::agents::opencode::DESCRIPTION);
+    pub const GEMINI_CLI: AgentKind = AgentKind::of(&crate::agents::gemini::DESCRIPTION);
+
+    /// The longest wire id of an agent without a description that is kept. It keeps an
+    /// `AgentKind` (and so every `SessionKey`) at 16 bytes; the built-in ids are at most 12.
+    pub const FOREIGN_MAX: usize = 14;
+
+    /// The agent a description describes.
+    pub const fn of(description: &'static Description) -> AgentKind {
+        AgentKind(Kind::Known(description))
+    }
 
     /// The wire name, as used in JSON and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AgentKind::ClaudeCode => "claude-code",
-            AgentKind::Codex => "codex",
-            AgentKind::CursorAgent => "cursor-agent",
-            AgentKind::OpenCode => "opencode",
-            AgentKind::GeminiCli => "gemini-cli",
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Kind::Known(description) => description.id,
+            // Only ever filled from a `&str`, whole, so the bytes are UTF-8.
+            Kind::Foreign { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
         }
     }
 
-    /// The name a person reads in a table or a notification.
-    pub fn display_name(self) -> &'static str {
-        match self {
-            AgentKind::ClaudeCode => "Claude Code",
-            AgentKind::Codex => "Codex",
-            AgentKind::CursorAgent => "Cursor",
-            AgentKind::OpenCode => "OpenCode",
-            AgentKind::GeminiCli => "Gemini",
+    /// The name a person reads in a table or a notification; a foreign agent's wire id.
+    pub fn display_name(&self) -> &str {
+        match &self.0 {
+            Kind::Known(description) => description.name,
+            Kind::Foreign { .. } => self.as_str(),
         }
     }
 
+    /// What Slate knows about this agent; `None` for one only named on the wire.
+    pub fn description(self) -> Option<&'static Description> {
+        match self.0 {
+            Kind::Known(description) => Some(description),
+            Kind::Foreign { .. } => None,
+        }
+    }
+
+    /// The built-in agent with this wire id.
     pub fn parse(name: &str) -> Option<AgentKind> {
-        AgentKind::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == name)
+        crate::agents::BUILT_IN.find(name).map(Description::kind)
+    }
+
+    /// The agent a session object names: a built-in one, else a foreign one that keeps its id.
+    pub fn from_wire(name: &str) -> Result<AgentKind, ForeignAgentError> {
+        if let Some(known) = AgentKind::parse(name) {
+            return Ok(known);
+        }
+        let fits = !name.is_empty()
+            && name.len() <= AgentKind::FOREIGN_MAX
+            && name.bytes().all(|byte| byte.is_ascii_graphic());
+        if !fits {
+            return Err(ForeignAgentError(name.chars().take(40).collect()));
+        }
+        let mut bytes = [0; AgentKind::FOREIGN_MAX];
+        bytes[..name.len()].copy_from_slice(name.as_bytes());
+        Ok(AgentKind(Kind::Foreign {
+            len: name.len() as u8,
+            bytes,
+        }))
+    }
+}
+
+/// An agent id on the wire that is neither known nor a plausible id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not an agent id: {0:?} (at most 14 printable ASCII characters)")]
+pub struct ForeignAgentError(String);
+
+impl PartialEq for AgentKind {
+    fn eq(&self, other: &AgentKind) -> bool {
+        match (self.0, other.0) {
+            (Kind::Known(one), Kind::Known(two)) if std::ptr::eq(one, two) => true,
+            _ => self.as_str() == other.as_str(),
+        }
+    }
+}
+
+impl Eq for AgentKind {}
+
+impl std::hash::Hash for AgentKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for AgentKind {
+    fn partial_cmp(&self, other: &AgentKind) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for AgentKind {
+    fn cmp(&self, other: &AgentKind) -> std::cmp::Ordering {
+        match (self.0, other.0) {
+            (Kind::Known(one), Kind::Known(two)) if std::ptr::eq(one, two) => {
+                std::cmp::Ordering::Equal
+            }
+            _ => self.as_str().cmp(other.as_str()),
+        }
+    }
+}
+
+impl fmt::Debug for AgentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AgentKind({:?})", self.as_str())
     }
 }
 
 impl fmt::Display for AgentKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for AgentKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        AgentKind::from_wire(&name).map_err(serde::de::Error::custom)
     }
 }
 
@@ -693,9 +789,105 @@ pub struct HostedSignals {
 /// A counted problem: something went wrong reading the outside world, and the engine went on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
-    /// A stable kind, e.g. `malformed_line`, `huge_line`, `unreadable_folder`.
-    pub kind: String,
+    pub kind: ProblemKind,
     /// Where: a path, a root or a session.
     pub place: String,
     pub detail: String,
+}
+
+impl Problem {
+    pub fn new(kind: ProblemKind, place: impl Into<String>, detail: impl Into<String>) -> Problem {
+        Problem {
+            kind,
+            place: place.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What kind of problem it was. The snake_case spelling is stable: `/health` counts problems by
+/// it and `slate doctor` prints it. The variants are in the alphabetical order of their spelling,
+/// so counts keyed by kind list in that order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// A line longer than the limit was skipped unread.
+    HugeLine,
+    /// An agent's listing command could not be run, or failed.
+    ListingFailed,
+    /// An agent's listing command did not answer in time and was killed.
+    ListingTimeout,
+    /// A whole-file record (a legacy OpenCode JSON file) could not be read as one.
+    MalformedFile,
+    /// A transcript line is not what its format says.
+    MalformedLine,
+    /// A listing file or the listing command's output is not what its format says.
+    MalformedListing,
+    /// A stored row is not what its format says.
+    MalformedRow,
+    /// A store is damaged (corrupt, not a database, an undecodable meta row or root).
+    StoreCorrupt,
+    /// A store stayed locked by its writer past the retries.
+    StoreLocked,
+    /// A store has a layout this reader does not know (a missing table or column).
+    StoreUnexpected,
+    /// A store could not be opened or read.
+    StoreUnreadable,
+    /// A folder or a file could not be listed, opened or read.
+    Unreadable,
+    /// A file of a store's file tree could not be read.
+    UnreadableFile,
+}
+
+impl ProblemKind {
+    pub const ALL: [ProblemKind; 13] = [
+        ProblemKind::HugeLine,
+        ProblemKind::ListingFailed,
+        ProblemKind::ListingTimeout,
+        ProblemKind::MalformedFile,
+        ProblemKind::MalformedLine,
+        ProblemKind::MalformedListing,
+        ProblemKind::MalformedRow,
+        ProblemKind::StoreCorrupt,
+        ProblemKind::StoreLocked,
+        ProblemKind::StoreUnexpected,
+        ProblemKind::StoreUnreadable,
+        ProblemKind::Unreadable,
+        ProblemKind::UnreadableFile,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemKind::HugeLine => "huge_line",
+            ProblemKind::ListingFailed => "listing_failed",
+            ProblemKind::ListingTimeout => "listing_timeout",
+            ProblemKind::MalformedFile => "malformed_file",
+            ProblemKind::MalformedLine => "malformed_line",
+            ProblemKind::MalformedListing => "malformed_listing",
+            ProblemKind::MalformedRow => "malformed_row",
+            ProblemKind::StoreCorrupt => "store_corrupt",
+            ProblemKind::StoreLocked => "store_locked",
+            ProblemKind::StoreUnexpected => "store_unexpected",
+            ProblemKind::StoreUnreadable => "store_unreadable",
+            ProblemKind::Unreadable => "unreadable",
+            ProblemKind::UnreadableFile => "unreadable_file",
+        }
+    }
+
+    /// True for a store that could not be read at all, as opposed to one bad row in it.
+    pub fn is_store_failure(self) -> bool {
+        matches!(
+            self,
+            ProblemKind::StoreLocked
+                | ProblemKind::StoreCorrupt
+                | ProblemKind::StoreUnreadable
+                | ProblemKind::StoreUnexpected
+        )
+    }
+}
+
+impl fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
 }

@@ -6,19 +6,14 @@
 //! does not care about (logs, caches, SQLite journals of other tools) never wake the loop.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc;
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
+use crate::agents::BUILT_IN;
 use crate::live::Event;
-
-/// One folder to watch.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct WatchSpec {
-    pub path: PathBuf,
-    pub recursive: bool,
-}
+use crate::sources::roots::{is_interesting, WatchSpec};
 
 /// The running watcher and what it watches.
 pub struct Watcher {
@@ -44,7 +39,7 @@ pub fn start(specs: Vec<WatchSpec>, events: mpsc::Sender<Event>) -> Option<Watch
                     EventKind::Create(notify::event::CreateKind::Folder)
                 ) {
                     let _ = events.send(Event::Rescan);
-                } else if is_interesting(&path) {
+                } else if is_interesting(BUILT_IN, &path) {
                     let _ = events.send(Event::Changed(path));
                 }
             }
@@ -124,40 +119,4 @@ fn existing(spec: &WatchSpec) -> Option<WatchSpec> {
         path: ancestor.to_path_buf(),
         recursive: false,
     })
-}
-
-/// Transcripts, registries and stores: the files a change of which can change a session.
-fn is_interesting(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy())
-        .unwrap_or_default();
-    [".jsonl", ".json", ".zst", ".db", ".db-wal", "HEAD"]
-        .iter()
-        .any(|suffix| name.ends_with(suffix))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_session_files_are_interesting() {
-        for path in [
-            "/h/.claude/projects/x/abc.jsonl",
-            "/h/.claude/sessions/4242.json",
-            "/h/.codex/sessions/2026/11/28/rollout-x.jsonl.zst",
-            "/h/.local/share/opencode/opencode.db-wal",
-            "/work/acme/.git/HEAD",
-        ] {
-            assert!(is_interesting(Path::new(path)), "{path}");
-        }
-        for path in [
-            "/h/.claude/debug/latest",
-            "/h/.codex/log/codex-tui.log",
-            "/h/.codex/state_5.sqlite-shm",
-        ] {
-            assert!(!is_interesting(Path::new(path)), "{path}");
-        }
-    }
 }

@@ -16,18 +16,18 @@ use slate::engine::{Options, ProcessSource};
 use slate::follow;
 use slate::live::{self, Handle, Service, Timing};
 
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 use tower::ServiceExt;
 
 use crate::util::{
     claude_line, claude_process_table, transcript_path, working_transcript, SESSION,
 };
 
-const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-const PORT: u16 = 7411;
+pub(crate) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+pub(crate) const PORT: u16 = 7411;
 
 /// Appends the tool's result, a closing text and the turn's end: the session now needs you.
-fn finish_turn(path: &Path) {
+pub(crate) fn finish_turn(path: &Path) {
     let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     let at = live::system_clock();
     let mut text = String::new();
@@ -50,7 +50,7 @@ fn finish_turn(path: &Path) {
     file.flush().unwrap();
 }
 
-fn service(home: &Path) -> Service {
+pub(crate) fn service(home: &Path) -> Service {
     let env = Env {
         home: Some(home.to_path_buf()),
         ..Env::default()
@@ -71,7 +71,7 @@ const OLD_SESSION: &str = "0ld5e551-0000-4000-8000-000000000001";
 
 /// A live service over a fresh temporary HOME with one working Claude Code session and one
 /// closed a month ago.
-fn started() -> (tempfile::TempDir, Handle, std::thread::JoinHandle<()>) {
+pub(crate) fn started() -> (tempfile::TempDir, Handle, std::thread::JoinHandle<()>) {
     let temp = tempfile::tempdir().unwrap();
     let working = working_transcript(temp.path(), live::system_clock());
     let old = working.with_file_name(format!("{OLD_SESSION}.jsonl"));
@@ -82,7 +82,7 @@ fn started() -> (tempfile::TempDir, Handle, std::thread::JoinHandle<()>) {
     (temp, handle, thread)
 }
 
-fn security(port: u16) -> Security {
+pub(crate) fn security(port: u16) -> Security {
     Security {
         port,
         token: TOKEN.to_string(),
@@ -90,7 +90,7 @@ fn security(port: u16) -> Security {
 }
 
 /// Sends one request through the router; returns the status and the body.
-async fn call(handle: &Handle, request: Request<Body>) -> (StatusCode, String) {
+pub(crate) async fn call(handle: &Handle, request: Request<Body>) -> (StatusCode, String) {
     let response = api::router(handle.clone(), security(PORT))
         .oneshot(request)
         .await
@@ -102,14 +102,14 @@ async fn call(handle: &Handle, request: Request<Body>) -> (StatusCode, String) {
     (status, String::from_utf8(body.to_vec()).unwrap())
 }
 
-fn get(uri: &str) -> Request<Body> {
+pub(crate) fn get(uri: &str) -> Request<Body> {
     Request::get(uri)
         .header("host", format!("127.0.0.1:{PORT}"))
         .body(Body::empty())
         .unwrap()
 }
 
-fn json(body: &str) -> serde_json::Value {
+pub(crate) fn json(body: &str) -> serde_json::Value {
     serde_json::from_str(body).unwrap_or_else(|err| panic!("{err}: {body}"))
 }
 
@@ -268,7 +268,7 @@ async fn changes_need_the_token_and_a_small_body() {
 }
 
 /// Reads a server's events on a thread of its own and hands them over a channel.
-fn follow_events(address: SocketAddr) -> mpsc::Receiver<follow::ServerEvent> {
+pub(crate) fn follow_events(address: SocketAddr) -> mpsc::Receiver<follow::ServerEvent> {
     let mut events = follow::open_stream(address).unwrap();
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
@@ -354,7 +354,7 @@ fn the_token_file_is_private_and_kept() {
 }
 
 /// A `slate` command over a temporary HOME, with no agent variables from the real environment.
-fn slate(home: &Path, args: &[&str]) -> Command {
+pub(crate) fn slate(home: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
     command
         .args(args)
@@ -378,13 +378,13 @@ fn slate(home: &Path, args: &[&str]) -> Command {
 }
 
 /// A running child whose stdout lines arrive on a channel; killed when dropped.
-struct Running {
-    child: Child,
-    lines: mpsc::Receiver<String>,
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pub(crate) lines: mpsc::Receiver<String>,
 }
 
 impl Running {
-    fn spawn(mut command: Command) -> Running {
+    pub(crate) fn spawn(mut command: Command) -> Running {
         let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -403,14 +403,14 @@ impl Running {
         Running { child, lines }
     }
 
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         self.lines
             .recv_timeout(Duration::from_secs(10))
             .expect("a line within 10 s")
     }
 
     /// Waits for the child to exit, at most 10 s.
-    fn wait(mut self) -> std::process::ExitStatus {
+    pub(crate) fn wait(mut self) -> std::process::ExitStatus {
         let mut child = std::mem::replace(
             &mut self.child,
             Command::new("true").spawn().expect("`true` runs"),
@@ -433,7 +433,7 @@ impl Drop for Running {
     }
 }
 
-fn write_table(home: &Path) -> PathBuf {
+pub(crate) fn write_table(home: &Path) -> PathBuf {
     let path = home.join("processes.json");
     let started = live::system_clock().minus(Duration::from_secs(60));
     std::fs::write(
@@ -501,7 +501,7 @@ fn serve_prints_its_port_refuses_a_second_and_stops_on_sigterm() {
 }
 
 /// Serves `handle`'s API on a free loopback port until the returned sender fires.
-async fn serve_on_free_port(
+pub(crate) async fn serve_on_free_port(
     handle: &Handle,
 ) -> (
     std::net::SocketAddr,
@@ -584,7 +584,7 @@ fn watch_runs_its_own_engine_when_no_server_answers() {
     assert!(next.contains("Needs you"), "{next}");
 }
 
-fn post_json(uri: &str, body: serde_json::Value) -> Request<Body> {
+pub(crate) fn post_json(uri: &str, body: serde_json::Value) -> Request<Body> {
     Request::post(uri)
         .header("host", format!("127.0.0.1:{PORT}"))
         .header("authorization", format!("Bearer {TOKEN}"))

@@ -172,16 +172,25 @@ fn the_exit_codes_are_the_ones_the_manual_documents() {
     #[cfg(unix)]
     {
         // `slate run` passes its command's status through; nothing listens on port 9.
-        let run = |script: &str| {
-            let mut command = slate(&home, &["run", "--", "sh", "-c", script]);
+        let run = |program: &[&str]| {
+            let mut command = slate(&home, &[&["run", "--"], program].concat());
             command
                 .env("SLATE_API", "http://127.0.0.1:9")
                 .stdout(Stdio::null());
             finish(command).status.code()
         };
-        assert_eq!(run("exit 7"), Some(7));
-        assert_eq!(run("exit 0"), Some(0));
-        assert_eq!(run("kill -TERM $$"), Some(1), "ended by a signal");
+        assert_eq!(run(&["sh", "-c", "exit 7"]), Some(7));
+        assert_eq!(run(&["sh", "-c", "exit 0"]), Some(0));
+        assert_eq!(
+            run(&["sh", "-c", "kill -TERM $$"]),
+            Some(128 + 15),
+            "ended by SIGTERM"
+        );
+        assert_eq!(
+            run(&["/no/such/program"]),
+            Some(1),
+            "a command that cannot start"
+        );
     }
 }
 

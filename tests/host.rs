@@ -18,7 +18,7 @@ use slate::live::{self, Event, Service, Timing};
 use slate::model::{
     AgentKind, HostedSignals, ProcessInfo, ProcessTable, SessionKey, Status, Timestamp,
 };
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 use slate::tracker::{Evidence, Input, Policy, Tracker};
 
 fn scan_in_pieces(stream: &[u8], cuts: &[usize]) -> Vec<String> {
@@ -426,7 +426,7 @@ async fn a_silent_hosted_terminal_under_an_open_call_turns_needs_you() {
         store: None,
         clock: fake_clock,
     });
-    let key = SessionKey::new(AgentKind::ClaudeCode, SESSION);
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, SESSION);
     let state = |handle: &live::Handle| {
         let detail = handle.session(SESSION).expect("the session is known");
         let reason = detail
@@ -552,7 +552,7 @@ fn the_flip_after_five_silent_seconds_is_announced() {
     // The same story through the tracker alone, tick by tick with a fake clock: the flip comes
     // at 5 s of silence, and `next_deadline` announced it.
     let mut tracker = Tracker::new(Policy::default());
-    let key = SessionKey::new(AgentKind::ClaudeCode, SESSION);
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, SESSION);
     let home = tempfile::tempdir().unwrap();
     write_open_call(home.path(), at(0.0));
     let observations = std::fs::read_to_string(
@@ -616,7 +616,7 @@ impl Replay {
     ) -> Replay {
         assert_eq!(
             agent,
-            AgentKind::GeminiCli,
+            AgentKind::GEMINI_CLI,
             "only Gemini is replayed by hand"
         );
         let mut tracker = Tracker::new(Policy::default());

@@ -288,7 +288,7 @@ async fn the_command_line_and_the_api_accept_and_refuse_the_same_awaited_actors(
     use slate::engine::{Options, ProcessSource};
     use slate::live::{self, Service, Timing};
     use slate::model::Awaiting;
-    use slate::sources::files::Env;
+    use slate::sources::roots::Env;
     use tower::ServiceExt;
 
     const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

@@ -8,7 +8,7 @@ use std::time::Duration;
 use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Service, Timing, Update};
 use slate::model::{Status, Timestamp};
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 
 use crate::util::{claude_line, claude_process_table, working_transcript, SESSION};
 
@@ -167,7 +167,7 @@ async fn a_session_that_ended_while_slate_was_away_is_closed_in_the_history() {
     let month_ago = std::time::SystemTime::now() - Duration::from_secs(30 * 24 * 3600);
     crate::engine::set_modified(&path, month_ago);
     let db = home.join("data/slate/slate.db");
-    let key = SessionKey::new(slate::model::AgentKind::ClaudeCode, SESSION);
+    let key = SessionKey::new(slate::model::AgentKind::CLAUDE_CODE, SESSION);
     let earlier = now.minus(Duration::from_secs(30 * 24 * 3600));
     store::open(&db)
         .unwrap()

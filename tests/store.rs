@@ -16,7 +16,7 @@ use slate::model::{
 use slate::store::{self, Platform, Store, StoreError, StoredIntent, Transition, WorkItem};
 
 fn key(id: &str) -> SessionKey {
-    SessionKey::new(AgentKind::ClaudeCode, id)
+    SessionKey::new(AgentKind::CLAUDE_CODE, id)
 }
 
 fn at(seconds: i64) -> Timestamp {
@@ -229,7 +229,7 @@ fn intents_are_set_replaced_listed_and_cleared() {
         awaiting_who: Some(Awaiting::CiOrDeploy),
     };
     store.set_intent(&session, &awaiting, at(2)).unwrap();
-    let other = SessionKey::new(AgentKind::OpenCode, "ses_1");
+    let other = SessionKey::new(AgentKind::OPENCODE, "ses_1");
     store.set_intent(&other, &parked_plain(), at(3)).unwrap();
     assert_eq!(
         store.intents().unwrap(),

@@ -1,21 +1,15 @@
 //! The window's page: the live list (Needs you first), the details pane, the empty state and the
 //! keyboard. It keeps the sessions the server last sent and redraws from them; it never decides a
-//! session's state itself (SPEC §4: every surface reads the one `session_state`), and it never talks
-//! to the backend except through `api.js`. A session without `session_state` (an older server) is
-//! shown from its top-level `status`, with no facets.
+//! session's state itself (docs/states.md §4: every surface reads the one `session_state`), and it
+//! never talks to the backend except through `api.js`. The agents' names and folders come from
+//! the server too (`Api.agents`), so an agent the page has never heard of shows by its own name.
+//! A session without `session_state` (an older server) is shown from its top-level `status`, with
+//! no facets.
 
 import { Api, resolveEndpoint, sessionKey } from "./api.js";
 
 /** How often the relative times ("12 s", "5 min") are brought up to date: one timer for the page. */
 const CLOCK_TICK_MS = 15_000;
-
-const AGENTS = {
-  "claude-code": { name: "Claude Code", where: "~/.claude/projects" },
-  codex: { name: "Codex", where: "~/.codex/sessions" },
-  "gemini-cli": { name: "Gemini CLI", where: "~/.gemini/tmp" },
-  opencode: { name: "OpenCode", where: "~/.local/share/opencode" },
-  "cursor-agent": { name: "cursor-agent", where: "~/.cursor" },
-};
 
 const STATUS = {
   waiting: { label: "Needs you", rank: 0 },
@@ -35,7 +29,8 @@ const state = {
   detailsOpen: false,
   /** The details response for the selected session: {key, data, error}. */
   details: null,
-  health: null,
+  /** The agents the server looks for (`Api.agents`): their names and folders; null until known. */
+  agents: null,
   connection: "connecting",
   retryInMs: 0,
 };
@@ -60,8 +55,10 @@ function timeOf(session) {
   return Number.isNaN(ms) ? null : ms;
 }
 
+/** The name the server gives an agent, else its id (an agent this server does not describe). */
 function agentName(agent) {
-  return (AGENTS[agent] && AGENTS[agent].name) || agent || "unknown agent";
+  const known = state.agents && state.agents.find((root) => root.agent === agent);
+  return (known && (known.product || known.name)) || agent || "unknown agent";
 }
 
 function statusLabel(status) {
@@ -256,19 +253,15 @@ function renderList() {
 }
 
 function renderEmpty() {
-  const roots = state.health && Array.isArray(state.health.roots) ? state.health.roots : null;
-  const rows = Object.entries(AGENTS).map(([agent, info]) => {
-    const found = roots ? roots.filter((root) => root.agent === agent) : [];
-    const where = found.length ? found.map((root) => root.path).join(", ") : info.where;
-    const seen = found.length ? found.some((root) => root.found) : null;
-    return el(
+  const rows = (state.agents || []).map((root) =>
+    el(
       "li",
       {},
-      el("span", { class: "agent-name", text: info.name }),
-      el("code", { text: where }),
-      seen === null ? null : el("span", { class: seen ? "found" : "missing", text: seen ? "found" : "not found" }),
-    );
-  });
+      el("span", { class: "agent-name", text: agentName(root.agent) }),
+      el("code", { text: root.path || "" }),
+      typeof root.found === "boolean" ? el("span", { class: root.found ? "found" : "missing", text: root.found ? "found" : "not found" }) : null,
+    ),
+  );
   $("agent-roots").replaceChildren(...rows);
 }
 
@@ -521,7 +514,7 @@ async function refresh() {
 }
 
 /**
- * Park, await or resume the session on purpose (SPEC §4 intent): a reason is asked for, since a
+ * Park, await or resume the session on purpose (docs/states.md §4 intent): a reason is asked for, since a
  * parked session keeps its quiet reason and someone will read it later.
  */
 function intentNode(session) {
@@ -588,7 +581,7 @@ async function focusSelected() {
 // ---------------------------------------------------------------------------------------------
 // The live list.
 
-/** Whether a session belongs on the live list: a closed one never does (SPEC §2). */
+/** Whether a session belongs on the live list: a closed one never does (docs/states.md §2). */
 function isLive(session) {
   return Boolean(session && session.id) && statusOf(session) !== "ended";
 }
@@ -606,13 +599,24 @@ function afterChange() {
     state.detailsOpen = false;
   }
   if (!state.selected && state.sessions.size) state.selected = sessionKey(ordered(state.sessions.values())[0]);
-  if (!state.sessions.size && !state.health && state.api) {
-    state.api.health().then((health) => {
-      state.health = health;
-      if (!state.sessions.size) renderList();
+  // The empty state lists the agents; ask again while the server has not answered.
+  if (!state.sessions.size && !state.agents && state.api) loadAgents();
+  render();
+}
+
+/** Asks the server which agents it looks for, once at a time; redraws with their names. */
+let agentsAsked = null;
+function loadAgents() {
+  if (!agentsAsked) {
+    agentsAsked = state.api.agents().then((agents) => {
+      agentsAsked = null;
+      if (agents) {
+        state.agents = agents;
+        render();
+      }
     });
   }
-  render();
+  return agentsAsked;
 }
 
 function onKey(event) {
@@ -671,6 +675,8 @@ async function start() {
   }
   state.api = new Api(endpoint);
   document.body.classList.toggle("can-focus", state.api.canFocus);
+  // The agents' names come from the server; the list waits for them so no row shows an id first.
+  await loadAgents();
   state.api.subscribe({
     onSnapshot(sessions) {
       state.snapshotSeen = true;

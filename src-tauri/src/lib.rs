@@ -26,7 +26,7 @@ use std::time::Duration;
 use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Service, Timing, Update};
 use slate::model::{Session, Status, Timestamp};
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tauri_plugin_autostart::ManagerExt;
 use tauri_plugin_notification::NotificationExt;

@@ -69,7 +69,7 @@ fn one_flip_gives_one_notification_naming_project_agent_reason_and_title() {
         vec![NotificationPlan {
             title: "acme-api · Claude Code needs you".to_string(),
             body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
-            click: Click::Focus(SessionKey::new(AgentKind::ClaudeCode, "s1")),
+            click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
         }]
     );
     assert_eq!(due.next_deadline, None);
@@ -221,7 +221,7 @@ fn a_removed_session_is_forgotten() {
             (
                 0.5,
                 Some(Update::Removed {
-                    agent: AgentKind::ClaudeCode,
+                    agent: AgentKind::CLAUDE_CODE,
                     id: "s1".to_string(),
                 }),
             ),
@@ -281,7 +281,7 @@ fn a_hosted_session_says_so_in_its_notification_and_in_a_summary() {
         [&NotificationPlan {
             title: "acme-api · Claude Code (hosted) needs you".to_string(),
             body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
-            click: Click::Focus(SessionKey::new(AgentKind::ClaudeCode, "s1")),
+            click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
         }]
     );
     let mut notifier = Notifier::seed(&[working("a", "s1"), working("b", "s2")]);

@@ -52,7 +52,7 @@ fn the_menu_lists_the_sessions_that_need_you_then_the_app_actions() {
     match &entries[0] {
         Entry::Item { action, .. } => assert_eq!(
             *action,
-            MenuAction::Focus(SessionKey::new(AgentKind::ClaudeCode, "s1"))
+            MenuAction::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1"))
         ),
         other => panic!("{other:?}"),
     }
@@ -82,7 +82,7 @@ fn an_empty_menu_says_so_and_a_pause_offers_resume() {
 #[test]
 fn menu_ids_read_back_into_their_actions() {
     let actions = [
-        MenuAction::Focus(SessionKey::new(AgentKind::Codex, "019a-ff:with-colon")),
+        MenuAction::Focus(SessionKey::new(AgentKind::CODEX, "019a-ff:with-colon")),
         MenuAction::OpenWindow,
         MenuAction::PauseForAnHour,
         MenuAction::PauseUntilResumed,

@@ -146,8 +146,9 @@ fn sections() -> Roff {
     roff.control("TP", []);
     roff.text([bold("slate run")]);
     roff.text([roman(
-        "Exits with the status of the command it ran, 0 to 255; with 1 when that command was \
-         ended by a signal or could not be started.",
+        "Exits with the status of the command it ran, as a shell does: its exit code, or \
+         128 + n when signal n ended it (143 for SIGTERM). When the command cannot be started, \
+         slate run fails with 1.",
     )]);
 
     roff.control("SH", ["FILES"]);

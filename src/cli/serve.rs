@@ -17,8 +17,9 @@ use slate::config::{self, Config};
 use slate::engine::Options;
 use slate::follow;
 use slate::live::{self, Service, Timing, Update};
-use slate::model::{Session, Timestamp};
-use slate::sources::files::Env;
+use slate::model::Session;
+use slate::report;
+use slate::sources::roots::Env;
 use slate::store::{self, Platform};
 
 /// The platform's config and data folders for this person.
@@ -153,10 +154,12 @@ async fn shutdown_signal() {
     }
 }
 
-pub fn watch(listen: Option<&str>, json: bool, options: Options) -> anyhow::Result<ExitCode> {
+pub fn watch(listen: Option<&str>, json: bool, mut options: Options) -> anyhow::Result<ExitCode> {
     let (config_dir, _) = folders(&options.env)?;
     let config = load_config(&config_dir)?;
     let address = address(listen, &config)?;
+    options.policy.session_idle =
+        Duration::from_secs(u64::from(config.project_policy.session_idle_minutes) * 60);
     let mut out = std::io::stdout().lock();
     if address.port() != 0 && follow::probe(address, Duration::from_millis(500)) {
         tracing::info!("following the server at {address}");
@@ -232,51 +235,17 @@ fn print(out: &mut impl Write, printed: &Printed, json: bool) -> anyhow::Result<
         match printed {
             Printed::Snapshot(sessions) => {
                 for session in sessions {
-                    writeln!(out, "{}", session_line(session, now))?;
+                    writeln!(out, "{}", report::watch_line(session, now))?;
                 }
             }
             Printed::Update(Update::Session { session }) => {
-                writeln!(out, "{}", session_line(session, now))?;
+                writeln!(out, "{}", report::watch_line(session, now))?;
             }
             Printed::Update(Update::Removed { agent, id }) => {
-                writeln!(
-                    out,
-                    "{}  {:<9}  {} {id}",
-                    clock_time(now),
-                    "Closed",
-                    agent.display_name()
-                )?;
+                writeln!(out, "{}", report::watch_removed(*agent, id, now))?;
             }
         }
     }
     out.flush()?;
     Ok(())
-}
-
-/// `HH:MM:SS  Needs you  Claude Code acme — Finished its turn`.
-fn session_line(session: &Session, now: Timestamp) -> String {
-    let project = session
-        .project
-        .as_deref()
-        .or(session.folder.as_deref())
-        .unwrap_or("-");
-    format!(
-        "{}  {:<9}  {} {project} — {}",
-        clock_time(now),
-        session.status.label(),
-        session.agent.display_name(),
-        session.session_state.reason.text
-    )
-}
-
-/// The time of day in UTC: the `time` crate reads the local offset only where that is sound,
-/// which a multi-threaded process on Linux is not.
-fn clock_time(at: Timestamp) -> String {
-    let seconds = at.millis().div_euclid(1000).rem_euclid(86_400);
-    format!(
-        "{:02}:{:02}:{:02}",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60
-    )
 }

@@ -168,9 +168,15 @@ function startFakeApi() {
     focusCalls: [],
     health: {
       version: "0.1.0-test",
+      // The engine's roots with the agents' names, as `/health` sends them, plus an agent no
+      // built-in table knows: the page must take every name from here.
       roots: [
-        { agent: "claude-code", path: "/home/dev/.claude", found: true },
-        { agent: "codex", path: "/home/dev/.codex", found: false },
+        { agent: "claude-code", name: "Claude Code", product: "Claude Code", path: "/home/dev/.claude", found: true },
+        { agent: "codex", name: "Codex", product: "Codex", path: "/home/dev/.codex", found: false },
+        { agent: "gemini-cli", name: "Gemini", product: "Gemini CLI", path: "/home/dev/.gemini", found: false },
+        { agent: "opencode", name: "OpenCode", product: "OpenCode", path: "/home/dev/.local/share/opencode", found: false },
+        { agent: "cursor-agent", name: "Cursor", product: "cursor-agent", path: "/home/dev/.cursor", found: false },
+        { agent: "toy-agent", name: "Toy", product: "Toy Agent", path: "/home/dev/.toy", found: true },
       ],
       problems: {},
       live_sessions: 0,
@@ -740,9 +746,11 @@ async function main() {
     await check("with no sessions, the empty state explains what Slate watches", async () => {
       await load([]);
       const text = await browser.until("the agent roots", "const e = document.getElementById('empty'); return !e.hidden && e.querySelector('.found') ? e.textContent.replace(/\\s+/g, ' ') : null;");
-      for (const words of ["Claude Code", "Codex", "Gemini CLI", "OpenCode", "cursor-agent", "slate doctor", "writes to its transcript", "/home/dev/.claude", "~/.gemini/tmp"]) {
+      for (const words of ["Claude Code", "Codex", "Gemini CLI", "OpenCode", "cursor-agent", "Toy Agent", "slate doctor", "writes to its transcript", "/home/dev/.claude", "/home/dev/.gemini", "/home/dev/.toy"]) {
         ok(text.includes(words), `empty state mentions ${words}: ${text}`);
       }
+      const agents = await browser.exec("return [...document.querySelectorAll('#agent-roots li')].map((li) => li.querySelector('.agent-name').textContent);");
+      equal(agents, api.health.roots.map((root) => root.product), "every agent the server names, in its order");
       equal(await browser.exec(COUNT), "0 need you", "summary");
       ok(await browser.exec("return document.getElementById('list').hidden;"), "no list");
     });
@@ -752,6 +760,19 @@ async function main() {
     await check("a first session arriving on the stream replaces the empty state", async () => {
       api.push("session", w.question.session);
       await browser.until("the row", "return document.querySelectorAll('#list .row').length === 1 && document.getElementById('empty').hidden;");
+    });
+
+    await check("a row names its agent as the server does, or by its id", async () => {
+      const toy = variant({ agent: "toy-agent", id: "toy-1", project: "castle" })(w.question.session);
+      const unknown = variant({ agent: "quill-cli", id: "quill-1", project: "library" })(w.question.session);
+      api.push("session", toy);
+      api.push("session", unknown);
+      await browser.until("the rows", "return document.querySelectorAll('#list .row').length === 3;");
+      const rows = await browser.exec(ROWS);
+      const meta = (id) => rows.find((r) => r.key.endsWith(`:${id}`)).meta;
+      ok(meta("toy-1").includes("Toy Agent"), `the server's name: ${meta("toy-1")}`);
+      ok(meta("quill-1").includes("quill-cli"), `an unnamed agent's id: ${meta("quill-1")}`);
+      ok(meta(w.question.session.id).includes("Claude Code"), `a built-in agent: ${meta(w.question.session.id)}`);
     });
 
     await check("inside the desktop shell the page asks it for the API and can focus a terminal", async () => {
