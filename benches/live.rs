@@ -26,8 +26,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use slate::api::{self, Security};
+use slate::client::Client;
 use slate::engine::{Options, ProcessSource};
-use slate::follow;
 use slate::live::{self, Service, Timing};
 use slate::model::{
     AgentKind, Intent, IntentState, ProcessInfo, ProcessTable, SessionKey, Timestamp,
@@ -182,6 +182,7 @@ fn latency() {
         timing: Timing::default(),
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -202,7 +203,7 @@ fn latency() {
     }));
 
     // The reader stamps each event as it arrives.
-    let mut stream = follow::open_stream(address).unwrap();
+    let mut stream = Client::new(address, None).events().unwrap();
     let (send, events) = mpsc::channel::<(Instant, serde_json::Value)>();
     std::thread::spawn(move || {
         while let Ok(Some(event)) = stream.next_event() {
@@ -345,7 +346,7 @@ impl Server {
     }
 
     fn get(&self, path: &str) -> serde_json::Value {
-        serde_json::from_str(&follow::get(self.address, path).unwrap()).unwrap()
+        Client::new(self.address, None).get_json(path).unwrap()
     }
 
     /// User plus system CPU time so far, from `/proc/<pid>/stat`.
@@ -506,7 +507,7 @@ fn stalled() {
         let token = token.trim().to_string();
         let store = slate::store::open(&temp.path().join("data/slate/slate.db")).unwrap();
 
-        let mut reader = follow::open_stream(address).unwrap();
+        let mut reader = Client::new(address, None).events().unwrap();
         let (seen_tx, seen) = mpsc::channel::<()>();
         std::thread::spawn(move || {
             while let Ok(Some(event)) = reader.next_event() {

@@ -44,6 +44,11 @@ want xterm
 want x11-utils
 want xdotool
 want wmctrl
+# Terminal sensing in kitty (fixtures/recorder/record_terminals.sh and the tests built on it):
+# kitty from Debian runs under Xvfb with Mesa's software OpenGL and needs one monospace font.
+want kitty
+want libgl1-mesa-dri
+want fonts-dejavu-core
 
 # The packages (scripts/package.sh, scripts/package-test.sh): Tauri's bundler needs nothing more
 # (its .rpm writer is built in, no rpmbuild); the test reads the .rpm with rpm, looks the man page up

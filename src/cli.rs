@@ -3,24 +3,27 @@
 //! This module belongs to the binary, not the library: it reads the environment and the clock,
 //! runs the engine, and prints what `report` renders. It holds no rule of its own.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use slate::client::{self, Answer, Client};
 use slate::config::{self, Config};
-use slate::engine::{Engine, Options, ProcessSource};
+use slate::engine::{Engine, ProcessSource};
 use slate::focus::{self, strategy::Plan};
-use slate::model::{Awaiting, Intent, IntentState, Session, SessionKey, Status, Timestamp};
-use slate::report;
+use slate::model::{
+    Awaiting, Intent, IntentState, Problem, Session, SessionKey, Status, Timestamp,
+};
+use slate::places::{Places, PlacesError};
 use slate::sources::processes;
 use slate::sources::roots::Env;
-use slate::store;
 use slate::tracker::{ItemStatus, WorkItemInfo};
+use slate::{policy, report, settings, store};
 
 mod manual;
 mod serve;
@@ -117,7 +120,7 @@ enum Command {
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<String>,
     },
-    /// Print each change of the live list as it happens, from a running `slate serve` or, when
+    /// Print each change of the live list as it happens, from this HOME's running Slate or, when
     /// none answers, from an engine of its own.
     Watch {
         /// Print one JSON object per event (NDJSON) instead of text.
@@ -155,13 +158,116 @@ enum ItemCommand {
     Done { id: String },
 }
 
-/// The live list of a running Slate server, if one answers at `listen` within a moment.
-fn sessions_from_server(listen: SocketAddr) -> Option<Vec<Session>> {
-    if !slate::follow::probe(listen, Duration::from_millis(300)) {
-        return None;
+/// What every command starts from: the environment read once, Slate's places, and the config.
+struct Setup {
+    env: Env,
+    places: Result<Places, PlacesError>,
+    config: Config,
+}
+
+impl Setup {
+    /// Reads the environment, finds Slate's places and reads the config. A config file that does
+    /// not parse stops the command with an error naming the file, the line and the key (the
+    /// one config-error policy for commands; `settings` says the rest).
+    fn read() -> anyhow::Result<Setup> {
+        let env = Env::from_process();
+        let places = Places::from_env(&env);
+        let config = match &places {
+            Ok(places) => {
+                let (config, notes) = config::load_or_default(&places.config_file())?;
+                for note in notes {
+                    tracing::warn!("{note}");
+                }
+                config
+            }
+            Err(_) => Config::default(),
+        };
+        Ok(Setup {
+            env,
+            places,
+            config,
+        })
     }
-    let body = slate::follow::get(listen, "/sessions/live").ok()?;
-    let value: serde_json::Value = serde_json::from_str(&body).ok()?;
+
+    fn places(&self) -> anyhow::Result<&Places> {
+        self.places.as_ref().map_err(|err| anyhow::anyhow!("{err}"))
+    }
+
+    fn open_store(&self) -> anyhow::Result<store::Store> {
+        let path = self.places()?.store_file();
+        store::open(&path).with_context(|| format!("cannot open Slate's store {}", path.display()))
+    }
+
+    /// The client of the running Slate: at `SLATE_API` when set, else at the config's `[server]
+    /// listen` (`client_at`).
+    fn client(&self) -> Client {
+        self.client_at(client::engine_address(&self.env, self.config.server.listen))
+    }
+
+    /// The client of a Slate at `address`, with this HOME's token when one exists. A token file
+    /// that cannot be read is said and leaves the client without a token: what needs one (a
+    /// nudge, `slate run`'s reports) is best effort, and a command that reads finds that no
+    /// running Slate can be shown to be this HOME's, so it reads for itself.
+    fn client_at(&self, address: SocketAddr) -> Client {
+        let token = match &self.places {
+            Ok(places) => slate::token::read_token(&places.token_file()).unwrap_or_else(|err| {
+                tracing::warn!("{err}; a running Slate hears nothing from this command");
+                None
+            }),
+            Err(_) => None,
+        };
+        Client::new(address, token)
+    }
+
+    /// Asks a running server to re-read now, so a change made here shows at once. Any failure
+    /// (no server, no token, an old server) is ignored: the server's periodic scans catch up.
+    fn nudge_server(&self) {
+        let client = self.client();
+        if client.has_token() {
+            let _ = client.post("/sessions/live/refresh", None, Duration::from_millis(1500));
+        }
+    }
+}
+
+/// A running Slate that holds this HOME's token, and the version it reported.
+struct Server {
+    client: Client,
+    version: String,
+}
+
+/// Which engine answered a command, as its JSON says: `{"kind": "server", "address", "version"}`
+/// for a running Slate, `{"kind": "standalone"}` for this process's own.
+fn engine_json(server: Option<&Server>) -> serde_json::Value {
+    match server {
+        Some(server) => serde_json::json!({
+            "kind": "server",
+            "address": server.client.address().to_string(),
+            "version": server.version,
+        }),
+        None => serde_json::json!({ "kind": "standalone" }),
+    }
+}
+
+/// The running Slate at `client`'s address, when one answers within `timeout` and holds this
+/// HOME's token. One that answers but is another user's or another HOME's is said on stderr,
+/// and the command reads for itself.
+fn running_server(client: Client, timeout: Duration) -> Option<Server> {
+    match client.answer(timeout) {
+        Answer::Ours { version } => Some(Server { client, version }),
+        Answer::Foreign(why) => {
+            eprintln!(
+                "slate: the Slate at {} belongs to another user or HOME ({why}); reading for myself",
+                client.address()
+            );
+            None
+        }
+        Answer::Silent => None,
+    }
+}
+
+/// The live list of a running Slate server.
+fn sessions_from_server(server: &Client) -> Option<Vec<Session>> {
+    let value: serde_json::Value = server.get_json("/sessions/live").ok()?;
     // An older server may send sessions without `session_state`; `from_wire` fills it in.
     value["sessions"]
         .as_array()?
@@ -170,99 +276,114 @@ fn sessions_from_server(listen: SocketAddr) -> Option<Vec<Session>> {
         .collect()
 }
 
-/// Prints sessions as the `slate sessions` table or as `{"sessions":[…]}`, Needs you first.
+/// One session as the running server decided it, with its evidence (`GET /sessions/{id}`).
+fn session_from_server(server: &Client, id: &str) -> Option<(Session, Vec<String>)> {
+    let value: serde_json::Value = server.get_json(&format!("/sessions/{id}")).ok()?;
+    let session = Session::from_wire(value["session"].clone()).ok()?;
+    let evidence = serde_json::from_value(value["evidence"].clone()).unwrap_or_default();
+    Some((session, evidence))
+}
+
+/// Every session as the one engine sees it: the server's live list, with this process's read of
+/// the history added for the sessions the server does not list. A session this read finds live
+/// that the server does not list is asked for by id: the running engine may know it closed (it
+/// saw its process die), and it answers for every session it knows.
+fn with_history(server: &Client, live: Vec<Session>, local: Vec<Session>) -> Vec<Session> {
+    let listed: HashSet<SessionKey> = live.iter().map(Session::key).collect();
+    let mut all = live;
+    for session in local {
+        if listed.contains(&session.key()) {
+            continue;
+        }
+        if session.status == Status::Ended {
+            all.push(session);
+            continue;
+        }
+        match session_from_server(server, session.id.as_str()) {
+            Some((known, _)) if known.key() == session.key() => all.push(known),
+            _ => all.push(session),
+        }
+    }
+    all
+}
+
+/// One session and its evidence (as the sentences the wire carries), from the running server
+/// when there is one. A closed session that both the server and this read know closed is shown
+/// from this read, which has read its transcript's head and tail (the server keeps closed history
+/// small).
+fn find_session(
+    engine: &Engine,
+    server: Option<&Client>,
+    id: &str,
+) -> anyhow::Result<(Session, Vec<String>)> {
+    let local = engine.find(id);
+    let served = server.and_then(|server| session_from_server(server, id));
+    let read_here = |session: Session| {
+        let evidence = engine.evidence(&session.key());
+        (session, evidence.iter().map(ToString::to_string).collect())
+    };
+    Ok(match (served, local) {
+        (Some((served, _)), Ok(local))
+            if served.key() == local.key()
+                && served.status == Status::Ended
+                && local.status == Status::Ended =>
+        {
+            read_here(local)
+        }
+        (Some(served), _) => served,
+        (None, local) => read_here(local?),
+    })
+}
+
+/// What a list of sessions is, besides its sessions: which were asked for, which engine
+/// answered, and the places this process could not read (`None` when it read none itself).
+struct Listing<'a> {
+    listed: report::Listed,
+    server: Option<&'a Server>,
+    unread: Option<Vec<&'a Problem>>,
+}
+
+/// Prints sessions as the `slate sessions` table or as `{"sessions":[…], "engine":{…}}` (with
+/// `"unread"`, the places this process could not read, when it read the disk itself), Needs you
+/// first.
 fn print_sessions(
     mut sessions: Vec<Session>,
     json: bool,
     now: Timestamp,
-    server: Option<SocketAddr>,
+    listing: &Listing,
 ) -> anyhow::Result<()> {
     report::sort_for_display(&mut sessions);
+    let unread = listing.unread.as_deref().unwrap_or_default();
     let mut out = std::io::stdout().lock();
     if json {
-        let body = serde_json::json!({ "sessions": sessions });
+        let mut body = serde_json::json!({
+            "sessions": sessions,
+            "engine": engine_json(listing.server),
+        });
+        if listing.unread.is_some() {
+            body["unread"] = serde_json::to_value(unread)?;
+        }
         writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
     } else {
-        write!(out, "{}", report::table(&sessions, now))?;
-        if let Some(server) = server {
-            writeln!(out, "(from the Slate running at {server})")?;
+        write!(
+            out,
+            "{}",
+            report::table(&sessions, now, listing.listed, unread)
+        )?;
+        if let Some(server) = listing.server {
+            writeln!(
+                out,
+                "(from the Slate running at {})",
+                server.client.address()
+            )?;
         }
     }
     Ok(())
 }
 
-/// Where Slate's own files live for this user, from the environment.
-struct Places {
-    store: PathBuf,
-    config_dir: PathBuf,
-}
-
-impl Places {
-    fn from_env(env: &Env) -> anyhow::Result<Places> {
-        let home = env
-            .home
-            .clone()
-            .context("cannot find the home folder (HOME is not set)")?;
-        let (data_var, config_var) = if cfg!(windows) {
-            let appdata = std::env::var_os("APPDATA").map(PathBuf::from);
-            (appdata.clone(), appdata)
-        } else {
-            (env.xdg_data_home.clone(), env.xdg_config_home.clone())
-        };
-        Ok(Places {
-            store: store::default_path(&store::data_dir(&home, data_var.as_deref())),
-            config_dir: store::config_dir(&home, config_var.as_deref()),
-        })
-    }
-
-    fn open_store(&self) -> anyhow::Result<store::Store> {
-        store::open(&self.store)
-            .with_context(|| format!("cannot open Slate's store {}", self.store.display()))
-    }
-
-    fn config(&self) -> Config {
-        match config::load_or_default(&config::default_path(&self.config_dir)) {
-            Ok((config, _)) => config,
-            Err(err) => {
-                tracing::warn!("{err}; using the default settings");
-                Config::default()
-            }
-        }
-    }
-
-    /// Asks a running server (at `SLATE_API` when set, else at `listen`) to re-read now, so a
-    /// change made here shows at once. Any failure (no server, no token, an old server) is
-    /// ignored: the server's periodic scans catch up.
-    fn nudge_server(&self, listen: SocketAddr) {
-        let listen = slate::host::engine_address(listen);
-        let token = match slate::token::read_token(&self.config_dir) {
-            Ok(Some(token)) => token,
-            Ok(None) => return,
-            Err(err) => {
-                tracing::warn!("{err}; a running server sees the change at its next scan");
-                return;
-            }
-        };
-        let Ok(mut stream) = TcpStream::connect_timeout(&listen, Duration::from_millis(300)) else {
-            return;
-        };
-        let _ = stream.set_write_timeout(Some(Duration::from_millis(500)));
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(1500)));
-        let request = format!(
-            "POST /sessions/live/refresh HTTP/1.1\r\nHost: {listen}\r\n\
-             Authorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        );
-        if stream.write_all(request.as_bytes()).is_ok() {
-            let mut reply = [0u8; 256];
-            let _ = std::io::Read::read(&mut stream, &mut reply);
-        }
-    }
-}
-
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Run { command } = &cli.command {
-        let code = slate::host::run(command, slate::host::Endpoint::from_env())?;
-        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+        return run_hosted(command);
     }
     if let Some(done) = manual::run(&cli.command)? {
         return Ok(done);
@@ -272,65 +393,79 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("--now {text:?} is not an RFC 3339 time"))?,
         None => slate::live::system_clock(),
     };
-    let env = Env::from_process();
-    if let Some(done) = run_store_command(&cli.command, &env, now)? {
+    let setup = Setup::read()?;
+    if let Some(done) = run_store_command(&cli.command, &setup, now)? {
         return Ok(done);
     }
-    let places = Places::from_env(&env).ok();
-    let mut options = Options::from_env(env.clone());
+    let mut options = settings::engine_options(setup.env.clone(), &setup.config);
     if let Some(path) = &cli.processes {
         let table = processes::load_table(path)
             .with_context(|| format!("cannot read the process table {}", path.display()))?;
         options.processes = ProcessSource::Recorded(table);
     }
-    // `serve` and `watch` read the config themselves, and refuse a malformed one.
-    match cli.command {
-        Command::Serve { listen } => return serve::serve(listen.as_deref(), options),
-        Command::Watch { json, listen } => {
-            return serve::watch(listen.as_deref(), json, options);
-        }
-        _ => {}
-    }
-    let config = places.as_ref().map(Places::config).unwrap_or_default();
-    options.policy.session_idle =
-        Duration::from_secs(u64::from(config.project_policy.session_idle_minutes) * 60);
     // Closed sessions are known without reading their transcripts; when a person asks for them,
     // their head and tail are read for a title, a folder and a last prompt.
     options.scan.closed_detail = matches!(
         cli.command,
         Command::Sessions { all: true, .. } | Command::Show { .. }
     );
-    // One engine: when a Slate server runs (the tray app or `slate serve`), the live list comes
-    // from it, so this command shows what the tray shows, including what only a running engine
-    // knows (hosted terminals, the death of a process it saw vouching). A replay (`--now`,
+    match cli.command {
+        Command::Serve { listen } => return serve::serve(listen.as_deref(), &setup, options),
+        Command::Watch { json, listen } => {
+            return serve::watch(listen.as_deref(), json, &setup, options);
+        }
+        _ => {}
+    }
+    // One engine: when this HOME's Slate server runs (the tray app or `slate serve`), every
+    // command that reads sessions answers from it, so it shows what the tray shows, including what only a running engine knows
+    // (hosted terminals, the death of a process it saw vouching). The live list comes from the
+    // server; the closed history this process reads is added to it. A replay (`--now`,
     // `--processes`) or `SLATE_STANDALONE=1` always decides on its own.
-    if let Command::Sessions {
-        json,
-        all: false,
-        reclaimable: false,
-    } = cli.command
+    // Only the commands that read sessions ask; the others write Slate's store or read only
+    // this process's engine.
+    let standalone = cli.now.is_some()
+        || cli.processes.is_some()
+        || std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1");
+    let reads = matches!(
+        cli.command,
+        Command::Sessions { .. } | Command::Show { .. } | Command::Focus { .. }
+    );
+    let server = if standalone || !reads {
+        None
+    } else {
+        running_server(setup.client(), Duration::from_millis(300))
+    };
+    if let (
+        Some(server),
+        Command::Sessions {
+            json,
+            all: false,
+            reclaimable: false,
+        },
+    ) = (&server, &cli.command)
     {
-        let standalone = cli.now.is_some()
-            || cli.processes.is_some()
-            || std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1");
-        if !standalone {
-            // `SLATE_API` first, as `slate run` reports there.
-            let server = slate::host::engine_address(config.server.listen);
-            if let Some(sessions) = sessions_from_server(server) {
-                print_sessions(sessions, json, now, Some(server))?;
-                return Ok(ExitCode::SUCCESS);
-            }
+        if let Some(sessions) = sessions_from_server(&server.client) {
+            let listing = Listing {
+                listed: report::Listed::Live,
+                server: Some(server),
+                unread: None,
+            };
+            print_sessions(sessions, *json, now, &listing)?;
+            return Ok(ExitCode::SUCCESS);
         }
     }
     let mut engine = Engine::new(options);
     // Intents and claims first, so the first decision of every session already shows them. A
     // store that does not exist yet holds none, and is not created just to read it.
-    if let Some(places) = places.as_ref().filter(|places| places.store.exists()) {
-        let store = places.open_store()?;
-        engine.load_custody(&store, now)?;
+    if setup
+        .places
+        .as_ref()
+        .is_ok_and(|places| places.store_file().exists())
+    {
+        engine.load_custody(&setup.open_store()?, now)?;
     }
     engine.refresh(now);
-    let reclaim_after = Duration::from_secs(u64::from(config.cleanup.reclaim_after_minutes) * 60);
+    let reclaim_after = settings::reclaim_after(&setup.config);
     let mut out = std::io::stdout().lock();
     match cli.command {
         Command::Sessions {
@@ -338,39 +473,61 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             all,
             reclaimable,
         } => {
-            let mut sessions: Vec<Session> = engine
-                .sessions()
+            let (sessions, from) = match &server {
+                Some(server) => match sessions_from_server(&server.client) {
+                    Some(live) => (
+                        with_history(&server.client, live, engine.sessions()),
+                        Some(server),
+                    ),
+                    None => (engine.sessions(), None),
+                },
+                None => (engine.sessions(), None),
+            };
+            let unread = report::unread(&engine.problems().recent);
+            let mut sessions: Vec<Session> = sessions
                 .into_iter()
                 .filter(|session| {
                     if reclaimable {
                         session.session_state.custody.reclaimable
                     } else {
-                        all || report::on_live_list(session, now, reclaim_after)
+                        all || policy::on_live_list(session, now, reclaim_after)
                     }
                 })
                 .collect();
             if reclaimable && !json {
                 report::sort_for_display(&mut sessions);
-                write!(out, "{}", report::reclaimable(&sessions, now))?;
+                write!(out, "{}", report::reclaimable(&sessions, now, &unread))?;
             } else {
-                print_sessions(sessions, json, now, None)?;
+                let listing = Listing {
+                    listed: if all {
+                        report::Listed::All
+                    } else {
+                        report::Listed::Live
+                    },
+                    server: from,
+                    unread: Some(unread),
+                };
+                print_sessions(sessions, json, now, &listing)?;
             }
         }
         Command::Show { id, json } => {
-            let session = engine.find(&id)?;
-            let key = slate::model::SessionKey::new(session.agent, session.id.as_str());
-            let evidence = engine.evidence(&key);
+            let (session, evidence) =
+                find_session(&engine, server.as_ref().map(|server| &server.client), &id)?;
             if json {
                 let mut value = serde_json::to_value(&session)?;
                 value["evidence"] = serde_json::json!(evidence);
-                let body = serde_json::json!({ "session": value });
+                let body = serde_json::json!({
+                    "session": value,
+                    "engine": engine_json(server.as_ref()),
+                });
                 writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
             } else {
                 write!(out, "{}", report::show(&session, &evidence, now))?;
             }
         }
         Command::Focus { id, dry_run } => {
-            let session = engine.find(&id)?;
+            let (session, _) =
+                find_session(&engine, server.as_ref().map(|server| &server.client), &id)?;
             return focus(&session, dry_run, &mut out);
         }
         Command::Doctor => write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?,
@@ -380,15 +537,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 reason: Some(reason),
                 awaiting_who: None,
             };
-            set_intent(
-                &engine,
-                env_places(&places)?,
-                &config,
-                &id,
-                intent,
-                now,
-                &mut out,
-            )?;
+            set_intent(&engine, &setup, &id, intent, now, &mut out)?;
         }
         Command::Await { id, who, reason } => {
             let intent = Intent {
@@ -396,33 +545,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 reason: Some(reason),
                 awaiting_who: Some(who),
             };
-            set_intent(
-                &engine,
-                env_places(&places)?,
-                &config,
-                &id,
-                intent,
-                now,
-                &mut out,
-            )?;
+            set_intent(&engine, &setup, &id, intent, now, &mut out)?;
         }
         Command::Resume { id } => {
-            set_intent(
-                &engine,
-                env_places(&places)?,
-                &config,
-                &id,
-                Intent::default(),
-                now,
-                &mut out,
-            )?;
+            set_intent(&engine, &setup, &id, Intent::default(), now, &mut out)?;
         }
         Command::Claim { item, session } => {
-            let places = env_places(&places)?;
             slate::limits::item_id(&item)?;
             let session = engine.find(&session)?;
             let key = SessionKey::new(session.agent, session.id.as_str());
-            let store = places.open_store()?;
+            let store = setup.open_store()?;
             if store.work_item(&item)?.is_none() {
                 anyhow::bail!(
                     "no work item `{item}` (add it with `slate item add {item} --title …`)"
@@ -441,8 +573,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if !held.iter().any(|claim| claim.released.is_none()) {
                 store.claim(&item, &key, now)?;
             }
-            places.nudge_server(config.server.listen);
-            writeln!(out, "{key} holds a work claim on item {item}")?;
+            setup.nudge_server();
+            let said = format!("{key} holds a work claim on item {item}");
+            writeln!(out, "{}", report::terminal_text(&said))?;
         }
         Command::Item { .. } | Command::Release { .. } => {
             unreachable!("handled before the engine runs")
@@ -453,6 +586,25 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve { .. } | Command::Watch { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `slate run`: hosts the command, reporting to the running Slate. A config that does not parse
+/// is said on stderr, not fatal: the agent CLI must run as it would without Slate, so its reports
+/// go to `SLATE_API` or the default address instead.
+fn run_hosted(command: &[String]) -> anyhow::Result<ExitCode> {
+    let setup = Setup::read().unwrap_or_else(|err| {
+        eprintln!("slate: {err:#}; reporting to the default address");
+        let env = Env::from_process();
+        Setup {
+            places: Places::from_env(&env),
+            env,
+            config: Config::default(),
+        }
+    });
+    let client = setup.client();
+    let client = client.has_token().then_some(client);
+    let code = slate::host::run(command, client)?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
 
 /// `slate focus`: plans, then runs the plan unless `dry_run`. Unsure is a failure with its reason.
@@ -565,17 +717,10 @@ fn doctor(engine: &Engine, now: Timestamp) -> String {
     out
 }
 
-fn env_places(places: &Option<Places>) -> anyhow::Result<&Places> {
-    places
-        .as_ref()
-        .context("cannot find the home folder (HOME is not set)")
-}
-
 /// Writes a session's intent to the store and nudges a running server.
 fn set_intent(
     engine: &Engine,
-    places: &Places,
-    config: &Config,
+    setup: &Setup,
     id: &str,
     intent: Intent,
     now: Timestamp,
@@ -584,9 +729,9 @@ fn set_intent(
     slate::limits::intent(&intent)?;
     let session = engine.find(id)?;
     let key = SessionKey::new(session.agent, session.id.as_str());
-    let store = places.open_store()?;
+    let store = setup.open_store()?;
     store.set_intent(&key, &intent, now)?;
-    places.nudge_server(config.server.listen);
+    setup.nudge_server();
     let said = match intent.state {
         IntentState::None => "resumed".to_string(),
         IntentState::Parked => "parked".to_string(),
@@ -598,7 +743,7 @@ fn set_intent(
                 .map_or("someone".to_string(), Awaiting::to_string)
         ),
     };
-    writeln!(out, "{key} {said}")?;
+    writeln!(out, "{}", report::terminal_text(&format!("{key} {said}")))?;
     Ok(())
 }
 
@@ -606,15 +751,13 @@ fn set_intent(
 /// Returns `None` for every other command.
 fn run_store_command(
     command: &Command,
-    env: &Env,
+    setup: &Setup,
     now: Timestamp,
 ) -> anyhow::Result<Option<ExitCode>> {
     let (Command::Item { .. } | Command::Release { .. }) = command else {
         return Ok(None);
     };
-    let places = Places::from_env(env)?;
-    let config = places.config();
-    let store = places.open_store()?;
+    let store = setup.open_store()?;
     let mut out = std::io::stdout().lock();
     match command {
         Command::Item {
@@ -640,7 +783,8 @@ fn run_store_command(
                 deps: deps.clone(),
                 created,
             })?;
-            writeln!(out, "item {id} ({})", status.as_str())?;
+            let said = format!("item {id} ({})", status.as_str());
+            writeln!(out, "{}", report::terminal_text(&said))?;
         }
         Command::Item {
             command: ItemCommand::Done { id },
@@ -656,7 +800,7 @@ fn run_store_command(
                     store.release_claim(claim.id, now)?;
                 }
             }
-            writeln!(out, "item {id} done")?;
+            writeln!(out, "item {} done", report::terminal_text(id))?;
         }
         Command::Item {
             command: ItemCommand::List,
@@ -687,6 +831,8 @@ fn run_store_command(
                     released += 1;
                 }
             }
+            // The id is as typed, so it is shown, never obeyed, like every other echoed text.
+            let item = report::terminal_text(item);
             if released == 0 {
                 writeln!(out, "no claim held on item {item}")?;
             } else {
@@ -695,6 +841,6 @@ fn run_store_command(
         }
         _ => return Ok(None),
     }
-    places.nudge_server(config.server.listen);
+    setup.nudge_server();
     Ok(Some(ExitCode::SUCCESS))
 }

@@ -7,15 +7,14 @@
 //! us are passed on, and the child's exit code becomes ours. Raw mode is restored on every way out,
 //! a panic included. On the side it observes the title sequences in the output (`osc`), when the
 //! terminal last drew, and the child's pid, and reports changes (never a stream per byte) to a
-//! running `slate serve` or app with `POST /hosted`. When no engine answers it stays silent: the
-//! CLI must work exactly as it would without Slate. This module decides no state; the tracker's
-//! rules read what it reports.
+//! running `slate serve` or app with `POST /hosted`, through the one `client`. When no engine
+//! answers it stays silent: the CLI must work exactly as it would without Slate. This module
+//! decides no state; the tracker's rules read what it reports.
 
 pub mod osc;
 
 use std::io::{IsTerminal, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,11 +22,9 @@ use std::time::Duration;
 use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
 
 use crate::agents::{self, program_name};
+use crate::client::{Client, ClientError};
 use crate::live::system_clock;
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
-
-/// The port `slate serve` and the app listen on unless told otherwise (api-contract).
-pub const DEFAULT_PORT: u16 = 7411;
 
 /// Reports go out at most this often; a draw is reported again only this long after the last
 /// reported one, so a terminal that keeps drawing costs about one report a second.
@@ -50,73 +47,6 @@ pub enum HostError {
     Spawn { program: String, detail: String },
     #[error("cannot wait for the program: {0}")]
     Wait(std::io::Error),
-}
-
-/// Where reports go: the engine's loopback address and the per-user token.
-#[derive(Debug, Clone)]
-pub struct Endpoint {
-    pub address: SocketAddr,
-    pub token: String,
-}
-
-impl Endpoint {
-    /// The endpoint from the environment: the running engine's address (`engine_address`, with
-    /// the config's `[server] listen` as the fallback) and the token in `<config_dir>/slate/token`.
-    /// `None` when no token exists, which means no engine has ever run for this user.
-    pub fn from_env() -> Option<Endpoint> {
-        let config_dir = config_dir()?;
-        // A config that cannot be read leaves the default port, as the engine itself would.
-        let configured = crate::config::load_or_default(&crate::config::default_path(&config_dir))
-            .map(|(config, _)| config.server.listen)
-            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)));
-        // Reporting is best effort: a token that cannot be read means no reports, not no run.
-        let token = match crate::token::read_token(&config_dir) {
-            Ok(token) => token?,
-            Err(err) => {
-                tracing::warn!("{err}; the engine hears nothing from this run");
-                return None;
-            }
-        };
-        Some(Endpoint {
-            address: engine_address(configured),
-            token,
-        })
-    }
-}
-
-/// Where the running engine listens: `SLATE_API` (`http://127.0.0.1:PORT`) when it is set and
-/// names a port, else `configured` (the config's `[server] listen`). `slate run` reports there and
-/// `slate sessions` reads there, so a person who points one at a server points both.
-pub fn engine_address(configured: SocketAddr) -> SocketAddr {
-    std::env::var("SLATE_API")
-        .ok()
-        .and_then(|url| address_of(&url))
-        .unwrap_or(configured)
-}
-
-/// The loopback address named by a `http://127.0.0.1:PORT` URL (a bare port means 127.0.0.1).
-pub fn address_of(url: &str) -> Option<SocketAddr> {
-    let rest = url.strip_prefix("http://").unwrap_or(url);
-    let authority = rest.split('/').next()?;
-    if let Ok(address) = authority.parse::<SocketAddr>() {
-        return address.ip().is_loopback().then_some(address);
-    }
-    let port = authority.rsplit(':').next()?.parse().ok()?;
-    Some(SocketAddr::from(([127, 0, 0, 1], port)))
-}
-
-/// Slate's config folder, found as `store::config_dir` finds it.
-fn config_dir() -> Option<PathBuf> {
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .map(PathBuf::from)?;
-    let variable = if cfg!(windows) {
-        std::env::var_os("APPDATA")
-    } else {
-        std::env::var_os("XDG_CONFIG_HOME")
-    }
-    .map(PathBuf::from);
-    Some(crate::store::config_dir(&home, variable.as_deref()))
 }
 
 /// What the host tells the engine about its session.
@@ -229,7 +159,7 @@ impl Reports {
     }
 }
 
-/// The JSON body of `POST /hosted` (api-contract).
+/// The JSON body of `POST /hosted`.
 pub fn report_body(identity: &Identity, report: &Report) -> serde_json::Value {
     serde_json::json!({
         "agent": identity.agent,
@@ -240,35 +170,14 @@ pub fn report_body(identity: &Identity, report: &Report) -> serde_json::Value {
     })
 }
 
-/// Sends one report with a plain HTTP/1.1 POST. Any failure is returned and ignored by the
-/// caller: reporting is best effort.
-pub fn post(endpoint: &Endpoint, body: &serde_json::Value) -> std::io::Result<u16> {
-    let body = body.to_string();
-    let mut stream = TcpStream::connect_timeout(&endpoint.address, Duration::from_millis(300))?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
-    let request = format!(
-        "POST /hosted HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-        endpoint.address,
-        endpoint.token,
-        body.len(),
-        body
-    );
-    stream.write_all(request.as_bytes())?;
-    let mut head = [0u8; 64];
-    let read = stream.read(&mut head)?;
-    let status = std::str::from_utf8(&head[..read])
-        .ok()
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    Ok(status)
+/// Sends one report. Any failure is returned and ignored by the caller: reporting is best effort.
+pub fn post(client: &Client, body: &serde_json::Value) -> Result<u16, ClientError> {
+    client.post("/hosted", Some(body), Duration::from_secs(2))
 }
 
-/// Runs `argv` in a pseudo-terminal, relays it, reports to `endpoint` when there is one, and
-/// returns the child's exit code.
-pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError> {
+/// Runs `argv` in a pseudo-terminal, relays it, reports to the running Slate through `client`
+/// when there is one, and returns the child's exit code.
+pub fn run(argv: &[String], client: Option<Client>) -> Result<i32, HostError> {
     let program = argv.first().ok_or(HostError::NoCommand)?;
     if program.trim().is_empty() {
         return Err(HostError::EmptyProgram);
@@ -323,7 +232,7 @@ pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError
     std::thread::spawn(move || relay_input(writer, eof));
     follow_signals(Arc::clone(&master), pid);
     let (reported_tx, reported_rx) = mpsc::channel::<()>();
-    if let Some(endpoint) = endpoint {
+    if let Some(client) = client {
         let cwd = cwd.as_deref().map(Path::to_string_lossy).map(String::from);
         let identity = Identity {
             agent: agent_of(argv, pid.unwrap_or(0), cwd.as_deref()),
@@ -331,7 +240,7 @@ pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError
             cwd,
         };
         std::thread::spawn(move || {
-            report_loop(seen_rx, identity, endpoint);
+            report_loop(seen_rx, identity, client);
             let _ = reported_tx.send(());
         });
     } else {
@@ -515,7 +424,7 @@ fn relay_input(mut writer: Box<dyn Write + Send>, eof: u8) {
     let _ = (ended, line_start, eof);
 }
 
-fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, endpoint: Endpoint) {
+fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, client: Client) {
     let mut reports = Reports::default();
     // After a failed post, wait before trying again: no engine may be running at all.
     let mut quiet_until: Option<Timestamp> = None;
@@ -531,7 +440,7 @@ fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, endpoint: Endpoin
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 if let Some(report) = reports.flush() {
                     if quiet_until.is_none() {
-                        let _ = post(&endpoint, &report_body(&identity, &report));
+                        let _ = post(&client, &report_body(&identity, &report));
                     }
                 }
                 return;
@@ -546,14 +455,10 @@ fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, endpoint: Endpoin
         }
         if let Some(report) = reports.due(now) {
             let body = report_body(&identity, &report);
-            match post(&endpoint, &body) {
-                Ok(status) if (200..300).contains(&status) => quiet_until = None,
-                Ok(status) => {
-                    tracing::debug!(status, "the engine refused a hosted report");
-                    quiet_until = Some(now.plus(Duration::from_secs(5)));
-                }
+            match post(&client, &body) {
+                Ok(_) => quiet_until = None,
                 Err(err) => {
-                    tracing::debug!(%err, "no engine took the hosted report");
+                    tracing::debug!(%err, "no engine took the hosted report (none runs, or it refused)");
                     quiet_until = Some(now.plus(Duration::from_secs(5)));
                 }
             }
@@ -661,30 +566,4 @@ fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, _pid: Option<u3
             }
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::address_of;
-
-    #[test]
-    fn slate_api_names_a_loopback_address() {
-        let address = |url: &str| address_of(url).map(|address| address.to_string());
-        assert_eq!(
-            address("http://127.0.0.1:4123"),
-            Some("127.0.0.1:4123".into())
-        );
-        assert_eq!(address("http://[::1]:4123/"), Some("[::1]:4123".into()));
-        assert_eq!(
-            address("http://localhost:4123"),
-            Some("127.0.0.1:4123".into())
-        );
-        assert_eq!(
-            address("http://10.0.0.7:4123"),
-            None,
-            "slate talks loopback only"
-        );
-        assert_eq!(address("http://127.0.0.1"), None);
-        assert_eq!(address(""), None);
-    }
 }

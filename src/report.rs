@@ -14,8 +14,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::model::{AgentKind, Intent, IntentState, Session, SessionKey, Status, Timestamp};
-use crate::tracker::{self, Evidence, WorkItemInfo};
+use crate::model::{
+    AgentKind, Intent, IntentState, Problem, Session, SessionKey, Status, Timestamp,
+};
+use crate::tracker::{self, WorkItemInfo};
 
 /// Makes text safe to print on a terminal: a control character is shown, never obeyed. C0
 /// controls appear in caret notation as `cat -v` shows them (ESC as `^[`, BEL as `^G`, CR as
@@ -85,27 +87,66 @@ pub fn sort_for_display(sessions: &mut [Session]) {
     });
 }
 
-/// Whether a session belongs on the live list at `now`: every session that has not ended; an
-/// ended one holding a work claim (custody protects it until the claim is released); and an
-/// ended, reclaimable one until `reclaim_after` has passed since it ended, after which automatic
-/// cleanup takes it off the list. It stays in the history (`--all`) either way.
-pub fn on_live_list(session: &Session, now: Timestamp, reclaim_after: Duration) -> bool {
-    if session.status != Status::Ended {
-        return true;
+/// Which sessions a `slate sessions` list was asked for, so an empty one says what it lacks and
+/// suggests only a flag that was not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listed {
+    /// The live list (`slate sessions`).
+    Live,
+    /// Live and closed sessions (`slate sessions --all`).
+    All,
+}
+
+/// How many unread places the note names before it counts the rest.
+const UNREAD_SHOWN: usize = 5;
+
+/// The problems that hide sessions (`ProblemKind::hides_sessions`: a store, folder or file that
+/// could not be read at all), one per place, in the order they were counted.
+pub fn unread<'a>(problems: impl IntoIterator<Item = &'a Problem>) -> Vec<&'a Problem> {
+    let mut unread: Vec<&Problem> = Vec::new();
+    for problem in problems {
+        if problem.kind.hides_sessions() && !unread.iter().any(|seen| seen.place == problem.place) {
+            unread.push(problem);
+        }
     }
-    let state = &session.session_state;
-    if state.custody.holds_work_claim || !state.custody.reclaimable {
-        return true;
+    unread
+}
+
+/// The note under a list when places could not be read (`unread`): each place and why, and
+/// where to look further. Empty when every place was read, so a list never hides that it may be
+/// short.
+pub fn unread_note(unread: &[&Problem]) -> String {
+    let mut out = String::new();
+    if unread.is_empty() {
+        return out;
     }
-    now < state.next_actor.since.plus(reclaim_after)
+    let _ = writeln!(
+        out,
+        "Slate could not read {} place{}, so sessions kept there are missing from this list:",
+        unread.len(),
+        if unread.len() == 1 { "" } else { "s" }
+    );
+    for problem in unread.iter().take(UNREAD_SHOWN) {
+        let _ = writeln!(
+            out,
+            "  {} — {} ({})",
+            problem.place, problem.detail, problem.kind
+        );
+    }
+    if unread.len() > UNREAD_SHOWN {
+        let _ = writeln!(out, "  … and {} more", unread.len() - UNREAD_SHOWN);
+    }
+    out.push_str("(`slate doctor` shows every problem Slate counted.)\n");
+    finish(out)
 }
 
 /// The `slate sessions --reclaimable` table: the sessions automatic cleanup may reclaim, with the
-/// custody reason for each.
-pub fn reclaimable(sessions: &[Session], now: Timestamp) -> String {
+/// custody reason for each, and the places that could not be read (`unread_note`).
+pub fn reclaimable(sessions: &[Session], now: Timestamp, unread: &[&Problem]) -> String {
     let mut out = String::new();
     if sessions.is_empty() {
         out.push_str("No reclaimable sessions.\n");
+        out.push_str(&unread_note(unread));
         return out;
     }
     let _ = writeln!(
@@ -128,6 +169,7 @@ pub fn reclaimable(sessions: &[Session], now: Timestamp) -> String {
             state.custody.reason
         );
     }
+    out.push_str(&unread_note(unread));
     finish(out)
 }
 
@@ -170,11 +212,30 @@ fn cell(text: &str, width: usize) -> String {
     }
 }
 
-/// The `slate sessions` table. Sessions must already be sorted.
-pub fn table(sessions: &[Session], now: Timestamp) -> String {
+/// The `slate sessions` table of the sessions `listed` asked for, then the places that could not
+/// be read (`unread_note`). Sessions must already be sorted. An empty list says what it lacks,
+/// and suggests `--all` only when it was not given.
+pub fn table(sessions: &[Session], now: Timestamp, listed: Listed, unread: &[&Problem]) -> String {
     let mut out = String::new();
     if sessions.is_empty() {
-        out.push_str("No live agent sessions. (`slate sessions --all` includes closed ones; `slate doctor` shows where Slate looked.)\n");
+        let (empty, flag) = match listed {
+            Listed::Live => (
+                "No live agent sessions.",
+                Some("`slate sessions --all` includes closed ones"),
+            ),
+            Listed::All => ("No agent sessions, live or closed.", None),
+        };
+        // The note on unread places names `slate doctor` itself.
+        let doctor = unread
+            .is_empty()
+            .then_some("`slate doctor` shows where Slate looked");
+        let hints: Vec<&str> = flag.into_iter().chain(doctor).collect();
+        out.push_str(empty);
+        if !hints.is_empty() {
+            let _ = write!(out, " ({}.)", hints.join("; "));
+        }
+        out.push('\n');
+        out.push_str(&unread_note(unread));
         return out;
     }
     let _ = writeln!(
@@ -224,6 +285,10 @@ pub fn table(sessions: &[Session], now: Timestamp) -> String {
         if sessions.len() == 1 { "" } else { "s" },
         if needs_you == 1 { "s" } else { "" },
     );
+    if !unread.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&unread_note(unread));
     finish(out)
 }
 
@@ -231,8 +296,9 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The `slate show` page: one session and the evidence that decided its state.
-pub fn show(session: &Session, evidence: &[Evidence], now: Timestamp) -> String {
+/// The `slate show` page: one session and the evidence that decided its state (as `Evidence`
+/// values, or as the sentences a server sent for them).
+pub fn show(session: &Session, evidence: &[impl std::fmt::Display], now: Timestamp) -> String {
     let state = &session.session_state;
     let mut out = String::new();
     let mut line = |label: &str, value: String| {
@@ -452,74 +518,59 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_list_suggests_only_a_flag_not_given_and_says_what_it_could_not_read() {
+        let now = Timestamp::from_millis(1_000_000_000);
+        assert_eq!(
+            table(&[], now, Listed::Live, &[]),
+            "No live agent sessions. (`slate sessions --all` includes closed ones; \
+             `slate doctor` shows where Slate looked.)\n"
+        );
+        assert_eq!(
+            table(&[], now, Listed::All, &[]),
+            "No agent sessions, live or closed. (`slate doctor` shows where Slate looked.)\n"
+        );
+        let problems = [
+            Problem::new(
+                crate::model::ProblemKind::StoreLocked,
+                "/h/opencode.db",
+                "database is locked",
+            ),
+            Problem::new(
+                crate::model::ProblemKind::MalformedLine,
+                "/h/a.jsonl",
+                "bad",
+            ),
+            Problem::new(
+                crate::model::ProblemKind::StoreLocked,
+                "/h/opencode.db",
+                "database is locked",
+            ),
+            Problem::new(
+                crate::model::ProblemKind::Unreadable,
+                "/h/\u{1b}[2J",
+                "permission denied",
+            ),
+        ];
+        let unread = unread(&problems);
+        assert_eq!(
+            unread.len(),
+            2,
+            "one per place, and only what hides sessions"
+        );
+        assert_eq!(
+            table(&[], now, Listed::All, &unread),
+            "No agent sessions, live or closed.\n\
+             Slate could not read 2 places, so sessions kept there are missing from this list:\n  \
+             /h/opencode.db — database is locked (store_locked)\n  \
+             /h/^[[2J — permission denied (unreadable)\n\
+             (`slate doctor` shows every problem Slate counted.)\n"
+        );
+    }
+
+    #[test]
     fn cells_cut_and_pad() {
         assert_eq!(cell("abc", 5), "abc  ");
         assert_eq!(cell("abcdef", 4), "abc…");
         assert_eq!(cell("żółw", 4), "żółw");
-    }
-}
-
-#[cfg(test)]
-mod live_list_tests {
-    use super::*;
-    use crate::model::{
-        Activity, Actor, AgentKind, Custody, NextActor, Presence, Reason, ReasonCode, SessionId,
-        SessionState,
-    };
-
-    fn ended(since_minutes_ago: u64, claim: bool, now: Timestamp) -> Session {
-        let since = now.minus(Duration::from_secs(since_minutes_ago * 60));
-        Session {
-            agent: AgentKind::CLAUDE_CODE,
-            id: SessionId::new("s"),
-            folder: None,
-            project: None,
-            title: None,
-            last_prompt: None,
-            branch: None,
-            ahead: None,
-            behind: None,
-            dirty: None,
-            row_time: Some(since),
-            pid: None,
-            transcript: None,
-            model: None,
-            cli_version: None,
-            hosted: false,
-            status: Status::Ended,
-            session_state: SessionState {
-                status: Status::Ended,
-                active_at: Some(since),
-                reason: Reason::new(ReasonCode::NoProcess, "gone"),
-                presence: Presence::Gone,
-                activity: Activity::Silent,
-                intent: Intent::default(),
-                custody: Custody {
-                    holds: if claim {
-                        vec!["item:a".to_string()]
-                    } else {
-                        Vec::new()
-                    },
-                    holds_work_claim: claim,
-                    reclaimable: !claim,
-                    reason: String::new(),
-                },
-                next_actor: NextActor {
-                    actor: Actor::Nobody,
-                    reason: String::new(),
-                    since,
-                },
-            },
-        }
-    }
-
-    #[test]
-    fn a_reclaimable_session_leaves_the_live_list_after_the_reclaim_time() {
-        let now = Timestamp::from_millis(1_800_000_000_000);
-        let hour = Duration::from_secs(3600);
-        assert!(on_live_list(&ended(59, false, now), now, hour));
-        assert!(!on_live_list(&ended(60, false, now), now, hour));
-        // A work claim keeps it listed however long ago it ended.
-        assert!(on_live_list(&ended(24 * 60, true, now), now, hour));
     }
 }

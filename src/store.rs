@@ -8,11 +8,11 @@
 //! process of a session (schema version 3 dropped both tables, which nothing wrote): settings live
 //! in the config file, and the tracker learns presence again from the first process scan. It also owns what happens when the file is corrupt (moved
 //! aside, never deleted, and a fresh store created) or locked by another writer (a typed error
-//! after the busy timeout), and where the file lives by default.
+//! after the busy timeout).
 //!
 //! It deliberately decides nothing: it stores what the engine hands it and gives it back. It never
-//! reads the agents' own SQLite stores (that is `sources`), and it does not read the environment:
-//! the caller passes in the home folder and the platform's variables.
+//! reads the agents' own SQLite stores (that is `sources`), and it does not know where its file
+//! lives: `places` says that, and the caller passes the path in.
 
 use std::fs;
 use std::io;
@@ -261,78 +261,6 @@ pub fn open_in_memory() -> Result<Store, StoreError> {
         path,
         recovered_from: None,
     })
-}
-
-/// Where the store lives inside the platform's data folder: `<data_dir>/slate/slate.db`.
-pub fn default_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("slate").join("slate.db")
-}
-
-/// The operating systems whose folder conventions differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Platform {
-    Linux,
-    MacOs,
-    Windows,
-}
-
-impl Platform {
-    /// The platform this binary was built for; every other Unix follows the Linux (XDG) rules.
-    pub fn current() -> Platform {
-        if cfg!(target_os = "macos") {
-            Platform::MacOs
-        } else if cfg!(target_os = "windows") {
-            Platform::Windows
-        } else {
-            Platform::Linux
-        }
-    }
-}
-
-/// The platform's data folder. `variable` is `$XDG_DATA_HOME` on Linux and `%APPDATA%` on Windows,
-/// as the caller read it; macOS has no such variable.
-pub fn data_dir(home: &Path, variable: Option<&Path>) -> PathBuf {
-    data_dir_on(Platform::current(), home, variable)
-}
-
-/// The platform's config folder. `variable` is `$XDG_CONFIG_HOME` on Linux and `%APPDATA%` on
-/// Windows, as the caller read it.
-pub fn config_dir(home: &Path, variable: Option<&Path>) -> PathBuf {
-    config_dir_on(Platform::current(), home, variable)
-}
-
-/// [`data_dir`] for a given platform, so every platform's rule can be tested anywhere.
-pub fn data_dir_on(platform: Platform, home: &Path, variable: Option<&Path>) -> PathBuf {
-    platform_dir(platform, home, variable, &[".local", "share"])
-}
-
-/// [`config_dir`] for a given platform.
-pub fn config_dir_on(platform: Platform, home: &Path, variable: Option<&Path>) -> PathBuf {
-    platform_dir(platform, home, variable, &[".config"])
-}
-
-fn platform_dir(
-    platform: Platform,
-    home: &Path,
-    variable: Option<&Path>,
-    xdg_fallback: &[&str],
-) -> PathBuf {
-    // The XDG spec says a relative value is invalid and must be ignored; the same caution costs
-    // nothing for %APPDATA%.
-    let variable = variable.filter(|folder| folder.is_absolute());
-    match platform {
-        Platform::MacOs => home.join("Library").join("Application Support"),
-        Platform::Windows => match variable {
-            Some(folder) => folder.to_path_buf(),
-            None => home.join("AppData").join("Roaming"),
-        },
-        Platform::Linux => match variable {
-            Some(folder) => folder.to_path_buf(),
-            None => xdg_fallback
-                .iter()
-                .fold(home.to_path_buf(), |path, part| path.join(part)),
-        },
-    }
 }
 
 impl Store {
@@ -940,17 +868,24 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn decode_status(text: &str) -> Result<Status, StoreError> {
-    match text {
-        "working" => Ok(Status::Working),
-        "waiting" => Ok(Status::Waiting),
-        "ended" => Ok(Status::Ended),
-        _ => Err(StoreError::Decode {
-            table: "transitions",
-            column: "status",
+/// Reads a value the store wrote with its snake_case wire spelling (a status, an intent state);
+/// any other text is a decode error naming where it was found.
+fn decode_spelling<T: serde::de::DeserializeOwned>(
+    table: &'static str,
+    column: &'static str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| {
+        StoreError::Decode {
+            table,
+            column,
             value: text.to_owned(),
-        }),
-    }
+        }
+    })
+}
+
+fn decode_status(text: &str) -> Result<Status, StoreError> {
+    decode_spelling("transitions", "status", text)
 }
 
 /// A code this build does not know was written by a newer Slate; it reads as `unknown` rather
@@ -969,16 +904,7 @@ fn intent_state_str(state: IntentState) -> &'static str {
 }
 
 fn decode_intent_state(text: &str) -> Result<IntentState, StoreError> {
-    match text {
-        "none" => Ok(IntentState::None),
-        "parked" => Ok(IntentState::Parked),
-        "awaiting" => Ok(IntentState::Awaiting),
-        _ => Err(StoreError::Decode {
-            table: "intents",
-            column: "state",
-            value: text.to_owned(),
-        }),
-    }
+    decode_spelling("intents", "state", text)
 }
 
 /// An item status this build does not know (written by hand, or by a newer Slate) reads as

@@ -3,8 +3,9 @@
 //! The token is what separates the person's own tools (the page Slate serves, the CLI, the desktop
 //! shell) from a web page on another site: only someone who can read the user's config folder
 //! can change anything through the API. It is 32 random bytes written as 64 hex characters in
-//! `<config_dir>/slate/token`, readable by the owner only. This module owns the file and the
-//! randomness; it never logs the token itself. Checking a request's token is `api`'s business.
+//! the token file (`places::Places::token_file`), readable by the owner only. This module owns the
+//! file's content and the randomness; it never logs the token itself. Where the file lives is
+//! `places`' business, and checking a request's token is `api`'s.
 
 use std::fs;
 use std::io::{self, Read, Write};
@@ -32,18 +33,12 @@ pub enum TokenError {
     NotAFile { path: PathBuf },
 }
 
-/// Where the token lives: `<config_dir>/slate/token`.
-pub fn token_path(config_dir: &Path) -> PathBuf {
-    config_dir.join("slate").join("token")
-}
-
-/// Reads the token, creating it on first run. A token file that is not 64 hex characters, or that
+/// Reads the token file at `path`, creating it on first run. A token file that is not 64 hex characters, or that
 /// others can read, is replaced by a new one with a warning: a token others could have read is
 /// no secret any more. A token file that is not a regular file (a FIFO, a device, a folder) is
 /// an error: it is not Slate's to replace.
-pub fn load_or_create_token(config_dir: &Path) -> Result<String, TokenError> {
-    let path = token_path(config_dir);
-    if let Some(file) = read_file(&path)? {
+pub fn load_or_create_token(path: &Path) -> Result<String, TokenError> {
+    if let Some(file) = read_file(path)? {
         let token = file.text.trim();
         if !is_token(token) {
             tracing::warn!(
@@ -60,7 +55,7 @@ pub fn load_or_create_token(config_dir: &Path) -> Result<String, TokenError> {
         }
     }
     let token = new_token()?;
-    write_token(&path, &token)?;
+    write_token(path, &token)?;
     Ok(token)
 }
 
@@ -68,8 +63,8 @@ pub fn load_or_create_token(config_dir: &Path) -> Result<String, TokenError> {
 /// server), never creating one: `None` when there is no token file or it holds nothing a
 /// header could carry. What the file holds is sent as it is (the server judges it), but only
 /// when it is one word of visible ASCII, so it cannot add lines to a request.
-pub fn read_token(config_dir: &Path) -> Result<Option<String>, TokenError> {
-    let Some(file) = read_file(&token_path(config_dir))? else {
+pub fn read_token(path: &Path) -> Result<Option<String>, TokenError> {
+    let Some(file) = read_file(path)? else {
         return Ok(None);
     };
     let token = file.text.trim();

@@ -68,6 +68,9 @@ pub enum Input {
     /// Signals from a hosted pseudo-terminal whose session is not known yet: they belong to the
     /// session that the process `pid` (or its parent) vouches for.
     HostedProcess { pid: u32, signals: HostedSignals },
+    /// The policy changed (the config file was edited): every live session is decided again
+    /// under the new one.
+    Policy(Policy),
     /// Time passed; nothing else happened.
     Tick,
 }
@@ -262,6 +265,11 @@ impl Closed {
         })
     }
 
+    /// When the session was decided closed.
+    pub fn since(&self) -> Timestamp {
+        self.since
+    }
+
     /// The session object and evidence, as they were decided.
     pub fn session(&self, key: &SessionKey, policy: &Policy) -> (Session, Vec<Evidence>) {
         let decision = self.decision(key, policy);
@@ -445,6 +453,10 @@ impl Tracker {
                 if let Some(held) = held {
                     self.hosted_processes.insert(pid, held);
                 }
+                scope.live = true;
+            }
+            Input::Policy(policy) => {
+                self.policy = policy;
                 scope.live = true;
             }
             Input::Tick => scope.due = true,

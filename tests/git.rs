@@ -202,6 +202,7 @@ async fn a_live_session_follows_its_checkouts_branch() {
         timing: Timing::default(),
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     });
     let (snapshot, mut updates) = handle.subscribe();
     assert_eq!(snapshot.len(), 1, "{snapshot:#?}");

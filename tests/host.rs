@@ -288,7 +288,9 @@ fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
         };
         assert!(head.starts_with("POST /hosted HTTP/1.1\r\n"), "{head}");
         assert!(
-            head.contains("Authorization: Bearer test-token\r\n"),
+            // Header names are case-insensitive; the client may send them in lower case.
+            head.to_ascii_lowercase()
+                .contains("authorization: bearer test-token\r\n"),
             "{head}"
         );
         for pair in body["titles"].as_array().cloned().unwrap_or_default() {
@@ -425,6 +427,7 @@ async fn a_silent_hosted_terminal_under_an_open_call_turns_needs_you() {
         timing: Timing::default(),
         store: None,
         clock: fake_clock,
+        settings: Default::default(),
     });
     let key = SessionKey::new(AgentKind::CLAUDE_CODE, SESSION);
     let state = |handle: &live::Handle| {
@@ -500,6 +503,7 @@ async fn a_cli_started_under_slate_run_after_the_last_scan_is_linked_at_its_firs
         },
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     });
     let (listed, mut updates) = handle.subscribe();
     let session = listed

@@ -310,6 +310,7 @@ async fn the_command_line_and_the_api_accept_and_refuse_the_same_awaited_actors(
         timing: Timing::default(),
         store: Some(slate::store::open(&temp.path().join("slate.db")).expect("a store")),
         clock: live::system_clock,
+        settings: Default::default(),
     };
     let (handle, thread) = live::start(service);
     let router = api::router(
@@ -451,7 +452,10 @@ fn a_change_from_the_command_line_asks_a_running_server_to_refresh() {
         "{request}"
     );
     assert!(
-        request.contains("Authorization: Bearer secret-token\r\n"),
+        // Header names are case-insensitive; the client may send them in lower case.
+        request
+            .to_ascii_lowercase()
+            .contains("authorization: bearer secret-token\r\n"),
         "{request}"
     );
 }

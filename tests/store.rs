@@ -13,7 +13,7 @@ use slate::model::{
     AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionKey, Status,
     Timestamp,
 };
-use slate::store::{self, Platform, Store, StoreError, StoredIntent, Transition, WorkItem};
+use slate::store::{self, Store, StoreError, StoredIntent, Transition, WorkItem};
 
 fn key(id: &str) -> SessionKey {
     SessionKey::new(AgentKind::CLAUDE_CODE, id)
@@ -410,52 +410,6 @@ fn a_store_can_move_to_a_worker_thread() {
     let handle = std::thread::spawn(move || store.put_work_item(&item("moved")).map(|()| store));
     let store = handle.join().unwrap().unwrap();
     assert_eq!(store.work_item("moved").unwrap(), Some(item("moved")));
-}
-
-#[test]
-fn folders_follow_each_platform() {
-    let home = Path::new("/home/u");
-    let var = Path::new("/custom");
-    assert_eq!(
-        store::data_dir_on(Platform::Linux, home, None),
-        PathBuf::from("/home/u/.local/share")
-    );
-    assert_eq!(
-        store::data_dir_on(Platform::Linux, home, Some(var)),
-        PathBuf::from("/custom")
-    );
-    // A relative XDG value is invalid by the XDG spec and ignored.
-    assert_eq!(
-        store::data_dir_on(Platform::Linux, home, Some(Path::new("relative"))),
-        PathBuf::from("/home/u/.local/share")
-    );
-    assert_eq!(
-        store::config_dir_on(Platform::Linux, home, None),
-        PathBuf::from("/home/u/.config")
-    );
-    assert_eq!(
-        store::config_dir_on(Platform::Linux, home, Some(var)),
-        PathBuf::from("/custom")
-    );
-    for dir in [store::data_dir_on, store::config_dir_on] {
-        assert_eq!(
-            dir(Platform::MacOs, Path::new("/Users/u"), Some(var)),
-            PathBuf::from("/Users/u/Library/Application Support")
-        );
-        assert_eq!(dir(Platform::Windows, home, Some(var)), var);
-        assert_eq!(
-            dir(Platform::Windows, home, None),
-            home.join("AppData").join("Roaming")
-        );
-    }
-    assert_eq!(
-        store::data_dir(home, None),
-        store::data_dir_on(Platform::current(), home, None)
-    );
-    assert_eq!(
-        store::default_path(Path::new("/data")),
-        PathBuf::from("/data/slate/slate.db")
-    );
 }
 
 /// The environment variable that turns [`writer_child`] from a no-op into the writer that

@@ -48,6 +48,9 @@ const PURE: &[&str] = &[
     "src/agents/",
     "src/tracker.rs",
     "src/tracker/",
+    "src/policy.rs",
+    "src/policy/",
+    "src/schedule.rs",
     "src/report.rs",
     "src/focus/strategy.rs",
 ];

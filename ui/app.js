@@ -1,10 +1,13 @@
 //! The window's page: the live list (Needs you first), the details pane, the empty state and the
 //! keyboard. It keeps the sessions the server last sent and redraws from them; it never decides a
-//! session's state itself (docs/states.md §4: every surface reads the one `session_state`), and it
-//! never talks to the backend except through `api.js`. The agents' names and folders come from
-//! the server too (`Api.agents`), so an agent the page has never heard of shows by its own name.
-//! A session without `session_state` (an older server) is shown from its top-level `status`, with
-//! no facets.
+//! session's state itself (docs/states.md §4: every surface reads the one `session_state`), nor
+//! which sessions are on the live list (the server's policy keeps a closed session there while it
+//! holds a work claim, and shows it under Closed here), and it never talks to the backend except
+//! through `api.js`. It counts sessions only by the status each one carries. The agents' names
+//! and folders come from the server too (`Api.agents`), so an agent the page has never heard of
+//! shows by its own name, and a config error the server reports in `/health` is shown above the
+//! list. A session without `session_state` (an older server) is shown from its top-level
+//! `status`, with no facets.
 
 import { Api, resolveEndpoint, sessionKey } from "./api.js";
 
@@ -31,6 +34,8 @@ const state = {
   details: null,
   /** The agents the server looks for (`Api.agents`): their names and folders; null until known. */
   agents: null,
+  /** The last `/health` answer, for the config error it reports; null until known. */
+  health: null,
   connection: "connecting",
   retryInMs: 0,
 };
@@ -87,9 +92,10 @@ export function span(ms) {
   return `${Math.floor(hours / 24)} d`;
 }
 
-function waitingCount() {
+/** How many listed sessions carry `status`. */
+function countOf(status) {
   let n = 0;
-  for (const session of state.sessions.values()) if (statusOf(session) === "waiting") n += 1;
+  for (const session of state.sessions.values()) if (statusOf(session) === status) n += 1;
   return n;
 }
 
@@ -206,13 +212,18 @@ function rowNode(session) {
 const $ = (id) => document.getElementById(id);
 
 function renderHeader() {
-  const waiting = waitingCount();
+  const waiting = countOf("waiting");
   $("count").textContent = String(waiting);
   $("count-word").textContent = waiting === 1 ? "needs you" : "need you";
   $("summary").dataset.waiting = String(waiting);
-  const working = state.sessions.size - waiting;
+  const working = countOf("working");
   $("working-count").textContent = state.sessions.size ? `${working} working` : "";
   document.title = waiting > 0 ? `(${waiting}) Slate` : "Slate";
+
+  const error = state.health && state.health.settings ? state.health.settings.error : null;
+  const banner = $("config-error");
+  banner.hidden = !error;
+  banner.textContent = error ? `The config file is not in force: ${error}` : "";
 
   const conn = $("connection");
   conn.dataset.state = state.connection;
@@ -438,6 +449,8 @@ function render() {
 
 /** Brings every relative time on the page up to date; run by the one page clock. */
 function tick() {
+  // The config may have been edited since: its error comes and goes with the file.
+  readHealth();
   const now = Date.now();
   for (const node of document.querySelectorAll("time[data-at]")) {
     node.textContent = ago(Number(node.dataset.at), now) + (node.dataset.suffix || "");
@@ -581,13 +594,13 @@ async function focusSelected() {
 // ---------------------------------------------------------------------------------------------
 // The live list.
 
-/** Whether a session belongs on the live list: a closed one never does (docs/states.md §2). */
-function isLive(session) {
-  return Boolean(session && session.id) && statusOf(session) !== "ended";
+/** Whether the server sent something that can be listed: the server decides what is on the list. */
+function listable(session) {
+  return Boolean(session && session.id);
 }
 
 function replaceAll(sessions) {
-  state.sessions = new Map(sessions.filter(isLive).map((s) => [sessionKey(s), s]));
+  state.sessions = new Map(sessions.filter(listable).map((s) => [sessionKey(s), s]));
   state.loaded = true;
   afterChange();
 }
@@ -599,6 +612,7 @@ function afterChange() {
     state.detailsOpen = false;
   }
   if (!state.selected && state.sessions.size) state.selected = sessionKey(ordered(state.sessions.values())[0]);
+  if (!state.health) readHealth();
   // The empty state lists the agents; ask again while the server has not answered.
   if (!state.sessions.size && !state.agents && state.api) loadAgents();
   render();
@@ -617,6 +631,18 @@ function loadAgents() {
     });
   }
   return agentsAsked;
+}
+
+/** Reads `/health` again for the config's error, which comes and goes with the file. */
+function readHealth() {
+  if (!state.api) return;
+  state.api
+    .health()
+    .then((health) => {
+      state.health = health;
+      render();
+    })
+    .catch(() => {});
 }
 
 function onKey(event) {
@@ -681,13 +707,13 @@ async function start() {
     onSnapshot(sessions) {
       state.snapshotSeen = true;
       replaceAll(sessions);
+      readHealth();
     },
     onSession(session) {
       const key = sessionKey(session);
-      // The server sends `removed` when a session closes; one that arrives ended anyway is
-      // taken off rather than shown.
-      if (isLive(session)) state.sessions.set(key, session);
-      else state.sessions.delete(key);
+      // Every session the server sends is on its live list, closed ones it keeps included; the
+      // server sends `removed` when one leaves.
+      if (listable(session)) state.sessions.set(key, session);
       state.loaded = true;
       afterChange();
       // The open details follow their session: new evidence comes with a new state.

@@ -11,9 +11,9 @@ use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_autostart::ManagerExt;
 
 use slate::model::SessionKey;
+use slate::policy::menu::Pause;
 
 use crate::server::Endpoint;
-use crate::tray::Pause;
 use crate::Shell;
 
 #[derive(Debug, thiserror::Error)]

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use crate::agents::{Base, Description, Registry};
 use crate::model::AgentKind;
 
-/// The environment variables that decide where the agents keep their files.
+/// The environment variables that decide where the agents and Slate keep their files, and where a
+/// running Slate answers. It is read once per process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Env {
     pub home: Option<PathBuf>,
@@ -22,6 +23,10 @@ pub struct Env {
     pub xdg_config_home: Option<PathBuf>,
     /// The agents' own variables, by name (`CLAUDE_CONFIG_DIR`, `OPENCODE_DB`, …).
     pub vars: BTreeMap<String, PathBuf>,
+    /// `%APPDATA%`: where Slate keeps its own config and data on Windows (`places`).
+    pub appdata: Option<PathBuf>,
+    /// `SLATE_API`: the address of a running Slate to talk to instead of the config's (`client`).
+    pub slate_api: Option<String>,
 }
 
 impl Env {
@@ -44,6 +49,10 @@ impl Env {
             vars: names
                 .filter_map(|name| Some((name.to_string(), var(name)?)))
                 .collect(),
+            appdata: var("APPDATA"),
+            slate_api: std::env::var("SLATE_API")
+                .ok()
+                .filter(|value| !value.is_empty()),
         }
     }
 

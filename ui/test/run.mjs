@@ -182,6 +182,7 @@ function startFakeApi() {
       live_sessions: 0,
       needs_you: 0,
       store_recovered_from: null,
+      settings: { file: "/home/dev/.config/slate/config.toml", error: null, restart_needed: [] },
     },
     port: 0,
     /** When each stream request came, and how many more to refuse (the reconnect check). */
@@ -691,18 +692,38 @@ async function main() {
       equal(await browser.exec("return document.getElementById('count').textContent;"), "6", "count");
     });
 
-    await check("a session that arrives ended leaves the list", async () => {
-      const closed = aged("closed", 2_000, now);
-      api.push("session", closed.session);
+    await check("a closed session the server keeps listed shows under Closed and counts for nothing", async () => {
+      // The server keeps a closed session that holds a work claim on its live list; the page
+      // shows what the server sent and counts only by status.
       const ended = structuredClone(w.question.session);
       ended.status = "ended";
       ended.session_state.status = "ended";
+      ended.session_state.reason = { code: "no_process", text: "Its process ended" };
+      ended.session_state.custody = { holds: ["item:docs"], holds_work_claim: true, reclaimable: false, reason: "holds a work claim on item docs" };
       api.push("session", ended);
-      await browser.until("the ended row to leave", "return document.querySelectorAll('#list .row').length === 5;");
+      await browser.until("the Closed group", "return [...document.querySelectorAll('.group-heading')].some((h) => h.textContent.includes('Closed'));");
       const rows = await browser.exec(ROWS);
-      ok(!rows.some((r) => r.key === keyOf(w.question) || r.key === keyOf(closed)), "no ended session is listed");
-      equal(await browser.exec("return document.getElementById('count').textContent;"), "5", "count");
+      equal(rows.length, 6, "still listed");
+      equal(rows[rows.length - 1].key, keyOf(w.question), "the closed row comes last");
+      equal(rows[rows.length - 1].status, "Closed", "its status");
+      const groups = await browser.exec("return [...document.querySelectorAll('.group-heading')].map((h) => h.textContent.replace(/\\s+/g, ' ').trim());");
+      equal(groups, ["Needs you 5", "Closed 1"], "group headings");
+      equal(await browser.exec(COUNT), "5 need you 0 working", "summary");
+      api.push("removed", { agent: ended.agent, id: ended.id });
+      await browser.until("the closed row to leave", "return document.querySelectorAll('#list .row').length === 5;");
       api.push("session", w.question.session);
+    });
+
+    await check("a config error the server reports is shown above the list", async () => {
+      const error = "the config file /home/dev/.config/slate/config.toml, line 2, in [project-policy], key `sesion_idle_minutes`: unknown field";
+      api.health.settings = { file: "/home/dev/.config/slate/config.toml", error, restart_needed: [] };
+      await browser.exec("document.dispatchEvent(new Event('visibilitychange'));");
+      await browser.until("the banner", "return !document.getElementById('config-error').hidden;");
+      const text = await browser.exec("return document.getElementById('config-error').textContent;");
+      ok(text.includes("sesion_idle_minutes") && text.includes("config.toml"), `the banner names the key and the file: ${text}`);
+      api.health.settings = { file: "/home/dev/.config/slate/config.toml", error: null, restart_needed: [] };
+      await browser.exec("document.dispatchEvent(new Event('visibilitychange'));");
+      await browser.until("the banner to go", "return document.getElementById('config-error').hidden;");
     });
 
     await check("a dropped stream reconnects and its snapshot replaces the list", async () => {

@@ -1,0 +1,303 @@
+//! The notification policy (`policy::notifications::decide`) over scripted updates with a fake
+//! clock: one per flip, none at start-up or while paused, bursts summarised.
+
+use std::time::Duration;
+
+use slate::live::Update;
+use slate::model::{AgentKind, SessionKey, Timestamp};
+use slate::policy::notifications::{decide, Click, Input, NotificationPlan, Notifier, BURST};
+
+use crate::util::{waiting, working};
+
+fn at(seconds: f64) -> Timestamp {
+    Timestamp::parse_rfc3339("2026-11-29T12:00:00Z")
+        .unwrap()
+        .plus(Duration::from_millis((seconds * 1000.0) as u64))
+}
+
+fn update(session: slate::model::Session) -> Update {
+    Update::Session {
+        session: Box::new(session),
+    }
+}
+
+/// Feeds `steps` (time, update or tick) and collects every plan with the time it came out,
+/// ticking at each deadline the notifier asks for before the next step.
+fn run(
+    notifier: &mut Notifier,
+    steps: Vec<(f64, Option<Update>)>,
+    paused: bool,
+) -> Vec<(Timestamp, NotificationPlan)> {
+    let mut shown = Vec::new();
+    let mut deadline: Option<Timestamp> = None;
+    for (seconds, step) in steps {
+        let now = at(seconds);
+        while let Some(due) = deadline.filter(|due| *due <= now) {
+            let decision = decide(notifier, Input::Tick, due, paused);
+            shown.extend(decision.plans.into_iter().map(|plan| (due, plan)));
+            deadline = decision.next_deadline;
+        }
+        let decision = match &step {
+            Some(update) => decide(notifier, update.as_notification(), now, paused),
+            None => decide(notifier, Input::Tick, now, paused),
+        };
+        shown.extend(decision.plans.into_iter().map(|plan| (now, plan)));
+        deadline = decision.next_deadline;
+    }
+    if let Some(due) = deadline {
+        let decision = decide(notifier, Input::Tick, due, paused);
+        shown.extend(decision.plans.into_iter().map(|plan| (due, plan)));
+    }
+    shown
+}
+
+#[test]
+fn one_flip_gives_one_notification_naming_project_agent_reason_and_title() {
+    let mut notifier = Notifier::seed(&[working("acme-api", "s1")]);
+    let first = decide(
+        &mut notifier,
+        Input::Changed(&waiting("acme-api", "s1")),
+        at(0.0),
+        false,
+    );
+    assert!(first.plans.is_empty(), "held for the burst window");
+    assert_eq!(first.next_deadline, Some(at(0.0).plus(BURST)));
+    let early = decide(&mut notifier, Input::Tick, at(1.0), false);
+    assert!(early.plans.is_empty());
+    let due = decide(&mut notifier, Input::Tick, at(2.0), false);
+    assert_eq!(
+        due.plans,
+        vec![NotificationPlan {
+            title: "acme-api · Claude Code needs you".to_string(),
+            body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
+            click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
+        }]
+    );
+    assert_eq!(due.next_deadline, None);
+    // The same status again is not a change.
+    let shown = run(
+        &mut notifier,
+        vec![(3.0, Some(update(waiting("acme-api", "s1"))))],
+        false,
+    );
+    assert!(shown.is_empty(), "{shown:#?}");
+}
+
+#[test]
+fn sessions_already_waiting_at_start_up_are_not_news() {
+    let mut notifier = Notifier::seed(&[waiting("acme-api", "s1"), waiting("web", "s2")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(waiting("acme-api", "s1")))),
+            (0.5, Some(update(waiting("web", "s2")))),
+            (5.0, None),
+        ],
+        false,
+    );
+    assert!(shown.is_empty(), "{shown:#?}");
+}
+
+#[test]
+fn a_new_session_that_appears_waiting_is_not_a_flip() {
+    let mut notifier = Notifier::seed(&[]);
+    let shown = run(
+        &mut notifier,
+        vec![(0.0, Some(update(waiting("acme-api", "s1"))))],
+        false,
+    );
+    assert!(shown.is_empty(), "{shown:#?}");
+}
+
+#[test]
+fn a_burst_within_two_seconds_becomes_one_summary() {
+    let mut notifier =
+        Notifier::seed(&[working("a", "s1"), working("b", "s2"), working("c", "s3")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(waiting("a", "s1")))),
+            (0.7, Some(update(waiting("b", "s2")))),
+            (1.9, Some(update(waiting("c", "s3")))),
+        ],
+        false,
+    );
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    let (when, plan) = &shown[0];
+    assert_eq!(*when, at(2.0));
+    assert_eq!(plan.title, "3 sessions need you");
+    assert_eq!(plan.click, Click::OpenWindow);
+    assert_eq!(plan.body.lines().count(), 3);
+    assert!(
+        plan.body.starts_with("a · Claude Code — Asks permission"),
+        "{}",
+        plan.body
+    );
+}
+
+#[test]
+fn flips_further_apart_are_told_one_by_one() {
+    let mut notifier = Notifier::seed(&[working("a", "s1"), working("b", "s2")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(waiting("a", "s1")))),
+            (3.0, Some(update(waiting("b", "s2")))),
+        ],
+        false,
+    );
+    let titles: Vec<&str> = shown.iter().map(|(_, plan)| plan.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        ["a · Claude Code needs you", "b · Claude Code needs you"]
+    );
+}
+
+#[test]
+fn the_same_session_flipping_again_later_is_told_again() {
+    let mut notifier = Notifier::seed(&[working("a", "s1")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(waiting("a", "s1")))),
+            (10.0, Some(update(working("a", "s1")))),
+            (20.0, Some(update(waiting("a", "s1")))),
+        ],
+        false,
+    );
+    assert_eq!(shown.len(), 2, "{shown:#?}");
+}
+
+#[test]
+fn nothing_is_shown_while_paused_nor_after_resuming() {
+    let mut notifier = Notifier::seed(&[working("a", "s1")]);
+    let shown = run(
+        &mut notifier,
+        vec![(0.0, Some(update(waiting("a", "s1")))), (5.0, None)],
+        true,
+    );
+    assert!(shown.is_empty(), "{shown:#?}");
+    // Resumed: the flip that happened while paused stays untold.
+    let shown = run(&mut notifier, vec![(6.0, None)], false);
+    assert!(shown.is_empty(), "{shown:#?}");
+}
+
+#[test]
+fn a_pause_that_starts_inside_the_window_drops_the_pending_notification() {
+    let mut notifier = Notifier::seed(&[working("a", "s1")]);
+    decide(
+        &mut notifier,
+        Input::Changed(&waiting("a", "s1")),
+        at(0.0),
+        false,
+    );
+    let due = decide(&mut notifier, Input::Tick, at(2.0), true);
+    assert!(due.plans.is_empty());
+    assert_eq!(due.next_deadline, None);
+}
+
+#[test]
+fn a_session_that_stops_waiting_before_the_window_closes_is_not_told() {
+    let mut notifier = Notifier::seed(&[working("a", "s1"), working("b", "s2")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(waiting("a", "s1")))),
+            (0.5, Some(update(waiting("b", "s2")))),
+            (1.0, Some(update(working("a", "s1")))),
+        ],
+        false,
+    );
+    let titles: Vec<&str> = shown.iter().map(|(_, plan)| plan.title.as_str()).collect();
+    assert_eq!(titles, ["b · Claude Code needs you"]);
+}
+
+#[test]
+fn a_removed_session_is_forgotten() {
+    let mut notifier = Notifier::seed(&[working("a", "s1")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(waiting("a", "s1")))),
+            (
+                0.5,
+                Some(Update::Removed {
+                    agent: AgentKind::CLAUDE_CODE,
+                    id: "s1".to_string(),
+                }),
+            ),
+            // Back with no known previous status: not a flip.
+            (1.0, Some(update(waiting("a", "s1")))),
+        ],
+        false,
+    );
+    assert!(shown.is_empty(), "{shown:#?}");
+}
+
+#[test]
+fn a_parked_session_and_one_awaiting_another_actor_stay_quiet() {
+    use slate::model::{Actor, Awaiting, Intent, IntentState};
+    let mut parked = waiting("acme-api", "s1");
+    parked.session_state.intent = Intent {
+        state: IntentState::Parked,
+        reason: Some("lunch".to_string()),
+        awaiting_who: None,
+    };
+    let mut awaiting = waiting("web", "s2");
+    awaiting.session_state.intent = Intent {
+        state: IntentState::Awaiting,
+        reason: Some("the deploy".to_string()),
+        awaiting_who: Some(Awaiting::CiOrDeploy),
+    };
+    awaiting.session_state.next_actor.actor = Actor::CiOrDeploy;
+    let mut notifier = Notifier::seed(&[working("acme-api", "s1"), working("web", "s2")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(parked))),
+            (0.5, Some(update(awaiting))),
+            (5.0, None),
+        ],
+        false,
+    );
+    assert!(shown.is_empty(), "{shown:#?}");
+}
+
+#[test]
+fn a_hosted_session_says_so_in_its_notification_and_in_a_summary() {
+    let hosted = |project: &str, id: &str| {
+        let mut session = waiting(project, id);
+        session.hosted = true;
+        session
+    };
+    let mut notifier = Notifier::seed(&[working("acme-api", "s1")]);
+    let shown = run(
+        &mut notifier,
+        vec![(0.0, Some(update(hosted("acme-api", "s1"))))],
+        false,
+    );
+    let plans: Vec<&NotificationPlan> = shown.iter().map(|(_, plan)| plan).collect();
+    assert_eq!(
+        plans,
+        [&NotificationPlan {
+            title: "acme-api · Claude Code (hosted) needs you".to_string(),
+            body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
+            click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
+        }]
+    );
+    let mut notifier = Notifier::seed(&[working("a", "s1"), working("b", "s2")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(hosted("a", "s1")))),
+            (0.5, Some(update(waiting("b", "s2")))),
+        ],
+        false,
+    );
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert_eq!(
+        shown[0].1.body,
+        "a · Claude Code (hosted) — Asks permission for Bash: cargo test\n\
+         b · Claude Code — Asks permission for Bash: cargo test"
+    );
+}
