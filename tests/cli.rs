@@ -81,16 +81,18 @@ fn finish(mut command: Command) -> Output {
 }
 
 /// Runs `command` with its standard output on a pipe whose reading end is already closed: the
-/// first write fails with a broken pipe, whenever it comes.
-#[cfg(unix)]
+/// first write fails with a broken pipe, whenever it comes. Both ends are close-on-exec from the
+/// start (`pipe2`, hence Linux only): a process another test starts meanwhile, such as a tmux
+/// server that lives on, would otherwise inherit them, keep the pipe open, and trip that test.
+#[cfg(target_os = "linux")]
 fn into_closed_pipe(mut command: Command) -> Output {
-    let (reader, writer) = nix::unistd::pipe().expect("a pipe");
+    let (reader, writer) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).expect("a pipe");
     drop(reader);
     command.stdout(Stdio::from(writer));
     finish(command)
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn every_command_that_prints_ends_quietly_when_its_reader_has_gone() {
     let home = home();
@@ -119,7 +121,7 @@ fn every_command_that_prints_ends_quietly_when_its_reader_has_gone() {
     }
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn an_error_is_still_reported_when_the_output_is_closed() {
     let home = home();
