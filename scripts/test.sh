@@ -15,7 +15,7 @@ node ui/test/run.mjs
 echo "== desktop (headless: Xvfb, D-Bus, tray, notifications)"
 src-tauri/tests/desktop.sh
 echo "== packages: build the .deb and .rpm, install the .deb, check it, remove it"
-# A release build of the app and the command line (about 10 minutes of the run on 2 cores).
+# A release build of the app and the command line: about 15 CPU-minutes, so 8 or more on 2 cores.
 packaged=$SECONDS
 scripts/package.sh
 scripts/package-test.sh
