@@ -2,9 +2,14 @@
 //!
 //! The page gets its data over HTTP like any browser, so the commands are only what belongs to
 //! the shell: where the API is, focusing a session's terminal, start at login, pausing
-//! notifications, showing the window and quitting. The tray menu and the notification click
-//! handler call the same functions, so a menu click and a click in the page do the same thing.
-//! Errors cross to the page as their message (`CommandError` serializes as a string).
+//! notifications, showing the window and quitting. They run in the window process (see
+//! `window`): what only the tray can do (pausing, quitting, redrawing the menu) is sent to it as
+//! a `window::Request`; focusing a terminal reads the session's process from the API and raises
+//! it from there. The tray menu and the notification click handler call the same focus, pause and
+//! autostart functions, so a menu click and a click in the page do the same thing. Errors cross
+//! to the page as their message (`CommandError` serializes as a string).
+
+use std::net::SocketAddr;
 
 use serde::{Serialize, Serializer};
 use tauri::{AppHandle, Manager, Runtime, State};
@@ -14,6 +19,7 @@ use slate::model::SessionKey;
 
 use crate::server::Endpoint;
 use crate::tray::Pause;
+use crate::window::{Page, Request};
 use crate::Shell;
 
 #[derive(Debug, thiserror::Error)]
@@ -26,10 +32,10 @@ pub enum CommandError {
     Focus { id: String, reason: String },
     #[error("cannot change start at login: {0}")]
     Autostart(#[from] tauri_plugin_autostart::Error),
-    #[error("the main window is missing")]
-    NoWindow,
-    #[error(transparent)]
-    Tauri(#[from] tauri::Error),
+    #[error("cannot read session `{id}` from the API: {reason}")]
+    Api { id: String, reason: String },
+    #[error("cannot open the window: {0}")]
+    Window(#[from] std::io::Error),
 }
 
 impl Serialize for CommandError {
@@ -40,19 +46,25 @@ impl Serialize for CommandError {
 
 /// Where the page finds the loopback API, and the token its POSTs need.
 #[tauri::command]
-pub fn api_endpoint(shell: State<'_, Shell>) -> Endpoint {
-    shell.endpoint.clone()
+pub fn api_endpoint(page: State<'_, Page>) -> Endpoint {
+    page.endpoint.clone()
 }
 
 /// Raises the terminal that hosts session `id` (an id or a unique prefix of one).
 #[tauri::command]
-pub fn focus_session(shell: State<'_, Shell>, id: String) -> Result<(), CommandError> {
-    focus(&shell, &id)
+pub fn focus_session(page: State<'_, Page>, id: String) -> Result<(), CommandError> {
+    focus_through_api(&page.endpoint, &id)
 }
 
 #[tauri::command]
-pub fn set_autostart<R: Runtime>(app: AppHandle<R>, enabled: bool) -> Result<bool, CommandError> {
-    set_autostart_to(&app, enabled)
+pub fn set_autostart<R: Runtime>(
+    app: AppHandle<R>,
+    page: State<'_, Page>,
+    enabled: bool,
+) -> Result<bool, CommandError> {
+    let now_enabled = change_autostart(&app, enabled)?;
+    page.ask(Request::Refresh);
+    Ok(now_enabled)
 }
 
 #[tauri::command]
@@ -62,11 +74,7 @@ pub fn autostart_enabled<R: Runtime>(app: AppHandle<R>) -> Result<bool, CommandE
 
 /// Pauses notifications for `minutes`, or until resumed when `minutes` is absent; `0` resumes.
 #[tauri::command]
-pub fn pause_notifications<R: Runtime>(
-    app: AppHandle<R>,
-    shell: State<'_, Shell>,
-    minutes: Option<u32>,
-) -> Result<(), CommandError> {
+pub fn pause_notifications(page: State<'_, Page>, minutes: Option<u32>) -> Result<(), CommandError> {
     let pause = match minutes {
         None => Pause::UntilResumed,
         Some(0) => Pause::Off,
@@ -75,18 +83,19 @@ pub fn pause_notifications<R: Runtime>(
                 .plus(std::time::Duration::from_secs(u64::from(minutes) * 60)),
         ),
     };
-    set_pause(&app, &shell, pause);
+    page.ask(Request::Pause(pause));
     Ok(())
 }
 
+/// Quits Slate: the tray ends, and the window with it.
 #[tauri::command]
-pub fn quit<R: Runtime>(app: AppHandle<R>) {
-    app.exit(0);
+pub fn quit(page: State<'_, Page>) {
+    page.ask(Request::Quit);
 }
 
 #[tauri::command]
-pub fn show_window<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandError> {
-    show(&app)
+pub fn show_window<R: Runtime>(app: AppHandle<R>) {
+    crate::window::raise(&app);
 }
 
 /// Focuses a session's terminal: finds its process, then asks the focus strategy to raise what
@@ -97,12 +106,46 @@ pub fn focus(shell: &Shell, id: &str) -> Result<(), CommandError> {
         .session(id)
         .ok_or_else(|| CommandError::UnknownSession(id.to_string()))?;
     let session = detail.session;
-    let pid = session
-        .pid
-        .ok_or_else(|| CommandError::NoProcess(session.id.to_string()))?;
-    tracing::info!(session = %session.id, pid, "focus requested");
+    focus_pid(session.id.as_str(), session.pid)
+}
+
+/// [`focus`] from the window process: the session's process comes from `GET /sessions/{id}`.
+pub fn focus_through_api(endpoint: &Endpoint, id: &str) -> Result<(), CommandError> {
+    // An id is letters, digits and a few marks; anything else could not name a session and
+    // would not make a clean path.
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if id.is_empty() || !id.chars().all(plain) {
+        return Err(CommandError::UnknownSession(id.to_string()));
+    }
+    let api_error = |reason: String| CommandError::Api {
+        id: id.to_string(),
+        reason,
+    };
+    let address: SocketAddr = endpoint
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .map_err(|err| api_error(format!("{err}")))?;
+    let body = match slate::follow::get(address, &format!("/sessions/{id}")) {
+        Ok(body) => body,
+        Err(slate::follow::FollowError::Status { status, .. }) if status.starts_with("404") => {
+            return Err(CommandError::UnknownSession(id.to_string()));
+        }
+        Err(err) => return Err(api_error(err.to_string())),
+    };
+    let detail: serde_json::Value =
+        serde_json::from_str(&body).map_err(|err| api_error(err.to_string()))?;
+    let session = &detail["session"];
+    let found = session["id"].as_str().unwrap_or(id);
+    let pid = session["pid"].as_u64().and_then(|pid| u32::try_from(pid).ok());
+    focus_pid(found, pid)
+}
+
+fn focus_pid(id: &str, pid: Option<u32>) -> Result<(), CommandError> {
+    let pid = pid.ok_or_else(|| CommandError::NoProcess(id.to_string()))?;
+    tracing::info!(session = id, pid, "focus requested");
     focus_terminal(pid).map_err(|reason| CommandError::Focus {
-        id: session.id.to_string(),
+        id: id.to_string(),
         reason,
     })
 }
@@ -129,10 +172,17 @@ fn focus_terminal(pid: u32) -> Result<(), String> {
     }
 }
 
+/// Turns start at login on or off from the tray menu, and redraws the menu.
 pub fn set_autostart_to<R: Runtime>(
     app: &AppHandle<R>,
     enabled: bool,
 ) -> Result<bool, CommandError> {
+    let now_enabled = change_autostart(app, enabled)?;
+    crate::refresh_tray(app);
+    Ok(now_enabled)
+}
+
+fn change_autostart<R: Runtime>(app: &AppHandle<R>, enabled: bool) -> Result<bool, CommandError> {
     let autolaunch = app.autolaunch();
     if enabled {
         autolaunch.enable()?;
@@ -141,7 +191,6 @@ pub fn set_autostart_to<R: Runtime>(
     }
     let now_enabled = autolaunch.is_enabled()?;
     tracing::info!(enabled = now_enabled, "start at login changed");
-    crate::refresh_tray(app);
     Ok(now_enabled)
 }
 
@@ -151,13 +200,9 @@ pub fn set_pause<R: Runtime>(app: &AppHandle<R>, shell: &Shell, pause: Pause) {
     crate::refresh_tray(app);
 }
 
-/// Shows, unminimises and focuses the main window.
+/// Shows the window, starting its process when it is closed, and brings it to the front.
 pub fn show<R: Runtime>(app: &AppHandle<R>) -> Result<(), CommandError> {
-    let window = app
-        .get_webview_window("main")
-        .ok_or(CommandError::NoWindow)?;
-    window.show()?;
-    window.unminimize()?;
-    window.set_focus()?;
+    let shell = app.state::<Shell>();
+    crate::window::open(app, &shell.endpoint, crate::on_window_request)?;
     Ok(())
 }

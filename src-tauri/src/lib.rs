@@ -13,9 +13,11 @@
 
 pub mod badge;
 pub mod commands;
+pub mod memory;
 pub mod notify;
 pub mod server;
 pub mod tray;
+pub mod window;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -27,7 +29,7 @@ use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Service, Timing, Update};
 use slate::model::{Session, Status, Timestamp};
 use slate::sources::files::Env;
-use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+use tauri::{AppHandle, Manager, RunEvent, Runtime};
 use tauri_plugin_autostart::ManagerExt;
 use tauri_plugin_notification::NotificationExt;
 use tokio::sync::broadcast::error::RecvError;
@@ -57,6 +59,8 @@ struct Flags {
     demo: bool,
     /// Show the window at start.
     show: bool,
+    /// Be the window's process (see `window`), started by the tray.
+    window: bool,
 }
 
 impl Flags {
@@ -67,6 +71,7 @@ impl Flags {
                 "--demo" => flags.demo = true,
                 "--show" => flags.show = true,
                 "--hidden" => flags.show = false,
+                window::FLAG => flags.window = true,
                 other => tracing::warn!("ignoring the unknown argument {other:?}"),
             }
         }
@@ -84,13 +89,31 @@ pub fn run() {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,slate_app=info")),
         )
         .init();
-    if let Err(err) = run_app(Flags::parse(std::env::args().skip(1))) {
+    let flags = Flags::parse(std::env::args().skip(1));
+    if !flags.window {
+        // Before GTK and before any other thread starts.
+        memory::turn_gl_off();
+    }
+    let context = tauri::generate_context!();
+    let result = memory::start_runtime()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| {
+            let result = if flags.window {
+                window::run(context)
+            } else {
+                run_app(flags, context)
+            };
+            // The runtime lives until the app ends; `run` only returns on an error.
+            drop(runtime);
+            result
+        });
+    if let Err(err) = result {
         eprintln!("slate-app: {err:#}");
         std::process::exit(1);
     }
 }
 
-fn run_app(flags: Flags) -> anyhow::Result<()> {
+fn run_app(flags: Flags, context: tauri::Context<tauri::Wry>) -> anyhow::Result<()> {
     let env = Env::from_process();
     let home = env.home.clone().unwrap_or_else(|| PathBuf::from("."));
     let config_dir = slate::store::config_dir(&home, env.xdg_config_home.as_deref());
@@ -168,22 +191,9 @@ fn run_app(flags: Flags) -> anyhow::Result<()> {
                 .build(),
         )
         .manage(shell)
-        .invoke_handler(tauri::generate_handler![
-            commands::api_endpoint,
-            commands::focus_session,
-            commands::set_autostart,
-            commands::autostart_enabled,
-            commands::pause_notifications,
-            commands::quit,
-            commands::show_window,
-        ])
-        .on_window_event(|window, event| {
-            // Closing the window only hides it: the tray keeps running.
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                api.prevent_close();
-                let _ = window.hide();
-            }
-        })
+        // The tray has no window of its own: the window is a process it starts (see `window`),
+        // which handles the page's commands.
+        .manage(window::Launcher::default())
         .setup(move |app| {
             let handle = app.handle().clone();
             setup(&handle)?;
@@ -192,16 +202,17 @@ fn run_app(flags: Flags) -> anyhow::Result<()> {
             }
             Ok(())
         })
-        .build(tauri::generate_context!())?;
+        .build(context)?;
     let mut demo = demo;
     let mut engine_thread = Some(engine_thread);
-    app.run(move |_app, event| match event {
-        // With every window hidden there is nothing to close, but a platform may still ask to
-        // exit; only an explicit Quit (which passes an exit code) ends the tray app.
+    app.run(move |app, event| match event {
+        // The tray has no window, but a platform may still ask to exit; only an explicit Quit
+        // (which passes an exit code) ends the tray app.
         RunEvent::ExitRequested { api, code, .. } if code.is_none() => api.prevent_exit(),
         // `run` never returns (the event loop ends the process), so the engine is stopped and
         // the demo's temporary HOME removed here.
         RunEvent::Exit => {
+            window::close(app);
             handle.shutdown();
             if let Some(thread) = engine_thread.take() {
                 let _ = thread.join();
@@ -278,6 +289,16 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         follow(follower, Notifier::seed(&snapshot), updates).await;
     });
     Ok(())
+}
+
+/// What the tray does when the window process asks (see `window::Request`).
+pub fn on_window_request<R: Runtime>(app: &AppHandle<R>, request: window::Request) {
+    tracing::info!(?request, "the window asked");
+    match request {
+        window::Request::Pause(pause) => commands::set_pause(app, &app.state::<Shell>(), pause),
+        window::Request::Quit => app.exit(0),
+        window::Request::Refresh => refresh_tray(app),
+    }
 }
 
 fn on_menu<R: Runtime>(app: &AppHandle<R>, action: MenuAction) {
