@@ -159,7 +159,7 @@ breakdown() {
 webkit_alive() {
   local pid count=0
   for pid in $(pgrep '^WebKit' 2>/dev/null); do
-    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "HOME=$HOME"; then count=$((count + 1)); fi
+    if { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qx "HOME=$HOME"; then count=$((count + 1)); fi
   done
   echo "$count"
 }

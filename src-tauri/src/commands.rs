@@ -143,7 +143,7 @@ pub fn focus_through_api(endpoint: &Endpoint, id: &str) -> Result<(), CommandErr
 
 fn focus_pid(id: &str, pid: Option<u32>) -> Result<(), CommandError> {
     let pid = pid.ok_or_else(|| CommandError::NoProcess(id.to_string()))?;
-    tracing::info!(session = id, pid, "focus requested");
+    tracing::info!(session = %id, pid, "focus requested");
     focus_terminal(pid).map_err(|reason| CommandError::Focus {
         id: id.to_string(),
         reason,

@@ -5,8 +5,8 @@
 # processes in tmux panes. It reads the tray over D-Bus (label, icon pixels, menu), turns a
 # session from Working to Needs you, marks a session hosted through the app's API, counts the
 # Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
-# notification with dunstctl, checks a second launch, restarts the app, and takes screenshots into
-# docs/screenshots/.
+# notification with dunstctl, checks a second launch and that the window's WebKit processes run only
+# while it is open, restarts the app, and takes screenshots into docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
 # Prints one line per check and ends with `N passed, N failed`; exits non-zero on a failure.
@@ -176,6 +176,16 @@ click() {
 notify_count() { grep -c 'member=Notify' "$NOTIFY_LOG"; }
 notified() { [ "$(notify_count)" -eq "$1" ]; }
 window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
+# WebKit's processes that belong to this test (same HOME), wherever they hang in the process tree.
+webkit_count() {
+  local pid count=0
+  for pid in $(pgrep '^WebKit' 2>/dev/null); do
+    if { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qx "HOME=$HOME"; then count=$((count + 1)); fi
+  done
+  echo "$count"
+}
+no_webkit() { [ "$(webkit_count)" -eq 0 ]; }
+some_webkit() { [ "$(webkit_count)" -gt 0 ]; }
 log_has() { grep -q -- "$1" "$LOG"; }
 start_app() {
   SLATE_LISTEN=127.0.0.1:0 "$APP" "$@" >>"$LOG" 2>&1 &
@@ -197,15 +207,22 @@ check "no notification at start-up for a session already waiting" test "$(notify
 # ---- 2. a second launch shows the first one's window and exits ----
 window_hidden() { ! window_visible; }
 check "the app starts in the tray with its window hidden" window_hidden
+check "no WebKit process runs while the window has never been opened" no_webkit
 timeout 30 "$APP" >>"$WORK/second.log" 2>&1
 second_status=$?
 check "a second launch exits at once" test "$second_status" -eq 0
 check "a second launch shows the first one's window" eventually 10 window_visible
+check "the open window has its WebKit processes" some_webkit
 sleep 1
 import -window root "$SHOTS/app-window.png" 2>/dev/null
 wmctrl -c Slate
-check "closing the window hides it" eventually 5 window_hidden
+check "closing the window closes it" eventually 5 window_hidden
+check "no WebKit process is alive after the window closes" eventually 10 no_webkit
 check "closing the window leaves the tray app running" kill -0 "$app_pid"
+click "Open Slate"
+check "Open Slate in the menu opens the window again" eventually 10 window_visible
+wmctrl -c Slate
+check "no WebKit process is alive after it closes again" eventually 10 no_webkit
 
 # ---- 2b. a hosted session: reported to the app's API the way `slate run` does, marked in the menu ----
 # The app listens on a free port and says which in its log; the token is in the config folder.
@@ -314,6 +331,7 @@ import -window root "$SHOTS/app-demo.png" 2>/dev/null
 click "Quit Slate"
 demo_gone() { ! kill -0 "$app_pid" 2>/dev/null && [ -z "$(ls -A "$WORK/tmp")" ]; }
 check "quitting the demo removes its temporary HOME" eventually 10 demo_gone
+check "quitting closes the open window and its WebKit processes" eventually 10 no_webkit
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

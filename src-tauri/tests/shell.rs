@@ -1,9 +1,10 @@
-//! The shell's integration-test binary: the pure parts of the tray and the notifications, driven
-//! with plain data and a fake clock. The desktop itself (tray over D-Bus, real notifications,
+//! The shell's integration-test binary: the pure parts of the tray, the notifications and the
+//! window's line protocol, driven with plain data and a fake clock. The desktop itself (tray over D-Bus, real notifications,
 //! menu clicks, start at login) is tested by `desktop.sh` under Xvfb.
 
 mod notify; // the notification policy: one per flip, none at start-up or while paused, bursts
 mod tray; // the tray menu as data, and menu ids that read back
+mod window; // the line protocol between the window process and the tray
 
 use slate::model::{Session, Status};
 
