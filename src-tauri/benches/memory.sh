@@ -15,6 +15,10 @@
 #      times, notifications fire; the total is sampled about every 10 s with the window closed, and
 #      the slope (MB per 1,000 transitions) is fitted by least squares.
 # Steps 1-3 run SLATE_BENCH_RUNS times, each on a fresh start of the app, and print medians.
+# PSS shares a library's pages among every process that maps them, so it drops while another
+# program maps the same libraries (another GTK app; on a shared machine, another test's copy of
+# Slate). The lines also give USS (pages only the app maps) and RSS, which do not move with that,
+# and the soak's slope is fitted on USS as well.
 #
 # Usage: src-tauri/benches/memory.sh            (from anywhere; builds the release slate-app first)
 # Knobs: SLATE_BENCH_RUNS (3), SLATE_BENCH_SOAK_SECS (600), SLATE_BENCH_CYCLES (100),
@@ -147,6 +151,20 @@ total_kb() {
   for pid in $(tree "$app_pid"); do sum=$((sum + $(pss_kb "$pid"))); done
   echo "$sum"
 }
+# Total USS (pages no other process maps) of the app and its descendants, in kB.
+total_uss_kb() {
+  local pid
+  for pid in $(tree "$app_pid"); do cat "/proc/$pid/smaps_rollup" 2>/dev/null; done |
+    awk '/^Private_(Clean|Dirty):/ { uss += $2 } END { print uss + 0 }'
+}
+# "USS x MB, RSS y MB" of the app and its descendants. PSS divides each shared page among the
+# processes that map it, so it drops when another program maps the same libraries (another GTK
+# app, another copy of Slate); USS (the pages only this tree maps) and RSS do not.
+other_sizes() {
+  local pid
+  for pid in $(tree "$app_pid"); do cat "/proc/$pid/smaps_rollup" 2>/dev/null; done |
+    awk '/^Rss:/ { rss += $2 } /^Private_(Clean|Dirty):/ { uss += $2 } END { printf "USS %.1f MB, RSS %.1f MB", uss / 1024, rss / 1024 }'
+}
 # "name PSS-kB" for each process of the tree, the same names added up.
 breakdown() {
   local pid
@@ -235,13 +253,13 @@ for run in $(seq 1 "$RUNS"); do
   echo "run $run: never opened, 12 s: $(mb "$kb") MB ($(breakdown))"
   wait_until 60
   kb="$(total_kb)"; rest=$kb; rest60+=("$(mb "$kb")")
-  echo "run $run: never opened, 60 s: $(mb "$kb") MB ($(breakdown))"
+  echo "run $run: never opened, 60 s: $(mb "$kb") MB; $(other_sizes) ($(breakdown))"
   [ -n "${SLATE_BENCH_ANATOMY:-}" ] && anatomy
 
   if open_window; then
     sleep 5
     kb="$(total_kb)"; opened+=("$(mb "$kb")")
-    echo "run $run: window open, 5 s after showing: $(mb "$kb") MB ($(breakdown))"
+    echo "run $run: window open, 5 s after showing: $(mb "$kb") MB; $(other_sizes) ($(breakdown))"
   else
     echo "run $run: the window did not show"
   fi
@@ -257,7 +275,7 @@ for run in $(seq 1 "$RUNS"); do
   closed10+=("$(mb "$kb")")
   after10_webkit+=("$(webkit_alive)")
   [ -n "$back" ] && settle+=("$back")
-  echo "run $run: closed again, 10 s later: $(mb "$kb") MB, $(mb $((kb - rest))) MB above never-opened;" \
+  echo "run $run: closed again, 10 s later: $(mb "$kb") MB, $(mb $((kb - rest))) MB above never-opened; $(other_sizes);" \
     "within 5 MB after ${back:-more than 10} s; WebKit processes alive: $(webkit_alive) ($(breakdown))"
   [ -n "${SLATE_BENCH_ANATOMY:-}" ] && anatomy
   [ "$run" -lt "$RUNS" ] && stop_app
@@ -327,10 +345,10 @@ if [ "$SOAK_SECS" -gt 0 ]; then
     if [ $((SECONDS - last_sample)) -ge 10 ]; then
       sleep 1
       last_sample=$SECONDS
-      kb="$(total_kb)" alive="$(webkit_alive)" done_transitions="$(transitions)"
+      kb="$(total_kb)" uss="$(total_uss_kb)" alive="$(webkit_alive)" done_transitions="$(transitions)"
       [ "$alive" -gt "$webkit_closed_max" ] && webkit_closed_max=$alive
-      printf '%s\t%s\t%s\t%s\n' "$((SECONDS - soak_start))" "$done_transitions" "$kb" "$alive" >>"$samples"
-      echo "  t=$((SECONDS - soak_start)) s: $done_transitions transitions, $cycles window cycles, $(mb "$kb") MB, WebKit processes $alive"
+      printf '%s\t%s\t%s\t%s\t%s\n' "$((SECONDS - soak_start))" "$done_transitions" "$kb" "$alive" "$uss" >>"$samples"
+      echo "  t=$((SECONDS - soak_start)) s: $done_transitions transitions, $cycles window cycles, PSS $(mb "$kb") MB, USS $(mb "$uss") MB, WebKit processes $alive"
     fi
     # Keep the cycles spread over the soak.
     sleep "$(awk -v g="$gap" -v s="$cycle_start" -v n="$(date +%s.%N)" 'BEGIN { d = g - (n - s); print (d > 0 ? d : 0) }')"
@@ -341,24 +359,31 @@ if [ "$SOAK_SECS" -gt 0 ]; then
   soak_summary="$(python3 - "$samples" <<'PY'
 import sys
 rows = [tuple(map(float, l.split("\t"))) for l in open(sys.argv[1]) if l.strip()]
-xs = [r[1] for r in rows]
-ys = [r[2] / 1024 for r in rows]
 n = len(rows)
-mx, my = sum(xs) / n, sum(ys) / n
-var = sum((x - mx) ** 2 for x in xs)
-slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var * 1000 if var else float("nan")
-ts = [r[0] for r in rows]
-mt = sum(ts) / n
-tvar = sum((t - mt) ** 2 for t in ts)
-per_hour = sum((t - mt) * (y - my) for t, y in zip(ts, ys)) / tvar * 3600 if tvar else float("nan")
-print(f"{slope:.2f}\t{per_hour:.1f}\t{ys[0]:.1f}\t{ys[-1]:.1f}\t{max(ys):.1f}\t{int(xs[-1])}\t{n}")
+
+def fit(xs, ys):
+    """Least-squares slope of ys over xs."""
+    mx, my = sum(xs) / n, sum(ys) / n
+    var = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var if var else float("nan")
+
+transitions = [r[1] for r in rows]
+pss = [r[2] / 1024 for r in rows]
+uss = [r[4] / 1024 for r in rows]
+seconds = [r[0] for r in rows]
+print("\t".join([
+    f"{fit(transitions, pss) * 1000:.2f}", f"{fit(transitions, uss) * 1000:.2f}",
+    f"{fit(seconds, uss) * 3600:.1f}", f"{pss[0]:.1f}", f"{pss[-1]:.1f}", f"{max(pss):.1f}",
+    f"{uss[0]:.1f}", f"{uss[-1]:.1f}", f"{int(transitions[-1])}", f"{n}",
+]))
 PY
 )"
-  IFS=$'\t' read -r slope per_hour first last highest total_transitions nsamples <<<"$soak_summary"
+  IFS=$'\t' read -r slope uss_slope uss_per_hour first last highest uss_first uss_last total_transitions nsamples <<<"$soak_summary"
   echo "soak: $total_transitions transitions, $cycles window cycles, $(notifications) notifications," \
-    "$nsamples samples: first $first MB, last $last MB, highest $highest MB (window closed);" \
-    "window open at most $(mb "$open_max") MB; WebKit processes alive while closed: at most $webkit_closed_max"
-  echo "soak: slope $slope MB per 1,000 transitions ($per_hour MB per hour of soak)"
+    "$nsamples samples with the window closed: PSS first $first MB, last $last MB, highest $highest MB;" \
+    "USS first $uss_first MB, last $uss_last MB; window open at most $(mb "$open_max") MB PSS;" \
+    "WebKit processes alive while closed: at most $webkit_closed_max"
+  echo "soak: slope $slope MB PSS per 1,000 transitions; USS $uss_slope MB per 1,000 transitions ($uss_per_hour MB per hour of soak)"
 fi
 
 echo
@@ -370,5 +395,5 @@ echo "  never opened, 60 s after start:     $(printf '%s ' "${rest60[@]}" | medi
 echo "  closed again, 10 s after closing:   $(printf '%s ' "${closed10[@]}" | median) MB   (runs: ${closed10[*]}) [within 5 MB of never opened, in 10 s]"
 echo "    within 5 MB after (s):            ${settle[*]:-never within 10 s}; WebKit processes alive 10 s after closing: ${after10_webkit[*]} [0]"
 [ "$SOAK_SECS" -gt 0 ] &&
-  echo "  soak slope:                         $slope MB per 1,000 transitions [≤ 1]; WebKit alive while closed: at most $webkit_closed_max [0]"
+  echo "  soak slope:                         $slope MB PSS, $uss_slope MB USS per 1,000 transitions [≤ 1]; WebKit alive while closed: at most $webkit_closed_max [0]"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

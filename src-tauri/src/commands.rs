@@ -74,7 +74,10 @@ pub fn autostart_enabled<R: Runtime>(app: AppHandle<R>) -> Result<bool, CommandE
 
 /// Pauses notifications for `minutes`, or until resumed when `minutes` is absent; `0` resumes.
 #[tauri::command]
-pub fn pause_notifications(page: State<'_, Page>, minutes: Option<u32>) -> Result<(), CommandError> {
+pub fn pause_notifications(
+    page: State<'_, Page>,
+    minutes: Option<u32>,
+) -> Result<(), CommandError> {
     let pause = match minutes {
         None => Pause::UntilResumed,
         Some(0) => Pause::Off,
@@ -137,7 +140,9 @@ pub fn focus_through_api(endpoint: &Endpoint, id: &str) -> Result<(), CommandErr
         serde_json::from_str(&body).map_err(|err| api_error(err.to_string()))?;
     let session = &detail["session"];
     let found = session["id"].as_str().unwrap_or(id);
-    let pid = session["pid"].as_u64().and_then(|pid| u32::try_from(pid).ok());
+    let pid = session["pid"]
+        .as_u64()
+        .and_then(|pid| u32::try_from(pid).ok());
     focus_pid(found, pid)
 }
 

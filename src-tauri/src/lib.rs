@@ -2,11 +2,12 @@
 //!
 //! [`run`] wires everything together and owns nothing clever: it starts the engine's live
 //! service in-process (or the demo's, with `--demo`), serves the loopback API from it, registers
-//! the plugins and the commands, creates the tray, and follows the service's updates on one task
-//! that recounts the tray and asks `notify::decide` what to show. The policy lives in the modules
-//! it calls: `badge` draws the count, `tray` describes the menu, `notify` decides notifications,
-//! `commands` holds the actions the page, the menu and a notification click share, and `server`
-//! binds the API.
+//! the plugins, creates the tray, and follows the service's updates on one task that recounts the
+//! tray and asks `notify::decide` what to show. With `--window` it is instead the window's own
+//! process, which `window` starts while the window is open. The policy lives in the modules it
+//! calls: `badge` draws the count, `tray` describes the menu, `notify` decides notifications,
+//! `commands` holds the actions the page, the menu and a notification click share, `window` the
+//! window's lifecycle, `memory` the tray's runtime and GTK choices, and `server` binds the API.
 //!
 //! It deliberately decides no session state (the engine does) and keeps no `AppHandle` in a
 //! global: the shared state is a [`Shell`] managed by Tauri and passed where it is needed.
@@ -123,6 +124,35 @@ fn run_app(flags: Flags, context: tauri::Context<tauri::Wry>) -> anyhow::Result<
         tracing::info!("{note}");
     }
 
+    let app = tauri::Builder::default()
+        // The single-instance plugin goes first, so a second launch shows this one's window
+        // before anything else of the second process starts. Plugins start in `build`, so a
+        // second launch exits there, before it would start an engine (which would write its
+        // own view of every session into the store) or take the API's port.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            if let Err(err) = commands::show(app) {
+                tracing::warn!("cannot show the window for a second launch: {err}");
+            }
+        }))
+        .plugin(tauri_plugin_notification::init())
+        .plugin(
+            tauri_plugin_autostart::Builder::new()
+                .arg("--hidden")
+                .build(),
+        )
+        // The tray has no window of its own: the window is a process it starts (see `window`),
+        // which handles the page's commands.
+        .manage(window::Launcher::default())
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            setup(&handle)?;
+            if flags.show || flags.demo {
+                commands::show(&handle)?;
+            }
+            Ok(())
+        })
+        .build(context)?;
+
     // The demo must outlive the engine reading its files, so it is kept until the app exits.
     let demo = if flags.demo {
         Some(slate::demo::start(None, live::system_clock)?)
@@ -175,34 +205,8 @@ fn run_app(flags: Flags, context: tauri::Context<tauri::Wry>) -> anyhow::Result<
         menu: Mutex::new(Vec::new()),
         count: Mutex::new(0),
     };
+    app.manage(shell);
 
-    let app = tauri::Builder::default()
-        // The single-instance plugin goes first, so a second launch shows this one's window
-        // before anything else of the second process starts.
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
-            if let Err(err) = commands::show(app) {
-                tracing::warn!("cannot show the window for a second launch: {err}");
-            }
-        }))
-        .plugin(tauri_plugin_notification::init())
-        .plugin(
-            tauri_plugin_autostart::Builder::new()
-                .arg("--hidden")
-                .build(),
-        )
-        .manage(shell)
-        // The tray has no window of its own: the window is a process it starts (see `window`),
-        // which handles the page's commands.
-        .manage(window::Launcher::default())
-        .setup(move |app| {
-            let handle = app.handle().clone();
-            setup(&handle)?;
-            if flags.show || flags.demo {
-                commands::show(&handle)?;
-            }
-            Ok(())
-        })
-        .build(context)?;
     let mut demo = demo;
     let mut engine_thread = Some(engine_thread);
     app.run(move |app, event| match event {

@@ -29,13 +29,14 @@ pub fn gl_turned_off() -> bool {
 }
 
 /// Starts the async runtime Tauri and the API run on: one worker thread, instead of Tauri's
-/// default of one per core. The caller keeps the runtime for as long as the app runs.
+/// default of one per core. Tokio's own `TOKIO_WORKER_THREADS` still wins, so the memory bench
+/// can compare. The caller keeps the runtime for as long as the app runs.
 pub fn start_runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("slate-async")
-        .enable_all()
-        .build()?;
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(1);
+    }
+    let runtime = builder.thread_name("slate-async").enable_all().build()?;
     tauri::async_runtime::set(runtime.handle().clone());
     Ok(runtime)
 }

@@ -103,7 +103,7 @@ pub fn open<R: Runtime>(
             return Ok(());
         }
     }
-    let mut command = Command::new(std::env::current_exe()?);
+    let mut command = Command::new(own_binary()?);
     command
         .arg(FLAG)
         .stdin(Stdio::piped())
@@ -145,6 +145,17 @@ pub fn open<R: Runtime>(
             }
         })?;
     Ok(())
+}
+
+/// This binary. When an upgrade replaced it while the tray runs, Linux names the old file
+/// `… (deleted)`; `/proc/self/exe` still starts the same build as the tray, which is what must
+/// speak the other end of the line protocol.
+fn own_binary() -> std::io::Result<std::path::PathBuf> {
+    let path = std::env::current_exe()?;
+    if cfg!(target_os = "linux") && path.to_string_lossy().ends_with(" (deleted)") {
+        return Ok(std::path::PathBuf::from("/proc/self/exe"));
+    }
+    Ok(path)
 }
 
 /// Closes the window process, if one runs (the tray is quitting). Closing its input is enough:
