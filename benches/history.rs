@@ -15,7 +15,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use slate::engine::{Engine, Options, ProcessSource};
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 
 #[path = "history_gen.rs"]
 mod history_gen;

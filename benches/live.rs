@@ -6,27 +6,33 @@
 //!   wake-ups over a minute;
 //! - cold start of `slate serve` over the generated history of `history.rs`, to the first correct
 //!   snapshot, with peak memory, and its idle cost over that history; then a restart with the
-//!   store in place.
+//!   store in place;
+//! - peak memory of a `slate serve` child with 5 event-stream clients that never read, while 50
+//!   parked sessions (each with a reason at the 2 kB limit) change a few thousand times, next to
+//!   the same churn with no such client.
 //!
 //! Run with `cargo bench --bench live`. Knobs: `SLATE_BENCH_APPENDS` (1000),
 //! `SLATE_BENCH_IDLE_SECS` (60), `SLATE_BENCH_FILES` (20000) and `SLATE_BENCH_GB` (5) for the
-//! history, `SLATE_BENCH_SKIP` (comma-separated: latency, idle, start).
+//! history, `SLATE_BENCH_CHANGES` (3000) for the stalled clients, `SLATE_BENCH_SKIP`
+//! (comma-separated: latency, idle, start, stalled).
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use slate::api::{self, Security};
+use slate::client::Client;
 use slate::engine::{Options, ProcessSource};
-use slate::follow;
 use slate::live::{self, Service, Timing};
-use slate::model::{ProcessInfo, ProcessTable, Timestamp};
-use slate::sources::files::Env;
+use slate::model::{
+    AgentKind, Intent, IntentState, ProcessInfo, ProcessTable, SessionKey, Timestamp,
+};
+use slate::sources::roots::Env;
 
 #[path = "history_gen.rs"]
 mod history_gen;
@@ -51,6 +57,9 @@ fn main() {
     }
     if !skip.contains("start") {
         start();
+    }
+    if !skip.contains("stalled") {
+        stalled();
     }
 }
 
@@ -173,6 +182,7 @@ fn latency() {
         timing: Timing::default(),
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -193,7 +203,7 @@ fn latency() {
     }));
 
     // The reader stamps each event as it arrives.
-    let mut stream = follow::open_stream(address).unwrap();
+    let mut stream = Client::new(address, None).events().unwrap();
     let (send, events) = mpsc::channel::<(Instant, serde_json::Value)>();
     std::thread::spawn(move || {
         while let Ok(Some(event)) = stream.next_event() {
@@ -336,7 +346,7 @@ impl Server {
     }
 
     fn get(&self, path: &str) -> serde_json::Value {
-        serde_json::from_str(&follow::get(self.address, path).unwrap()).unwrap()
+        Client::new(self.address, None).get_json(path).unwrap()
     }
 
     /// User plus system CPU time so far, from `/proc/<pid>/stat`.
@@ -465,6 +475,95 @@ fn start() {
                 );
             }
         }
+        server.stop();
+    }
+}
+
+/// Sends one request and reads the answer to its end.
+fn exchange(address: SocketAddr, request: &str) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+/// (e) Peak memory with event-stream clients that never read: each subscriber that stops
+/// reading can hold back only a few hundred changes, so 5 of them cost little more than none.
+/// The changes are new park reasons at the 2 kB limit, written to the store as `slate park`
+/// writes them, 50 at a time, each round published by a refresh; a client that does read counts
+/// the changes that were published.
+fn stalled() {
+    let changes = env_number("SLATE_BENCH_CHANGES", 3000.0) as usize;
+    for clients in [0, 5] {
+        let temp = tempfile::tempdir().unwrap();
+        let home = temp.path().join("home");
+        let table = live_home(&home, false);
+        let table_path = temp.path().join("processes.json");
+        fs::write(&table_path, serde_json::to_vec(&table.processes).unwrap()).unwrap();
+        let server = Server::start(&home, temp.path(), Some(&table_path));
+        let address = server.address;
+        let token = fs::read_to_string(temp.path().join("config/slate/token")).unwrap();
+        let token = token.trim().to_string();
+        let store = slate::store::open(&temp.path().join("data/slate/slate.db")).unwrap();
+
+        let mut reader = Client::new(address, None).events().unwrap();
+        let (seen_tx, seen) = mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            while let Ok(Some(event)) = reader.next_event() {
+                if event.event == "session" && seen_tx.send(()).is_err() {
+                    return;
+                }
+            }
+        });
+        let _stalled: Vec<TcpStream> = (0..clients)
+            .map(|_| {
+                let mut stream = TcpStream::connect(address).unwrap();
+                let request =
+                    format!("GET /sessions/live/stream HTTP/1.1\r\nHost: {address}\r\n\r\n");
+                stream.write_all(request.as_bytes()).unwrap();
+                stream
+            })
+            .collect();
+        let refresh = format!(
+            "POST /sessions/live/refresh HTTP/1.1\r\nHost: {address}\r\n\
+             Authorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        let started = Instant::now();
+        let mut published = 0;
+        let mut round = 0;
+        while published < changes && started.elapsed() < Duration::from_secs(300) {
+            round += 1;
+            // The longest reason allowed, different every round.
+            let reason = format!("{round:06}{}", "r".repeat(slate::limits::REASON_MAX - 6));
+            let intent = Intent {
+                state: IntentState::Parked,
+                reason: Some(reason),
+                awaiting_who: None,
+            };
+            for index in 0..LIVE {
+                let key = SessionKey::new(AgentKind::CLAUDE_CODE, session_id(index));
+                store
+                    .set_intent(&key, &intent, live::system_clock())
+                    .unwrap();
+            }
+            exchange(address, &refresh);
+            while seen.try_recv().is_ok() {
+                published += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        while seen.try_recv().is_ok() {
+            published += 1;
+        }
+        println!(
+            "{clients} event-stream clients that never read, {published} changes published \
+             over {LIVE} parked sessions (2 kB reasons) in {}: peak memory {}",
+            show(started.elapsed()),
+            server
+                .peak_memory()
+                .unwrap_or_else(|| "unknown".to_string())
+        );
         server.stop();
     }
 }

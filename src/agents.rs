@@ -1,18 +1,42 @@
-//! The agent adapters: what each CLI's records and processes mean, in one vocabulary.
+//! The agent adapters and their registry: what each CLI's records and processes mean, in one
+//! vocabulary.
 //!
-//! An adapter turns one transcript line (or one stored row) into [`Observation`]s and recognises
-//! the agent's processes from their executable and argv. Adapters are pure: they never open a file,
-//! never read the clock and never decide a status. Deciding is `tracker`'s job; finding and reading
-//! files is `sources`' job. Adding an agent means adding a module here (see ARCHITECTURE.md).
+//! Each agent's module exports one [`Description`] of itself (names, processes, roots, watched
+//! folders, transcript layout or store, listing, title grammar), and [`BUILT_IN`] lists them all;
+//! every other module loops over a [`Registry`] instead of naming agents. An adapter turns one
+//! transcript line (or one stored row) into [`Observation`]s and recognises the agent's processes
+//! from their executable and argv. Adapters are pure: they never open a file, never read the clock
+//! and never decide a status. Deciding is `tracker`'s job; finding and reading files is `sources`'
+//! job. Adding an agent means adding a module here and one line to [`BUILT_IN`] (see
+//! ARCHITECTURE.md).
 
 pub mod claude;
 pub mod codex;
 pub mod cursor;
+pub mod description;
 pub mod gemini;
 pub mod opencode;
 pub mod titles;
 
+pub use description::{
+    Base, Description, EntryParser, Found, IdReader, Layout, LineParser, ListingCommand,
+    ListingRule, NameIndex, NameLine, Processes, ProjectFolder, Registry, Root, Sessions,
+    StoreKind, Watch, WholeFileReader,
+};
+
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
+
+/// The agents Slate knows, in the order their processes are recognised and they are listed.
+pub const BUILT_IN: Registry = Registry::new(BUILT_IN_AGENTS);
+
+/// One line per agent: adding an agent adds its module above and its description here.
+static BUILT_IN_AGENTS: &[&Description] = &[
+    &claude::DESCRIPTION,
+    &codex::DESCRIPTION,
+    &gemini::DESCRIPTION,
+    &opencode::DESCRIPTION,
+    &cursor::DESCRIPTION,
+];
 
 /// One fact a transcript line states about its session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,8 +130,8 @@ pub enum RecordKind {
     Compacting,
     /// The agent recorded the session's end.
     SessionEnded,
-    /// Turn activity that does not say what comes next (SPEC §3 rule 7): the session reads
-    /// Working for the window after it, then Needs you.
+    /// Turn activity that does not say what comes next (docs/states.md §3 rule 7): the session
+    /// reads Working for the window after it, then Needs you.
     Unsettled,
 }
 
@@ -148,7 +172,7 @@ pub enum ProcessRole {
     /// A print-mode run (`claude -p`, `codex exec`): it vouches while it runs.
     Print,
     /// A background server or daemon (Codex `app-server`, `claude daemon`). It may write
-    /// transcripts, but it never vouches: presence keys on the TUI (FORMATS.md §9).
+    /// transcripts, but it never vouches: presence keys on the TUI (docs/formats.md §9).
     Daemon,
     /// A helper run of the CLI (`claude agents --json`, `codex login`, an npm shim parent): not a
     /// session at all.
@@ -167,48 +191,9 @@ pub struct AgentProcess {
     pub session_arg: Option<String>,
 }
 
-/// Reads one transcript file line by line. Most formats need no memory between lines; the ones
-/// that do keep it here, one reader per file, started afresh when the file is replaced.
-#[derive(Debug, Clone)]
-pub enum LineReader {
-    Claude,
-    /// A Claude Code sub-agent file, whose sidechain lines are the sub-agent's own records.
-    ClaudeSubagent,
-    Codex(codex::RolloutReader),
-    /// A Gemini CLI chat recording (a session's or a sub-agent's), folded as it is rewritten.
-    Gemini(gemini::ChatFold),
-}
-
-impl LineReader {
-    /// The reader for one of `agent`'s transcripts, or `None` for agents whose sessions are not
-    /// line files.
-    pub fn for_transcript(agent: AgentKind, subagent: bool) -> Option<LineReader> {
-        match agent {
-            AgentKind::ClaudeCode if subagent => Some(LineReader::ClaudeSubagent),
-            AgentKind::ClaudeCode => Some(LineReader::Claude),
-            AgentKind::Codex => Some(LineReader::Codex(codex::RolloutReader::new())),
-            AgentKind::GeminiCli => Some(LineReader::Gemini(gemini::ChatFold::new())),
-            AgentKind::CursorAgent | AgentKind::OpenCode => None,
-        }
-    }
-
-    pub fn feed(&mut self, line: &[u8]) -> Result<Vec<Observation>, LineError> {
-        match self {
-            LineReader::Claude => claude::observe(line),
-            LineReader::ClaudeSubagent => claude::observe_subagent(line),
-            LineReader::Codex(reader) => reader.feed(line),
-            LineReader::Gemini(fold) => fold.feed(line),
-        }
-    }
-}
-
-/// Recognises an agent process, trying every adapter.
+/// Recognises a process of one of the built-in agents.
 pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
-    claude::recognise(process)
-        .or_else(|| codex::recognise(process))
-        .or_else(|| gemini::recognise(process))
-        .or_else(|| opencode::recognise(process))
-        .or_else(|| cursor::recognise(process))
+    BUILT_IN.recognise(process)
 }
 
 /// True for a UUID in its 8-4-4-4-12 hexadecimal spelling: a session id on a command line, as

@@ -1,32 +1,37 @@
 //! The loopback HTTP API: the live list as JSON, its changes as server-sent events, one session's
 //! details, health, a refresh command, and the page in `ui/`.
 //!
-//! The contract is `/work/api-contract.md` (kept in the README): every surface (the page, the
+//! The contract is the README's "The HTTP API" and docs/states.md §7: every surface (the page, the
 //! desktop shell, `slate watch`) reads the same session objects the engine publishes. This module
 //! owns HTTP and its guard rails: the `Host` allow-list against DNS rebinding, the `Origin`
-//! allow-list against other web sites, the bearer token on every request that changes anything,
-//! and the request size limit. It decides no state (`tracker` does) and keeps no state of its own
-//! beyond what `live::Handle` publishes.
+//! allow-list against other web sites, one `Host` and one `Origin` at most, the bearer token on
+//! every request that changes anything, the request size and time limits, and the idle timeout
+//! of a connection. It decides no state (`tracker` does) and keeps no state of its own beyond
+//! what `live::Handle` publishes.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Path, Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::Stream;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::engine::FindError;
 use crate::live::{self, Update};
-use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey};
+use crate::model::{AgentKind, Awaiting, HostedSignals, Intent, IntentState, Session, SessionKey};
 
 /// The largest request body accepted, in bytes.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -75,10 +80,76 @@ impl std::fmt::Debug for Security {
     }
 }
 
+/// How long the server waits for what a client owes it. A connection that does not finish
+/// sending a request's head in time is closed; an event stream, which is quiet on purpose while
+/// it waits for changes, has no limit.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// From a connection's start, or the end of its last response, to the end of the next
+    /// request's head. hyper's header-read timer runs whenever a connection waits for a request,
+    /// so this is also the idle timeout of a kept-alive connection.
+    pub request_head: Duration,
+    /// From the end of a request's head to the end of its body.
+    pub request_body: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            request_head: Duration::from_secs(10),
+            request_body: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The names the server answers to: `Host` values and page origins.
+#[derive(Debug)]
+struct Names {
+    hosts: Vec<String>,
+    origins: Vec<String>,
+}
+
+impl Names {
+    /// The loopback names with `port`, and `bound` (the address the listener is bound to) when
+    /// it is another loopback address, such as `--listen 127.0.0.2:0`: a request made to the
+    /// address the server printed must pass.
+    fn new(port: u16, bound: Option<IpAddr>) -> Names {
+        let mut hosts = vec![
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ];
+        if let Some(ip) = bound.filter(IpAddr::is_loopback) {
+            let host = SocketAddr::new(ip, port).to_string();
+            if !hosts.contains(&host) {
+                hosts.push(host);
+            }
+        }
+        let mut origins: Vec<String> = hosts.iter().map(|host| format!("http://{host}")).collect();
+        origins.push("tauri://localhost".to_string());
+        origins.push("http://tauri.localhost".to_string());
+        Names { hosts, origins }
+    }
+
+    fn host(&self, host: &str) -> bool {
+        self.hosts
+            .iter()
+            .any(|allowed| host.eq_ignore_ascii_case(allowed))
+    }
+
+    fn origin(&self, origin: &str) -> bool {
+        self.origins
+            .iter()
+            .any(|allowed| origin.eq_ignore_ascii_case(allowed))
+    }
+}
+
 #[derive(Clone)]
 struct AppState {
     handle: live::Handle,
     security: Arc<Security>,
+    names: Arc<Names>,
+    timeouts: Timeouts,
     /// `index.html` with the token's `<meta>` tag in it.
     index: Arc<str>,
     /// Flips to true when the server shuts down, so open event streams end and let it stop.
@@ -90,12 +161,22 @@ struct AppState {
 /// The API and the page, guarded, for a server listening on `security.port`.
 pub fn router(handle: live::Handle, security: Security) -> Router {
     let (stop, stopping) = tokio::sync::watch::channel(false);
-    build(handle, security, Arc::new(stop), stopping)
+    let names = Names::new(security.port, None);
+    build(
+        handle,
+        security,
+        names,
+        Timeouts::default(),
+        Arc::new(stop),
+        stopping,
+    )
 }
 
 fn build(
     handle: live::Handle,
     security: Security,
+    names: Names,
+    timeouts: Timeouts,
     stop: Arc<tokio::sync::watch::Sender<bool>>,
     stopping: tokio::sync::watch::Receiver<bool>,
 ) -> Router {
@@ -103,6 +184,8 @@ fn build(
     let state = AppState {
         handle,
         security: Arc::new(security),
+        names: Arc::new(names),
+        timeouts,
         index: index.into(),
         stopping,
         _stop: stop,
@@ -127,27 +210,96 @@ fn build(
         .with_state(state)
 }
 
-/// Serves the API on `listener` until `shutdown` completes. Open event streams end at shutdown,
-/// so a connected page never keeps the server from stopping.
+/// Serves the API on `listener` until `shutdown` completes, with the default `Timeouts`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     handle: live::Handle,
     security: Security,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(listener, handle, security, Timeouts::default(), shutdown).await
+}
+
+/// Serves the API on `listener` until `shutdown` completes. Open event streams end at shutdown,
+/// so a connected page never keeps the server from stopping. Before it accepts anything it
+/// raises the process's limit on open files (`raise_open_file_limit`), so many connections at
+/// once cannot starve it, and every connection gets `timeouts`.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    handle: live::Handle,
+    security: Security,
+    timeouts: Timeouts,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    raise_open_file_limit();
+    let bound = listener.local_addr()?;
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let stop = Arc::new(stop);
-    let signal = {
-        let stop = stop.clone();
-        async move {
-            shutdown.await;
-            let _ = stop.send(true);
+    let names = Names::new(bound.port(), Some(bound.ip()));
+    let app = build(handle, security, names, timeouts, stop.clone(), stopping);
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(timeouts.request_head);
+    let connections = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(err) => {
+                // Out of descriptors, or a connection reset before it was accepted: the listener
+                // is fine, and the request-head timeout frees descriptors held by silent peers.
+                tracing::debug!("cannot accept a connection: {err}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection =
+            connections.watch(http.serve_connection(hyper_util::rt::TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!("a connection ended: {err}");
+            }
+        });
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    // Idle connections close at once and event streams end with `stopping`; a request still
+    // being answered gets a few seconds.
+    tokio::select! {
+        () = connections.shutdown() => {}
+        () = tokio::time::sleep(Duration::from_secs(5)) => {}
+    }
+    Ok(())
+}
+
+/// Raises this process's soft limit on open files to its hard limit, so a burst of connections
+/// (or of silent ones, until their request-head time is up) cannot run the server out of
+/// descriptors while the system allows more. Returns the soft limit in force afterwards.
+#[cfg(unix)]
+pub fn raise_open_file_limit() -> Option<u64> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    // macOS refuses an unlimited soft limit for files; 10240 (its OPEN_MAX) is what it allows.
+    for wanted in [hard, hard.min(10_240)] {
+        if wanted <= soft {
+            return Some(soft);
         }
-    };
-    let app = build(handle, security, stop, stopping);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(signal)
-        .await
+        if setrlimit(Resource::RLIMIT_NOFILE, wanted, hard).is_ok() {
+            return Some(wanted);
+        }
+    }
+    Some(soft)
+}
+
+/// Elsewhere the limit is not a soft/hard pair the process may raise itself.
+#[cfg(not(unix))]
+pub fn raise_open_file_limit() -> Option<u64> {
+    None
 }
 
 /// The token goes into `index.html` as `<meta name="slate-token" content="…">`: the page reads it
@@ -172,29 +324,41 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({ "error": message.into() }))).into_response()
 }
 
-/// The guard every request passes: `Host`, then `Origin`, then (for anything but reads) the
-/// token, then the body size.
+/// The guard every request passes: `Host` (and the authority of an absolute URL), then
+/// `Origin`, then (for anything but reads) the token, then the body size. A header that decides
+/// trust must come once: with two, which one counts would be a guess, so two are refused.
 async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let port = state.security.port;
+    let names = &state.names;
     let headers = request.headers();
+    for name in [header::HOST, header::ORIGIN] {
+        if let Some(refusal) = repeated(headers, &name) {
+            return refusal;
+        }
+    }
+    let refused_host = || {
+        error(
+            StatusCode::MISDIRECTED_REQUEST,
+            format!("this server answers only to {}", names.hosts.join(", ")),
+        )
+    };
     match headers
         .get(header::HOST)
         .and_then(|host| host.to_str().ok())
     {
-        Some(host) if host_allowed(host, port) => {}
-        Some(_) => {
-            return error(
-                StatusCode::MISDIRECTED_REQUEST,
-                format!(
-                "this server answers only to 127.0.0.1:{port}, localhost:{port} or [::1]:{port}"
-            ),
-            )
-        }
+        Some(host) if names.host(host) => {}
+        Some(_) => return refused_host(),
         None => return error(StatusCode::MISDIRECTED_REQUEST, "the request has no Host"),
+    }
+    // A request line may name its target as a whole URL (`GET http://host/path`), and that
+    // authority is the one HTTP says counts: it must be ours too.
+    if let Some(authority) = request.uri().authority() {
+        if !names.host(authority.as_str()) {
+            return refused_host();
+        }
     }
     let origin = match headers.get(header::ORIGIN) {
         Some(origin) => match origin.to_str() {
-            Ok(origin) if origin_allowed(origin, port) => Some(origin.to_string()),
+            Ok(origin) if names.origin(origin) => Some(origin.to_string()),
             _ => {
                 return error(
                     StatusCode::FORBIDDEN,
@@ -214,6 +378,16 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let mut response = guarded(&state, request, next).await;
     allow_origin(&mut response, origin.as_deref());
     response
+}
+
+/// A 400 when `name` appears more than once in `headers`.
+fn repeated(headers: &HeaderMap, name: &HeaderName) -> Option<Response> {
+    (headers.get_all(name).iter().count() > 1).then(|| {
+        error(
+            StatusCode::BAD_REQUEST,
+            format!("the request has more than one {name} header"),
+        )
+    })
 }
 
 /// Adds the CORS headers for an allowed origin (never for any other: those were refused).
@@ -247,14 +421,26 @@ async fn guarded(state: &AppState, request: Request, next: Next) -> Response {
                 "this request needs `Authorization: Bearer <token>` (the token is in the config folder)",
             );
         }
-        // The size limit holds for every body, not only for handlers that read one.
+        // The size limit holds for every body, not only for handlers that read one, and so
+        // does the time limit: a body sent a byte at a time must not hold a connection.
         let (parts, body) = request.into_parts();
-        let bytes = match axum::body::to_bytes(body, BODY_LIMIT).await {
-            Ok(bytes) => bytes,
-            Err(_) => {
+        let within = state.timeouts.request_body;
+        let bytes = match tokio::time::timeout(within, axum::body::to_bytes(body, BODY_LIMIT)).await
+        {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(_)) => {
                 return error(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!("request bodies are limited to {BODY_LIMIT} bytes"),
+                )
+            }
+            Err(_) => {
+                return error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body did not arrive within {} s",
+                        within.as_secs()
+                    ),
                 )
             }
         };
@@ -264,37 +450,19 @@ async fn guarded(state: &AppState, request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-fn host_allowed(host: &str, port: u16) -> bool {
-    [
-        format!("127.0.0.1:{port}"),
-        format!("localhost:{port}"),
-        format!("[::1]:{port}"),
-    ]
-    .iter()
-    .any(|allowed| host.eq_ignore_ascii_case(allowed))
-}
-
-fn origin_allowed(origin: &str, port: u16) -> bool {
-    [
-        format!("http://127.0.0.1:{port}"),
-        format!("http://localhost:{port}"),
-        format!("http://[::1]:{port}"),
-        "tauri://localhost".to_string(),
-        "http://tauri.localhost".to_string(),
-    ]
-    .iter()
-    .any(|allowed| origin.eq_ignore_ascii_case(allowed))
-}
-
 /// Compares the presented token with ours in time that does not depend on where they differ.
+/// The scheme's name is case-insensitive, as HTTP says.
 fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    let Some(presented) = headers
+    let Some((scheme, presented)) = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
+        .and_then(|value| value.trim_start().split_once(' '))
     else {
         return false;
     };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return false;
+    }
     let presented = presented.trim().as_bytes();
     let expected = token.as_bytes();
     presented.len() == expected.len()
@@ -303,6 +471,71 @@ fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
             .zip(expected)
             .fold(0u8, |diff, (a, b)| diff | (a ^ b))
             == 0
+}
+
+/// A JSON request body. When the body is not JSON, is not labelled JSON, or is JSON of the
+/// wrong shape, the answer has the `{"error": …}` shape every other error has, not axum's
+/// plain text.
+struct JsonBody<T>(T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Response> {
+        match Json::<T>::from_request(request, state).await {
+            Ok(Json(value)) => Ok(JsonBody(value)),
+            Err(rejection) => {
+                let status = rejection.status();
+                let message = match status {
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                        "send the body as JSON, with `Content-Type: application/json`".to_string()
+                    }
+                    StatusCode::UNPROCESSABLE_ENTITY => format!(
+                        "the body is not what this endpoint takes: {}",
+                        innermost(&rejection)
+                    ),
+                    _ => format!("the body is not valid JSON: {}", innermost(&rejection)),
+                };
+                Err(error(status, message))
+            }
+        }
+    }
+}
+
+/// A session id from the path, answered like `JsonBody` when it cannot be read (an id that is
+/// not UTF-8 once decoded).
+struct SessionIdPath(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for SessionIdPath {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(id)) => Ok(SessionIdPath(id)),
+            Err(rejection) => Err(error(
+                rejection.status(),
+                format!("the session id cannot be read: {}", innermost(&rejection)),
+            )),
+        }
+    }
+}
+
+/// The deepest cause of an error: the parser's own words, without axum's wrapping sentences.
+fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
+    std::iter::successors(Some(error), |error| error.source())
+        .last()
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+/// The answer for an id that names no single session: a 400 for an id too short to name one,
+/// a 404 otherwise, with `engine::pick`'s words.
+fn unfound(err: FindError) -> Response {
+    let status = match err {
+        FindError::Empty | FindError::TooShort(_) => StatusCode::BAD_REQUEST,
+        FindError::NotFound(_) | FindError::Ambiguous { .. } => StatusCode::NOT_FOUND,
+    };
+    error(status, err.to_string())
 }
 
 async fn live_sessions(State(state): State<AppState>) -> Response {
@@ -314,27 +547,50 @@ async fn refresh(State(state): State<AppState>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-async fn session(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match state.handle.session(&id) {
-        Some(detail) => Json(detail).into_response(),
-        None => error(
-            StatusCode::NOT_FOUND,
-            format!("no single session with an id starting with `{id}`"),
-        ),
+async fn session(State(state): State<AppState>, SessionIdPath(id): SessionIdPath) -> Response {
+    match state.handle.find(&id) {
+        Ok(detail) => Json(detail).into_response(),
+        Err(err) => unfound(err),
     }
 }
 
-/// `POST /sessions/{id}/intent`: park, await or resume a session (SPEC §4 intent).
+/// The body of `POST /sessions/{id}/intent`: an `Intent` whose `awaiting_who` is still text, so
+/// a value that names no one gets a 400 saying which values are accepted, as `slate await` does.
+#[derive(serde::Deserialize)]
+struct IntentRequest {
+    state: IntentState,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    awaiting_who: Option<String>,
+}
+
+/// `POST /sessions/{id}/intent`: park, await or resume a session (docs/states.md §4 intent).
 async fn set_intent(
     State(state): State<AppState>,
-    Path(id): Path<String>,
-    Json(intent): Json<Intent>,
+    SessionIdPath(id): SessionIdPath,
+    JsonBody(request): JsonBody<IntentRequest>,
 ) -> Response {
-    let Some(detail) = state.handle.session(&id) else {
-        return error(
-            StatusCode::NOT_FOUND,
-            format!("no single session with an id starting with `{id}`"),
-        );
+    let awaiting_who = match request
+        .awaiting_who
+        .as_deref()
+        .map(str::parse::<Awaiting>)
+        .transpose()
+    {
+        Ok(awaiting_who) => awaiting_who,
+        Err(err) => return error(StatusCode::BAD_REQUEST, err.to_string()),
+    };
+    let intent = Intent {
+        state: request.state,
+        reason: request.reason,
+        awaiting_who,
+    };
+    if let Err(err) = crate::limits::intent(&intent) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, err.to_string());
+    }
+    let detail = match state.handle.find(&id) {
+        Ok(detail) => detail,
+        Err(err) => return unfound(err),
     };
     let key = SessionKey::new(detail.session.agent, detail.session.id.as_str());
     if let Err(err) = state.handle.set_intent(&key, &intent) {
@@ -358,8 +614,11 @@ struct HostedReport {
     signals: HostedSignals,
 }
 
-/// `POST /hosted`: a hosted terminal's titles and last draw (SPEC §3 rules 4, 5 and 6c).
-async fn hosted(State(state): State<AppState>, Json(report): Json<HostedReport>) -> Response {
+/// `POST /hosted`: a hosted terminal's titles and last draw (docs/states.md §3 rules 4, 5 and 6c).
+async fn hosted(
+    State(state): State<AppState>,
+    JsonBody(report): JsonBody<HostedReport>,
+) -> Response {
     let agent = report.agent.as_deref().and_then(AgentKind::parse);
     let event = match (agent, report.session_id) {
         (Some(agent), Some(id)) => live::Event::Hosted {
@@ -516,11 +775,20 @@ mod tests {
 
     #[test]
     fn only_loopback_names_with_our_port_are_hosts() {
-        assert!(host_allowed("127.0.0.1:7411", 7411));
-        assert!(host_allowed("localhost:7411", 7411));
-        assert!(host_allowed("[::1]:7411", 7411));
-        assert!(!host_allowed("127.0.0.1:7412", 7411));
-        assert!(!host_allowed("evil.example:7411", 7411));
-        assert!(!host_allowed("127.0.0.1", 7411));
+        let names = Names::new(7411, None);
+        assert!(names.host("127.0.0.1:7411"));
+        assert!(names.host("localhost:7411"));
+        assert!(names.host("[::1]:7411"));
+        assert!(!names.host("127.0.0.1:7412"));
+        assert!(!names.host("evil.example:7411"));
+        assert!(!names.host("127.0.0.1"));
+        assert!(!names.host("127.0.0.2:7411"));
+        // The loopback address the listener is bound to is a name too; another address is not.
+        let names = Names::new(7411, Some("127.0.0.2".parse().unwrap()));
+        assert!(names.host("127.0.0.2:7411"));
+        assert!(names.origin("http://127.0.0.2:7411"));
+        assert!(!names.host("127.0.0.3:7411"));
+        let names = Names::new(7411, Some("10.0.0.2".parse().unwrap()));
+        assert!(!names.host("10.0.0.2:7411"));
     }
 }

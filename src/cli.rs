@@ -3,24 +3,25 @@
 //! This module belongs to the binary, not the library: it reads the environment and the clock,
 //! runs the engine, and prints what `report` renders. It holds no rule of its own.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use slate::client::{self, Client};
 use slate::config::{self, Config};
-use slate::engine::{Engine, Options, ProcessSource};
+use slate::engine::{Engine, ProcessSource};
 use slate::focus::{self, strategy::Plan};
-use slate::model::{Intent, IntentState, Session, SessionKey, Status, Timestamp};
-use slate::report;
-use slate::sources::files::Env;
+use slate::model::{Awaiting, Intent, IntentState, Session, SessionKey, Status, Timestamp};
+use slate::places::{Places, PlacesError};
 use slate::sources::processes;
-use slate::store;
-use slate::tracker::{self, ItemStatus, WorkItemInfo};
+use slate::sources::roots::Env;
+use slate::tracker::{ItemStatus, WorkItemInfo};
+use slate::{policy, report, settings, store};
 
 mod serve;
 
@@ -82,8 +83,8 @@ enum Command {
     /// Mark a session as awaiting someone: `operator`, `another_item:<item>` or `ci_or_deploy`.
     Await {
         id: String,
-        #[arg(long, value_parser = parse_awaiting_who)]
-        who: String,
+        #[arg(long)]
+        who: Awaiting,
         #[arg(long)]
         reason: String,
     },
@@ -135,7 +136,7 @@ enum ItemCommand {
         id: String,
         #[arg(long)]
         title: String,
-        #[arg(long, default_value = "ready", value_parser = parse_item_status)]
+        #[arg(long, default_value = "ready")]
         status: ItemStatus,
         /// An item this one waits for; repeat for several.
         #[arg(long = "dep")]
@@ -147,34 +148,147 @@ enum ItemCommand {
     Done { id: String },
 }
 
-fn parse_item_status(text: &str) -> Result<ItemStatus, String> {
-    ItemStatus::parse(text)
-        .ok_or_else(|| format!("`{text}` is not an item status (ready, blocked, ci_running, done)"))
+/// What every command starts from: the environment read once, Slate's places, and the config.
+struct Setup {
+    env: Env,
+    places: Result<Places, PlacesError>,
+    config: Config,
 }
 
-fn parse_awaiting_who(text: &str) -> Result<String, String> {
-    match text.split_once(':') {
-        None if text == "operator" || text == "ci_or_deploy" => Ok(text.to_string()),
-        Some(("another_item", item)) if !item.is_empty() => Ok(text.to_string()),
-        _ => Err(format!(
-            "`{text}` is not operator, another_item:<item> or ci_or_deploy"
-        )),
+impl Setup {
+    /// Reads the environment, finds Slate's places and reads the config. A config file that does
+    /// not parse stops the command with an error naming the file, the line and the key (the
+    /// one config-error policy for commands; `settings` says the rest).
+    fn read() -> anyhow::Result<Setup> {
+        let env = Env::from_process();
+        let places = Places::from_env(&env);
+        let config = match &places {
+            Ok(places) => {
+                let (config, notes) = config::load_or_default(&places.config_file())?;
+                for note in notes {
+                    tracing::warn!("{note}");
+                }
+                config
+            }
+            Err(_) => Config::default(),
+        };
+        Ok(Setup {
+            env,
+            places,
+            config,
+        })
+    }
+
+    fn places(&self) -> anyhow::Result<&Places> {
+        self.places.as_ref().map_err(|err| anyhow::anyhow!("{err}"))
+    }
+
+    fn open_store(&self) -> anyhow::Result<store::Store> {
+        let path = self.places()?.store_file();
+        store::open(&path).with_context(|| format!("cannot open Slate's store {}", path.display()))
+    }
+
+    /// The client of the running Slate: at `SLATE_API` when set, else at the config's `[server]
+    /// listen`, with the token when one exists. A token file that cannot be read is said and
+    /// leaves the client without a token: what needs one (a nudge, `slate run`'s reports) is
+    /// best effort, and a read needs none.
+    fn client(&self) -> Client {
+        let token = match &self.places {
+            Ok(places) => slate::token::read_token(&places.token_file()).unwrap_or_else(|err| {
+                tracing::warn!("{err}; a running Slate hears nothing from this command");
+                None
+            }),
+            Err(_) => None,
+        };
+        Client::new(
+            client::engine_address(&self.env, self.config.server.listen),
+            token,
+        )
+    }
+
+    /// Asks a running server to re-read now, so a change made here shows at once. Any failure
+    /// (no server, no token, an old server) is ignored: the server's periodic scans catch up.
+    fn nudge_server(&self) {
+        let client = self.client();
+        if client.has_token() {
+            let _ = client.post("/sessions/live/refresh", None, Duration::from_millis(1500));
+        }
     }
 }
 
-/// The live list of a running Slate server, if one answers at `listen` within a moment.
-fn sessions_from_server(listen: SocketAddr) -> Option<Vec<Session>> {
-    if !slate::follow::probe(listen, Duration::from_millis(300)) {
-        return None;
-    }
-    let body = slate::follow::get(listen, "/sessions/live").ok()?;
-    let value: serde_json::Value = serde_json::from_str(&body).ok()?;
+/// The running Slate, when one answers within a moment.
+fn running_server(client: Client) -> Option<Client> {
+    client.probe(Duration::from_millis(300)).then_some(client)
+}
+
+/// The live list of a running Slate server.
+fn sessions_from_server(server: &Client) -> Option<Vec<Session>> {
+    let value: serde_json::Value = server.get_json("/sessions/live").ok()?;
     // An older server may send sessions without `session_state`; `from_wire` fills it in.
     value["sessions"]
         .as_array()?
         .iter()
         .map(|session| Session::from_wire(session.clone()).ok())
         .collect()
+}
+
+/// One session as the running server decided it, with its evidence (`GET /sessions/{id}`).
+fn session_from_server(server: &Client, id: &str) -> Option<(Session, Vec<String>)> {
+    let value: serde_json::Value = server.get_json(&format!("/sessions/{id}")).ok()?;
+    let session = Session::from_wire(value["session"].clone()).ok()?;
+    let evidence = serde_json::from_value(value["evidence"].clone()).unwrap_or_default();
+    Some((session, evidence))
+}
+
+/// Every session as the one engine sees it: the server's live list, with this process's read of
+/// the history added for the sessions the server does not list. A session this read finds live
+/// that the server does not list is asked for by id: the running engine may know it closed (it
+/// saw its process die), and it answers for every session it knows.
+fn with_history(server: &Client, live: Vec<Session>, local: Vec<Session>) -> Vec<Session> {
+    let listed: HashSet<SessionKey> = live.iter().map(Session::key).collect();
+    let mut all = live;
+    for session in local {
+        if listed.contains(&session.key()) {
+            continue;
+        }
+        if session.status == Status::Ended {
+            all.push(session);
+            continue;
+        }
+        match session_from_server(server, session.id.as_str()) {
+            Some((known, _)) if known.key() == session.key() => all.push(known),
+            _ => all.push(session),
+        }
+    }
+    all
+}
+
+/// One session and its evidence (as the sentences the wire carries), from the running server
+/// when there is one. A closed session that both the server and this read know closed is shown
+/// from this read, which has read its transcript's head and tail (the server keeps closed history
+/// small).
+fn find_session(
+    engine: &Engine,
+    server: Option<&Client>,
+    id: &str,
+) -> anyhow::Result<(Session, Vec<String>)> {
+    let local = engine.find(id);
+    let served = server.and_then(|server| session_from_server(server, id));
+    let read_here = |session: Session| {
+        let evidence = engine.evidence(&session.key());
+        (session, evidence.iter().map(ToString::to_string).collect())
+    };
+    Ok(match (served, local) {
+        (Some((served, _)), Ok(local))
+            if served.key() == local.key()
+                && served.status == Status::Ended
+                && local.status == Status::Ended =>
+        {
+            read_here(local)
+        }
+        (Some(served), _) => served,
+        (None, local) => read_here(local?),
+    })
 }
 
 /// Prints sessions as the `slate sessions` table or as `{"sessions":[…]}`, Needs you first.
@@ -198,95 +312,25 @@ fn print_sessions(
     Ok(())
 }
 
-/// Where Slate's own files live for this user, from the environment.
-struct Places {
-    store: PathBuf,
-    config_dir: PathBuf,
-}
-
-impl Places {
-    fn from_env(env: &Env) -> anyhow::Result<Places> {
-        let home = env
-            .home
-            .clone()
-            .context("cannot find the home folder (HOME is not set)")?;
-        let (data_var, config_var) = if cfg!(windows) {
-            let appdata = std::env::var_os("APPDATA").map(PathBuf::from);
-            (appdata.clone(), appdata)
-        } else {
-            (env.xdg_data_home.clone(), env.xdg_config_home.clone())
-        };
-        Ok(Places {
-            store: store::default_path(&store::data_dir(&home, data_var.as_deref())),
-            config_dir: store::config_dir(&home, config_var.as_deref()),
-        })
-    }
-
-    fn open_store(&self) -> anyhow::Result<store::Store> {
-        store::open(&self.store)
-            .with_context(|| format!("cannot open Slate's store {}", self.store.display()))
-    }
-
-    fn config(&self) -> Config {
-        match config::load_or_default(&config::default_path(&self.config_dir)) {
-            Ok((config, _)) => config,
-            Err(err) => {
-                tracing::warn!("{err}; using the default settings");
-                Config::default()
-            }
-        }
-    }
-
-    /// Asks a running server (at `SLATE_API` when set, else at `listen`) to re-read now, so a
-    /// change made here shows at once. Any failure (no server, no token, an old server) is
-    /// ignored: the server's periodic scans catch up.
-    fn nudge_server(&self, listen: SocketAddr) {
-        let listen = slate::host::engine_address(listen);
-        let token_path = self.config_dir.join("slate").join("token");
-        let Ok(token) = std::fs::read_to_string(&token_path) else {
-            return;
-        };
-        let token = token.trim();
-        let Ok(mut stream) = TcpStream::connect_timeout(&listen, Duration::from_millis(300)) else {
-            return;
-        };
-        let _ = stream.set_write_timeout(Some(Duration::from_millis(500)));
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(1500)));
-        let request = format!(
-            "POST /sessions/live/refresh HTTP/1.1\r\nHost: {listen}\r\n\
-             Authorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        );
-        if stream.write_all(request.as_bytes()).is_ok() {
-            let mut reply = [0u8; 256];
-            let _ = std::io::Read::read(&mut stream, &mut reply);
-        }
-    }
-}
-
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Run { command } = &cli.command {
-        let code = slate::host::run(command, slate::host::Endpoint::from_env())?;
-        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+        return run_hosted(command);
     }
     let now = match &cli.now {
         Some(text) => Timestamp::parse_rfc3339(text)
             .with_context(|| format!("--now {text:?} is not an RFC 3339 time"))?,
         None => slate::live::system_clock(),
     };
-    let env = Env::from_process();
-    if let Some(done) = run_store_command(&cli.command, &env, now)? {
+    let setup = Setup::read()?;
+    if let Some(done) = run_store_command(&cli.command, &setup, now)? {
         return Ok(done);
     }
-    let places = Places::from_env(&env).ok();
-    let mut options = Options::from_env(env.clone());
+    let mut options = settings::engine_options(setup.env.clone(), &setup.config);
     if let Some(path) = &cli.processes {
         let table = processes::load_table(path)
             .with_context(|| format!("cannot read the process table {}", path.display()))?;
         options.processes = ProcessSource::Recorded(table);
     }
-    let config = places.as_ref().map(Places::config).unwrap_or_default();
-    options.policy.session_idle =
-        Duration::from_secs(u64::from(config.project_policy.session_idle_minutes) * 60);
     // Closed sessions are known without reading their transcripts; when a person asks for them,
     // their head and tail are read for a title, a folder and a last prompt.
     options.scan.closed_detail = matches!(
@@ -294,43 +338,51 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sessions { all: true, .. } | Command::Show { .. }
     );
     match cli.command {
-        Command::Serve { listen } => return serve::serve(listen.as_deref(), options),
+        Command::Serve { listen } => return serve::serve(listen.as_deref(), &setup, options),
         Command::Watch { json, listen } => {
-            return serve::watch(listen.as_deref(), json, options);
+            return serve::watch(listen.as_deref(), json, &setup, options);
         }
         _ => {}
     }
-    // One engine: when a Slate server runs (the tray app or `slate serve`), the live list comes
-    // from it, so this command shows what the tray shows, including what only a running engine
-    // knows (hosted terminals, the death of a process it saw vouching). A replay (`--now`,
+    // One engine: when a Slate server runs (the tray app or `slate serve`), every command answers
+    // from it, so it shows what the tray shows, including what only a running engine knows
+    // (hosted terminals, the death of a process it saw vouching). The live list comes from the
+    // server; the closed history this process reads is added to it. A replay (`--now`,
     // `--processes`) or `SLATE_STANDALONE=1` always decides on its own.
-    if let Command::Sessions {
-        json,
-        all: false,
-        reclaimable: false,
-    } = cli.command
+    let standalone = cli.now.is_some()
+        || cli.processes.is_some()
+        || std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1");
+    let server = if standalone {
+        None
+    } else {
+        running_server(setup.client())
+    };
+    if let (
+        Some(server),
+        Command::Sessions {
+            json,
+            all: false,
+            reclaimable: false,
+        },
+    ) = (&server, &cli.command)
     {
-        let standalone = cli.now.is_some()
-            || cli.processes.is_some()
-            || std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1");
-        if !standalone {
-            // `SLATE_API` first, as `slate run` reports there.
-            let server = slate::host::engine_address(config.server.listen);
-            if let Some(sessions) = sessions_from_server(server) {
-                print_sessions(sessions, json, now, Some(server))?;
-                return Ok(ExitCode::SUCCESS);
-            }
+        if let Some(sessions) = sessions_from_server(server) {
+            print_sessions(sessions, *json, now, Some(server.address()))?;
+            return Ok(ExitCode::SUCCESS);
         }
     }
     let mut engine = Engine::new(options);
     // Intents and claims first, so the first decision of every session already shows them. A
     // store that does not exist yet holds none, and is not created just to read it.
-    if let Some(places) = places.as_ref().filter(|places| places.store.exists()) {
-        let store = places.open_store()?;
-        engine.load_custody(&store, now)?;
+    if setup
+        .places
+        .as_ref()
+        .is_ok_and(|places| places.store_file().exists())
+    {
+        engine.load_custody(&setup.open_store()?, now)?;
     }
     engine.refresh(now);
-    let reclaim_after = Duration::from_secs(u64::from(config.cleanup.reclaim_after_minutes) * 60);
+    let reclaim_after = settings::reclaim_after(&setup.config);
     let mut out = std::io::stdout().lock();
     match cli.command {
         Command::Sessions {
@@ -338,14 +390,23 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             all,
             reclaimable,
         } => {
-            let mut sessions: Vec<Session> = engine
-                .sessions()
+            let (sessions, from) = match &server {
+                Some(server) => match sessions_from_server(server) {
+                    Some(live) => (
+                        with_history(server, live, engine.sessions()),
+                        Some(server.address()),
+                    ),
+                    None => (engine.sessions(), None),
+                },
+                None => (engine.sessions(), None),
+            };
+            let mut sessions: Vec<Session> = sessions
                 .into_iter()
                 .filter(|session| {
                     if reclaimable {
                         session.session_state.custody.reclaimable
                     } else {
-                        all || report::on_live_list(session, now, reclaim_after)
+                        all || policy::on_live_list(session, now, reclaim_after)
                     }
                 })
                 .collect();
@@ -353,13 +414,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 report::sort_for_display(&mut sessions);
                 write!(out, "{}", report::reclaimable(&sessions, now))?;
             } else {
-                print_sessions(sessions, json, now, None)?;
+                print_sessions(sessions, json, now, from)?;
             }
         }
         Command::Show { id, json } => {
-            let session = engine.find(&id)?;
-            let key = slate::model::SessionKey::new(session.agent, session.id.as_str());
-            let evidence = engine.evidence(&key);
+            let (session, evidence) = find_session(&engine, server.as_ref(), &id)?;
             if json {
                 let mut value = serde_json::to_value(&session)?;
                 value["evidence"] = serde_json::json!(evidence);
@@ -370,25 +429,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Focus { id, dry_run } => {
-            let session = engine.find(&id)?;
+            let (session, _) = find_session(&engine, server.as_ref(), &id)?;
             return focus(&session, dry_run, &mut out);
         }
-        Command::Doctor => write!(out, "{}", doctor(&engine, now))?,
+        Command::Doctor => write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?,
         Command::Park { id, reason } => {
             let intent = Intent {
                 state: IntentState::Parked,
                 reason: Some(reason),
                 awaiting_who: None,
             };
-            set_intent(
-                &engine,
-                env_places(&places)?,
-                &config,
-                &id,
-                intent,
-                now,
-                &mut out,
-            )?;
+            set_intent(&engine, &setup, &id, intent, now, &mut out)?;
         }
         Command::Await { id, who, reason } => {
             let intent = Intent {
@@ -396,32 +447,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 reason: Some(reason),
                 awaiting_who: Some(who),
             };
-            set_intent(
-                &engine,
-                env_places(&places)?,
-                &config,
-                &id,
-                intent,
-                now,
-                &mut out,
-            )?;
+            set_intent(&engine, &setup, &id, intent, now, &mut out)?;
         }
         Command::Resume { id } => {
-            set_intent(
-                &engine,
-                env_places(&places)?,
-                &config,
-                &id,
-                Intent::default(),
-                now,
-                &mut out,
-            )?;
+            set_intent(&engine, &setup, &id, Intent::default(), now, &mut out)?;
         }
         Command::Claim { item, session } => {
-            let places = env_places(&places)?;
+            slate::limits::item_id(&item)?;
             let session = engine.find(&session)?;
             let key = SessionKey::new(session.agent, session.id.as_str());
-            let store = places.open_store()?;
+            let store = setup.open_store()?;
             if store.work_item(&item)?.is_none() {
                 anyhow::bail!(
                     "no work item `{item}` (add it with `slate item add {item} --title …`)"
@@ -440,7 +475,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if !held.iter().any(|claim| claim.released.is_none()) {
                 store.claim(&item, &key, now)?;
             }
-            places.nudge_server(config.server.listen);
+            setup.nudge_server();
             writeln!(out, "{key} holds a work claim on item {item}")?;
         }
         Command::Item { .. } | Command::Release { .. } => {
@@ -452,6 +487,25 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `slate run`: hosts the command, reporting to the running Slate. A config that does not parse
+/// is said on stderr, not fatal: the agent CLI must run as it would without Slate, so its reports
+/// go to `SLATE_API` or the default address instead.
+fn run_hosted(command: &[String]) -> anyhow::Result<ExitCode> {
+    let setup = Setup::read().unwrap_or_else(|err| {
+        eprintln!("slate: {err:#}; reporting to the default address");
+        let env = Env::from_process();
+        Setup {
+            places: Places::from_env(&env),
+            env,
+            config: Config::default(),
+        }
+    });
+    let client = setup.client();
+    let client = client.has_token().then_some(client);
+    let code = slate::host::run(command, client)?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
 /// `slate focus`: plans, then runs the plan unless `dry_run`. Unsure is a failure with its reason.
 fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Result<ExitCode> {
     let plan = focus::plan(session.pid);
@@ -459,13 +513,14 @@ fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Resu
         match &plan {
             Plan::Run { steps, caveat } => {
                 for step in steps {
-                    writeln!(out, "{step}")?;
+                    writeln!(out, "{}", report::terminal_text(&step.to_string()))?;
                 }
                 if let Some(caveat) = caveat {
-                    writeln!(out, "note: {caveat}")?;
+                    writeln!(out, "note: {}", report::terminal_text(caveat))?;
                 }
             }
             Plan::Unsure { reason } => {
+                let reason = report::terminal_text(reason);
                 eprintln!("slate: not sure which window shows the session: {reason}");
                 return Ok(ExitCode::FAILURE);
             }
@@ -475,10 +530,10 @@ fn focus(session: &Session, dry_run: bool, out: &mut impl Write) -> anyhow::Resu
     match focus::execute(&plan) {
         Ok(outcome) => {
             for step in &outcome.done {
-                writeln!(out, "ran: {step}")?;
+                writeln!(out, "ran: {}", report::terminal_text(&step.to_string()))?;
             }
             if let Some(caveat) = &outcome.caveat {
-                writeln!(out, "note: {caveat}")?;
+                writeln!(out, "note: {}", report::terminal_text(caveat))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -561,33 +616,30 @@ fn doctor(engine: &Engine, now: Timestamp) -> String {
     out
 }
 
-fn env_places(places: &Option<Places>) -> anyhow::Result<&Places> {
-    places
-        .as_ref()
-        .context("cannot find the home folder (HOME is not set)")
-}
-
 /// Writes a session's intent to the store and nudges a running server.
 fn set_intent(
     engine: &Engine,
-    places: &Places,
-    config: &Config,
+    setup: &Setup,
     id: &str,
     intent: Intent,
     now: Timestamp,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
+    slate::limits::intent(&intent)?;
     let session = engine.find(id)?;
     let key = SessionKey::new(session.agent, session.id.as_str());
-    let store = places.open_store()?;
+    let store = setup.open_store()?;
     store.set_intent(&key, &intent, now)?;
-    places.nudge_server(config.server.listen);
+    setup.nudge_server();
     let said = match intent.state {
         IntentState::None => "resumed".to_string(),
         IntentState::Parked => "parked".to_string(),
         IntentState::Awaiting => format!(
             "awaiting {}",
-            intent.awaiting_who.as_deref().unwrap_or("someone")
+            intent
+                .awaiting_who
+                .as_ref()
+                .map_or("someone".to_string(), Awaiting::to_string)
         ),
     };
     writeln!(out, "{key} {said}")?;
@@ -598,15 +650,13 @@ fn set_intent(
 /// Returns `None` for every other command.
 fn run_store_command(
     command: &Command,
-    env: &Env,
+    setup: &Setup,
     now: Timestamp,
 ) -> anyhow::Result<Option<ExitCode>> {
     let (Command::Item { .. } | Command::Release { .. }) = command else {
         return Ok(None);
     };
-    let places = Places::from_env(env)?;
-    let config = places.config();
-    let store = places.open_store()?;
+    let store = setup.open_store()?;
     let mut out = std::io::stdout().lock();
     match command {
         Command::Item {
@@ -618,11 +668,17 @@ fn run_store_command(
                     deps,
                 },
         } => {
+            let graph = store
+                .work_items()?
+                .into_iter()
+                .map(|item| (item.id, item.deps))
+                .collect();
+            slate::limits::work_item(id, title, deps, &graph)?;
             let created = store.work_item(id)?.map_or(now, |item| item.created);
             store.put_work_item(&store::WorkItem {
                 id: id.clone(),
                 title: title.clone(),
-                status: status.as_str().to_string(),
+                status: *status,
                 deps: deps.clone(),
                 created,
             })?;
@@ -634,7 +690,7 @@ fn run_store_command(
             let mut item = store
                 .work_item(id)?
                 .with_context(|| format!("no work item `{id}`"))?;
-            item.status = ItemStatus::Done.as_str().to_string();
+            item.status = ItemStatus::Done;
             store.put_work_item(&item)?;
             // Finished work protects nobody: its claims are released with it.
             for claim in store.claims_on(id)? {
@@ -656,33 +712,14 @@ fn run_store_command(
                     }
                 }
                 let info = WorkItemInfo {
-                    status: ItemStatus::parse(&item.status).unwrap_or(ItemStatus::Blocked),
+                    status: item.status,
                     id: item.id,
                     title: item.title,
                     deps: item.deps,
                 };
                 items.insert(info.id.clone(), info);
             }
-            if items.is_empty() {
-                writeln!(
-                    out,
-                    "No work items. (`slate item add <id> --title …` adds one.)"
-                )?;
-            }
-            for item in items.values() {
-                let holder = holders.get(&item.id);
-                let (actor, why) = tracker::item_next_actor(item, &items, holder);
-                let actor = serde_json::to_value(actor)?;
-                writeln!(
-                    out,
-                    "{:<14} {:<11} {:<32} {:<20} next: {} ({why})",
-                    item.id,
-                    item.status.as_str(),
-                    item.title,
-                    holder.map_or_else(|| "unclaimed".to_string(), |key| key.to_string()),
-                    actor.as_str().unwrap_or("?"),
-                )?;
-            }
+            write!(out, "{}", report::items(&items, &holders))?;
         }
         Command::Release { item } => {
             let mut released = 0;
@@ -700,6 +737,6 @@ fn run_store_command(
         }
         _ => return Ok(None),
     }
-    places.nudge_server(config.server.listen);
+    setup.nudge_server();
     Ok(Some(ExitCode::SUCCESS))
 }

@@ -3,9 +3,8 @@
 //!
 //! Everything here works on text, except [`load_or_default`] at the bottom, which is the one
 //! function that touches the file system: it reads the file, migrates it, writes the migrated text
-//! back, and parses it. Where the file lives is the caller's business (`store::config_dir` gives
-//! the platform's folder). What the values mean is decided elsewhere: `tracker` applies the policy,
-//! the API binds the address, the shell pauses notifications.
+//! back, and parses it. Where the file lives is `places`' business; what the values mean, how an
+//! error is handled and how a change reaches a running engine is `settings`'.
 
 use std::fs;
 use std::io::{self, Write};
@@ -31,7 +30,7 @@ pub struct Config {
     pub cleanup: Cleanup,
 }
 
-/// `[project-policy]`: the policy behind the `session_state` facets (SPEC §4).
+/// `[project-policy]`: the policy behind the `session_state` facets (docs/states.md §4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProjectPolicy {
@@ -51,7 +50,8 @@ impl Default for ProjectPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Server {
-    /// Always a loopback address (SPEC §7): anything else is rejected when the file is parsed.
+    /// Always a loopback address (docs/states.md §7): anything else is rejected when the file is
+    /// parsed.
     #[serde(deserialize_with = "loopback_address")]
     pub listen: SocketAddr,
 }
@@ -87,9 +87,10 @@ impl Default for Notifications {
     }
 }
 
-/// `[cleanup]`: when automatic cleanup may reclaim a session (SPEC §4 custody). By default a
-/// closed session leaves the live list at once (SPEC §2); a positive `reclaim_after_minutes` keeps
-/// closed, reclaimable sessions on it that long. A session holding a work claim stays either way.
+/// `[cleanup]`: when automatic cleanup may reclaim a session (docs/states.md §4 custody). By
+/// default a closed session leaves the live list at once (docs/states.md §2); a positive
+/// `reclaim_after_minutes` keeps closed, reclaimable sessions on it that long. A session holding a
+/// work claim stays either way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Cleanup {
@@ -99,17 +100,77 @@ pub struct Cleanup {
 /// What can go wrong with the config file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The text is not TOML, or says something the schema does not allow. `place` names the line
-    /// and the section, so the person editing the file can find it.
+    /// The text is not TOML, or says something the schema does not allow. `place` names the file
+    /// (once known), the line, the section and the key, so the person editing the file can find
+    /// it: "the config file /home/u/.config/slate/config.toml, line 2, in [project-policy], key
+    /// `sesion_idle_minutes`".
     #[error("{place}: {message}")]
     Invalid {
         place: String,
         line: Option<usize>,
         section: Option<String>,
+        key: Option<String>,
         message: String,
     },
     #[error("cannot read the config file {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
+}
+
+impl ConfigError {
+    /// The same error, naming `file` as the file it was found in.
+    pub fn in_file(self, file: &Path) -> ConfigError {
+        match self {
+            ConfigError::Invalid {
+                line,
+                section,
+                key,
+                message,
+                ..
+            } => ConfigError::Invalid {
+                place: place(Some(file), line, section.as_deref(), key.as_deref()),
+                line,
+                section,
+                key,
+                message,
+            },
+            read @ ConfigError::Read { .. } => read,
+        }
+    }
+}
+
+/// "config line 2, in [project-policy], key `x`", or with the file named, "the config file
+/// <path>, line 2, …".
+fn place(
+    file: Option<&Path>,
+    line: Option<usize>,
+    section: Option<&str>,
+    key: Option<&str>,
+) -> String {
+    let mut place = match file {
+        Some(file) => format!("the config file {}", file.display()),
+        None => "config".to_owned(),
+    };
+    if let Some(line) = line {
+        let comma = if file.is_some() { "," } else { "" };
+        place.push_str(&format!("{comma} line {line}"));
+    }
+    if let Some(section) = section {
+        place.push_str(&format!(", in [{section}]"));
+    }
+    if let Some(key) = key {
+        place.push_str(&format!(", key `{key}`"));
+    }
+    place
+}
+
+fn invalid_whole(message: String) -> ConfigError {
+    ConfigError::Invalid {
+        place: place(None, None, None, None),
+        line: None,
+        section: None,
+        key: None,
+        message,
+    }
 }
 
 /// The result of [`migrate`]: the text to use, whether it differs from what was read, and one note
@@ -128,14 +189,9 @@ impl Config {
     }
 }
 
-/// Where the config file lives inside the platform's config folder:
-/// `<config_dir>/slate/config.toml`.
-pub fn default_path(config_dir: &Path) -> PathBuf {
-    config_dir.join("slate").join("config.toml")
-}
-
 /// Moves keys written under earlier names to their current place, preserving their values:
-/// `[steering] session_idle_minutes` becomes `[project-policy] session_idle_minutes` (SPEC §4).
+/// `[steering] session_idle_minutes` becomes `[project-policy] session_idle_minutes`
+/// (docs/states.md §4).
 /// If both are set, the new key wins and the old one is dropped with a note. A text with nothing
 /// to move comes back unchanged, byte for byte; a rewritten one loses its comments and key order,
 /// which is why [`load_or_default`] keeps the earlier file.
@@ -162,12 +218,9 @@ pub fn migrate(text: &str) -> Result<Migrated, ConfigError> {
         .entry("project-policy")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
     let Some(policy) = policy.as_table_mut() else {
-        return Err(ConfigError::Invalid {
-            place: "config".to_owned(),
-            line: None,
-            section: None,
-            message: "`project-policy` must be a section, not a value".to_owned(),
-        });
+        return Err(invalid_whole(
+            "`project-policy` must be a section, not a value".to_owned(),
+        ));
     };
     let note = match policy.get("session_idle_minutes") {
         Some(new) => format!(
@@ -182,12 +235,8 @@ pub fn migrate(text: &str) -> Result<Migrated, ConfigError> {
             note
         }
     };
-    let text = toml::to_string(&table).map_err(|err| ConfigError::Invalid {
-        place: "config".to_owned(),
-        line: None,
-        section: None,
-        message: format!("cannot write the migrated config: {err}"),
-    })?;
+    let text = toml::to_string(&table)
+        .map_err(|err| invalid_whole(format!("cannot write the migrated config: {err}")))?;
     Ok(Migrated {
         text,
         changed: true,
@@ -195,32 +244,39 @@ pub fn migrate(text: &str) -> Result<Migrated, ConfigError> {
     })
 }
 
-/// Turns a TOML error into one that names the line and the section, so that an unknown key reads
-/// "config line 2, in [project-policy]: unknown field `sesion_idle_minutes`, expected …".
+/// Turns a TOML error into one that names the line, the section and the key, so that an unknown
+/// key reads "config line 2, in [project-policy], key `sesion_idle_minutes`: unknown field
+/// `sesion_idle_minutes`, expected …".
 fn invalid(text: &str, err: &toml::de::Error) -> ConfigError {
     let message = err.message().trim().to_owned();
     let Some(span) = err.span() else {
-        return ConfigError::Invalid {
-            place: "config".to_owned(),
-            line: None,
-            section: None,
-            message,
-        };
+        return invalid_whole(message);
     };
     let start = span.start.min(text.len());
     let before = text.get(..start).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let section = section_at(text, start);
-    let place = match &section {
-        Some(section) => format!("config line {line}, in [{section}]"),
-        None => format!("config line {line}"),
-    };
+    let key = key_at(text, start);
     ConfigError::Invalid {
-        place,
+        place: place(None, Some(line), section.as_deref(), key.as_deref()),
         line: Some(line),
         section,
+        key,
         message,
     }
+}
+
+/// The key written on the line that holds byte `offset` (`key = value`), without quotes; `None`
+/// on a header line or a line that continues a value.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let line_start = text.get(..offset)?.rfind('\n').map_or(0, |at| at + 1);
+    let line = text[line_start..].lines().next()?.trim_start();
+    if line.starts_with('[') {
+        return None;
+    }
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches(['"', '\'']);
+    (!key.is_empty()).then(|| key.to_owned())
 }
 
 /// The `[section]` header in force at byte `offset`, read from the text. An offset on a header
@@ -312,8 +368,8 @@ pub fn load_or_default(path: &Path) -> Result<(Config, Vec<String>), ConfigError
         text: migrated,
         changed,
         mut notes,
-    } = migrate(&text)?;
-    let config = Config::parse(&migrated)?;
+    } = migrate(&text).map_err(|err| err.in_file(path))?;
+    let config = Config::parse(&migrated).map_err(|err| err.in_file(path))?;
     if changed {
         let backup = free_backup_path(path);
         match write_back(path, &backup, &migrated) {

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use crate::engine::ProcessSource;
 use crate::model::{ProcessInfo, ProcessTable, Timestamp};
-use crate::sources::files::Env;
+use crate::sources::roots::Env;
 
 /// One made-up session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -305,7 +305,7 @@ pub fn render_line(home: &Path, session: &DemoSession, line: &Line, at: Timestam
     value.to_string()
 }
 
-/// Renders a registry file as Claude Code writes it (FORMATS.md §1.1).
+/// Renders a registry file as Claude Code writes it (docs/formats.md §1.1).
 pub fn render_registry(
     home: &Path,
     session: &DemoSession,

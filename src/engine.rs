@@ -4,19 +4,21 @@
 //! tracker inputs and applies them; it is the only code that mutates a `Tracker`. It is
 //! synchronous and does one thing per call, so the command line can run it once (`refresh`) and a
 //! long-running server can drive it from its event loop (file hints, process scans, deadlines).
-//! It decides nothing itself: every rule lives in `tracker`.
+//! It decides nothing itself: every rule lives in `tracker`. Which agents it looks for, and where,
+//! comes from the registry of agent descriptions it is given (the built-in one by default), and
+//! the time every read is decided at comes from its caller.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-use crate::agents::ProcessRole;
-use crate::model::{AgentKind, Problem, ProcessTable, Session, SessionKey, Timestamp};
-use crate::sources::files::{self, Env, ReadState, Roots, ScanOptions};
+use crate::agents::{ProcessRole, Registry};
+use crate::model::{AgentKind, Problem, ProblemKind, ProcessTable, Session, SessionKey, Timestamp};
+use crate::sources::roots::{self, Env, Roots, WatchSpec};
 use crate::sources::stores::StoreState;
+use crate::sources::walk::{self, ReadState, ScanOptions, ScanResult};
 use crate::sources::{listings, processes};
 use crate::store::{Store, StoreError};
-use crate::tracker::{Change, Input, ItemStatus, Policy, SeenProcess, Tracker, WorkItemInfo};
-use crate::watch::WatchSpec;
+use crate::tracker::{Change, Evidence, Input, Policy, SeenProcess, Tracker, WorkItemInfo};
 
 /// Where the engine gets its process table.
 #[derive(Debug, Clone)]
@@ -37,16 +39,20 @@ pub struct Options {
     pub policy: Policy,
     pub scan: ScanOptions,
     pub processes: ProcessSource,
+    /// The agents to look for: the built-in ones, or a test's own.
+    pub registry: Registry,
 }
 
 impl Options {
-    /// Options for this machine: the process's own environment and live processes.
+    /// Options for this machine: the process's own environment, live processes and the built-in
+    /// agents.
     pub fn from_env(env: Env) -> Options {
         Options {
             env,
             policy: Policy::default(),
             scan: ScanOptions::default(),
             processes: ProcessSource::Live,
+            registry: crate::agents::BUILT_IN,
         }
     }
 }
@@ -54,7 +60,7 @@ impl Options {
 /// How many problems of each kind were seen, and the latest few in full.
 #[derive(Debug, Clone, Default)]
 pub struct Problems {
-    pub counts: BTreeMap<String, u64>,
+    pub counts: BTreeMap<ProblemKind, u64>,
     pub recent: VecDeque<Problem>,
 }
 
@@ -62,7 +68,7 @@ impl Problems {
     const RECENT: usize = 50;
 
     pub fn record(&mut self, problem: Problem) {
-        *self.counts.entry(problem.kind.clone()).or_default() += 1;
+        *self.counts.entry(problem.kind).or_default() += 1;
         if self.recent.len() == Self::RECENT {
             self.recent.pop_front();
         }
@@ -74,16 +80,22 @@ impl Problems {
     }
 }
 
-/// One agent root and whether it exists.
+/// One agent root and whether it exists, with the agent's names for the surfaces that list them
+/// (`slate doctor`, the window's empty state through `/health`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RootReport {
     pub agent: AgentKind,
+    /// The short name (`Gemini`).
+    pub name: String,
+    /// The product's own name (`Gemini CLI`).
+    pub product: String,
     pub path: PathBuf,
     pub found: bool,
 }
 
 pub struct Engine {
     tracker: Tracker,
+    registry: Registry,
     roots: Roots,
     scan: ScanOptions,
     read_state: ReadState,
@@ -93,7 +105,8 @@ pub struct Engine {
     found: Vec<AgentKind>,
     start_slack: std::time::Duration,
     totals: ReadTotals,
-    claude_agents: listings::AgentsCommand,
+    /// The listing commands of the agents that have one, asked when their registry is stale.
+    listing_commands: HashMap<AgentKind, listings::AgentsCommand>,
 }
 
 /// How much transcript reading the engine has done, for diagnostics, benches and tests.
@@ -107,7 +120,7 @@ pub struct ReadTotals {
 }
 
 impl ReadTotals {
-    fn add(&mut self, result: &files::ScanResult) {
+    fn add(&mut self, result: &ScanResult) {
         self.reads += result.reads.len() as u64;
         self.bytes_read += result
             .reads
@@ -120,9 +133,21 @@ impl ReadTotals {
 
 impl Engine {
     pub fn new(options: Options) -> Engine {
+        let registry = options.registry;
+        let listing_commands = registry
+            .iter()
+            .filter_map(|description| {
+                let command = description.listing.as_ref()?.command.as_ref()?;
+                Some((
+                    description.kind(),
+                    listings::AgentsCommand::from_process(command),
+                ))
+            })
+            .collect();
         Engine {
             tracker: Tracker::new(options.policy.clone()),
-            roots: files::resolve_roots(&options.env),
+            registry,
+            roots: roots::resolve_roots(registry, &options.env),
             scan: options.scan,
             read_state: ReadState::new(),
             stores: StoreState::new(),
@@ -131,7 +156,7 @@ impl Engine {
             found: Vec::new(),
             start_slack: options.policy.start_slack,
             totals: ReadTotals::default(),
-            claude_agents: listings::AgentsCommand::from_process(),
+            listing_commands,
         }
     }
 
@@ -145,44 +170,24 @@ impl Engine {
 
     /// Every agent root Slate looks in, and whether the last walk found it.
     pub fn roots(&self) -> Vec<RootReport> {
-        AgentKind::ALL
-            .into_iter()
-            .filter_map(|agent| {
-                let path = self.roots.get(agent)?.to_path_buf();
-                Some(RootReport {
-                    agent,
-                    path,
-                    found: self.found.contains(&agent),
-                })
+        self.roots
+            .iter()
+            .map(|(agent, path)| RootReport {
+                agent,
+                name: agent.display_name().to_string(),
+                product: agent
+                    .description()
+                    .map_or(agent.display_name(), |description| description.product)
+                    .to_string(),
+                path: path.to_path_buf(),
+                found: self.found.contains(&agent),
             })
             .collect()
     }
 
     /// The folders the file watcher should watch: where transcripts, registries and stores live.
     pub fn watch_paths(&self) -> Vec<WatchSpec> {
-        let mut specs = Vec::new();
-        let mut add = |path: PathBuf, recursive: bool| specs.push(WatchSpec { path, recursive });
-        if let Some(root) = self.roots.get(AgentKind::ClaudeCode) {
-            add(root.join("projects"), true);
-            add(root.join("sessions"), false);
-            add(root.join("jobs"), true);
-        }
-        if let Some(root) = self.roots.get(AgentKind::Codex) {
-            add(root.join("sessions"), true);
-            // The root itself, for `session_index.jsonl`; its other files are filtered out.
-            add(root.to_path_buf(), false);
-        }
-        if let Some(root) = self.roots.get(AgentKind::GeminiCli) {
-            add(root.join("tmp"), true);
-        }
-        if let Some(data) = self.roots.get(AgentKind::OpenCode) {
-            // The databases and their WAL files; the watcher forwards only `.db`/`.db-wal` names.
-            add(data.to_path_buf(), false);
-        }
-        if let Some(root) = self.roots.get(AgentKind::CursorAgent) {
-            add(root.join("chats"), true);
-        }
-        specs
+        self.roots.watch_specs(self.registry)
     }
 
     /// One full pass: the process table and listings first (so the walk knows which quiet
@@ -202,15 +207,20 @@ impl Engine {
                 table.lock().map(|table| table.clone()).unwrap_or_default()
             }
         };
-        let seen = processes::recognise_all(&table);
+        let seen = processes::recognise_all(self.registry, &table);
         let mut inputs = vec![Input::Processes(seen.clone())];
-        if let Some(root) = self.roots.get(AgentKind::ClaudeCode) {
+        for description in self.registry.iter() {
+            let agent = description.kind();
+            let (Some(rule), Some(root)) = (&description.listing, self.roots.get(agent)) else {
+                continue;
+            };
             let mut problems = Vec::new();
-            let mut listing = listings::read_claude_listing(root, &mut problems);
-            // The registry is missing or stale when a live claude has no entry in it; then ask
-            // `claude agents --json`. Only for the live table: a recorded one is a replay.
+            let mut listing = listings::read_listing(rule, root, &mut problems);
+            // The registry is missing or stale when a live process of the agent has no entry in
+            // it; then ask the agent's own listing command. Only for the live table: a recorded
+            // one is a replay.
             let unlisted = seen.iter().any(|process| {
-                process.recognised.agent == AgentKind::ClaudeCode
+                process.recognised.agent == agent
                     && matches!(
                         process.recognised.role,
                         ProcessRole::Interactive | ProcessRole::Print
@@ -220,34 +230,40 @@ impl Engine {
                         .iter()
                         .any(|entry| entry.pid == Some(process.info.pid))
             });
-            if unlisted && matches!(self.process_source, ProcessSource::Live) {
-                let extra = self.claude_agents.entries(&mut problems);
+            let live = matches!(self.process_source, ProcessSource::Live);
+            if let Some(command) = self
+                .listing_commands
+                .get_mut(&agent)
+                .filter(|_| unlisted && live)
+            {
+                let extra = command.entries(now, &mut problems);
                 if !extra.is_empty() {
                     listing.available = true;
                 }
                 listings::merge_entries(&mut listing, extra);
             }
             self.record_problems(problems);
-            inputs.push(Input::Listing {
-                agent: AgentKind::ClaudeCode,
-                listing,
-            });
+            inputs.push(Input::Listing { agent, listing });
         }
         self.tracker.apply_all(inputs, now)
     }
 
-    /// Walks every root and reads what changed: the transcripts, then OpenCode's and
-    /// cursor-agent's stores.
+    /// Walks every root and reads what changed as of `now`: the transcripts, then the stores.
     pub fn scan_files(&mut self, now: Timestamp) -> Vec<Change> {
         self.scan.vouched = self.tracker.vouched_keys().cloned().collect();
         self.scan.process_since = Some(self.process_since());
-        let mut result = files::scan(&self.roots, &self.scan, &mut self.read_state);
+        let registry = self.registry;
+        let mut result = walk::scan(registry, &self.roots, &self.scan, &mut self.read_state, now);
         self.totals.add(&result);
         let stores = self
             .stores
-            .scan(&self.roots.stores(), now, &mut result.problems);
+            .scan(registry, &self.roots, now, &mut result.problems);
         result.batches.extend(stores);
-        for agent in [AgentKind::OpenCode, AgentKind::CursorAgent] {
+        for description in registry
+            .iter()
+            .filter(|description| description.store().is_some())
+        {
+            let agent = description.kind();
             if self.roots.get(agent).is_some_and(Path::is_dir) {
                 result.found.push(agent);
             }
@@ -259,18 +275,21 @@ impl Engine {
     /// Reads one file the watcher says changed: a transcript, or a file of a store.
     pub fn read_path(&mut self, path: &Path, now: Timestamp) -> Vec<Change> {
         let mut problems = Vec::new();
+        let registry = self.registry;
         let stored = self
             .stores
-            .read_path(&self.roots.stores(), path, now, &mut problems);
+            .read_path(registry, &self.roots, path, now, &mut problems);
         let result = match stored {
-            Some(batches) => files::ScanResult {
+            Some(batches) => ScanResult {
                 batches,
                 problems,
-                ..files::ScanResult::default()
+                ..ScanResult::default()
             },
             None => {
                 self.scan.process_since = Some(self.process_since());
-                let result = self.read_state.read_path(&self.roots, &self.scan, path);
+                let result =
+                    self.read_state
+                        .read_path(registry, &self.roots, &self.scan, path, now);
                 self.totals.add(&result);
                 result
             }
@@ -301,7 +320,7 @@ impl Engine {
                 }
             }
             items.push(WorkItemInfo {
-                status: ItemStatus::parse(&item.status).unwrap_or(ItemStatus::Blocked),
+                status: item.status,
                 id: item.id,
                 title: item.title,
                 deps: item.deps,
@@ -380,11 +399,11 @@ impl Engine {
     }
 
     /// The evidence behind a session's state.
-    pub fn evidence(&self, key: &SessionKey) -> Vec<String> {
+    pub fn evidence(&self, key: &SessionKey) -> Vec<Evidence> {
         self.tracker.evidence(key)
     }
 
-    fn apply_scan(&mut self, result: files::ScanResult, now: Timestamp) -> Vec<Change> {
+    fn apply_scan(&mut self, result: ScanResult, now: Timestamp) -> Vec<Change> {
         self.record_problems(result.problems);
         let gone = result.gone.into_iter().map(|gone| Input::TranscriptGone {
             key: gone.key,
@@ -402,30 +421,58 @@ impl Engine {
     }
 }
 
+/// The fewest characters of a session id that may name it as a prefix. A shorter text names a
+/// session only when it is that session's whole id, so a slip of the keyboard (an empty or
+/// one-letter argument) never picks a session by accident.
+pub const MIN_PREFIX: usize = 4;
+
 /// Why `slate show <id>` found no single session.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FindError {
+    #[error("an empty session id names no session; give at least {MIN_PREFIX} characters of one")]
+    Empty,
+    #[error(
+        "`{0}` is too short to name a session: give at least {MIN_PREFIX} characters of its id"
+    )]
+    TooShort(String),
     #[error("no session with an id starting with `{0}` (try `slate sessions --all`)")]
     NotFound(String),
     #[error("`{id}` matches {count} sessions; give more of the id")]
     Ambiguous { id: String, count: usize },
 }
 
-/// The one key `id` names among `keys`: a key whose id starts with `id`, or, when several do,
-/// the one whose id is exactly `id`.
+/// The one key `id` names among `keys`: a key whose id starts with `id` (at least
+/// `MIN_PREFIX` characters of it), or, when several do, the one whose id is exactly `id`. A
+/// shorter `id` names only a key whose whole id it is. This is the one lookup the command line
+/// and the API share.
 pub fn pick<K: std::borrow::Borrow<SessionKey>>(
     keys: impl IntoIterator<Item = K>,
     id: &str,
 ) -> Result<K, FindError> {
+    if id.is_empty() {
+        return Err(FindError::Empty);
+    }
+    let whole_only = id.chars().count() < MIN_PREFIX;
     let mut matches: Vec<K> = keys
         .into_iter()
-        .filter(|key| key.borrow().id.as_str().starts_with(id))
+        .filter(|key| {
+            let full = key.borrow().id.as_str();
+            if whole_only {
+                full == id
+            } else {
+                full.starts_with(id)
+            }
+        })
         .collect();
     if matches.len() == 1 {
         return Ok(matches.remove(0));
     }
     if matches.is_empty() {
-        return Err(FindError::NotFound(id.to_string()));
+        return Err(if whole_only {
+            FindError::TooShort(id.to_string())
+        } else {
+            FindError::NotFound(id.to_string())
+        });
     }
     let count = matches.len();
     matches

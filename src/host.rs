@@ -7,15 +7,14 @@
 //! us are passed on, and the child's exit code becomes ours. Raw mode is restored on every way out,
 //! a panic included. On the side it observes the title sequences in the output (`osc`), when the
 //! terminal last drew, and the child's pid, and reports changes (never a stream per byte) to a
-//! running `slate serve` or app with `POST /hosted`. When no engine answers it stays silent: the
-//! CLI must work exactly as it would without Slate. This module decides no state; the tracker's
-//! rules read what it reports.
+//! running `slate serve` or app with `POST /hosted`, through the one `client`. When no engine
+//! answers it stays silent: the CLI must work exactly as it would without Slate. This module
+//! decides no state; the tracker's rules read what it reports.
 
 pub mod osc;
 
 use std::io::{IsTerminal, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,11 +22,9 @@ use std::time::Duration;
 use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
 
 use crate::agents::{self, program_name};
+use crate::client::{Client, ClientError};
 use crate::live::system_clock;
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
-
-/// The port `slate serve` and the app listen on unless told otherwise (api-contract).
-pub const DEFAULT_PORT: u16 = 7411;
 
 /// Reports go out at most this often; a draw is reported again only this long after the last
 /// reported one, so a terminal that keeps drawing costs about one report a second.
@@ -40,76 +37,16 @@ const DRAIN: Duration = Duration::from_millis(500);
 pub enum HostError {
     #[error("nothing to run: give a command after `slate run --`")]
     NoCommand,
+    #[error("nothing to run: the program's name is empty")]
+    EmptyProgram,
+    #[error("cannot start `{0}`: not found in PATH")]
+    NotFound(String),
     #[error("cannot open a pseudo-terminal: {0}")]
     Pty(String),
     #[error("cannot start {program}: {detail}")]
     Spawn { program: String, detail: String },
     #[error("cannot wait for the program: {0}")]
     Wait(std::io::Error),
-}
-
-/// Where reports go: the engine's loopback address and the per-user token.
-#[derive(Debug, Clone)]
-pub struct Endpoint {
-    pub address: SocketAddr,
-    pub token: String,
-}
-
-impl Endpoint {
-    /// The endpoint from the environment: the running engine's address (`engine_address`, with
-    /// the config's `[server] listen` as the fallback) and the token in `<config_dir>/slate/token`.
-    /// `None` when no token exists, which means no engine has ever run for this user.
-    pub fn from_env() -> Option<Endpoint> {
-        let config_dir = config_dir()?;
-        // A config that cannot be read leaves the default port, as the engine itself would.
-        let configured = crate::config::load_or_default(&crate::config::default_path(&config_dir))
-            .map(|(config, _)| config.server.listen)
-            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)));
-        let token = std::fs::read_to_string(config_dir.join("slate").join("token")).ok()?;
-        let token = token.trim().to_string();
-        if token.is_empty() {
-            return None;
-        }
-        Some(Endpoint {
-            address: engine_address(configured),
-            token,
-        })
-    }
-}
-
-/// Where the running engine listens: `SLATE_API` (`http://127.0.0.1:PORT`) when it is set and
-/// names a port, else `configured` (the config's `[server] listen`). `slate run` reports there and
-/// `slate sessions` reads there, so a person who points one at a server points both.
-pub fn engine_address(configured: SocketAddr) -> SocketAddr {
-    std::env::var("SLATE_API")
-        .ok()
-        .and_then(|url| address_of(&url))
-        .unwrap_or(configured)
-}
-
-/// The loopback address named by a `http://127.0.0.1:PORT` URL (a bare port means 127.0.0.1).
-pub fn address_of(url: &str) -> Option<SocketAddr> {
-    let rest = url.strip_prefix("http://").unwrap_or(url);
-    let authority = rest.split('/').next()?;
-    if let Ok(address) = authority.parse::<SocketAddr>() {
-        return address.ip().is_loopback().then_some(address);
-    }
-    let port = authority.rsplit(':').next()?.parse().ok()?;
-    Some(SocketAddr::from(([127, 0, 0, 1], port)))
-}
-
-/// Slate's config folder, found as `store::config_dir` finds it.
-fn config_dir() -> Option<PathBuf> {
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .map(PathBuf::from)?;
-    let variable = if cfg!(windows) {
-        std::env::var_os("APPDATA")
-    } else {
-        std::env::var_os("XDG_CONFIG_HOME")
-    }
-    .map(PathBuf::from);
-    Some(crate::store::config_dir(&home, variable.as_deref()))
 }
 
 /// What the host tells the engine about its session.
@@ -120,7 +57,8 @@ pub struct Identity {
     pub cwd: Option<String>,
 }
 
-/// The agent a command line starts: the adapters' own recognition first, then the program name.
+/// The agent a command line starts: the built-in agents' own recognition first, then the
+/// program names their descriptions list.
 pub fn agent_of(argv: &[String], pid: u32, cwd: Option<&str>) -> Option<AgentKind> {
     let first = argv.first()?;
     let process = ProcessInfo {
@@ -133,17 +71,10 @@ pub fn agent_of(argv: &[String], pid: u32, cwd: Option<&str>) -> Option<AgentKin
         start_time: Timestamp::from_millis(0),
         start_ticks: None,
     };
-    if let Some(recognised) = agents::recognise(&process) {
+    if let Some(recognised) = agents::BUILT_IN.recognise(&process) {
         return Some(recognised.agent);
     }
-    match program_name(first).as_str() {
-        "claude" => Some(AgentKind::ClaudeCode),
-        "codex" => Some(AgentKind::Codex),
-        "gemini" => Some(AgentKind::GeminiCli),
-        "opencode" => Some(AgentKind::OpenCode),
-        "cursor-agent" => Some(AgentKind::CursorAgent),
-        _ => None,
-    }
+    agents::BUILT_IN.by_program(&program_name(first))
 }
 
 /// What the relay saw, in the order it saw it.
@@ -228,7 +159,7 @@ impl Reports {
     }
 }
 
-/// The JSON body of `POST /hosted` (api-contract).
+/// The JSON body of `POST /hosted`.
 pub fn report_body(identity: &Identity, report: &Report) -> serde_json::Value {
     serde_json::json!({
         "agent": identity.agent,
@@ -239,36 +170,23 @@ pub fn report_body(identity: &Identity, report: &Report) -> serde_json::Value {
     })
 }
 
-/// Sends one report with a plain HTTP/1.1 POST. Any failure is returned and ignored by the
-/// caller: reporting is best effort.
-pub fn post(endpoint: &Endpoint, body: &serde_json::Value) -> std::io::Result<u16> {
-    let body = body.to_string();
-    let mut stream = TcpStream::connect_timeout(&endpoint.address, Duration::from_millis(300))?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
-    let request = format!(
-        "POST /hosted HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-        endpoint.address,
-        endpoint.token,
-        body.len(),
-        body
-    );
-    stream.write_all(request.as_bytes())?;
-    let mut head = [0u8; 64];
-    let read = stream.read(&mut head)?;
-    let status = std::str::from_utf8(&head[..read])
-        .ok()
-        .and_then(|line| line.split_whitespace().nth(1))
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    Ok(status)
+/// Sends one report. Any failure is returned and ignored by the caller: reporting is best effort.
+pub fn post(client: &Client, body: &serde_json::Value) -> Result<u16, ClientError> {
+    client.post("/hosted", Some(body), Duration::from_secs(2))
 }
 
-/// Runs `argv` in a pseudo-terminal, relays it, reports to `endpoint` when there is one, and
-/// returns the child's exit code.
-pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError> {
+/// Runs `argv` in a pseudo-terminal, relays it, reports to the running Slate through `client`
+/// when there is one, and returns the child's exit code.
+pub fn run(argv: &[String], client: Option<Client>) -> Result<i32, HostError> {
     let program = argv.first().ok_or(HostError::NoCommand)?;
+    if program.trim().is_empty() {
+        return Err(HostError::EmptyProgram);
+    }
+    // A bare name is looked up in PATH; when it is nowhere, one short line says so (the
+    // spawner's own error lists every folder of PATH).
+    if Path::new(program).components().count() == 1 && !in_path(program) {
+        return Err(HostError::NotFound(program.clone()));
+    }
     let pair = native_pty_system()
         .openpty(terminal_size())
         .map_err(|err| HostError::Pty(err.to_string()))?;
@@ -304,16 +222,17 @@ pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError
         .master
         .take_writer()
         .map_err(|err| HostError::Pty(err.to_string()))?;
+    let eof = end_of_file(pair.master.as_ref());
     let master = Arc::new(Mutex::new(pair.master));
 
     let raw = RawMode::enable();
     let (seen_tx, seen_rx) = mpsc::channel::<Seen>();
     let (done_tx, done_rx) = mpsc::channel::<()>();
     std::thread::spawn(move || relay_output(reader, seen_tx, done_tx));
-    std::thread::spawn(move || relay_input(writer));
+    std::thread::spawn(move || relay_input(writer, eof));
     follow_signals(Arc::clone(&master), pid);
     let (reported_tx, reported_rx) = mpsc::channel::<()>();
-    if let Some(endpoint) = endpoint {
+    if let Some(client) = client {
         let cwd = cwd.as_deref().map(Path::to_string_lossy).map(String::from);
         let identity = Identity {
             agent: agent_of(argv, pid.unwrap_or(0), cwd.as_deref()),
@@ -321,27 +240,101 @@ pub fn run(argv: &[String], endpoint: Option<Endpoint>) -> Result<i32, HostError
             cwd,
         };
         std::thread::spawn(move || {
-            report_loop(seen_rx, identity, endpoint);
+            report_loop(seen_rx, identity, client);
             let _ = reported_tx.send(());
         });
     } else {
-        // Nobody to tell: drain the channel so the relay never blocks on it.
-        std::thread::spawn(move || while seen_rx.recv().is_ok() {});
+        // Nobody to tell: drain the channel so the relay never blocks on it, and say when the
+        // relay has ended, as the reporter would.
+        std::thread::spawn(move || {
+            while seen_rx.recv().is_ok() {}
+            let _ = reported_tx.send(());
+        });
     }
 
-    let status = child.wait().map_err(HostError::Wait)?;
-    let _ = done_rx.recv_timeout(DRAIN);
+    let code = wait_for(child.as_mut())?;
+    if done_rx.recv_timeout(DRAIN).is_err() {
+        tracing::debug!(
+            "the output did not end within {DRAIN:?} of the exit; a process the program left \
+             may hold its terminal"
+        );
+    }
     // The output relay has ended (or been given up on): let the last report go out.
-    let _ = reported_rx.recv_timeout(DRAIN);
+    if reported_rx.recv_timeout(DRAIN).is_err() {
+        tracing::debug!("the last report did not go out within {DRAIN:?}");
+    }
     let _ = std::io::stdout().flush();
     drop(raw);
     drop(master);
-    let code = if status.signal().is_some() && status.exit_code() == 0 {
+    Ok(code)
+}
+
+/// Waits for the child and returns the code a shell would give for it: its exit code, or
+/// 128 + n when signal n ended it. portable-pty names a signal only by its description, so on
+/// Unix the child is reaped here, where the number is known.
+#[cfg(unix)]
+fn wait_for(child: &mut (dyn portable_pty::Child + Send + Sync)) -> Result<i32, HostError> {
+    use nix::errno::Errno;
+    use nix::sys::wait::{waitpid, WaitStatus};
+    let Some(pid) = child.process_id().and_then(|pid| i32::try_from(pid).ok()) else {
+        let status = child.wait().map_err(HostError::Wait)?;
+        return Ok(status.exit_code() as i32);
+    };
+    loop {
+        match waitpid(nix::unistd::Pid::from_raw(pid), None) {
+            Ok(WaitStatus::Exited(_, code)) => return Ok(code),
+            Ok(WaitStatus::Signaled(_, signal, _)) => return Ok(128 + signal as i32),
+            Ok(_) | Err(Errno::EINTR) => continue,
+            Err(err) => return Err(HostError::Wait(err.into())),
+        }
+    }
+}
+
+/// Elsewhere the exit code is all there is; a child ended otherwise exits 1.
+#[cfg(not(unix))]
+fn wait_for(child: &mut (dyn portable_pty::Child + Send + Sync)) -> Result<i32, HostError> {
+    let status = child.wait().map_err(HostError::Wait)?;
+    Ok(if status.signal().is_some() && status.exit_code() == 0 {
         1
     } else {
         status.exit_code() as i32
+    })
+}
+
+/// True when PATH holds an executable file named `name`.
+#[cfg(unix)]
+fn in_path(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
     };
-    Ok(code)
+    std::env::split_paths(&path).any(|folder| {
+        std::fs::metadata(folder.join(name))
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// Elsewhere names take extensions (PATHEXT): the spawner looks them up itself.
+#[cfg(not(unix))]
+fn in_path(_name: &str) -> bool {
+    true
+}
+
+/// The terminal's end-of-file character: what it says, else Ctrl-D.
+fn end_of_file(master: &(dyn MasterPty + Send)) -> u8 {
+    #[cfg(unix)]
+    {
+        use nix::sys::termios::SpecialCharacterIndices;
+        let eof = master
+            .get_termios()
+            .map(|termios| termios.control_chars[SpecialCharacterIndices::VEOF as usize]);
+        if let Some(eof) = eof.filter(|&eof| eof != 0) {
+            return eof;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = master;
+    0x04
 }
 
 /// Our terminal's size, or 80×24 when stdout is not a terminal.
@@ -391,26 +384,47 @@ fn relay_output(
     let _ = done.send(());
 }
 
-fn relay_input(mut writer: Box<dyn Write + Send>) {
+/// Relays our input to the child byte for byte. When our input ends, the child's input ends
+/// too, as on a terminal: its end-of-file character at the start of a line, or, after a partial
+/// line, twice (the first ends the line, the second is the end of file).
+fn relay_input(mut writer: Box<dyn Write + Send>, eof: u8) {
     let mut stdin = std::io::stdin();
     let mut buffer = [0u8; 4096];
-    loop {
+    let mut line_start = true;
+    let ended = loop {
         match stdin.read(&mut buffer) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break true,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break true,
             Ok(read) => {
                 if writer
                     .write_all(&buffer[..read])
                     .and_then(|()| writer.flush())
                     .is_err()
                 {
-                    break;
+                    break false;
                 }
+                line_start = matches!(buffer[read - 1], b'\n' | b'\r');
             }
         }
+    };
+    // On Unix, dropping portable-pty's writer types a newline and an end of file into the
+    // terminal, and the terminal echoes the newline into the output. The end of file is typed
+    // here instead, and the writer left open: the process ends soon after the child does, and
+    // the descriptor with it. Elsewhere closing the writer is how the input ends.
+    #[cfg(unix)]
+    {
+        if ended {
+            let end: &[u8] = if line_start { &[eof] } else { &[eof, eof] };
+            let _ = writer.write_all(end).and_then(|()| writer.flush());
+        }
+        std::mem::forget(writer);
     }
+    #[cfg(not(unix))]
+    let _ = (ended, line_start, eof);
 }
 
-fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, endpoint: Endpoint) {
+fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, client: Client) {
     let mut reports = Reports::default();
     // After a failed post, wait before trying again: no engine may be running at all.
     let mut quiet_until: Option<Timestamp> = None;
@@ -426,7 +440,7 @@ fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, endpoint: Endpoin
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 if let Some(report) = reports.flush() {
                     if quiet_until.is_none() {
-                        let _ = post(&endpoint, &report_body(&identity, &report));
+                        let _ = post(&client, &report_body(&identity, &report));
                     }
                 }
                 return;
@@ -441,14 +455,10 @@ fn report_loop(seen: mpsc::Receiver<Seen>, identity: Identity, endpoint: Endpoin
         }
         if let Some(report) = reports.due(now) {
             let body = report_body(&identity, &report);
-            match post(&endpoint, &body) {
-                Ok(status) if (200..300).contains(&status) => quiet_until = None,
-                Ok(status) => {
-                    tracing::debug!(status, "the engine refused a hosted report");
-                    quiet_until = Some(now.plus(Duration::from_secs(5)));
-                }
+            match post(&client, &body) {
+                Ok(_) => quiet_until = None,
                 Err(err) => {
-                    tracing::debug!(%err, "no engine took the hosted report");
+                    tracing::debug!(%err, "no engine took the hosted report (none runs, or it refused)");
                     quiet_until = Some(now.plus(Duration::from_secs(5)));
                 }
             }
@@ -556,30 +566,4 @@ fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, _pid: Option<u3
             }
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::address_of;
-
-    #[test]
-    fn slate_api_names_a_loopback_address() {
-        let address = |url: &str| address_of(url).map(|address| address.to_string());
-        assert_eq!(
-            address("http://127.0.0.1:4123"),
-            Some("127.0.0.1:4123".into())
-        );
-        assert_eq!(address("http://[::1]:4123/"), Some("[::1]:4123".into()));
-        assert_eq!(
-            address("http://localhost:4123"),
-            Some("127.0.0.1:4123".into())
-        );
-        assert_eq!(
-            address("http://10.0.0.7:4123"),
-            None,
-            "slate talks loopback only"
-        );
-        assert_eq!(address("http://127.0.0.1"), None);
-        assert_eq!(address(""), None);
-    }
 }

@@ -9,29 +9,42 @@
 //! # Layout
 //! - `model`: plain data shared by everything (sessions, states, processes, listings).
 //! - `lines`: splitting a growing byte stream into complete lines.
-//! - `agents`: one adapter per CLI, turning records and processes into observations.
-//! - `tracker`: the state rules (SPEC §3–4), pure.
-//! - `sources`: the edges that read the outside world.
+//! - `limits`: the limits on free text a person sends, and dependency cycles, for every surface.
+//! - `agents`: one description and adapter per CLI (names, processes, roots, layouts, titles),
+//!   turning records and processes into observations, and the registry that lists them.
+//! - `tracker`: the state rules (docs/states.md §3–4), pure.
+//! - `policy`: what every surface shows alike (needs you, the live list, notifications, the
+//!   menu), pure.
+//! - `sources`: the edges that read the outside world; `child`: a helper program run within a
+//!   time limit.
+//! - `places`: where Slate keeps its own files; `config`: the config file, parsed from text, and
+//!   its migrations; `settings`: from the config to the engine's options, and live reloads.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
 //! - `store`: Slate's own SQLite file: transition history, settings, intents, claims.
-//! - `config`: the config file, parsed from text, and its migrations.
 //! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
-//! - `live`: the live service; `api`: its loopback HTTP API; `token`: the API's bearer token;
-//!   `follow`: a small client for a running server's event stream.
+//! - `live`: the live service, with its timing as plain data in `schedule`; `watch`: the file
+//!   watcher's hints; `api`: the loopback HTTP API; `token`: the API's bearer token; `client`:
+//!   the one client for a running Slate.
 //! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
 pub mod agents;
 pub mod api;
+pub mod child;
+pub mod client;
 pub mod config;
 pub mod demo;
 pub mod engine;
 pub mod focus;
-pub mod follow;
 pub mod host;
+pub mod limits;
 pub mod lines;
 pub mod live;
 pub mod model;
+pub mod places;
+pub mod policy;
 pub mod report;
+pub mod schedule;
+pub mod settings;
 pub mod sources;
 pub mod store;
 pub mod token;

@@ -4,7 +4,7 @@
 //! last line is kept until its newline arrives: "not enough bytes yet" is the normal state of a
 //! transcript that an agent is appending to, never an error. A line longer than the limit is
 //! skipped as it streams past, without ever holding more than the limit in memory, and reported as
-//! oversized so it can be counted. This module does no I/O; `sources::files` feeds it.
+//! oversized so it can be counted. This module does no I/O; `sources::tail` feeds it.
 
 /// One event out of [`LineBuffer::push`].
 #[derive(Debug, PartialEq, Eq)]

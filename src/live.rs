@@ -1,17 +1,24 @@
 //! The live service: one loop that keeps the engine current and tells subscribers what changed.
 //!
-//! Every source of change (file-watcher hints, the process-scan and re-walk timers, the tracker's
-//! own deadline, and commands from the API or the desktop shell) arrives as one `Event` on one
-//! channel, and one thread handles them in order. That thread is the only one that touches the
+//! Every source of change (file-watcher hints, the timers of the `schedule`, and commands from
+//! the API or the desktop shell) arrives as one `Event` on one channel or falls due in the
+//! schedule, and one thread handles them in order. That thread is the only one that touches the
 //! `Engine`; everyone else reads the published snapshot through a `Handle` and follows changes
-//! through a broadcast channel. The loop blocks on the channel until the next event or deadline,
-//! so an idle machine with no pending flip wakes only for the periodic scans.
+//! through a broadcast channel. The loop blocks on the channel until the next event or timer, so
+//! an idle machine with no pending flip wakes only for the periodic scans.
 //!
-//! This module owns timing and fan-out. It does not decide states (`tracker` does), read files
-//! (`sources` does), or speak HTTP (`api` does).
+//! Each round ends in a publish of three steps: recording the status transitions in the store,
+//! applying the changes to the published snapshot (with git facts, evidence, the live list and
+//! health), and broadcasting what changed on the live list. The live list is `policy`'s: live
+//! sessions, closed ones holding a work claim, and closed, reclaimable ones until `[cleanup]
+//! reclaim_after_minutes` has passed (a timer of the schedule takes them off). The loop also
+//! watches the config file and applies a change at once (`settings`).
+//!
+//! This module owns the loop and fan-out. It does not decide states (`tracker` does), read files
+//! (`sources` does), plan its own timers (`schedule` does), or speak HTTP (`api` does).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -19,46 +26,27 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::engine::{Engine, Options, RootReport};
+use crate::engine::{merge, Engine, FindError, Options, RootReport};
 use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status, Timestamp};
+use crate::policy::{self, notifications, Leaves};
 use crate::report;
+use crate::schedule::{Schedule, Task};
+use crate::settings::{self, Reload, Settings};
 use crate::sources::git::GitCache;
+use crate::sources::roots::WatchSpec;
 use crate::store::{Store, Transition};
-use crate::tracker::{Change, Closed, Input, Policy};
+use crate::tracker::{Change, Closed, Evidence, Input, Policy};
+use crate::watch::{self, Hint};
 
-/// How often the loop does its periodic work. `Default` gives SPEC §5's values.
-#[derive(Debug, Clone)]
-pub struct Timing {
-    /// File-watcher hints for the same file within this time are read once.
-    pub coalesce: Duration,
-    /// The process table is scanned this often (and at once on refresh).
-    pub process_scan: Duration,
-    /// Every root is walked again this often, because watcher events are hints.
-    pub rewalk: Duration,
-    /// A hosted report from a program the last process scan did not see (a CLI started under
-    /// `slate run` since) brings the next scan forward, to at most this long after the last one.
-    pub hosted_rescan: Duration,
-}
+pub use crate::schedule::Timing;
 
-impl Default for Timing {
-    fn default() -> Timing {
-        Timing {
-            coalesce: Duration::from_millis(150),
-            process_scan: Duration::from_secs(15),
-            rewalk: Duration::from_secs(60),
-            hosted_rescan: Duration::from_secs(2),
-        }
-    }
-}
-
-/// Everything that can wake the loop.
+/// Everything that can wake the loop besides its timers.
 #[derive(Debug)]
 pub enum Event {
-    /// A watched file or folder changed (a hint; it is read after the coalescing delay).
-    Changed(PathBuf),
-    /// The watcher lost track (overflow, error): walk everything.
-    Rescan,
-    /// Re-read everything now: processes, listings and transcripts.
+    /// The file watcher's hint: a file changed (read after the coalescing delay), or walk
+    /// everything.
+    Hint(Hint),
+    /// Re-read everything now: the config, processes, listings and transcripts.
     Refresh,
     /// A hosted session reported its terminal signals.
     Hosted {
@@ -87,17 +75,27 @@ pub enum IntentError {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Update {
-    /// A live session appeared or changed; the whole session object.
+    /// A session on the live list appeared or changed; the whole session object.
     Session { session: Box<Session> },
-    /// A session left the live list (it closed).
+    /// A session left the live list (it closed, or its time on the list as closed is up).
     Removed { agent: AgentKind, id: String },
+}
+
+impl Update {
+    /// The update as the notification policy reads it.
+    pub fn as_notification(&self) -> notifications::Input<'_> {
+        match self {
+            Update::Session { session } => notifications::Input::Changed(session),
+            Update::Removed { agent, id } => notifications::Input::Removed { agent: *agent, id },
+        }
+    }
 }
 
 /// One session with the evidence that decided it and its recent transitions.
 #[derive(Debug, Clone, Serialize)]
 pub struct Detail {
     pub session: Session,
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Evidence>,
     pub transitions: Vec<Transition>,
     /// The time the session has spent in Needs you, in all, from the recorded transitions; absent
     /// without a store.
@@ -110,13 +108,15 @@ pub struct Detail {
 pub struct Health {
     pub version: String,
     pub roots: Vec<RootReport>,
-    pub problems: BTreeMap<String, u64>,
+    pub problems: BTreeMap<crate::model::ProblemKind, u64>,
     pub live_sessions: usize,
     pub needs_you: usize,
     /// Set when the store was corrupt at start-up and was moved aside to this path.
     pub store_recovered_from: Option<PathBuf>,
     /// How many times the loop has woken since it started, for the idle-cost benchmark.
     pub wakeups: u64,
+    /// The config in force, its file, and what is wrong with the file now (`error`).
+    pub settings: Settings,
 }
 
 /// What the loop publishes after every round.
@@ -128,10 +128,10 @@ struct Published {
     /// it; their session objects are decided again when asked for, with `policy`.
     closed: Arc<HashMap<SessionKey, Closed>>,
     policy: Policy,
-    evidence: HashMap<SessionKey, Vec<String>>,
+    /// The live list, by key: what subscribers see.
+    live: HashMap<SessionKey, Session>,
+    evidence: HashMap<SessionKey, Vec<Evidence>>,
     health: Health,
-    /// Bumped after every round, so a caller can wait for a refresh to land.
-    generation: u64,
 }
 
 struct Shared {
@@ -139,7 +139,12 @@ struct Shared {
     updates: broadcast::Sender<Update>,
     events: mpsc::Sender<Event>,
     store: Option<Arc<Mutex<Store>>>,
-    generation_changed: tokio::sync::watch::Sender<u64>,
+    /// How many refreshes have been asked for, and how many the loop has published. A waiter
+    /// waits for its own refresh, not for any round: a round already under way when the
+    /// refresh was asked may have read the store before the change that asked for it.
+    refreshes_asked: std::sync::atomic::AtomicU64,
+    refreshes_done: tokio::sync::watch::Sender<u64>,
+    settings_changed: tokio::sync::watch::Sender<Settings>,
     clock: fn() -> Timestamp,
 }
 
@@ -150,7 +155,7 @@ pub struct Handle {
 }
 
 impl Handle {
-    /// The live sessions (not closed), Needs you first.
+    /// The live list, Needs you first.
     pub fn live_sessions(&self) -> Vec<Session> {
         let published = self.shared.published.read().expect("lock poisoned");
         live_list(&published)
@@ -166,20 +171,29 @@ impl Handle {
 
     /// One session by id (or unique prefix), live or closed, with evidence and transitions.
     pub fn session(&self, id: &str) -> Option<Detail> {
+        self.find(id).ok()
+    }
+
+    /// Like `session`, but says why `id` names no single session (`engine::pick`'s rules).
+    pub fn find(&self, id: &str) -> Result<Detail, FindError> {
         let published = self.shared.published.read().expect("lock poisoned");
         let keys = published.sessions.keys().chain(published.closed.keys());
-        let key = crate::engine::pick(keys, id).ok()?;
+        let key = crate::engine::pick(keys, id)?;
         let (session, evidence) = match published.sessions.get(key) {
             Some(session) => (
                 session.clone(),
                 published.evidence.get(key).cloned().unwrap_or_default(),
             ),
-            None => published.closed.get(key)?.session(key, &published.policy),
+            None => published
+                .closed
+                .get(key)
+                .ok_or_else(|| FindError::NotFound(id.to_string()))?
+                .session(key, &published.policy),
         };
-        Some(self.detail(key, session, evidence))
+        Ok(self.detail(key, session, evidence))
     }
 
-    fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<String>) -> Detail {
+    fn detail(&self, key: &SessionKey, session: Session, evidence: Vec<Evidence>) -> Detail {
         let now = (self.shared.clock)();
         let store = self
             .shared
@@ -211,18 +225,42 @@ impl Handle {
             .clone()
     }
 
+    /// The settings in force and the config file's problem, if any.
+    pub fn settings(&self) -> Settings {
+        self.shared.settings_changed.borrow().clone()
+    }
+
+    /// A receiver that wakes whenever the settings change (an edit applied, or a broken edit
+    /// kept out), for the desktop shell's pause and tooltip.
+    pub fn watch_settings(&self) -> tokio::sync::watch::Receiver<Settings> {
+        self.shared.settings_changed.subscribe()
+    }
+
     /// Asks the loop to re-read everything now, without waiting.
     pub fn refresh(&self) {
+        self.ask_refresh();
+    }
+
+    /// Asks for a refresh and returns its number: the loop has published it once it has
+    /// published that many refreshes. Refreshes are counted before they are sent, so the n-th
+    /// refresh the loop handles was sent after the n-th number was taken, and so after whatever
+    /// its asker did before asking.
+    fn ask_refresh(&self) -> u64 {
+        let ticket = self
+            .shared
+            .refreshes_asked
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
         let _ = self.shared.events.send(Event::Refresh);
+        ticket
     }
 
     /// Asks the loop to re-read everything and waits until it has published the result.
     pub async fn refresh_and_wait(&self) {
-        let mut generation = self.shared.generation_changed.subscribe();
-        let before = *generation.borrow_and_update();
-        self.refresh();
-        while *generation.borrow_and_update() <= before {
-            if generation.changed().await.is_err() {
+        let mut done = self.shared.refreshes_done.subscribe();
+        let ticket = self.ask_refresh();
+        while *done.borrow_and_update() < ticket {
+            if done.changed().await.is_err() {
                 return;
             }
         }
@@ -254,25 +292,9 @@ impl Handle {
 }
 
 fn live_list(published: &Published) -> Vec<Session> {
-    let mut sessions: Vec<Session> = published
-        .sessions
-        .values()
-        .filter(|session| session.status != Status::Ended)
-        .cloned()
-        .collect();
+    let mut sessions: Vec<Session> = published.live.values().cloned().collect();
     report::sort_for_display(&mut sessions);
     sessions
-}
-
-/// A walk of every root may take at most this share of the time between walks.
-const REWALK_SHARE: u32 = 2000;
-
-/// The time until the next safety-net walk: `every`, or longer when a walk is slow (a history
-/// of tens of thousands of transcripts), so the walk never costs more than 1/`REWALK_SHARE` of
-/// the time (0.05 %). The watcher's events remain the way changes arrive; the walk only
-/// catches what they missed.
-fn rewalk_interval(every: Duration, walk_took: Duration) -> Duration {
-    every.max(walk_took.saturating_mul(REWALK_SHARE))
 }
 
 /// The wall clock, the default `Service::clock`.
@@ -283,21 +305,33 @@ pub fn system_clock() -> Timestamp {
     Timestamp::from_millis(since_epoch.as_millis() as i64)
 }
 
+/// How many changes a subscriber may fall behind before it has lagged. The channel keeps each
+/// change until every subscriber has read it, so a subscriber that stops reading (an event-stream
+/// client whose socket is full) holds back this many session objects at most: a few hundred,
+/// a megabyte or two now that free text has a limit (`limits`). Past that it has lagged, and the
+/// API sends it a fresh snapshot when it reads again.
+pub const SUBSCRIBER_BACKLOG: usize = 256;
+
 /// The pieces a live service is built from.
 pub struct Service {
+    /// The engine's options; their policy is the settings' (`settings::engine_options`).
     pub options: Options,
     pub timing: Timing,
     pub store: Option<Store>,
     /// The wall clock; tests pass a fake one.
     pub clock: fn() -> Timestamp,
+    /// The config in force at start and the file to follow (`Settings::default()`: the
+    /// defaults, and no file).
+    pub settings: Settings,
 }
 
 /// Starts the loop on its own thread and returns its handle once the first full read is
 /// published, so the first snapshot a client sees is already correct.
 pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
     let (events, inbox) = mpsc::channel();
-    let (updates, _) = broadcast::channel(1024);
-    let (generation_changed, _) = tokio::sync::watch::channel(0);
+    let (updates, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
+    let (refreshes_done, _) = tokio::sync::watch::channel(0);
+    let (settings_changed, _) = tokio::sync::watch::channel(service.settings.clone());
     let store_recovered_from = service
         .store
         .as_ref()
@@ -308,7 +342,9 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         updates,
         events: events.clone(),
         store: store.clone(),
-        generation_changed,
+        refreshes_asked: std::sync::atomic::AtomicU64::new(0),
+        refreshes_done,
+        settings_changed,
         clock: service.clock,
     });
     let handle = Handle {
@@ -318,28 +354,31 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
     let thread = std::thread::Builder::new()
         .name("slate-engine".to_string())
         .spawn(move || {
+            let engine = Engine::new(service.options);
+            let hints = events.clone();
+            let watcher = watch::start(engine.watch_paths(), move |hint| {
+                let _ = hints.send(Event::Hint(hint));
+            });
             let mut state = LoopState {
-                engine: Engine::new(service.options),
-                timing: service.timing,
+                engine,
+                schedule: Schedule::new(service.timing, Instant::now(), Duration::ZERO),
                 clock: service.clock,
                 shared,
                 store,
                 store_recovered_from,
-                watcher: None,
+                watcher,
                 git: GitCache::default(),
-                git_recheck: None,
+                git_recheck: GitRecheck::Nothing,
                 wakeups: 0,
+                reclaim_after: settings::reclaim_after(&service.settings.config),
+                settings: service.settings,
             };
-            state.watcher = crate::watch::start(state.engine.watch_paths(), events.clone());
             state.run(inbox, ready_tx);
         })
         .expect("the engine thread starts");
     let _ = ready_rx.recv();
     (handle, thread)
 }
-
-/// How long a hosted pid that asked for early scans is remembered (see `Timing::hosted_rescan`).
-const FORGET_UNSEEN_HOSTED: Duration = Duration::from_secs(3600);
 
 /// True when the last process scan saw an agent process that can vouch for a session and that is
 /// the hosted program `pid` or its child (Gemini CLI relaunches itself in a child), as the
@@ -353,20 +392,59 @@ fn can_vouch(engine: &Engine, pid: u32) -> bool {
     })
 }
 
+/// Which live sessions' git facts must be read again before the next publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum GitRecheck {
+    Nothing,
+    /// Every live session's (after a refresh).
+    All,
+    /// Those working in these folders (after their checkout's `HEAD` changed).
+    Folders(Vec<PathBuf>),
+}
+
+impl GitRecheck {
+    fn add_folders(&mut self, folders: Vec<PathBuf>) {
+        match self {
+            GitRecheck::All => {}
+            GitRecheck::Folders(scheduled) => scheduled.extend(folders),
+            GitRecheck::Nothing => *self = GitRecheck::Folders(folders),
+        }
+    }
+
+    fn covers(&self, folder: Option<&str>) -> bool {
+        match (self, folder) {
+            (GitRecheck::Nothing, _) => false,
+            (GitRecheck::All, _) => true,
+            (GitRecheck::Folders(folders), Some(folder)) => {
+                folders.iter().any(|f| f.as_path() == Path::new(folder))
+            }
+            (GitRecheck::Folders(_), None) => false,
+        }
+    }
+}
+
+/// Which publish this is: the first one sets the whole snapshot and tells nobody.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    First,
+    Next,
+}
+
 struct LoopState {
     engine: Engine,
-    timing: Timing,
+    schedule: Schedule,
     clock: fn() -> Timestamp,
     shared: Arc<Shared>,
     store: Option<Arc<Mutex<Store>>>,
     store_recovered_from: Option<PathBuf>,
-    watcher: Option<crate::watch::Watcher>,
+    watcher: Option<watch::Watcher>,
     /// Git facts of live sessions' folders, added to the sessions as they are published.
     git: GitCache,
-    /// Live sessions whose git facts must be read again before the next publish: every one
-    /// (`Some(None)`) or those in these folders.
-    git_recheck: Option<Option<Vec<PathBuf>>>,
+    git_recheck: GitRecheck,
     wakeups: u64,
+    settings: Settings,
+    /// How long a closed, reclaimable session stays on the live list (from the settings).
+    reclaim_after: Duration,
 }
 
 impl LoopState {
@@ -375,126 +453,145 @@ impl LoopState {
         self.load_custody(now);
         let started = Instant::now();
         let first = self.engine.refresh(now);
-        let walk_took = started.elapsed();
-        self.publish(first, true);
+        let done = Instant::now();
+        self.schedule.scanned(done);
+        self.schedule.walked(done, done - started);
+        self.publish(first, Round::First);
         self.refresh_watches();
         let _ = ready.send(());
 
-        let mut pending: BTreeSet<PathBuf> = BTreeSet::new();
-        let mut read_pending_at: Option<Instant> = None;
-        let mut next_scan = Instant::now() + self.timing.process_scan;
-        let mut last_scan = Instant::now();
-        // Hosted pids no scan had seen when they first reported, and when that was.
-        let mut unseen_hosted: HashMap<u32, Instant> = HashMap::new();
-        let mut next_rewalk = Instant::now() + rewalk_interval(self.timing.rewalk, walk_took);
         loop {
-            let deadline_at = self.engine.next_deadline().map(|deadline| {
-                let wait = Duration::from_millis(
-                    deadline
-                        .millis()
-                        .saturating_sub((self.clock)().millis())
-                        .max(0) as u64,
-                );
-                Instant::now() + wait
-            });
-            let wake = [
-                Some(next_scan),
-                Some(next_rewalk),
-                read_pending_at,
-                deadline_at,
-            ]
-            .into_iter()
-            .flatten()
-            .min()
-            .expect("the periodic scans always set a wake time");
-            let event = match inbox.recv_timeout(wake.saturating_duration_since(Instant::now())) {
-                Ok(event) => Some(event),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return,
+            let event = match self.schedule.next_wake() {
+                Some(wake) => {
+                    match inbox.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+                        Ok(event) => Some(event),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+                None => match inbox.recv() {
+                    Ok(event) => Some(event),
+                    Err(_) => return,
+                },
             };
             self.wakeups += 1;
-            let mut changes = Vec::new();
-            match event {
-                Some(Event::Changed(path)) => {
-                    pending.insert(path);
-                    read_pending_at.get_or_insert(Instant::now() + self.timing.coalesce);
-                }
-                Some(Event::Rescan) => {
-                    changes = self.engine.scan_files((self.clock)());
-                    self.refresh_watches();
-                }
-                Some(Event::Refresh) => {
-                    self.git.invalidate_all();
-                    self.git_recheck = Some(None);
-                    changes = self.load_custody((self.clock)());
-                    changes = crate::engine::merge(changes, self.engine.refresh((self.clock)()));
-                    self.refresh_watches();
-                    next_scan = Instant::now() + self.timing.process_scan;
-                    last_scan = Instant::now();
-                    pending.clear();
-                    read_pending_at = None;
-                }
-                Some(Event::Hosted { key, signals }) => {
-                    changes = self
-                        .engine
-                        .apply(Input::Hosted { key, signals }, (self.clock)());
-                }
-                Some(Event::IntentsChanged) => changes = self.load_custody((self.clock)()),
-                Some(Event::HostedProcess { pid, signals }) => {
-                    changes = self
-                        .engine
-                        .apply(Input::HostedProcess { pid, signals }, (self.clock)());
-                    // The report of a CLI started since the last scan attaches to no session
-                    // until a scan sees the CLI, and the next periodic scan may be a whole
-                    // `process_scan` away: a dialog would wait that long to read Needs you. So
-                    // scan soon, at most once a `hosted_rescan`, for as long as one periodic scan
-                    // would take; a program that is no agent is never seen and stops asking then
-                    // (its pid is remembered for an hour, so it does not start asking again).
-                    let now = Instant::now();
-                    unseen_hosted.retain(|_, first| now < *first + FORGET_UNSEEN_HOSTED);
-                    if !can_vouch(&self.engine, pid) {
-                        let first = *unseen_hosted.entry(pid).or_insert(now);
-                        if now < first + self.timing.process_scan {
-                            next_scan = next_scan.min(last_scan + self.timing.hosted_rescan);
-                        }
-                    }
-                }
+            let refreshed = matches!(event, Some(Event::Refresh));
+            let mut changes = match event {
                 Some(Event::Shutdown) => return,
-                None => {}
-            }
-            let instant = Instant::now();
-            if read_pending_at.is_some_and(|at| at <= instant) {
-                read_pending_at = None;
-                let now = (self.clock)();
-                for path in std::mem::take(&mut pending) {
-                    if self.git_head_changed(&path) {
-                        continue;
-                    }
-                    changes = crate::engine::merge(changes, self.engine.read_path(&path, now));
-                }
-                self.refresh_watches();
-            }
-            if next_scan <= instant {
-                next_scan = instant + self.timing.process_scan;
-                last_scan = instant;
-                changes = crate::engine::merge(changes, self.engine.scan_processes((self.clock)()));
-            }
-            if next_rewalk <= instant {
-                let started = Instant::now();
-                changes = crate::engine::merge(changes, self.engine.scan_files((self.clock)()));
-                next_rewalk =
-                    Instant::now() + rewalk_interval(self.timing.rewalk, started.elapsed());
-                self.refresh_watches();
-            }
-            if deadline_at.is_some_and(|at| at <= instant) {
-                changes = crate::engine::merge(changes, self.engine.tick((self.clock)()));
+                Some(event) => self.handle(event),
+                None => Vec::new(),
+            };
+            for task in self.schedule.due(Instant::now()) {
+                changes = merge(changes, self.work(task));
             }
             let repositories = self.git.len();
-            self.publish(changes, false);
+            self.publish(changes, Round::Next);
+            if refreshed {
+                self.shared.refreshes_done.send_modify(|done| *done += 1);
+            }
             if self.git.len() != repositories {
                 self.refresh_watches();
             }
         }
+    }
+
+    /// Handles one event and returns the changes it made.
+    fn handle(&mut self, event: Event) -> Vec<Change> {
+        let now = (self.clock)();
+        match event {
+            Event::Hint(Hint::Changed(path)) => {
+                self.schedule.changed(path, Instant::now());
+                Vec::new()
+            }
+            Event::Hint(Hint::Rescan) => {
+                // A new folder may be the config's, created with the file already in it.
+                let changes = self.reload_settings(now);
+                let changes = merge(changes, self.engine.scan_files(now));
+                self.refresh_watches();
+                changes
+            }
+            Event::Refresh => {
+                self.git.invalidate_all();
+                self.git_recheck = GitRecheck::All;
+                let mut changes = self.reload_settings(now);
+                changes = merge(changes, self.load_custody(now));
+                changes = merge(changes, self.engine.refresh(now));
+                self.refresh_watches();
+                self.schedule.refreshed(Instant::now());
+                changes
+            }
+            Event::Hosted { key, signals } => {
+                self.engine.apply(Input::Hosted { key, signals }, now)
+            }
+            Event::IntentsChanged => self.load_custody(now),
+            Event::HostedProcess { pid, signals } => {
+                let changes = self
+                    .engine
+                    .apply(Input::HostedProcess { pid, signals }, now);
+                let seen = can_vouch(&self.engine, pid);
+                self.schedule.hosted_report(pid, seen, Instant::now());
+                changes
+            }
+            // `run` stops before handing this over.
+            Event::Shutdown => Vec::new(),
+        }
+    }
+
+    /// Does one task the schedule says is due and returns the changes it made.
+    fn work(&mut self, task: Task) -> Vec<Change> {
+        let now = (self.clock)();
+        match task {
+            Task::Read(paths) => {
+                let mut changes = Vec::new();
+                for path in paths {
+                    // The config file is read after the same delay as a transcript, so an editor
+                    // that truncates it before writing is read once, whole.
+                    if self.settings.file.as_deref() == Some(path.as_path()) {
+                        changes = merge(changes, self.reload_settings(now));
+                        continue;
+                    }
+                    if self.git_head_changed(&path) {
+                        continue;
+                    }
+                    changes = merge(changes, self.engine.read_path(&path, now));
+                }
+                self.refresh_watches();
+                changes
+            }
+            Task::Scan => self.engine.scan_processes(now),
+            Task::Rewalk => {
+                let started = Instant::now();
+                let changes = self.engine.scan_files(now);
+                self.schedule.walked(Instant::now(), started.elapsed());
+                self.refresh_watches();
+                changes
+            }
+            Task::Tick => self.engine.tick(now),
+            // The publish that follows takes off the sessions whose time is up.
+            Task::Leave => Vec::new(),
+        }
+    }
+
+    /// Reads the config file again. What parses applies at once: the tracker's policy (every
+    /// live session is decided again under it) and the live list's cleanup delay. A broken file
+    /// keeps the last good config; either way the settings are published.
+    fn reload_settings(&mut self, now: Timestamp) -> Vec<Change> {
+        let reload = self.settings.reload();
+        if reload == Reload::Unchanged {
+            return Vec::new();
+        }
+        self.shared
+            .settings_changed
+            .send_replace(self.settings.clone());
+        if reload == Reload::Kept {
+            return Vec::new();
+        }
+        self.reclaim_after = settings::reclaim_after(&self.settings.config);
+        let policy = settings::policy(&self.settings.config, self.engine.tracker().policy());
+        if policy == *self.engine.tracker().policy() {
+            return Vec::new();
+        }
+        self.engine.apply(Input::Policy(policy), now)
     }
 
     /// Reads intents, work items and claims from the store into the engine. A store that cannot
@@ -515,27 +612,25 @@ impl LoopState {
         }
     }
 
-    /// Keeps the watcher on every root, on folders that appeared since, and on the `.git`
-    /// folders of live sessions' checkouts (for their `HEAD`).
+    /// Keeps the watcher on every root, on folders that appeared since, on the `.git` folders of
+    /// live sessions' checkouts (for their `HEAD`), and on the config file.
     fn refresh_watches(&mut self) {
         if let Some(watcher) = &mut self.watcher {
             let mut specs = self.engine.watch_paths();
-            specs.extend(
-                self.git
-                    .git_dirs()
-                    .into_iter()
-                    .map(|path| crate::watch::WatchSpec {
-                        path,
-                        recursive: false,
-                    }),
-            );
+            specs.extend(self.git.git_dirs().into_iter().map(|path| WatchSpec {
+                path,
+                recursive: false,
+            }));
             watcher.watch_all(specs);
+            if let Some(file) = &self.settings.file {
+                watcher.watch_file(file);
+            }
         }
     }
 
     /// When `path` is the `HEAD` of a checkout a live session works in, schedules a re-read of
     /// that checkout's git facts and returns true.
-    fn git_head_changed(&mut self, path: &std::path::Path) -> bool {
+    fn git_head_changed(&mut self, path: &Path) -> bool {
         if path.file_name().is_none_or(|name| name != "HEAD") {
             return false;
         }
@@ -546,11 +641,7 @@ impl LoopState {
         if folders.is_empty() {
             return false;
         }
-        match &mut self.git_recheck {
-            Some(None) => {}
-            Some(Some(scheduled)) => scheduled.extend(folders),
-            None => self.git_recheck = Some(Some(folders)),
-        }
+        self.git_recheck.add_folders(folders);
         true
     }
 
@@ -586,42 +677,112 @@ impl LoopState {
             .collect()
     }
 
-    /// Publishes the engine's state, records transitions, and broadcasts what changed.
-    fn publish(&mut self, mut changes: Vec<Change>, first: bool) {
+    /// Ends a round: records the transitions, applies the changes to the snapshot, and
+    /// broadcasts what changed on the live list. Then the schedule learns the tracker's next
+    /// deadline and when the next closed session leaves the list.
+    fn publish(&mut self, mut changes: Vec<Change>, round: Round) {
         let now = (self.clock)();
         let checked = Instant::now();
         for change in &mut changes {
             add_git_facts(&mut self.git, &mut change.session, checked);
         }
-        if let Some(store) = &self.store {
-            if let Ok(store) = store.lock() {
-                let mut transitions: Vec<Transition> = changes
-                    .iter()
-                    .filter(|change| change.previous != Some(change.session.status))
-                    .map(|change| Transition {
-                        key: change.key.clone(),
-                        from: change.previous,
-                        to: change.session.status,
-                        reason: change.session.session_state.reason.clone(),
-                        at: now,
-                    })
-                    .collect();
-                if first {
-                    transitions.extend(self.closed_while_away(&store, &changes, now));
-                }
-                if let Err(err) = store.record_transitions(&transitions) {
-                    tracing::warn!("cannot record state transitions: {err}");
-                }
-            }
+        self.record(&changes, round, now);
+        let (updates, leaves) = self.apply(changes, round, now, checked);
+        self.broadcast(updates);
+        let instant = Instant::now();
+        let at = |time: Timestamp| {
+            let wait = time.millis().saturating_sub(now.millis()).max(0);
+            instant + Duration::from_millis(u64::try_from(wait).unwrap_or(0))
+        };
+        self.schedule
+            .set_deadline(self.engine.next_deadline().map(at));
+        self.schedule.set_leave(leaves.map(at));
+    }
+
+    /// Writes the status transitions in `changes` to the store (and, in the first round, the
+    /// closings of sessions that ended while Slate was away).
+    fn record(&self, changes: &[Change], round: Round, now: Timestamp) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        let Ok(store) = store.lock() else {
+            return;
+        };
+        let mut transitions: Vec<Transition> = changes
+            .iter()
+            .filter(|change| change.previous != Some(change.session.status))
+            .map(|change| Transition {
+                key: change.key.clone(),
+                from: change.previous,
+                to: change.session.status,
+                reason: change.session.session_state.reason.clone(),
+                at: now,
+            })
+            .collect();
+        if round == Round::First {
+            transitions.extend(self.closed_while_away(&store, changes, now));
         }
-        let mut published = self.shared.published.write().expect("lock poisoned");
-        for change in &changes {
+        if let Err(err) = store.record_transitions(&transitions) {
+            tracing::warn!("cannot record state transitions: {err}");
+        }
+    }
+
+    /// Applies a round's changes to the published snapshot and returns the updates for
+    /// subscribers (none in the first round) and when the next listed session leaves the live
+    /// list by time.
+    fn apply(
+        &mut self,
+        mut changes: Vec<Change>,
+        round: Round,
+        now: Timestamp,
+        checked: Instant,
+    ) -> (Vec<Update>, Option<Timestamp>) {
+        let shared = Arc::clone(&self.shared);
+        let mut published = shared.published.write().expect("lock poisoned");
+        self.take_sessions(&mut published, &changes, round, checked);
+        self.recheck_git(&mut published, &mut changes, checked);
+        let live = listed(&published, now, self.reclaim_after);
+        let updates = match round {
+            Round::First => Vec::new(),
+            Round::Next => live_updates(&published.live, &live, &changes),
+        };
+        let leaves = next_leave(&live, now, self.reclaim_after);
+        published.live = live;
+        published.evidence = published
+            .live
+            .keys()
+            .filter(|key| published.sessions.contains_key(*key))
+            .map(|key| (key.clone(), self.engine.evidence(key)))
+            .collect();
+        published.health = Health {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            roots: self.engine.roots(),
+            problems: self.engine.problems().counts.clone(),
+            live_sessions: published.live.len(),
+            needs_you: policy::needs_you_count(published.live.values()),
+            store_recovered_from: self.store_recovered_from.clone(),
+            wakeups: self.wakeups,
+            settings: self.settings.clone(),
+        };
+        (updates, leaves)
+    }
+
+    /// Puts the changed sessions (in the first round, every session the tracker holds in full)
+    /// into the snapshot, with the tracker's closed summaries and policy.
+    fn take_sessions(
+        &mut self,
+        published: &mut Published,
+        changes: &[Change],
+        round: Round,
+        checked: Instant,
+    ) {
+        published.policy = self.engine.tracker().policy().clone();
+        for change in changes {
             published
                 .sessions
                 .insert(change.key.clone(), change.session.clone());
         }
-        if first {
-            published.policy = self.engine.tracker().policy().clone();
+        if round == Round::First {
             published.sessions = self
                 .engine
                 .full_sessions()
@@ -649,75 +810,131 @@ impl LoopState {
             }
             published.closed = Arc::clone(closed);
         }
-        if let Some(scope) = self.git_recheck.take() {
-            let changed: BTreeSet<SessionKey> =
-                changes.iter().map(|change| change.key.clone()).collect();
-            for (key, session) in published.sessions.iter_mut() {
-                let in_scope = match (&scope, session.folder.as_deref()) {
-                    (None, _) => true,
-                    (Some(folders), Some(folder)) => folders
-                        .iter()
-                        .any(|f| f.as_path() == std::path::Path::new(folder)),
-                    (Some(_), None) => false,
-                };
-                if !in_scope || changed.contains(key) || session.status == Status::Ended {
-                    continue;
-                }
-                let mut updated = session.clone();
-                add_git_facts(&mut self.git, &mut updated, checked);
-                if updated != *session {
-                    *session = updated.clone();
-                    changes.push(Change {
-                        key: key.clone(),
-                        previous: Some(updated.status),
-                        session: updated,
-                    });
-                }
-            }
-        }
-        published.evidence = published
-            .sessions
-            .iter()
-            .filter(|(_, session)| session.status != Status::Ended)
-            .map(|(key, _)| (key.clone(), self.engine.evidence(key)))
-            .collect();
-        let live = live_list(&published);
-        published.health = Health {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            roots: self.engine.roots(),
-            problems: self.engine.problems().counts.clone(),
-            live_sessions: live.len(),
-            needs_you: live
-                .iter()
-                .filter(|session| session.status == Status::Waiting)
-                .count(),
-            store_recovered_from: self.store_recovered_from.clone(),
-            wakeups: self.wakeups,
-        };
-        published.generation += 1;
-        let generation = published.generation;
-        drop(published);
-        if !first {
-            for change in changes {
-                let update = if change.session.status == Status::Ended {
-                    if change.previous.is_none() || change.previous == Some(Status::Ended) {
-                        continue;
-                    }
-                    Update::Removed {
-                        agent: change.key.agent,
-                        id: change.key.id.0,
-                    }
-                } else {
-                    Update::Session {
-                        session: Box::new(change.session),
-                    }
-                };
-                let _ = self.shared.updates.send(update);
-            }
-        }
-        let _ = self.shared.generation_changed.send(generation);
-        let _ = now;
     }
+
+    /// Reads the git facts the `GitRecheck` asks for again, and adds a change for each live
+    /// session whose facts moved.
+    fn recheck_git(
+        &mut self,
+        published: &mut Published,
+        changes: &mut Vec<Change>,
+        checked: Instant,
+    ) {
+        let recheck = std::mem::replace(&mut self.git_recheck, GitRecheck::Nothing);
+        if recheck == GitRecheck::Nothing {
+            return;
+        }
+        let changed: BTreeSet<SessionKey> =
+            changes.iter().map(|change| change.key.clone()).collect();
+        for (key, session) in published.sessions.iter_mut() {
+            if !recheck.covers(session.folder.as_deref())
+                || changed.contains(key)
+                || session.status == Status::Ended
+            {
+                continue;
+            }
+            let mut updated = session.clone();
+            add_git_facts(&mut self.git, &mut updated, checked);
+            if updated != *session {
+                *session = updated.clone();
+                changes.push(Change {
+                    key: key.clone(),
+                    previous: Some(updated.status),
+                    session: updated,
+                });
+            }
+        }
+    }
+
+    /// Tells subscribers what changed.
+    fn broadcast(&self, updates: Vec<Update>) {
+        for update in updates {
+            let _ = self.shared.updates.send(update);
+        }
+    }
+}
+
+/// The live list at `now`: the full sessions `policy::on_live_list` keeps, and, when closed
+/// sessions stay a while (`reclaim_after`), the closed summaries that ended since.
+fn listed(
+    published: &Published,
+    now: Timestamp,
+    reclaim_after: Duration,
+) -> HashMap<SessionKey, Session> {
+    let mut live: HashMap<SessionKey, Session> = published
+        .sessions
+        .iter()
+        .filter(|(_, session)| policy::on_live_list(session, now, reclaim_after))
+        .map(|(key, session)| (key.clone(), session.clone()))
+        .collect();
+    if !reclaim_after.is_zero() {
+        for (key, closed) in published.closed.iter() {
+            if now < closed.since().plus(reclaim_after) {
+                let (session, _) = closed.session(key, &published.policy);
+                if policy::on_live_list(&session, now, reclaim_after) {
+                    live.insert(key.clone(), session);
+                }
+            }
+        }
+    }
+    live
+}
+
+/// The next time after `now` that a session on the live list leaves it by time alone.
+fn next_leave(
+    live: &HashMap<SessionKey, Session>,
+    now: Timestamp,
+    reclaim_after: Duration,
+) -> Option<Timestamp> {
+    live.values()
+        .filter_map(
+            |session| match policy::leaves_live_list_at(session, reclaim_after) {
+                Leaves::At(at) if at > now => Some(at),
+                Leaves::At(_) | Leaves::Never => None,
+            },
+        )
+        .min()
+}
+
+/// What subscribers are told when the live list goes from `before` to `after` through
+/// `changes`: every changed session still listed, every session newly listed, and every session
+/// that left.
+fn live_updates(
+    before: &HashMap<SessionKey, Session>,
+    after: &HashMap<SessionKey, Session>,
+    changes: &[Change],
+) -> Vec<Update> {
+    let removed = |key: &SessionKey| Update::Removed {
+        agent: key.agent,
+        id: key.id.as_str().to_string(),
+    };
+    let mut told: HashSet<&SessionKey> = HashSet::new();
+    let mut updates = Vec::new();
+    for change in changes {
+        if !told.insert(&change.key) {
+            continue;
+        }
+        match after.get(&change.key) {
+            Some(session) => updates.push(Update::Session {
+                session: Box::new(session.clone()),
+            }),
+            None if before.contains_key(&change.key) => updates.push(removed(&change.key)),
+            None => {}
+        }
+    }
+    for (key, session) in after {
+        if !before.contains_key(key) && !told.contains(key) {
+            updates.push(Update::Session {
+                session: Box::new(session.clone()),
+            });
+        }
+    }
+    for key in before.keys() {
+        if !after.contains_key(key) && !told.contains(key) {
+            updates.push(removed(key));
+        }
+    }
+    updates
 }
 
 /// Adds the checkout's current branch, ahead/behind and dirty count to a live session. The
@@ -730,7 +947,7 @@ fn add_git_facts(git: &mut GitCache, session: &mut Session, now: Instant) {
     let Some(folder) = session.folder.as_deref() else {
         return;
     };
-    let Some(facts) = git.facts(std::path::Path::new(folder), now) else {
+    let Some(facts) = git.facts(Path::new(folder), now) else {
         return;
     };
     if facts.branch.is_some() {
@@ -739,20 +956,4 @@ fn add_git_facts(git: &mut GitCache, session: &mut Session, now: Instant) {
     session.ahead = facts.ahead;
     session.behind = facts.behind;
     session.dirty = facts.dirty;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_slow_walk_is_made_less_often() {
-        let minute = Duration::from_secs(60);
-        assert_eq!(rewalk_interval(minute, Duration::from_millis(5)), minute);
-        assert_eq!(rewalk_interval(minute, Duration::from_millis(30)), minute);
-        assert_eq!(
-            rewalk_interval(minute, Duration::from_millis(150)),
-            Duration::from_secs(300)
-        );
-    }
 }

@@ -17,7 +17,8 @@ fn main() -> ExitCode {
     match cli::run(cli::Cli::parse()) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("slate: {err:#}");
+            let causes = err.chain().map(ToString::to_string);
+            eprintln!("slate: {}", slate::report::error_text(causes));
             ExitCode::FAILURE
         }
     }

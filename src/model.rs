@@ -10,62 +10,158 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// One of the five agent CLIs Slate knows. The wire names are the ones in SPEC §4.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum AgentKind {
-    #[serde(rename = "claude-code")]
-    ClaudeCode,
-    #[serde(rename = "codex")]
-    Codex,
-    #[serde(rename = "cursor-agent")]
-    CursorAgent,
-    #[serde(rename = "opencode")]
-    OpenCode,
-    #[serde(rename = "gemini-cli")]
-    GeminiCli,
+use crate::agents::Description;
+
+/// An agent CLI: one of the built-in ones ([`crate::agents::BUILT_IN`]), one a test registers
+/// through its own description, or one a newer Slate named on the wire that this one does not know.
+///
+/// It is a small `Copy` value that points at the agent's description, so the agent's names and
+/// grammars are one step away wherever a session is. Two kinds are equal when their wire ids are,
+/// and they sort by wire id. On the wire it is the id (`claude-code`, `codex`, `cursor-agent`,
+/// `opencode`, `gemini-cli`; docs/states.md §4). Reading an id this build does not know keeps it
+/// (up to [`AgentKind::FOREIGN_MAX`] bytes) as a foreign agent with no description, so a session
+/// from a newer Slate is shown rather than refused.
+#[derive(Clone, Copy)]
+pub struct AgentKind(Kind);
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Known(&'static Description),
+    Foreign {
+        len: u8,
+        bytes: [u8; AgentKind::FOREIGN_MAX],
+    },
 }
 
 impl AgentKind {
-    pub const ALL: [AgentKind; 5] = [
-        AgentKind::ClaudeCode,
-        AgentKind::Codex,
-        AgentKind::CursorAgent,
-        AgentKind::OpenCode,
-        AgentKind::GeminiCli,
-    ];
+    pub const CLAUDE_CODE: AgentKind = AgentKind::of(&crate::agents::claude::DESCRIPTION);
+    pub const CODEX: AgentKind = AgentKind::of(&crate::agents::codex::DESCRIPTION);
+    pub const CURSOR_AGENT: AgentKind = AgentKind::of(&crate::agents::cursor::DESCRIPTION);
+    pub const OPENCODE: AgentKind = AgentKind::of(&crate::agents::opencode::DESCRIPTION);
+    pub const GEMINI_CLI: AgentKind = AgentKind::of(&crate::agents::gemini::DESCRIPTION);
+
+    /// The longest wire id of an agent without a description that is kept. It keeps an
+    /// `AgentKind` (and so every `SessionKey`) at 16 bytes; the built-in ids are at most 12.
+    pub const FOREIGN_MAX: usize = 14;
+
+    /// The agent a description describes.
+    pub const fn of(description: &'static Description) -> AgentKind {
+        AgentKind(Kind::Known(description))
+    }
 
     /// The wire name, as used in JSON and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AgentKind::ClaudeCode => "claude-code",
-            AgentKind::Codex => "codex",
-            AgentKind::CursorAgent => "cursor-agent",
-            AgentKind::OpenCode => "opencode",
-            AgentKind::GeminiCli => "gemini-cli",
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Kind::Known(description) => description.id,
+            // Only ever filled from a `&str`, whole, so the bytes are UTF-8.
+            Kind::Foreign { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
         }
     }
 
-    /// The name a person reads in a table or a notification.
-    pub fn display_name(self) -> &'static str {
-        match self {
-            AgentKind::ClaudeCode => "Claude Code",
-            AgentKind::Codex => "Codex",
-            AgentKind::CursorAgent => "Cursor",
-            AgentKind::OpenCode => "OpenCode",
-            AgentKind::GeminiCli => "Gemini",
+    /// The name a person reads in a table or a notification; a foreign agent's wire id.
+    pub fn display_name(&self) -> &str {
+        match &self.0 {
+            Kind::Known(description) => description.name,
+            Kind::Foreign { .. } => self.as_str(),
         }
     }
 
+    /// What Slate knows about this agent; `None` for one only named on the wire.
+    pub fn description(self) -> Option<&'static Description> {
+        match self.0 {
+            Kind::Known(description) => Some(description),
+            Kind::Foreign { .. } => None,
+        }
+    }
+
+    /// The built-in agent with this wire id.
     pub fn parse(name: &str) -> Option<AgentKind> {
-        AgentKind::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == name)
+        crate::agents::BUILT_IN.find(name).map(Description::kind)
+    }
+
+    /// The agent a session object names: a built-in one, else a foreign one that keeps its id.
+    pub fn from_wire(name: &str) -> Result<AgentKind, ForeignAgentError> {
+        if let Some(known) = AgentKind::parse(name) {
+            return Ok(known);
+        }
+        let fits = !name.is_empty()
+            && name.len() <= AgentKind::FOREIGN_MAX
+            && name.bytes().all(|byte| byte.is_ascii_graphic());
+        if !fits {
+            return Err(ForeignAgentError(name.chars().take(40).collect()));
+        }
+        let mut bytes = [0; AgentKind::FOREIGN_MAX];
+        bytes[..name.len()].copy_from_slice(name.as_bytes());
+        Ok(AgentKind(Kind::Foreign {
+            len: name.len() as u8,
+            bytes,
+        }))
+    }
+}
+
+/// An agent id on the wire that is neither known nor a plausible id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not an agent id: {0:?} (at most 14 printable ASCII characters)")]
+pub struct ForeignAgentError(String);
+
+impl PartialEq for AgentKind {
+    fn eq(&self, other: &AgentKind) -> bool {
+        match (self.0, other.0) {
+            (Kind::Known(one), Kind::Known(two)) if std::ptr::eq(one, two) => true,
+            _ => self.as_str() == other.as_str(),
+        }
+    }
+}
+
+impl Eq for AgentKind {}
+
+impl std::hash::Hash for AgentKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for AgentKind {
+    fn partial_cmp(&self, other: &AgentKind) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for AgentKind {
+    fn cmp(&self, other: &AgentKind) -> std::cmp::Ordering {
+        match (self.0, other.0) {
+            (Kind::Known(one), Kind::Known(two)) if std::ptr::eq(one, two) => {
+                std::cmp::Ordering::Equal
+            }
+            _ => self.as_str().cmp(other.as_str()),
+        }
+    }
+}
+
+impl fmt::Debug for AgentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AgentKind({:?})", self.as_str())
     }
 }
 
 impl fmt::Display for AgentKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for AgentKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        AgentKind::from_wire(&name).map_err(serde::de::Error::custom)
     }
 }
 
@@ -89,7 +185,7 @@ impl fmt::Display for SessionId {
     }
 }
 
-/// A session is identified by its agent and the agent's own id (SPEC §1).
+/// A session is identified by its agent and the agent's own id (docs/states.md §1).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SessionKey {
     pub agent: AgentKind,
@@ -184,7 +280,7 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
-/// The display status (SPEC §2). The tray counts `Waiting`, shown as "Needs you".
+/// The display status (docs/states.md §2). The tray counts `Waiting`, shown as "Needs you".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -212,7 +308,7 @@ impl Status {
     }
 }
 
-/// The stable code of the evidence that decided a status (SPEC §2).
+/// The stable code of the evidence that decided a status (docs/states.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasonCode {
@@ -230,7 +326,7 @@ pub enum ReasonCode {
     Compacting,
     /// A hosted session's title is moving.
     TitleMoving,
-    /// Nothing settles it yet and the last turn record is recent (SPEC §3 rule 7).
+    /// Nothing settles it yet and the last turn record is recent (docs/states.md §3 rule 7).
     RecentActivity,
     TurnFinished,
     PermissionPrompt,
@@ -335,17 +431,148 @@ pub enum IntentState {
     Awaiting,
 }
 
-/// An explicit pause set by the user (SPEC §4). Defaults to none.
+/// An explicit pause set by the user (docs/states.md §4). Defaults to none. The reason is
+/// carried here only: the other facets refer to it rather than repeat it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Intent {
     pub state: IntentState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub awaiting_who: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting_who: Option<Awaiting>,
 }
 
-/// What the session holds and whether cleanup may reclaim it (SPEC §4).
+/// Whom an `awaiting` intent waits for. The command line (`slate await --who`), the API
+/// (`POST /sessions/{id}/intent`), the store and the wire all spell it the same way:
+/// `operator`, `another_item:<item>` or `ci_or_deploy`, read by `FromStr` and written by
+/// `Display`, so every surface accepts and refuses the same values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Awaiting {
+    /// The person at the keyboard.
+    Operator,
+    /// Another work item, by id, which must be done first.
+    AnotherItem(String),
+    /// A CI run or a deployment.
+    CiOrDeploy,
+}
+
+/// A spelling of `awaiting_who` that names no one Slate knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not operator, another_item:<item> or ci_or_deploy")]
+pub struct UnknownAwaiting(pub String);
+
+impl Awaiting {
+    /// The actor the wait names, which `next_actor` reports until that actor has acted.
+    pub fn actor(&self) -> Actor {
+        match self {
+            Awaiting::Operator => Actor::Operator,
+            Awaiting::AnotherItem(_) => Actor::AnotherItem,
+            Awaiting::CiOrDeploy => Actor::CiOrDeploy,
+        }
+    }
+
+    /// The work item awaited, for `another_item:<item>`.
+    pub fn item(&self) -> Option<&str> {
+        match self {
+            Awaiting::AnotherItem(item) => Some(item),
+            Awaiting::Operator | Awaiting::CiOrDeploy => None,
+        }
+    }
+}
+
+impl std::str::FromStr for Awaiting {
+    type Err = UnknownAwaiting;
+
+    fn from_str(text: &str) -> Result<Awaiting, UnknownAwaiting> {
+        match text.split_once(':') {
+            None if text == "operator" => Ok(Awaiting::Operator),
+            None if text == "ci_or_deploy" => Ok(Awaiting::CiOrDeploy),
+            Some(("another_item", item)) if !item.is_empty() => {
+                Ok(Awaiting::AnotherItem(item.to_string()))
+            }
+            _ => Err(UnknownAwaiting(text.to_string())),
+        }
+    }
+}
+
+impl fmt::Display for Awaiting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Awaiting::Operator => f.write_str("operator"),
+            Awaiting::AnotherItem(item) => write!(f, "another_item:{item}"),
+            Awaiting::CiOrDeploy => f.write_str("ci_or_deploy"),
+        }
+    }
+}
+
+impl Serialize for Awaiting {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Awaiting {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Where a work item stands (docs/states.md §4 custody and next actor). The store keeps it as its
+/// snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    Ready,
+    Blocked,
+    CiRunning,
+    Done,
+}
+
+impl ItemStatus {
+    pub const ALL: [ItemStatus; 4] = [
+        ItemStatus::Ready,
+        ItemStatus::Blocked,
+        ItemStatus::CiRunning,
+        ItemStatus::Done,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Ready => "ready",
+            ItemStatus::Blocked => "blocked",
+            ItemStatus::CiRunning => "ci_running",
+            ItemStatus::Done => "done",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ItemStatus> {
+        ItemStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+}
+
+/// A spelling of an item status that is none of `ItemStatus::ALL`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not an item status (ready, blocked, ci_running, done)")]
+pub struct UnknownItemStatus(pub String);
+
+impl std::str::FromStr for ItemStatus {
+    type Err = UnknownItemStatus;
+
+    fn from_str(text: &str) -> Result<ItemStatus, UnknownItemStatus> {
+        ItemStatus::parse(text).ok_or_else(|| UnknownItemStatus(text.to_string()))
+    }
+}
+
+impl fmt::Display for ItemStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the session holds and whether cleanup may reclaim it (docs/states.md §4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Custody {
     pub holds: Vec<String>,
@@ -372,7 +599,7 @@ pub struct NextActor {
     pub since: Timestamp,
 }
 
-/// The wire field `session_state` (SPEC §4): the one state every consumer reads.
+/// The wire field `session_state` (docs/states.md §4): the one state every consumer reads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionState {
     pub status: Status,
@@ -385,7 +612,7 @@ pub struct SessionState {
     pub next_actor: NextActor,
 }
 
-/// The session object of SPEC §4, as the CLI and the API print it.
+/// The session object of docs/states.md §4, as the CLI and the API print it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     pub agent: AgentKind,
@@ -424,7 +651,7 @@ impl Session {
     }
 
     /// Reads a session object as a server sent it, tolerating an older server that sent no
-    /// `session_state` (SPEC §4: consumers show what they can). The missing facets are filled
+    /// `session_state` (docs/states.md §4: consumers show what they can). The missing facets are filled
     /// from the top-level `status` and `row_time`, with an `unknown` reason, no intent, and a
     /// custody that claims nothing (never `reclaimable`, since nothing says so). A missing
     /// `hosted` reads as false. Anything else malformed is still an error.
@@ -481,12 +708,6 @@ impl Session {
     }
 }
 
-/// One evidence line of `slate show`: which fact was seen and what it means.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Evidence {
-    pub fact: String,
-}
-
 /// A live process as the process scan saw it: plain data, not `sysinfo` types.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessInfo {
@@ -519,7 +740,7 @@ impl ProcessTable {
     }
 }
 
-/// What an agent's own listing says about one of its sessions (SPEC §1 "listing").
+/// What an agent's own listing says about one of its sessions (docs/states.md §1 "listing").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListingEntry {
     pub session_id: String,
@@ -530,7 +751,7 @@ pub struct ListingEntry {
     pub cwd: Option<String>,
     pub status: Option<ListedStatus>,
     pub waiting_for: Option<String>,
-    /// True for an interactive chat, which reports done or idle after each turn (SPEC §3 rule 2).
+    /// True for an interactive chat, which reports done or idle after each turn (docs/states.md §3 rule 2).
     pub interactive: bool,
     pub updated_at: Option<Timestamp>,
 }
@@ -555,7 +776,7 @@ pub struct Listing {
     pub entries: Vec<ListingEntry>,
 }
 
-/// Signals a hosted session's pseudo-terminal reports (SPEC §1 "hosted session").
+/// Signals a hosted session's pseudo-terminal reports (docs/states.md §1 "hosted session").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct HostedSignals {
     pub pid: Option<u32>,
@@ -568,9 +789,105 @@ pub struct HostedSignals {
 /// A counted problem: something went wrong reading the outside world, and the engine went on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
-    /// A stable kind, e.g. `malformed_line`, `huge_line`, `unreadable_folder`.
-    pub kind: String,
+    pub kind: ProblemKind,
     /// Where: a path, a root or a session.
     pub place: String,
     pub detail: String,
+}
+
+impl Problem {
+    pub fn new(kind: ProblemKind, place: impl Into<String>, detail: impl Into<String>) -> Problem {
+        Problem {
+            kind,
+            place: place.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What kind of problem it was. The snake_case spelling is stable: `/health` counts problems by
+/// it and `slate doctor` prints it. The variants are in the alphabetical order of their spelling,
+/// so counts keyed by kind list in that order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// A line longer than the limit was skipped unread.
+    HugeLine,
+    /// An agent's listing command could not be run, or failed.
+    ListingFailed,
+    /// An agent's listing command did not answer in time and was killed.
+    ListingTimeout,
+    /// A whole-file record (a legacy OpenCode JSON file) could not be read as one.
+    MalformedFile,
+    /// A transcript line is not what its format says.
+    MalformedLine,
+    /// A listing file or the listing command's output is not what its format says.
+    MalformedListing,
+    /// A stored row is not what its format says.
+    MalformedRow,
+    /// A store is damaged (corrupt, not a database, an undecodable meta row or root).
+    StoreCorrupt,
+    /// A store stayed locked by its writer past the retries.
+    StoreLocked,
+    /// A store has a layout this reader does not know (a missing table or column).
+    StoreUnexpected,
+    /// A store could not be opened or read.
+    StoreUnreadable,
+    /// A folder or a file could not be listed, opened or read.
+    Unreadable,
+    /// A file of a store's file tree could not be read.
+    UnreadableFile,
+}
+
+impl ProblemKind {
+    pub const ALL: [ProblemKind; 13] = [
+        ProblemKind::HugeLine,
+        ProblemKind::ListingFailed,
+        ProblemKind::ListingTimeout,
+        ProblemKind::MalformedFile,
+        ProblemKind::MalformedLine,
+        ProblemKind::MalformedListing,
+        ProblemKind::MalformedRow,
+        ProblemKind::StoreCorrupt,
+        ProblemKind::StoreLocked,
+        ProblemKind::StoreUnexpected,
+        ProblemKind::StoreUnreadable,
+        ProblemKind::Unreadable,
+        ProblemKind::UnreadableFile,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemKind::HugeLine => "huge_line",
+            ProblemKind::ListingFailed => "listing_failed",
+            ProblemKind::ListingTimeout => "listing_timeout",
+            ProblemKind::MalformedFile => "malformed_file",
+            ProblemKind::MalformedLine => "malformed_line",
+            ProblemKind::MalformedListing => "malformed_listing",
+            ProblemKind::MalformedRow => "malformed_row",
+            ProblemKind::StoreCorrupt => "store_corrupt",
+            ProblemKind::StoreLocked => "store_locked",
+            ProblemKind::StoreUnexpected => "store_unexpected",
+            ProblemKind::StoreUnreadable => "store_unreadable",
+            ProblemKind::Unreadable => "unreadable",
+            ProblemKind::UnreadableFile => "unreadable_file",
+        }
+    }
+
+    /// True for a store that could not be read at all, as opposed to one bad row in it.
+    pub fn is_store_failure(self) -> bool {
+        matches!(
+            self,
+            ProblemKind::StoreLocked
+                | ProblemKind::StoreCorrupt
+                | ProblemKind::StoreUnreadable
+                | ProblemKind::StoreUnexpected
+        )
+    }
+}
+
+impl fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
 }

@@ -1,15 +1,76 @@
-//! How sessions read on a terminal: the `slate sessions` table, the `slate show` page and the
-//! `slate doctor` report.
+//! How sessions read on a terminal: the `slate sessions` table, the `slate show` page, the
+//! `slate watch` lines, the `slate item list` table, and the one rule that makes any text safe
+//! to print.
 //!
 //! These are pure functions from sessions (and `now`) to text, so their output is tested with
 //! snapshots. They print nothing themselves and decide nothing: every status and reason comes from
-//! `tracker`.
+//! `tracker`. Titles, prompts, folders, branches, ids and reasons are written by models, tools and
+//! other programs, so every renderer here passes its text through `terminal_text`, and the
+//! command line passes what it composes itself (`slate doctor`, errors) through it too.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::model::{Intent, IntentState, Session, Status, Timestamp};
+use crate::model::{AgentKind, Intent, IntentState, Session, SessionKey, Status, Timestamp};
+use crate::tracker::{self, WorkItemInfo};
+
+/// Makes text safe to print on a terminal: a control character is shown, never obeyed. C0
+/// controls appear in caret notation as `cat -v` shows them (ESC as `^[`, BEL as `^G`, CR as
+/// `^M`), DEL as `^?`, and a C1 control, which some terminals obey as an escape, as `^[` and its
+/// 7-bit letter (CSI, U+009B, as `^[[`). So OSC 52 reads `^[]52;…^G` instead of writing the
+/// clipboard. Printable Unicode is kept as it is, and so are line ends and tabs, which lay the
+/// text out. JSON output does not come here: serde escapes control characters itself.
+pub fn terminal_text(text: &str) -> Cow<'_, str> {
+    let obeyed = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(obeyed) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match u32::from(c) {
+            0x0a | 0x09 => shown.push(c),
+            code @ 0x00..=0x1f => {
+                shown.push('^');
+                shown.push(char::from(code as u8 + 0x40));
+            }
+            0x7f => shown.push_str("^?"),
+            code @ 0x80..=0x9f => {
+                shown.push_str("^[");
+                shown.push(char::from(code as u8 - 0x40));
+            }
+            _ => shown.push(c),
+        }
+    }
+    Cow::Owned(shown)
+}
+
+/// An error and its causes as one line, `error: cause: cause`, safe for a terminal. A cause
+/// that the text already ends with is left out: many errors repeat their cause in their own
+/// words, and the operating system's message should read once.
+pub fn error_text(causes: impl IntoIterator<Item = String>) -> String {
+    let mut text = String::new();
+    for cause in causes {
+        if text.ends_with(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    finish(text)
+}
+
+/// The end of every renderer: the text, safe for a terminal.
+fn finish(text: String) -> String {
+    match terminal_text(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(shown) => shown,
+    }
+}
 
 /// Orders sessions the way every surface shows them: Needs you first, then Working, then Closed;
 /// within a group, the most recent first.
@@ -22,21 +83,6 @@ pub fn sort_for_display(sessions: &mut [Session]) {
         };
         (group, Reverse(session.row_time), session.id.clone())
     });
-}
-
-/// Whether a session belongs on the live list at `now`: every session that has not ended; an
-/// ended one holding a work claim (custody protects it until the claim is released); and an
-/// ended, reclaimable one until `reclaim_after` has passed since it ended, after which automatic
-/// cleanup takes it off the list. It stays in the history (`--all`) either way.
-pub fn on_live_list(session: &Session, now: Timestamp, reclaim_after: Duration) -> bool {
-    if session.status != Status::Ended {
-        return true;
-    }
-    let state = &session.session_state;
-    if state.custody.holds_work_claim || !state.custody.reclaimable {
-        return true;
-    }
-    now < state.next_actor.since.plus(reclaim_after)
 }
 
 /// The `slate sessions --reclaimable` table: the sessions automatic cleanup may reclaim, with the
@@ -67,7 +113,7 @@ pub fn reclaimable(sessions: &[Session], now: Timestamp) -> String {
             state.custody.reason
         );
     }
-    out
+    finish(out)
 }
 
 /// `parked` or `awaiting <who>` for a session with an intent; `None` without one.
@@ -93,8 +139,10 @@ pub fn age(since: Timestamp, now: Timestamp) -> String {
     }
 }
 
-/// Cuts `text` to `width` characters, ending with `…` when cut, and pads it to `width`.
+/// Cuts `text` to `width` characters as a terminal shows them (`terminal_text`), ending with `…`
+/// when cut, and pads it to `width`.
 fn cell(text: &str, width: usize) -> String {
+    let text = terminal_text(text);
     let count = text.chars().count();
     if count <= width {
         let mut padded = text.to_string();
@@ -161,15 +209,16 @@ pub fn table(sessions: &[Session], now: Timestamp) -> String {
         if sessions.len() == 1 { "" } else { "s" },
         if needs_you == 1 { "s" } else { "" },
     );
-    out
+    finish(out)
 }
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The `slate show` page: one session and the evidence that decided its state.
-pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
+/// The `slate show` page: one session and the evidence that decided its state (as `Evidence`
+/// values, or as the sentences a server sent for them).
+pub fn show(session: &Session, evidence: &[impl std::fmt::Display], now: Timestamp) -> String {
     let state = &session.session_state;
     let mut out = String::new();
     let mut line = |label: &str, value: String| {
@@ -249,7 +298,73 @@ pub fn show(session: &Session, evidence: &[String], now: Timestamp) -> String {
     for fact in evidence {
         let _ = writeln!(out, "  - {fact}");
     }
-    out
+    finish(out)
+}
+
+/// One `slate watch` line for a session that appeared or changed:
+/// `HH:MM:SS  Needs you  Claude Code acme — Finished its turn`.
+pub fn watch_line(session: &Session, now: Timestamp) -> String {
+    let project = session
+        .project
+        .as_deref()
+        .or(session.folder.as_deref())
+        .unwrap_or("-");
+    finish(format!(
+        "{}  {:<9}  {} {project} — {}",
+        clock_time(now),
+        session.status.label(),
+        session.agent.display_name(),
+        session.session_state.reason.text
+    ))
+}
+
+/// One `slate watch` line for a session that left the live list.
+pub fn watch_removed(agent: AgentKind, id: &str, now: Timestamp) -> String {
+    finish(format!(
+        "{}  {:<9}  {} {id}",
+        clock_time(now),
+        "Closed",
+        agent.display_name()
+    ))
+}
+
+/// The time of day in UTC: the `time` crate reads the local offset only where that is sound,
+/// which a multi-threaded process on Linux is not.
+fn clock_time(at: Timestamp) -> String {
+    let seconds = at.millis().div_euclid(1000).rem_euclid(86_400);
+    format!(
+        "{:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+/// The `slate item list` table: each work item, who holds it (`holders`: item id → the session
+/// with an open claim) and who acts next.
+pub fn items(
+    items: &BTreeMap<String, WorkItemInfo>,
+    holders: &BTreeMap<String, SessionKey>,
+) -> String {
+    let mut out = String::new();
+    if items.is_empty() {
+        out.push_str("No work items. (`slate item add <id> --title …` adds one.)\n");
+        return out;
+    }
+    for item in items.values() {
+        let holder = holders.get(&item.id);
+        let (actor, why) = tracker::item_next_actor(item, items, holder);
+        let _ = writeln!(
+            out,
+            "{:<14} {:<11} {:<32} {:<20} next: {} ({why})",
+            item.id,
+            item.status.as_str(),
+            item.title,
+            holder.map_or_else(|| "unclaimed".to_string(), |key| key.to_string()),
+            wire_name(actor),
+        );
+    }
+    finish(out)
 }
 
 /// The snake_case name a facet value has on the wire.
@@ -285,74 +400,47 @@ mod tests {
     }
 
     #[test]
+    fn an_error_reads_each_cause_once() {
+        let causes = [
+            "cannot read the table /t: cannot read /t: gone (os error 2)",
+            "cannot read /t: gone (os error 2)",
+            "gone (os error 2)",
+        ];
+        assert_eq!(
+            error_text(causes.map(String::from)),
+            "cannot read the table /t: cannot read /t: gone (os error 2)"
+        );
+        let causes = ["cannot set up the token", "the file \u{1b}[2J is odd"];
+        assert_eq!(
+            error_text(causes.map(String::from)),
+            "cannot set up the token: the file ^[[2J is odd"
+        );
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        assert_eq!(terminal_text("plain — żółw ✓"), "plain — żółw ✓");
+        assert!(matches!(terminal_text("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            terminal_text("a\u{1b}]52;c;eA==\u{7}b\u{1b}[2J"),
+            "a^[]52;c;eA==^Gb^[[2J"
+        );
+        assert_eq!(
+            terminal_text("\u{0}\r\u{7f}\u{9b}2J\u{9d}0;x"),
+            "^@^M^?^[[2J^[]0;x"
+        );
+        assert_eq!(
+            terminal_text("two\nlines\tand a tab"),
+            "two\nlines\tand a tab"
+        );
+        // A cell measures what the terminal shows.
+        assert_eq!(cell("\u{7}", 3), "^G ");
+    }
+
+    #[test]
     fn cells_cut_and_pad() {
         assert_eq!(cell("abc", 5), "abc  ");
         assert_eq!(cell("abcdef", 4), "abc…");
         assert_eq!(cell("żółw", 4), "żółw");
-    }
-}
-
-#[cfg(test)]
-mod live_list_tests {
-    use super::*;
-    use crate::model::{
-        Activity, Actor, AgentKind, Custody, NextActor, Presence, Reason, ReasonCode, SessionId,
-        SessionState,
-    };
-
-    fn ended(since_minutes_ago: u64, claim: bool, now: Timestamp) -> Session {
-        let since = now.minus(Duration::from_secs(since_minutes_ago * 60));
-        Session {
-            agent: AgentKind::ClaudeCode,
-            id: SessionId::new("s"),
-            folder: None,
-            project: None,
-            title: None,
-            last_prompt: None,
-            branch: None,
-            ahead: None,
-            behind: None,
-            dirty: None,
-            row_time: Some(since),
-            pid: None,
-            transcript: None,
-            model: None,
-            cli_version: None,
-            hosted: false,
-            status: Status::Ended,
-            session_state: SessionState {
-                status: Status::Ended,
-                active_at: Some(since),
-                reason: Reason::new(ReasonCode::NoProcess, "gone"),
-                presence: Presence::Gone,
-                activity: Activity::Silent,
-                intent: Intent::default(),
-                custody: Custody {
-                    holds: if claim {
-                        vec!["item:a".to_string()]
-                    } else {
-                        Vec::new()
-                    },
-                    holds_work_claim: claim,
-                    reclaimable: !claim,
-                    reason: String::new(),
-                },
-                next_actor: NextActor {
-                    actor: Actor::Nobody,
-                    reason: String::new(),
-                    since,
-                },
-            },
-        }
-    }
-
-    #[test]
-    fn a_reclaimable_session_leaves_the_live_list_after_the_reclaim_time() {
-        let now = Timestamp::from_millis(1_800_000_000_000);
-        let hour = Duration::from_secs(3600);
-        assert!(on_live_list(&ended(59, false, now), now, hour));
-        assert!(!on_live_list(&ended(60, false, now), now, hour));
-        // A work claim keeps it listed however long ago it ended.
-        assert!(on_live_list(&ended(24 * 60, true, now), now, hour));
     }
 }

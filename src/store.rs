@@ -1,17 +1,18 @@
 //! Slate's own persistent store: one SQLite file that remembers what must survive a restart.
 //!
 //! It owns the schema and its migrations, and the small typed reads and writes the engine needs:
-//! the history of status transitions (and from it the time a session spent in a status),
-//! settings, the user's intents (park/await), which process vouched for a session and when it
-//! died, and the work items and claims. It keeps no read offsets (schema version 2 dropped them):
-//! a start-up never reads closed history, only looks at its size and time, so there is nothing
-//! for an offset to spare. It also owns what happens when the file is corrupt (moved
+//! the history of status transitions (and from it the time a session spent in a status), the
+//! user's intents (park/await), and the work items and claims. It keeps no read offsets (schema
+//! version 2 dropped them): a start-up never reads closed history, only looks at its size and
+//! time, so there is nothing for an offset to spare. Nor does it keep settings or the vouching
+//! process of a session (schema version 3 dropped both tables, which nothing wrote): settings live
+//! in the config file, and the tracker learns presence again from the first process scan. It also owns what happens when the file is corrupt (moved
 //! aside, never deleted, and a fresh store created) or locked by another writer (a typed error
-//! after the busy timeout), and where the file lives by default.
+//! after the busy timeout).
 //!
 //! It deliberately decides nothing: it stores what the engine hands it and gives it back. It never
-//! reads the agents' own SQLite stores (that is `sources`), and it does not read the environment:
-//! the caller passes in the home folder and the platform's variables.
+//! reads the agents' own SQLite stores (that is `sources`), and it does not know where its file
+//! lives: `places` says that, and the caller passes the path in.
 
 use std::fs;
 use std::io;
@@ -21,7 +22,8 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
 use crate::model::{
-    AgentKind, Intent, IntentState, Reason, ReasonCode, SessionId, SessionKey, Status, Timestamp,
+    AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionId,
+    SessionKey, Status, Timestamp,
 };
 
 /// How long a write waits for another writer before it gives up with [`StoreError::Locked`].
@@ -103,6 +105,14 @@ const MIGRATIONS: &[&str] = &[
     r#"
     DROP TABLE offsets;
     "#,
+    // Version 3: no settings and no presence. Nothing ever wrote either table: settings live in
+    // the config file, and a session's vouching process is found again by the first process scan
+    // after a start. Dropping them (rather than leaving them unused) keeps the schema a true
+    // account of what the store holds.
+    r#"
+    DROP TABLE settings;
+    DROP TABLE presence;
+    "#,
 ];
 
 /// What can go wrong with the store. Opening errors are fatal for the engine; a locked store is
@@ -161,23 +171,13 @@ pub struct StoredIntent {
     pub set_at: Timestamp,
 }
 
-/// Which process vouched for a session, and when it died (SPEC §4 presence). Remembering the death
-/// across a restart is what keeps a session `gone` rather than alive again.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PresenceRecord {
-    pub key: SessionKey,
-    pub pid: u32,
-    /// The process start time, so a recycled pid never matches.
-    pub start: Timestamp,
-    pub gone_at: Option<Timestamp>,
-}
-
 /// A unit of work sessions can claim (a later issue gives these meaning).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkItem {
     pub id: String,
     pub title: String,
-    pub status: String,
+    /// Stored as its snake_case name; a name this build does not know reads as `blocked`.
+    pub status: ItemStatus,
     /// The ids of the items this one waits for.
     pub deps: Vec<String>,
     pub created: Timestamp,
@@ -261,78 +261,6 @@ pub fn open_in_memory() -> Result<Store, StoreError> {
         path,
         recovered_from: None,
     })
-}
-
-/// Where the store lives inside the platform's data folder: `<data_dir>/slate/slate.db`.
-pub fn default_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("slate").join("slate.db")
-}
-
-/// The operating systems whose folder conventions differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Platform {
-    Linux,
-    MacOs,
-    Windows,
-}
-
-impl Platform {
-    /// The platform this binary was built for; every other Unix follows the Linux (XDG) rules.
-    pub fn current() -> Platform {
-        if cfg!(target_os = "macos") {
-            Platform::MacOs
-        } else if cfg!(target_os = "windows") {
-            Platform::Windows
-        } else {
-            Platform::Linux
-        }
-    }
-}
-
-/// The platform's data folder. `variable` is `$XDG_DATA_HOME` on Linux and `%APPDATA%` on Windows,
-/// as the caller read it; macOS has no such variable.
-pub fn data_dir(home: &Path, variable: Option<&Path>) -> PathBuf {
-    data_dir_on(Platform::current(), home, variable)
-}
-
-/// The platform's config folder. `variable` is `$XDG_CONFIG_HOME` on Linux and `%APPDATA%` on
-/// Windows, as the caller read it.
-pub fn config_dir(home: &Path, variable: Option<&Path>) -> PathBuf {
-    config_dir_on(Platform::current(), home, variable)
-}
-
-/// [`data_dir`] for a given platform, so every platform's rule can be tested anywhere.
-pub fn data_dir_on(platform: Platform, home: &Path, variable: Option<&Path>) -> PathBuf {
-    platform_dir(platform, home, variable, &[".local", "share"])
-}
-
-/// [`config_dir`] for a given platform.
-pub fn config_dir_on(platform: Platform, home: &Path, variable: Option<&Path>) -> PathBuf {
-    platform_dir(platform, home, variable, &[".config"])
-}
-
-fn platform_dir(
-    platform: Platform,
-    home: &Path,
-    variable: Option<&Path>,
-    xdg_fallback: &[&str],
-) -> PathBuf {
-    // The XDG spec says a relative value is invalid and must be ignored; the same caution costs
-    // nothing for %APPDATA%.
-    let variable = variable.filter(|folder| folder.is_absolute());
-    match platform {
-        Platform::MacOs => home.join("Library").join("Application Support"),
-        Platform::Windows => match variable {
-            Some(folder) => folder.to_path_buf(),
-            None => home.join("AppData").join("Roaming"),
-        },
-        Platform::Linux => match variable {
-            Some(folder) => folder.to_path_buf(),
-            None => xdg_fallback
-                .iter()
-                .fold(home.to_path_buf(), |path, part| path.join(part)),
-        },
-    }
 }
 
 impl Store {
@@ -507,28 +435,6 @@ impl Store {
         Ok(total)
     }
 
-    pub fn get_setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT value FROM settings WHERE key = ?1",
-                params![key],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(|source| self.fail("read a setting", source))
-    }
-
-    pub fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO settings (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                params![key, value],
-            )
-            .map(drop)
-            .map_err(|source| self.fail("write a setting", source))
-    }
-
     /// Sets the user's intent for a session. An intent whose state is `none` is the absence of
     /// one, so it clears the stored intent instead.
     pub fn set_intent(
@@ -552,7 +458,7 @@ impl Store {
                     key.id.as_str(),
                     intent_state_str(intent.state),
                     intent.reason,
-                    intent.awaiting_who,
+                    intent.awaiting_who.as_ref().map(Awaiting::to_string),
                     at.millis(),
                 ],
             )
@@ -584,7 +490,7 @@ impl Store {
                 intent: Intent {
                     state: decode_intent_state(&state)?,
                     reason,
-                    awaiting_who,
+                    awaiting_who: decode_awaiting(awaiting_who),
                 },
                 set_at: Timestamp::from_millis(set_at_ms),
             })
@@ -618,7 +524,7 @@ impl Store {
                     intent: Intent {
                         state: decode_intent_state(&state)?,
                         reason,
-                        awaiting_who,
+                        awaiting_who: decode_awaiting(awaiting_who),
                     },
                     set_at: Timestamp::from_millis(set_at_ms),
                 },
@@ -637,56 +543,6 @@ impl Store {
             .map_err(|source| self.fail("clear an intent", source))
     }
 
-    /// Remembers which process vouches (or vouched) for a session; replaces the earlier record.
-    pub fn save_presence(&self, record: &PresenceRecord) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO presence (agent, session_id, pid, start_ms, gone_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (agent, session_id) DO UPDATE SET
-                     pid = excluded.pid, start_ms = excluded.start_ms,
-                     gone_at_ms = excluded.gone_at_ms",
-                params![
-                    record.key.agent.as_str(),
-                    record.key.id.as_str(),
-                    record.pid,
-                    record.start.millis(),
-                    record.gone_at.map(Timestamp::millis),
-                ],
-            )
-            .map(drop)
-            .map_err(|source| self.fail("save presence", source))
-    }
-
-    /// Every presence record, for the engine to restore at start.
-    pub fn load_presence(&self) -> Result<Vec<PresenceRecord>, StoreError> {
-        let rows = self.rows(
-            "load presence",
-            "SELECT agent, session_id, pid, start_ms, gone_at_ms FROM presence
-                 ORDER BY agent, session_id",
-            [],
-            |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, u32>(2)?,
-                    row.get::<_, i64>(3)?,
-                    row.get::<_, Option<i64>>(4)?,
-                ))
-            },
-        )?;
-        let mut records = Vec::new();
-        for (agent, session_id, pid, start_ms, gone_at_ms) in rows {
-            records.push(PresenceRecord {
-                key: decode_key("presence", &agent, session_id)?,
-                pid,
-                start: Timestamp::from_millis(start_ms),
-                gone_at: gone_at_ms.map(Timestamp::from_millis),
-            });
-        }
-        Ok(records)
-    }
-
     /// Creates or replaces a work item.
     pub fn put_work_item(&self, item: &WorkItem) -> Result<(), StoreError> {
         let deps = serde_json::to_string(&item.deps).unwrap_or_else(|_| "[]".to_owned());
@@ -700,7 +556,7 @@ impl Store {
                 params![
                     item.id,
                     item.title,
-                    item.status,
+                    item.status.as_str(),
                     deps,
                     item.created.millis()
                 ],
@@ -761,7 +617,7 @@ impl Store {
             items.push(WorkItem {
                 id,
                 title,
-                status,
+                status: decode_item_status(&status),
                 deps,
                 created: Timestamp::from_millis(created_ms),
             });
@@ -1051,6 +907,18 @@ fn decode_intent_state(text: &str) -> Result<IntentState, StoreError> {
             value: text.to_owned(),
         }),
     }
+}
+
+/// An item status this build does not know (written by hand, or by a newer Slate) reads as
+/// `blocked`: the item then waits for direction rather than passing for ready or done.
+fn decode_item_status(text: &str) -> ItemStatus {
+    ItemStatus::parse(text).unwrap_or(ItemStatus::Blocked)
+}
+
+/// An `awaiting_who` this build cannot read (an older Slate's API took any text) reads as an
+/// intent that names no one: the session still shows as awaiting, and the row is kept as it is.
+fn decode_awaiting(text: Option<String>) -> Option<Awaiting> {
+    text.and_then(|text| text.parse().ok())
 }
 
 fn decode_key(

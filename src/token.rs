@@ -3,15 +3,20 @@
 //! The token is what separates the person's own tools (the page Slate serves, the CLI, the desktop
 //! shell) from a web page on another site: only someone who can read the user's config folder
 //! can change anything through the API. It is 32 random bytes written as 64 hex characters in
-//! `<config_dir>/slate/token`, readable by the owner only. This module owns the file and the
-//! randomness; it never logs the token itself. Checking a request's token is `api`'s business.
+//! the token file (`places::Places::token_file`), readable by the owner only. This module owns the
+//! file's content and the randomness; it never logs the token itself. Where the file lives is
+//! `places`' business, and checking a request's token is `api`'s.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The token's length in hex characters (32 random bytes).
 pub const TOKEN_LEN: usize = 64;
+
+/// The most a token file is read: the token, a line end, and room for stray whitespace. Whatever
+/// the file holds beyond that is never read, so a file that never ends costs nothing.
+const READ_LIMIT: u64 = 256;
 
 /// Why the token could not be read or created.
 #[derive(Debug, thiserror::Error)]
@@ -24,41 +29,90 @@ pub enum TokenError {
     Write { path: PathBuf, source: io::Error },
     #[error("cannot read the token file {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
+    #[error("the token file {path} is not a regular file; remove it and slate writes a new token")]
+    NotAFile { path: PathBuf },
 }
 
-/// Where the token lives: `<config_dir>/slate/token`.
-pub fn token_path(config_dir: &Path) -> PathBuf {
-    config_dir.join("slate").join("token")
-}
-
-/// Reads the token, creating it on first run. A token file that is not 64 hex characters, or that
+/// Reads the token file at `path`, creating it on first run. A token file that is not 64 hex characters, or that
 /// others can read, is replaced by a new one with a warning: a token others could have read is
-/// no secret any more.
-pub fn load_or_create_token(config_dir: &Path) -> Result<String, TokenError> {
-    let path = token_path(config_dir);
-    match fs::read_to_string(&path) {
-        Ok(text) => {
-            let token = text.trim();
-            if !is_token(token) {
-                tracing::warn!(
-                    "the token file {} does not hold a token; writing a new one",
-                    path.display()
-                );
-            } else if !owner_only(&path) {
-                tracing::warn!(
-                    "the token file {} is readable by others; writing a new token",
-                    path.display()
-                );
-            } else {
-                return Ok(token.to_string());
-            }
+/// no secret any more. A token file that is not a regular file (a FIFO, a device, a folder) is
+/// an error: it is not Slate's to replace.
+pub fn load_or_create_token(path: &Path) -> Result<String, TokenError> {
+    if let Some(file) = read_file(path)? {
+        let token = file.text.trim();
+        if !is_token(token) {
+            tracing::warn!(
+                "the token file {} does not hold a token; writing a new one",
+                path.display()
+            );
+        } else if !file.owner_only {
+            tracing::warn!(
+                "the token file {} is readable by others; writing a new token",
+                path.display()
+            );
+        } else {
+            return Ok(token.to_string());
         }
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-        Err(source) => return Err(TokenError::Read { path, source }),
     }
     let token = new_token()?;
-    write_token(&path, &token)?;
+    write_token(path, &token)?;
     Ok(token)
+}
+
+/// Reads the token for a client of the API (`slate run`, the commands that nudge a running
+/// server), never creating one: `None` when there is no token file or it holds nothing a
+/// header could carry. What the file holds is sent as it is (the server judges it), but only
+/// when it is one word of visible ASCII, so it cannot add lines to a request.
+pub fn read_token(path: &Path) -> Result<Option<String>, TokenError> {
+    let Some(file) = read_file(path)? else {
+        return Ok(None);
+    };
+    let token = file.text.trim();
+    let sendable = !token.is_empty() && token.bytes().all(|byte| byte.is_ascii_graphic());
+    Ok(sendable.then(|| token.to_string()))
+}
+
+/// What a token file held, and whether only its owner may read it.
+struct TokenFile {
+    text: String,
+    owner_only: bool,
+}
+
+/// Reads the file at `path` as a regular file only, at most `READ_LIMIT` bytes of it. It is
+/// opened without blocking, so a FIFO cannot hang the reader, and the opened handle's metadata
+/// is what is checked, so the file cannot be swapped between the check and the read. `None`
+/// when there is no file.
+fn read_file(path: &Path) -> Result<Option<TokenFile>, TokenError> {
+    let read_error = |source| TokenError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(nix::libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(read_error(err)),
+    };
+    let meta = file.metadata().map_err(read_error)?;
+    if !meta.is_file() {
+        return Err(TokenError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(READ_LIMIT)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    Ok(Some(TokenFile {
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        owner_only: owner_only(&meta),
+    }))
 }
 
 fn is_token(text: &str) -> bool {
@@ -66,17 +120,15 @@ fn is_token(text: &str) -> bool {
 }
 
 /// True when only the owner may read or write the file (always true where modes do not exist).
-fn owner_only(path: &Path) -> bool {
+fn owner_only(meta: &fs::Metadata) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        fs::metadata(path)
-            .map(|meta| meta.permissions().mode() & 0o077 == 0)
-            .unwrap_or(false)
+        meta.permissions().mode() & 0o077 == 0
     }
     #[cfg(not(unix))]
     {
-        let _ = path;
+        let _ = meta;
         true
     }
 }

@@ -1,57 +1,71 @@
-//! The file watcher: turns file-system notifications into hints for the live loop.
+//! The file watcher: turns file-system notifications into [`Hint`]s for whoever started it (the
+//! live loop).
 //!
 //! Notifications are hints, never the truth: the loop re-reads the hinted file from its saved
 //! offset and walks everything again every minute, so a missed, duplicated or reordered event
 //! costs at most a delay. Events are filtered here, in notify's own thread, so writes the engine
-//! does not care about (logs, caches, SQLite journals of other tools) never wake the loop.
+//! does not care about (logs, caches, SQLite journals of other tools) never wake the loop. Besides
+//! the agents' folders it can watch single files by name (Slate's config file). It knows nothing
+//! of what a hint leads to.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, RwLock};
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
-use crate::live::Event;
+use crate::agents::BUILT_IN;
+use crate::sources::roots::{is_interesting, WatchSpec};
 
-/// One folder to watch.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct WatchSpec {
-    pub path: PathBuf,
-    pub recursive: bool,
+/// What the watcher reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hint {
+    /// This file changed (or appeared, or went away).
+    Changed(PathBuf),
+    /// The watcher lost track (an overflow, an error, a new folder): walk everything.
+    Rescan,
 }
 
 /// The running watcher and what it watches.
 pub struct Watcher {
     inner: notify::RecommendedWatcher,
     watched: BTreeSet<WatchSpec>,
+    /// Single files reported by name whatever their name looks like, shared with notify's thread.
+    files: Arc<RwLock<BTreeSet<PathBuf>>>,
 }
 
-/// Starts a watcher that sends hints to `events`. Returns `None` (and the loop relies on its
-/// periodic walk) when the platform refuses a watcher, e.g. out of inotify instances.
-pub fn start(specs: Vec<WatchSpec>, events: mpsc::Sender<Event>) -> Option<Watcher> {
+/// Starts a watcher that hands its hints to `report`, on notify's own thread. Returns `None`
+/// (and the loop relies on its periodic walk) when the platform refuses a watcher, e.g. out of
+/// inotify instances.
+pub fn start(specs: Vec<WatchSpec>, report: impl Fn(Hint) + Send + 'static) -> Option<Watcher> {
+    let files: Arc<RwLock<BTreeSet<PathBuf>>> = Arc::default();
+    let named = Arc::clone(&files);
     let handler = move |result: notify::Result<notify::Event>| match result {
         Ok(event) => {
             if event.need_rescan() {
-                let _ = events.send(Event::Rescan);
+                report(Hint::Rescan);
                 return;
             }
             if matches!(event.kind, EventKind::Access(_)) {
                 return;
             }
             for path in event.paths {
-                if matches!(
+                let named = named.read().is_ok_and(|files| files.contains(&path));
+                if named {
+                    report(Hint::Changed(path));
+                } else if matches!(
                     event.kind,
                     EventKind::Create(notify::event::CreateKind::Folder)
                 ) {
-                    let _ = events.send(Event::Rescan);
-                } else if is_interesting(&path) {
-                    let _ = events.send(Event::Changed(path));
+                    report(Hint::Rescan);
+                } else if is_interesting(BUILT_IN, &path) {
+                    report(Hint::Changed(path));
                 }
             }
         }
         Err(err) => {
             tracing::warn!("file watcher error, walking everything again: {err}");
-            let _ = events.send(Event::Rescan);
+            report(Hint::Rescan);
         }
     };
     match notify::recommended_watcher(handler) {
@@ -59,6 +73,7 @@ pub fn start(specs: Vec<WatchSpec>, events: mpsc::Sender<Event>) -> Option<Watch
             let mut watcher = Watcher {
                 inner,
                 watched: BTreeSet::new(),
+                files,
             };
             watcher.watch_all(specs);
             Some(watcher)
@@ -98,6 +113,20 @@ impl Watcher {
         }
     }
 
+    /// Reports changes of the file at `path` (created, written, replaced by a rename, removed)
+    /// whatever its name, by watching its folder.
+    pub fn watch_file(&mut self, path: &Path) {
+        if let Ok(mut files) = self.files.write() {
+            files.insert(path.to_path_buf());
+        }
+        if let Some(folder) = path.parent() {
+            self.watch_all(vec![WatchSpec {
+                path: folder.to_path_buf(),
+                recursive: false,
+            }]);
+        }
+    }
+
     /// How many folders are watched, for diagnostics.
     pub fn len(&self) -> usize {
         self.watched.len()
@@ -124,40 +153,4 @@ fn existing(spec: &WatchSpec) -> Option<WatchSpec> {
         path: ancestor.to_path_buf(),
         recursive: false,
     })
-}
-
-/// Transcripts, registries and stores: the files a change of which can change a session.
-fn is_interesting(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy())
-        .unwrap_or_default();
-    [".jsonl", ".json", ".zst", ".db", ".db-wal", "HEAD"]
-        .iter()
-        .any(|suffix| name.ends_with(suffix))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_session_files_are_interesting() {
-        for path in [
-            "/h/.claude/projects/x/abc.jsonl",
-            "/h/.claude/sessions/4242.json",
-            "/h/.codex/sessions/2026/11/28/rollout-x.jsonl.zst",
-            "/h/.local/share/opencode/opencode.db-wal",
-            "/work/acme/.git/HEAD",
-        ] {
-            assert!(is_interesting(Path::new(path)), "{path}");
-        }
-        for path in [
-            "/h/.claude/debug/latest",
-            "/h/.codex/log/codex-tui.log",
-            "/h/.codex/state_5.sqlite-shm",
-        ] {
-            assert!(!is_interesting(Path::new(path)), "{path}");
-        }
-    }
 }

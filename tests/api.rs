@@ -12,22 +12,22 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use slate::api::{self, Security};
+use slate::client::{Client, ServerEvent};
 use slate::engine::{Options, ProcessSource};
-use slate::follow;
 use slate::live::{self, Handle, Service, Timing};
 
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 use tower::ServiceExt;
 
 use crate::util::{
     claude_line, claude_process_table, transcript_path, working_transcript, SESSION,
 };
 
-const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-const PORT: u16 = 7411;
+pub(crate) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+pub(crate) const PORT: u16 = 7411;
 
 /// Appends the tool's result, a closing text and the turn's end: the session now needs you.
-fn finish_turn(path: &Path) {
+pub(crate) fn finish_turn(path: &Path) {
     let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     let at = live::system_clock();
     let mut text = String::new();
@@ -50,7 +50,7 @@ fn finish_turn(path: &Path) {
     file.flush().unwrap();
 }
 
-fn service(home: &Path) -> Service {
+pub(crate) fn service(home: &Path) -> Service {
     let env = Env {
         home: Some(home.to_path_buf()),
         ..Env::default()
@@ -63,6 +63,7 @@ fn service(home: &Path) -> Service {
         timing: Timing::default(),
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     }
 }
 
@@ -71,7 +72,7 @@ const OLD_SESSION: &str = "0ld5e551-0000-4000-8000-000000000001";
 
 /// A live service over a fresh temporary HOME with one working Claude Code session and one
 /// closed a month ago.
-fn started() -> (tempfile::TempDir, Handle, std::thread::JoinHandle<()>) {
+pub(crate) fn started() -> (tempfile::TempDir, Handle, std::thread::JoinHandle<()>) {
     let temp = tempfile::tempdir().unwrap();
     let working = working_transcript(temp.path(), live::system_clock());
     let old = working.with_file_name(format!("{OLD_SESSION}.jsonl"));
@@ -82,7 +83,7 @@ fn started() -> (tempfile::TempDir, Handle, std::thread::JoinHandle<()>) {
     (temp, handle, thread)
 }
 
-fn security(port: u16) -> Security {
+pub(crate) fn security(port: u16) -> Security {
     Security {
         port,
         token: TOKEN.to_string(),
@@ -90,7 +91,7 @@ fn security(port: u16) -> Security {
 }
 
 /// Sends one request through the router; returns the status and the body.
-async fn call(handle: &Handle, request: Request<Body>) -> (StatusCode, String) {
+pub(crate) async fn call(handle: &Handle, request: Request<Body>) -> (StatusCode, String) {
     let response = api::router(handle.clone(), security(PORT))
         .oneshot(request)
         .await
@@ -102,14 +103,14 @@ async fn call(handle: &Handle, request: Request<Body>) -> (StatusCode, String) {
     (status, String::from_utf8(body.to_vec()).unwrap())
 }
 
-fn get(uri: &str) -> Request<Body> {
+pub(crate) fn get(uri: &str) -> Request<Body> {
     Request::get(uri)
         .header("host", format!("127.0.0.1:{PORT}"))
         .body(Body::empty())
         .unwrap()
 }
 
-fn json(body: &str) -> serde_json::Value {
+pub(crate) fn json(body: &str) -> serde_json::Value {
     serde_json::from_str(body).unwrap_or_else(|err| panic!("{err}: {body}"))
 }
 
@@ -268,8 +269,8 @@ async fn changes_need_the_token_and_a_small_body() {
 }
 
 /// Reads a server's events on a thread of its own and hands them over a channel.
-fn follow_events(address: SocketAddr) -> mpsc::Receiver<follow::ServerEvent> {
-    let mut events = follow::open_stream(address).unwrap();
+pub(crate) fn follow_events(address: SocketAddr) -> mpsc::Receiver<ServerEvent> {
+    let mut events = Client::new(address, None).events().unwrap();
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         while let Ok(Some(event)) = events.next_event() {
@@ -321,24 +322,26 @@ async fn an_appended_turn_end_reaches_the_stream_once() {
 #[test]
 fn the_token_file_is_private_and_kept() {
     let temp = tempfile::tempdir().unwrap();
-    let token = slate::token::load_or_create_token(temp.path()).unwrap();
+    // The token file lives in a folder that does not exist yet: it is created.
+    let path = temp.path().join("slate/token");
+    assert_eq!(slate::token::read_token(&path).unwrap(), None);
+    let token = slate::token::load_or_create_token(&path).unwrap();
     assert_eq!(token.len(), 64);
     assert!(token.bytes().all(|byte| byte.is_ascii_hexdigit()));
-    let path = slate::token::token_path(temp.path());
-    assert_eq!(path, temp.path().join("slate/token"));
+    assert_eq!(
+        slate::token::read_token(&path).unwrap(),
+        Some(token.clone())
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
-    assert_eq!(
-        slate::token::load_or_create_token(temp.path()).unwrap(),
-        token
-    );
+    assert_eq!(slate::token::load_or_create_token(&path).unwrap(), token);
 
     std::fs::write(&path, "not a token\n").unwrap();
-    let replaced = slate::token::load_or_create_token(temp.path()).unwrap();
+    let replaced = slate::token::load_or_create_token(&path).unwrap();
     assert_ne!(replaced, token);
     assert_eq!(replaced.len(), 64);
 
@@ -346,7 +349,7 @@ fn the_token_file_is_private_and_kept() {
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let again = slate::token::load_or_create_token(temp.path()).unwrap();
+        let again = slate::token::load_or_create_token(&path).unwrap();
         assert_ne!(again, replaced, "a token others could read is replaced");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
@@ -354,7 +357,7 @@ fn the_token_file_is_private_and_kept() {
 }
 
 /// A `slate` command over a temporary HOME, with no agent variables from the real environment.
-fn slate(home: &Path, args: &[&str]) -> Command {
+pub(crate) fn slate(home: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
     command
         .args(args)
@@ -378,13 +381,13 @@ fn slate(home: &Path, args: &[&str]) -> Command {
 }
 
 /// A running child whose stdout lines arrive on a channel; killed when dropped.
-struct Running {
-    child: Child,
-    lines: mpsc::Receiver<String>,
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pub(crate) lines: mpsc::Receiver<String>,
 }
 
 impl Running {
-    fn spawn(mut command: Command) -> Running {
+    pub(crate) fn spawn(mut command: Command) -> Running {
         let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -403,14 +406,14 @@ impl Running {
         Running { child, lines }
     }
 
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         self.lines
             .recv_timeout(Duration::from_secs(10))
             .expect("a line within 10 s")
     }
 
     /// Waits for the child to exit, at most 10 s.
-    fn wait(mut self) -> std::process::ExitStatus {
+    pub(crate) fn wait(mut self) -> std::process::ExitStatus {
         let mut child = std::mem::replace(
             &mut self.child,
             Command::new("true").spawn().expect("`true` runs"),
@@ -433,7 +436,7 @@ impl Drop for Running {
     }
 }
 
-fn write_table(home: &Path) -> PathBuf {
+pub(crate) fn write_table(home: &Path) -> PathBuf {
     let path = home.join("processes.json");
     let started = live::system_clock().minus(Duration::from_secs(60));
     std::fs::write(
@@ -464,7 +467,7 @@ fn serve_prints_its_port_refuses_a_second_and_stops_on_sigterm() {
         .parse()
         .unwrap();
     let address: SocketAddr = ([127, 0, 0, 1], port).into();
-    assert!(follow::probe(address, Duration::from_secs(2)));
+    assert!(Client::new(address, None).probe(Duration::from_secs(2)));
 
     // The token was created, owner-only.
     let token_file = home.join(".config/slate/token");
@@ -501,7 +504,7 @@ fn serve_prints_its_port_refuses_a_second_and_stops_on_sigterm() {
 }
 
 /// Serves `handle`'s API on a free loopback port until the returned sender fires.
-async fn serve_on_free_port(
+pub(crate) async fn serve_on_free_port(
     handle: &Handle,
 ) -> (
     std::net::SocketAddr,
@@ -584,7 +587,7 @@ fn watch_runs_its_own_engine_when_no_server_answers() {
     assert!(next.contains("Needs you"), "{next}");
 }
 
-fn post_json(uri: &str, body: serde_json::Value) -> Request<Body> {
+pub(crate) fn post_json(uri: &str, body: serde_json::Value) -> Request<Body> {
     Request::post(uri)
         .header("host", format!("127.0.0.1:{PORT}"))
         .header("authorization", format!("Bearer {TOKEN}"))
@@ -708,25 +711,12 @@ async fn the_desktop_webview_origin_gets_cors_and_others_do_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slate_sessions_reads_a_running_server() {
     let (_temp, handle, thread) = started();
-    let pid = handle.live_sessions()[0]
-        .pid
-        .expect("the recorded process vouches");
-    // What only the running engine knows: a hosted terminal's report.
-    handle.send(live::Event::HostedProcess {
-        pid,
-        signals: slate::model::HostedSignals::default(),
-    });
+    report_hosted(&handle).await;
     let (address, stop, server) = serve_on_free_port(&handle).await;
     // An empty HOME whose config points at that server: on its own, `slate sessions` would list
     // nothing.
     let home = tempfile::tempdir().unwrap();
-    let config = home.path().join(".config/slate");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.toml"),
-        format!("[server]\nlisten = \"{address}\"\n"),
-    )
-    .unwrap();
+    point_at(home.path(), address);
     let home_path = home.path().to_path_buf();
     let run = move |extra: &[(&str, &str)]| {
         let mut command = slate(&home_path, &["sessions", "--json"]);
@@ -781,4 +771,185 @@ async fn slate_sessions_reads_a_running_server() {
     server.await.unwrap().unwrap();
     handle.shutdown();
     thread.join().unwrap();
+}
+
+/// Reports a hosted terminal for the live session's process, the way `slate run` does, and waits
+/// until the session reads hosted: what only the running engine knows.
+async fn report_hosted(handle: &Handle) {
+    let pid = handle.live_sessions()[0]
+        .pid
+        .expect("the recorded process vouches");
+    handle.send(live::Event::HostedProcess {
+        pid,
+        signals: slate::model::HostedSignals::default(),
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !handle.live_sessions()[0].hosted {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the report never landed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A HOME whose config points `slate` at the server at `address`.
+fn point_at(home: &Path, address: SocketAddr) {
+    let config = home.join(".config/slate");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!("[server]\nlisten = \"{address}\"\n"),
+    )
+    .unwrap();
+}
+
+/// Runs `slate args…` over `home` on a blocking thread and reads its JSON.
+async fn slate_json(home: &Path, args: &[&str]) -> serde_json::Value {
+    let mut command = slate(home, args);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    json(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// With a server running, `slate sessions --all` and `slate show` read a live session as the
+/// server decided it (here: hosted, which only the running engine knows), and add the closed
+/// history this process reads. They once scanned on their own, so the same session read
+/// differently there and in `slate sessions`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_answers_from_the_running_server() {
+    let (temp, handle, thread) = started();
+    report_hosted(&handle).await;
+    let (address, stop, server) = serve_on_free_port(&handle).await;
+    // The same HOME: this process reads the same transcripts, but sees no live `claude`.
+    point_at(temp.path(), address);
+
+    let standalone = {
+        let mut command = slate(temp.path(), &["sessions", "--json", "--all"]);
+        command.env("SLATE_STANDALONE", "1");
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        json(&String::from_utf8_lossy(&output.stdout))
+    };
+    let mine = |body: &serde_json::Value, id: &str| -> Vec<serde_json::Value> {
+        body["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|session| session["id"] == id)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        mine(&standalone, SESSION)[0]["hosted"],
+        false,
+        "on its own, this process cannot know the session is hosted"
+    );
+
+    let all = slate_json(temp.path(), &["sessions", "--json", "--all"]).await;
+    let live = mine(&all, SESSION);
+    assert_eq!(live.len(), 1, "listed once: {all}");
+    assert_eq!(live[0]["hosted"], true, "{all}");
+    assert_eq!(live[0]["status"], "working", "{all}");
+    let old = mine(&all, OLD_SESSION);
+    assert_eq!(old.len(), 1, "the closed history is added: {all}");
+    assert_eq!(old[0]["status"], "ended");
+
+    let listed = slate_json(temp.path(), &["sessions", "--json"]).await;
+    assert_eq!(mine(&listed, SESSION)[0], live[0], "both commands agree");
+
+    let shown = slate_json(temp.path(), &["show", &SESSION[..8], "--json"]).await;
+    assert_eq!(shown["session"]["id"], SESSION);
+    assert_eq!(shown["session"]["hosted"], true, "{shown}");
+    assert!(shown["session"]["evidence"].is_array(), "{shown}");
+    let closed = slate_json(temp.path(), &["show", OLD_SESSION, "--json"]).await;
+    assert_eq!(closed["session"]["status"], "ended", "{closed}");
+
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// With a server running, `slate sessions` lists a closed session that holds a work claim, as
+/// the command line on its own does; the server once dropped every closed session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slate_sessions_lists_a_claimed_closed_session_from_the_server() {
+    use slate::store;
+    use std::sync::{Arc, Mutex};
+
+    let temp = tempfile::tempdir().unwrap();
+    let now = live::system_clock();
+    working_transcript(temp.path(), now);
+    let store = store::open(&temp.path().join("data/slate.db")).unwrap();
+    crate::util::claim_docs(&store, now);
+    let table = Arc::new(Mutex::new(claude_process_table(
+        now.minus(Duration::from_secs(60)),
+    )));
+    let mut service = service(temp.path());
+    service.options.processes = ProcessSource::Shared(Arc::clone(&table));
+    service.store = Some(store);
+    let (handle, thread) = live::start(service);
+    // The session's process exits.
+    table.lock().unwrap().processes.clear();
+    handle.refresh_and_wait().await;
+    let (address, stop, server) = serve_on_free_port(&handle).await;
+
+    let home = tempfile::tempdir().unwrap();
+    point_at(home.path(), address);
+    let listed = slate_json(home.path(), &["sessions", "--json"]).await;
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{listed}");
+    assert_eq!(sessions[0]["id"], SESSION);
+    assert_eq!(sessions[0]["status"], "ended");
+    assert_eq!(
+        sessions[0]["session_state"]["custody"]["holds_work_claim"],
+        true
+    );
+
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// A config file that does not parse stops a command with an error naming the file, the line and
+/// the key, and a non-zero exit; `slate run` says so and runs the program anyway.
+#[test]
+fn a_broken_config_stops_a_command_with_the_file_and_the_key() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let config = home.join(".config/slate/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "[project-policy]\nsesion_idle_minutes = 20\n").unwrap();
+
+    for args in [&["sessions"][..], &["item", "list"], &["serve"]] {
+        let output = slate(home, args).output().unwrap();
+        assert!(!output.status.success(), "{args:?} must fail");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&config.display().to_string()),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("line 2"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("key `sesion_idle_minutes`"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let output = slate(home, &["run", "--", "sh", "-c", "exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "the program ran");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("sesion_idle_minutes"),
+        "and the error was said"
+    );
 }

@@ -229,7 +229,7 @@ fn recognises_claude_processes() {
     ];
     for (info, role, session) in cases {
         let expected = AgentProcess {
-            agent: AgentKind::ClaudeCode,
+            agent: AgentKind::CLAUDE_CODE,
             role,
             folder_arg: None,
             session_arg: session.map(str::to_owned),

@@ -4,7 +4,7 @@
 //! Fixtures live in `fixtures/transcripts/codex/`. The six `rollout-2026-11-28T…` files are copies
 //! of the shared samples, whose expected states are listed in their README; the others each show
 //! one behaviour. Reading files from disk and decompressing `.jsonl.zst` in production belong to
-//! `sources::files`; here the files are read only to feed the pure adapter.
+//! `sources`; here the files are read only to feed the pure adapter.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -327,7 +327,7 @@ fn process(cmd: &[&str], exe: Option<&str>) -> ProcessInfo {
 
 fn codex(role: ProcessRole, folder_arg: Option<&str>, session_arg: Option<&str>) -> AgentProcess {
     AgentProcess {
-        agent: AgentKind::Codex,
+        agent: AgentKind::CODEX,
         role,
         folder_arg: folder_arg.map(str::to_owned),
         session_arg: session_arg.map(str::to_owned),
@@ -569,7 +569,7 @@ fn the_shim_and_its_vendor_child_count_once() {
     // The shared dispatcher finds it too.
     assert_eq!(
         slate::agents::recognise(&child).map(|found| found.agent),
-        Some(AgentKind::Codex)
+        Some(AgentKind::CODEX)
     );
 }
 

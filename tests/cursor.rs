@@ -1,14 +1,18 @@
 //! cursor-agent: the generated chat stores in `fixtures/stores/dot-cursor`, read through
 //! `sources::stores` and decided by the tracker, plus damaged stores, the process shapes of
-//! FORMATS.md §5.4 and property tests that the byte decoders never panic.
+//! docs/formats.md §5.4 and property tests that the byte decoders never panic.
 
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use rusqlite::Connection;
 use slate::agents::cursor::{self, CursorMeta, CursorRoot};
+use slate::agents::BUILT_IN;
 use slate::agents::{Observation, ProcessRole, RecordKind};
-use slate::model::{AgentKind, ProcessInfo, ReasonCode, SessionKey, Status, Timestamp};
+use slate::model::{
+    AgentKind, ProblemKind, ProcessInfo, ReasonCode, SessionKey, Status, Timestamp,
+};
+use slate::sources::roots::{resolve_roots, Env};
 use slate::sources::stores;
 use slate::tracker::Batch;
 
@@ -56,7 +60,7 @@ fn store(root: &Path, id: &str) -> PathBuf {
 
 fn read(store_db: &Path) -> (Option<Batch>, Vec<slate::model::Problem>) {
     let mut problems = Vec::new();
-    let batch = stores::read_cursor_store(store_db, &mut problems);
+    let batch = stores::read_cursor_store(AgentKind::CURSOR_AGENT, store_db, &mut problems);
     (batch, problems)
 }
 
@@ -78,7 +82,7 @@ fn expect_state(root: &Path, id: &str, status: Status, reason: ReasonCode) {
     let (batch, problems) = read(&store(root, id));
     assert_eq!(problems, Vec::new());
     let batch = batch.expect("the store was read");
-    let key = SessionKey::new(AgentKind::CursorAgent, id);
+    let key = SessionKey::new(AgentKind::CURSOR_AGENT, id);
     assert_eq!(batch.key, key);
     // Every record is dated by the store's last write, so that is the last record's time.
     let now = batch.last_write.plus(std::time::Duration::from_secs(60));
@@ -148,19 +152,21 @@ fn stores_and_paths_are_found() {
         store(&root, WORKING)
     );
     assert!(stores::cursor_transcript_paths(&root, "/home/dev/acme-api", FINISHED)[0].is_file());
-    let home = Path::new("/home/dev");
-    assert_eq!(
-        stores::cursor_root(home, None, None),
-        PathBuf::from("/home/dev/.cursor")
-    );
-    assert_eq!(
-        stores::cursor_root(home, None, Some(Path::new("/xdg"))),
-        PathBuf::from("/xdg/cursor")
-    );
-    assert_eq!(
-        stores::cursor_root(home, Some(Path::new("/cfg")), Some(Path::new("/xdg"))),
-        PathBuf::from("/cfg")
-    );
+    // The root itself comes from cursor-agent's description (`sources::roots`).
+    let root_of = |env: &Env| {
+        resolve_roots(BUILT_IN, env)
+            .get(AgentKind::CURSOR_AGENT)
+            .map(Path::to_path_buf)
+    };
+    let env = Env::with_home("/home/dev");
+    assert_eq!(root_of(&env), Some(PathBuf::from("/home/dev/.cursor")));
+    let env = Env {
+        xdg_config_home: Some(PathBuf::from("/xdg")),
+        ..env
+    };
+    assert_eq!(root_of(&env), Some(PathBuf::from("/xdg/cursor")));
+    let env = env.with_var("CURSOR_CONFIG_DIR", "/cfg");
+    assert_eq!(root_of(&env), Some(PathBuf::from("/cfg")));
 }
 
 #[test]
@@ -188,7 +194,7 @@ fn corrupt_root_blob_is_a_counted_problem() {
     let (batch, problems) = read(&path);
     assert!(batch.is_none());
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0].kind, "store_corrupt");
+    assert_eq!(problems[0].kind, ProblemKind::StoreCorrupt);
 }
 
 #[test]
@@ -203,7 +209,7 @@ fn corrupt_meta_hex_is_a_counted_problem() {
     let (batch, problems) = read(&path);
     assert!(batch.is_none());
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0].kind, "store_corrupt");
+    assert_eq!(problems[0].kind, ProblemKind::StoreCorrupt);
 }
 
 #[test]
@@ -218,7 +224,7 @@ fn unreadable_stores_are_counted_problems() {
     let (batch, problems) = read(&noise);
     assert!(batch.is_none());
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0].kind, "store_corrupt");
+    assert_eq!(problems[0].kind, ProblemKind::StoreCorrupt);
 }
 
 #[test]
@@ -232,7 +238,7 @@ fn locked_store_is_a_counted_problem_until_the_writer_commits() {
     let (batch, problems) = read(&path);
     assert!(batch.is_none());
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0].kind, "store_locked");
+    assert_eq!(problems[0].kind, ProblemKind::StoreLocked);
     writer.execute_batch("COMMIT").expect("release the lock");
     let (batch, problems) = read(&path);
     assert_eq!(problems, Vec::new());

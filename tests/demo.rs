@@ -45,7 +45,7 @@ fn the_demo_plays_every_session_into_its_promised_state() {
     for session in &SESSIONS {
         std::fs::create_dir_all(demo::folder(home, session)).unwrap();
     }
-    let mut options = Options::from_env(slate::sources::files::Env {
+    let mut options = Options::from_env(slate::sources::roots::Env {
         home: Some(home.to_path_buf()),
         ..Default::default()
     });

@@ -6,9 +6,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use slate::engine::{Engine, Options, ProcessSource};
 use slate::model::{
-    AgentKind, ProcessInfo, ProcessTable, ReasonCode, SessionKey, Status, Timestamp,
+    AgentKind, ProblemKind, ProcessInfo, ProcessTable, ReasonCode, SessionKey, Status, Timestamp,
 };
-use slate::sources::files::Env;
+use slate::sources::roots::Env;
 use slate::tracker::Policy;
 
 pub const FOLDER: &str = "/home/dev/acme-api";
@@ -80,6 +80,7 @@ pub fn engine(home: &Path, table: ProcessTable) -> Engine {
         policy: Policy::default(),
         scan: Default::default(),
         processes: ProcessSource::Recorded(table),
+        registry: slate::agents::BUILT_IN,
     })
 }
 
@@ -129,7 +130,7 @@ fn opencode_sessions_are_read_from_the_home_and_decided() {
             Status::Waiting,
             ReasonCode::Question,
         ),
-        // A pending permission leaves no trace in the database (FORMATS.md §4.2): it reads
+        // A pending permission leaves no trace in the database (docs/formats.md §4.2): it reads
         // working, which the README allows without live information.
         (
             "ses_5a1b2c3d7ffeD4permissionA",
@@ -154,7 +155,7 @@ fn opencode_sessions_are_read_from_the_home_and_decided() {
         engine.refresh(Timestamp::from_millis(1_795_950_000_000));
         let last = engine
             .tracker()
-            .session(&SessionKey::new(AgentKind::OpenCode, id))
+            .session(&SessionKey::new(AgentKind::OPENCODE, id))
             .and_then(|session| session.row_time)
             .expect("the session has activity");
         engine.tick(last.plus(Duration::from_secs(60)));
@@ -165,7 +166,7 @@ fn opencode_sessions_are_read_from_the_home_and_decided() {
             engine.problems().recent
         );
         assert_eq!(
-            state(&engine, AgentKind::OpenCode, id),
+            state(&engine, AgentKind::OPENCODE, id),
             (status, reason),
             "{id}"
         );
@@ -174,13 +175,13 @@ fn opencode_sessions_are_read_from_the_home_and_decided() {
     let mut engine = engine(home.path(), processes(&["opencode"], FOLDER, 6));
     engine.refresh(Timestamp::from_millis(1_795_950_000_000));
     assert_eq!(
-        state(&engine, AgentKind::OpenCode, "ses_3f1e2d3c4ffeLegacyJsonA1").0,
+        state(&engine, AgentKind::OPENCODE, "ses_3f1e2d3c4ffeLegacyJsonA1").0,
         Status::Ended
     );
     assert!(engine
         .roots()
         .iter()
-        .any(|root| root.agent == AgentKind::OpenCode && root.found));
+        .any(|root| root.agent == AgentKind::OPENCODE && root.found));
 }
 
 #[test]
@@ -206,15 +207,15 @@ fn cursor_chats_are_read_from_the_home_and_decided() {
         engine.problems().recent
     );
     assert_eq!(
-        state(&engine, AgentKind::CursorAgent, FINISHED),
+        state(&engine, AgentKind::CURSOR_AGENT, FINISHED),
         (Status::Waiting, ReasonCode::TurnFinished)
     );
     assert_eq!(
-        state(&engine, AgentKind::CursorAgent, WORKING),
+        state(&engine, AgentKind::CURSOR_AGENT, WORKING),
         (Status::Working, ReasonCode::ToolRunning)
     );
     assert_eq!(
-        state(&engine, AgentKind::CursorAgent, NEW),
+        state(&engine, AgentKind::CURSOR_AGENT, NEW),
         (Status::Waiting, ReasonCode::NewSession)
     );
     // Nothing changed on disk: a second walk reads no store again.
@@ -238,8 +239,11 @@ fn a_locked_opencode_database_is_a_problem_then_read_on_the_next_refresh() {
     let mut engine = engine(home.path(), processes(&["opencode"], FOLDER, 6));
     let now = Timestamp::from_millis(1_795_950_000_000);
     engine.refresh(now);
-    assert_eq!(engine.problems().counts.get("store_locked"), Some(&1));
-    let key = SessionKey::new(AgentKind::OpenCode, "ses_5a1b2c3d4ffeA1finishedXk9Q");
+    assert_eq!(
+        engine.problems().counts.get(&ProblemKind::StoreLocked),
+        Some(&1)
+    );
+    let key = SessionKey::new(AgentKind::OPENCODE, "ses_5a1b2c3d4ffeA1finishedXk9Q");
     assert!(engine.tracker().session(&key).is_none());
     writer.execute_batch("COMMIT;").expect("unlock");
     drop(writer);
@@ -280,7 +284,7 @@ fn now() -> Timestamp {
 fn an_old_transcript_with_no_process_is_known_closed_without_being_read() {
     let (temp, path) = thirty_day_old_transcript();
     let mut engine = engine(temp.path(), ProcessTable::default());
-    let key = SessionKey::new(AgentKind::ClaudeCode, OLD_CLAUDE);
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, OLD_CLAUDE);
     let changes = engine.refresh(now());
     assert!(changes.is_empty(), "history seen closed is no change");
     let totals = engine.read_totals();
@@ -324,7 +328,7 @@ fn an_old_transcript_with_no_process_is_known_closed_without_being_read() {
     );
     let session = engine
         .tracker()
-        .session(&SessionKey::new(AgentKind::ClaudeCode, OLD_CLAUDE))
+        .session(&SessionKey::new(AgentKind::CLAUDE_CODE, OLD_CLAUDE))
         .expect("the session is known");
     assert_eq!(session.last_prompt.as_deref(), Some("prompt 3"));
 }
@@ -340,6 +344,7 @@ fn an_old_transcript_is_read_when_closed_sessions_are_asked_for() {
         policy: Policy::default(),
         scan: Default::default(),
         processes: ProcessSource::Recorded(ProcessTable::default()),
+        registry: slate::agents::BUILT_IN,
     };
     options.scan.closed_detail = true;
     let mut engine = Engine::new(options);
@@ -348,7 +353,7 @@ fn an_old_transcript_is_read_when_closed_sessions_are_asked_for() {
     assert_eq!(engine.read_totals().reads, 1);
     let session = engine
         .tracker()
-        .session(&SessionKey::new(AgentKind::ClaudeCode, OLD_CLAUDE))
+        .session(&SessionKey::new(AgentKind::CLAUDE_CODE, OLD_CLAUDE))
         .expect("the session is known");
     assert_eq!(session.status, Status::Ended);
     assert_eq!(session.last_prompt.as_deref(), Some("prompt 2"));
@@ -414,7 +419,7 @@ fn gemini_chats_are_read_from_the_home_and_decided() {
             ReasonCode::TurnFinished,
         ),
         // Running a tool or waiting for approval: only the terminal title tells them apart, and
-        // that needs a live process (FORMATS.md §3); from the file it is a running tool.
+        // that needs a live process (docs/formats.md §3); from the file it is a running tool.
         ("6f2a3b4c", Status::Working, ReasonCode::ToolRunning),
         ("7a3b4c5d", Status::Waiting, ReasonCode::Interrupted),
     ];
@@ -438,7 +443,7 @@ fn gemini_chats_are_read_from_the_home_and_decided() {
         assert_eq!(session.id.as_str().len(), 36, "{id}");
         let last = session.row_time.expect("the session has records");
         engine.tick(last.plus(Duration::from_secs(60)));
-        let key = SessionKey::new(AgentKind::GeminiCli, session.id.as_str());
+        let key = SessionKey::new(AgentKind::GEMINI_CLI, session.id.as_str());
         let decided = engine.tracker().session(&key).expect("still known");
         assert_eq!(
             (decided.status, decided.session_state.reason.code),
@@ -478,6 +483,7 @@ fn gemini_folders_come_from_project_root_files_and_the_registry() {
         policy: Policy::default(),
         scan: Default::default(),
         processes: ProcessSource::Recorded(ProcessTable::default()),
+        registry: slate::agents::BUILT_IN,
     };
     options.scan.closed_detail = true;
     let mut engine = Engine::new(options.clone());

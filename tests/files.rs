@@ -1,23 +1,25 @@
-//! Transcript discovery and incremental reading (`sources::files`), all in temp folders.
+//! Transcript discovery and incremental reading (`sources::walk`, `sources::layouts`,
+//! `sources::tail`), the roots and the one canonical folder, all in temp folders.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use slate::agents::{Info, LineReader, Observation, TitleSource};
+use slate::agents::claude::TranscriptLines;
+use slate::agents::{Info, Observation, TitleSource, BUILT_IN};
 use slate::lines::LineEvent;
-use slate::model::{AgentKind, SessionKey};
-use slate::sources::files::{
-    canonical_folder, resolve_roots, scan, Env, FileTail, ReadPlan, ReadState, Roots, ScanOptions,
-    ScanResult, TranscriptReader,
-};
+use slate::model::{AgentKind, ProblemKind, SessionKey, Timestamp};
+use slate::sources::folders::{canonical_folder, comparable, folder_pair, lexical, Platform};
+use slate::sources::roots::{is_interesting, resolve_roots, Env, Roots};
+use slate::sources::tail::{FileTail, ReadPlan, ReadStats, TranscriptReader};
+use slate::sources::walk::{self, ReadState, ScanOptions, ScanResult};
 use slate::tracker::TranscriptRole;
 
 const CLAUDE_ID: &str = "2b9e4f10-8c7d-4e6f-a5b4-c3d2e1f0a9b8";
 const CODEX_ID: &str = "019ac3f2-7d41-7a90-b1c2-3d4e5f607182";
 
-/// A Claude Code user line, shaped like the real ones (FORMATS.md §1.2).
+/// A Claude Code user line, shaped like the real ones (docs/formats.md §1.2).
 fn claude_line(session: &str, n: usize) -> String {
     format!(
         r#"{{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/home/dev/acme-api","sessionId":"{session}","version":"2.1.332","type":"user","message":{{"role":"user","content":"prompt {n}"}},"uuid":"u{n}","timestamp":"2026-11-28T09:10:00.020Z"}}"#
@@ -68,7 +70,7 @@ fn tail_read(tail: &mut FileTail, plan: ReadPlan) -> Vec<String> {
 }
 
 fn claude_reader(path: &Path) -> TranscriptReader {
-    TranscriptReader::new(path, false, 8 << 20, LineReader::Claude)
+    TranscriptReader::new(path, false, 8 << 20, Box::new(TranscriptLines::new(false)))
 }
 
 /// The observations a clean file holding just `text` gives, to compare a damaged file with.
@@ -82,13 +84,20 @@ fn clean_observations(dir: &Path, text: &str) -> Vec<Observation> {
 }
 
 fn home_roots(home: &Path) -> Roots {
-    resolve_roots(&Env {
-        home: Some(home.to_path_buf()),
-        ..Env::default()
-    })
+    resolve_roots(BUILT_IN, &Env::with_home(home))
 }
 
-fn read_of<'a>(result: &'a ScanResult, path: &Path) -> &'a slate::sources::files::ReadStats {
+/// The time now, as the engine would hand it to the walk.
+fn now() -> Timestamp {
+    slate::sources::tail::timestamp(SystemTime::now())
+}
+
+/// One walk of the built-in agents' roots, now.
+fn scan(roots: &Roots, options: &ScanOptions, state: &mut ReadState) -> ScanResult {
+    walk::scan(BUILT_IN, roots, options, state, now())
+}
+
+fn read_of<'a>(result: &'a ScanResult, path: &Path) -> &'a ReadStats {
     &result
         .reads
         .iter()
@@ -106,17 +115,94 @@ fn claude_main(home: &Path) -> PathBuf {
 fn roots_follow_home_and_the_agents_variables() {
     let home = PathBuf::from("/h");
     let roots = home_roots(&home);
-    assert_eq!(roots.claude, Some(PathBuf::from("/h/.claude")));
-    assert_eq!(roots.codex, Some(PathBuf::from("/h/.codex")));
-    let roots = resolve_roots(&Env {
-        home: Some(home),
-        claude_config_dir: Some(PathBuf::from("/c")),
-        codex_home: Some(PathBuf::from("/x")),
-        ..Env::default()
-    });
-    assert_eq!(roots.claude, Some(PathBuf::from("/c")));
-    assert_eq!(roots.codex, Some(PathBuf::from("/x")));
-    assert_eq!(resolve_roots(&Env::default()), Roots::default());
+    let root = |roots: &Roots, agent| roots.get(agent).map(Path::to_path_buf);
+    let under_home = [
+        (AgentKind::CLAUDE_CODE, "/h/.claude"),
+        (AgentKind::CODEX, "/h/.codex"),
+        (AgentKind::GEMINI_CLI, "/h/.gemini"),
+        (AgentKind::OPENCODE, "/h/.local/share/opencode"),
+        (AgentKind::CURSOR_AGENT, "/h/.cursor"),
+    ];
+    for (agent, path) in under_home {
+        assert_eq!(root(&roots, agent), Some(PathBuf::from(path)), "{agent}");
+    }
+    let env = Env {
+        xdg_data_home: Some(PathBuf::from("/data")),
+        xdg_config_home: Some(PathBuf::from("/config")),
+        ..Env::with_home(&home)
+    };
+    let roots = resolve_roots(BUILT_IN, &env);
+    assert_eq!(
+        root(&roots, AgentKind::OPENCODE),
+        Some(PathBuf::from("/data/opencode"))
+    );
+    assert_eq!(
+        root(&roots, AgentKind::CURSOR_AGENT),
+        Some(PathBuf::from("/config/cursor"))
+    );
+    let env = env
+        .with_var("CLAUDE_CONFIG_DIR", "/c")
+        .with_var("CODEX_HOME", "/x")
+        .with_var("GEMINI_CLI_HOME", "/g")
+        .with_var("CURSOR_CONFIG_DIR", "/cursor");
+    let roots = resolve_roots(BUILT_IN, &env);
+    let from_variables = [
+        (AgentKind::CLAUDE_CODE, "/c"),
+        (AgentKind::CODEX, "/x"),
+        (AgentKind::GEMINI_CLI, "/g/.gemini"),
+        (AgentKind::CURSOR_AGENT, "/cursor"),
+    ];
+    for (agent, path) in from_variables {
+        assert_eq!(root(&roots, agent), Some(PathBuf::from(path)), "{agent}");
+        // A variable's folder is the root itself, spelled without a trailing separator.
+        assert!(!root(&roots, agent)
+            .unwrap()
+            .display()
+            .to_string()
+            .ends_with('/'));
+    }
+    assert_eq!(resolve_roots(BUILT_IN, &Env::default()), Roots::default());
+}
+
+#[test]
+fn the_watcher_watches_the_folders_and_files_the_descriptions_name() {
+    let roots = home_roots(Path::new("/h"));
+    let specs: Vec<(String, bool)> = roots
+        .watch_specs(BUILT_IN)
+        .into_iter()
+        .map(|spec| (spec.path.display().to_string(), spec.recursive))
+        .collect();
+    let expected = [
+        ("/h/.claude/projects", true),
+        ("/h/.claude/sessions", false),
+        ("/h/.claude/jobs", true),
+        ("/h/.codex/sessions", true),
+        ("/h/.codex", false),
+        ("/h/.gemini/tmp", true),
+        ("/h/.local/share/opencode", false),
+        ("/h/.cursor/chats", true),
+    ];
+    let expected: Vec<(String, bool)> = expected
+        .iter()
+        .map(|(path, recursive)| (path.to_string(), *recursive))
+        .collect();
+    assert_eq!(specs, expected);
+    for path in [
+        "/h/.claude/projects/x/abc.jsonl",
+        "/h/.claude/sessions/4242.json",
+        "/h/.codex/sessions/2026/11/28/rollout-x.jsonl.zst",
+        "/h/.local/share/opencode/opencode.db-wal",
+        "/work/acme/.git/HEAD",
+    ] {
+        assert!(is_interesting(BUILT_IN, Path::new(path)), "{path}");
+    }
+    for path in [
+        "/h/.claude/debug/latest",
+        "/h/.codex/log/codex-tui.log",
+        "/h/.codex/state_5.sqlite-shm",
+    ] {
+        assert!(!is_interesting(BUILT_IN, Path::new(path)), "{path}");
+    }
 }
 
 #[test]
@@ -161,7 +247,7 @@ fn discovery_finds_each_agents_transcripts_and_nothing_else() {
     let mut state = ReadState::new();
     let result = scan(&home_roots(home), &ScanOptions::default(), &mut state);
     assert!(result.problems.is_empty(), "{:?}", result.problems);
-    assert_eq!(result.found, vec![AgentKind::ClaudeCode, AgentKind::Codex]);
+    assert_eq!(result.found, vec![AgentKind::CLAUDE_CODE, AgentKind::CODEX]);
     let mut found: Vec<(SessionKey, TranscriptRole, String)> = result
         .batches
         .iter()
@@ -174,8 +260,8 @@ fn discovery_finds_each_agents_transcripts_and_nothing_else() {
         })
         .collect();
     found.sort_by(|a, b| a.2.cmp(&b.2));
-    let claude = |role| (SessionKey::new(AgentKind::ClaudeCode, CLAUDE_ID), role);
-    let codex = |id: &str| (SessionKey::new(AgentKind::Codex, id), TranscriptRole::Main);
+    let claude = |role| (SessionKey::new(AgentKind::CLAUDE_CODE, CLAUDE_ID), role);
+    let codex = |id: &str| (SessionKey::new(AgentKind::CODEX, id), TranscriptRole::Main);
     let mut expected = vec![
         {
             let (key, role) = claude(TranscriptRole::Main);
@@ -237,14 +323,12 @@ fn the_config_variables_move_the_roots() {
     );
     // A transcript under $HOME/.claude is not looked at once CLAUDE_CONFIG_DIR is set.
     write(&claude_main(temp.path()), &claude_line(CLAUDE_ID, 1));
-    let roots = resolve_roots(&Env {
-        home: Some(temp.path().to_path_buf()),
-        claude_config_dir: Some(elsewhere.clone()),
-        codex_home: Some(temp.path().join("no-codex-here")),
-        ..Env::default()
-    });
+    let env = Env::with_home(temp.path())
+        .with_var("CLAUDE_CONFIG_DIR", &elsewhere)
+        .with_var("CODEX_HOME", temp.path().join("no-codex-here"));
+    let roots = resolve_roots(BUILT_IN, &env);
     let result = scan(&roots, &ScanOptions::default(), &mut ReadState::new());
-    assert_eq!(result.found, vec![AgentKind::ClaudeCode]);
+    assert_eq!(result.found, vec![AgentKind::CLAUDE_CODE]);
     assert_eq!(result.batches.len(), 1);
     assert!(result.batches[0]
         .transcript
@@ -316,7 +400,7 @@ fn a_malformed_middle_line_is_counted_and_the_rest_read() {
         clean_observations(temp.path(), &format!("{one}{three}"))
     );
     assert_eq!(read.problems.len(), 1);
-    assert_eq!(read.problems[0].kind, "malformed_line");
+    assert_eq!(read.problems[0].kind, ProblemKind::MalformedLine);
     assert_eq!(read.problems[0].place, path.display().to_string());
 }
 
@@ -341,7 +425,7 @@ fn a_100_mb_line_is_skipped_unread_and_the_next_line_read() {
         clean_observations(temp.path(), &format!("{one}{three}"))
     );
     assert_eq!(read.problems.len(), 1);
-    assert_eq!(read.problems[0].kind, "huge_line");
+    assert_eq!(read.problems[0].kind, ProblemKind::HugeLine);
     assert!(
         read.problems[0].detail.contains("104857600"),
         "{}",
@@ -373,7 +457,7 @@ fn binary_garbage_is_counted_and_never_fatal() {
     assert!(read
         .problems
         .iter()
-        .all(|problem| problem.kind == "malformed_line"));
+        .all(|problem| problem.kind == ProblemKind::MalformedLine));
     // Reported one by one up to a cap, then summed up in one more problem.
     assert_eq!(read.problems.len(), 21);
     assert!(read.problems[20].detail.contains("more malformed lines"));
@@ -450,7 +534,7 @@ fn an_unreadable_folder_is_a_counted_problem_and_the_walk_goes_on() {
     let unreadable: Vec<_> = result
         .problems
         .iter()
-        .filter(|problem| problem.kind == "unreadable")
+        .filter(|problem| problem.kind == ProblemKind::Unreadable)
         .collect();
     assert_eq!(unreadable.len(), 1, "{:?}", result.problems);
     assert!(unreadable[0].place.ends_with("-locked"));
@@ -496,7 +580,7 @@ fn a_compressed_rollout_is_read_once() {
     assert_eq!(first.batches.len(), 1);
     assert_eq!(
         first.batches[0].key,
-        SessionKey::new(AgentKind::Codex, CODEX_ID)
+        SessionKey::new(AgentKind::CODEX, CODEX_ID)
     );
 
     let second = scan(&roots, &options, &mut state);
@@ -580,7 +664,7 @@ fn a_vouched_quiet_transcript_is_read_whole() {
     let mut options = ScanOptions::default();
     options
         .vouched
-        .insert(SessionKey::new(AgentKind::ClaudeCode, CLAUDE_ID));
+        .insert(SessionKey::new(AgentKind::CLAUDE_CODE, CLAUDE_ID));
     let result = scan(&home_roots(temp.path()), &options, &mut ReadState::new());
     let stats = read_of(&result, &path);
     assert!(!stats.head_tail);
@@ -601,7 +685,7 @@ fn a_deleted_transcript_is_reported_gone() {
     assert_eq!(result.gone.len(), 1);
     assert_eq!(
         result.gone[0].key,
-        SessionKey::new(AgentKind::ClaudeCode, CLAUDE_ID)
+        SessionKey::new(AgentKind::CLAUDE_CODE, CLAUDE_ID)
     );
     assert_eq!(result.gone[0].transcript, path.display().to_string());
     assert_eq!(state.tracked(), 0);
@@ -612,7 +696,7 @@ fn named_titles(result: &ScanResult, id: &str) -> Vec<String> {
     result
         .batches
         .iter()
-        .filter(|batch| batch.key == SessionKey::new(AgentKind::Codex, id))
+        .filter(|batch| batch.key == SessionKey::new(AgentKind::CODEX, id))
         .flat_map(|batch| &batch.observations)
         .filter_map(|observation| match observation {
             Observation::Info(Info {
@@ -668,17 +752,17 @@ fn read_path_reads_one_changed_file() {
     scan(&roots, &options, &mut state);
 
     append(&path, &claude_line(CLAUDE_ID, 2));
-    let result = state.read_path(&roots, &options, &path);
+    let result = state.read_path(BUILT_IN, &roots, &options, &path, now());
     assert_eq!(result.batches.len(), 1);
     assert_eq!(read_of(&result, &path).lines, 1);
 
     let stranger = temp.path().join("elsewhere.jsonl");
     write(&stranger, &claude_line(CLAUDE_ID, 3));
-    let result = state.read_path(&roots, &options, &stranger);
+    let result = state.read_path(BUILT_IN, &roots, &options, &stranger, now());
     assert!(result.batches.is_empty() && result.reads.is_empty());
 
     fs::remove_file(&path).expect("remove");
-    let result = state.read_path(&roots, &options, &path);
+    let result = state.read_path(BUILT_IN, &roots, &options, &path, now());
     assert_eq!(result.gone.len(), 1);
 }
 
@@ -714,6 +798,59 @@ fn canonical_folders_resolve_links_and_drop_trailing_separators() {
         canonical_folder(&gone.display().to_string())
     );
     assert!(!canonical_folder("/no/such/folder/").ends_with('/'));
+}
+
+#[test]
+fn folders_compare_by_each_platforms_rules() {
+    assert_eq!(lexical("/a/b/../c/./d/"), "/a/c/d");
+    assert_eq!(lexical("/"), "/");
+    assert_eq!(lexical("rel/x/"), "rel/x");
+    let cases = [
+        // macOS: `/tmp`, `/var` and `/etc` resolve into `/private`, which transcripts may not
+        // write; the file system ignores case.
+        (Platform::MacOs, "/private/tmp/Acme", "/tmp/acme"),
+        (Platform::MacOs, "/private/var/folders/x", "/var/folders/x"),
+        (Platform::MacOs, "/private/etc", "/etc"),
+        (Platform::MacOs, "/private/tmpfile", "/private/tmpfile"),
+        (
+            Platform::MacOs,
+            "/Users/Dev/Acme-API",
+            "/users/dev/acme-api",
+        ),
+        // Windows: the verbatim prefix canonicalize adds is dropped; case is ignored.
+        (Platform::Windows, r"\\?\C:\Users\Dev", r"c:\users\dev"),
+        (Platform::Windows, r"C:\Work", r"c:\work"),
+        // Elsewhere a folder is what it resolved to.
+        (Platform::Other, "/home/Dev/acme", "/home/Dev/acme"),
+        (Platform::Other, "/private/tmp/x", "/private/tmp/x"),
+    ];
+    for (platform, resolved, expected) in cases {
+        assert_eq!(
+            comparable(resolved, platform),
+            expected,
+            "{platform:?} {resolved}"
+        );
+    }
+}
+
+#[test]
+fn stores_and_transcripts_pair_folders_the_same_way() {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let folder = temp.path().join("acme");
+    fs::create_dir(&folder).expect("mkdir");
+    let written = format!("{}/", folder.display());
+    assert_eq!(
+        folder_pair(&written),
+        vec![(written.clone(), canonical_folder(&written))]
+    );
+    // A folder that is gone still gets its lexical spelling, as a transcript's folder does.
+    let gone = format!("{}/gone/../gone2/", temp.path().display());
+    assert_eq!(
+        folder_pair(&gone),
+        vec![(gone.clone(), canonical_folder(&gone))]
+    );
+    assert!(!folder_pair(&gone)[0].1.ends_with('/'));
+    assert_eq!(folder_pair(""), Vec::new());
 }
 
 #[test]
@@ -764,7 +901,7 @@ fn a_corrupt_compressed_rollout_is_a_counted_problem() {
         &mut ReadState::new(),
     );
     assert_eq!(result.problems.len(), 1, "{:?}", result.problems);
-    assert_eq!(result.problems[0].kind, "unreadable");
+    assert_eq!(result.problems[0].kind, ProblemKind::Unreadable);
     assert_eq!(result.problems[0].place, path.display().to_string());
 }
 
@@ -788,6 +925,6 @@ fn read_path_follows_the_codex_name_index() {
         &index,
         &format!("{{\"id\":\"{CODEX_ID}\",\"thread_name\":\"named later\"}}\n"),
     );
-    let result = state.read_path(&roots, &options, &index);
+    let result = state.read_path(BUILT_IN, &roots, &options, &index, now());
     assert_eq!(named_titles(&result, CODEX_ID), vec!["named later"]);
 }

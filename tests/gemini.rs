@@ -173,10 +173,10 @@ fn gemini_process(now: Timestamp) -> SeenProcess {
 
 /// Folds a sample through the tracker with a live Gemini process in its folder, at `now`, and
 /// returns the decided status and reason. The files edge adds the folder as `Info { cwd }`, since
-/// Gemini's transcript does not store it (FORMATS §3.2).
+/// Gemini's transcript does not store it (docs/formats.md §3.2).
 fn decide(observations: Vec<Observation>, now: Timestamp, process: bool) -> (Status, ReasonCode) {
     let id = session_id(&observations);
-    let key = SessionKey::new(AgentKind::GeminiCli, id);
+    let key = SessionKey::new(AgentKind::GEMINI_CLI, id);
     let last_write = last_record(&observations);
     let mut all = vec![Observation::Info(Info {
         cwd: Some(ROOT.to_string()),
@@ -234,7 +234,7 @@ fn a_finished_sub_agent_rolls_up_without_reviving_its_parent() {
     let sub = std::fs::read(sample(&format!("acme-api/chats/{dir}/{file}"))).expect("readable");
     let sub = observations(&sub);
     let now = last_record(&parent).plus(Duration::from_secs(60));
-    let key = SessionKey::new(AgentKind::GeminiCli, parent_id);
+    let key = SessionKey::new(AgentKind::GEMINI_CLI, parent_id);
     let mut tracker = Tracker::new(Policy::default());
     let mut all = vec![Observation::Info(Info {
         cwd: Some(ROOT.to_string()),

@@ -10,8 +10,8 @@ use git2::{Repository, RepositoryInitOptions, Signature};
 use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Service, Timing, Update};
 use slate::model::{ProcessInfo, ProcessTable};
-use slate::sources::files::Env;
 use slate::sources::git::{self, GitCache};
+use slate::sources::roots::Env;
 
 fn init(folder: &Path) -> Repository {
     let mut options = RepositoryInitOptions::new();
@@ -202,6 +202,7 @@ async fn a_live_session_follows_its_checkouts_branch() {
         timing: Timing::default(),
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     });
     let (snapshot, mut updates) = handle.subscribe();
     assert_eq!(snapshot.len(), 1, "{snapshot:#?}");

@@ -18,8 +18,8 @@ use slate::live::{self, Event, Service, Timing};
 use slate::model::{
     AgentKind, HostedSignals, ProcessInfo, ProcessTable, SessionKey, Status, Timestamp,
 };
-use slate::sources::files::Env;
-use slate::tracker::{Input, Policy, Tracker};
+use slate::sources::roots::Env;
+use slate::tracker::{Evidence, Input, Policy, Tracker};
 
 fn scan_in_pieces(stream: &[u8], cuts: &[usize]) -> Vec<String> {
     let mut scanner = TitleScanner::new();
@@ -288,7 +288,9 @@ fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
         };
         assert!(head.starts_with("POST /hosted HTTP/1.1\r\n"), "{head}");
         assert!(
-            head.contains("Authorization: Bearer test-token\r\n"),
+            // Header names are case-insensitive; the client may send them in lower case.
+            head.to_ascii_lowercase()
+                .contains("authorization: bearer test-token\r\n"),
             "{head}"
         );
         for pair in body["titles"].as_array().cloned().unwrap_or_default() {
@@ -425,8 +427,9 @@ async fn a_silent_hosted_terminal_under_an_open_call_turns_needs_you() {
         timing: Timing::default(),
         store: None,
         clock: fake_clock,
+        settings: Default::default(),
     });
-    let key = SessionKey::new(AgentKind::ClaudeCode, SESSION);
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, SESSION);
     let state = |handle: &live::Handle| {
         let detail = handle.session(SESSION).expect("the session is known");
         let reason = detail
@@ -500,6 +503,7 @@ async fn a_cli_started_under_slate_run_after_the_last_scan_is_linked_at_its_firs
         },
         store: None,
         clock: live::system_clock,
+        settings: Default::default(),
     });
     let (listed, mut updates) = handle.subscribe();
     let session = listed
@@ -552,7 +556,7 @@ fn the_flip_after_five_silent_seconds_is_announced() {
     // The same story through the tracker alone, tick by tick with a fake clock: the flip comes
     // at 5 s of silence, and `next_deadline` announced it.
     let mut tracker = Tracker::new(Policy::default());
-    let key = SessionKey::new(AgentKind::ClaudeCode, SESSION);
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, SESSION);
     let home = tempfile::tempdir().unwrap();
     write_open_call(home.path(), at(0.0));
     let observations = std::fs::read_to_string(
@@ -616,7 +620,7 @@ impl Replay {
     ) -> Replay {
         assert_eq!(
             agent,
-            AgentKind::GeminiCli,
+            AgentKind::GEMINI_CLI,
             "only Gemini is replayed by hand"
         );
         let mut tracker = Tracker::new(Policy::default());
@@ -685,7 +689,7 @@ impl Replay {
         }
     }
 
-    fn evidence(&self, key: &SessionKey) -> Vec<String> {
+    fn evidence(&self, key: &SessionKey) -> Vec<Evidence> {
         match self {
             Replay::Engine(engine) => engine.evidence(key),
             Replay::Tracker(tracker) => tracker.evidence(key),

@@ -98,7 +98,18 @@ fn home() -> Home {
 }
 
 fn slate(home: &Home, args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_slate"))
+    let output = run(home, args);
+    assert!(
+        output.status.success(),
+        "slate {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8 output")
+}
+
+/// Runs `slate` over `home` at `NOW`, whatever the outcome.
+fn run(home: &Home, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_slate"))
         .args(args)
         .arg("--now")
         .arg(NOW)
@@ -110,13 +121,7 @@ fn slate(home: &Home, args: &[&str]) -> String {
         .env("XDG_CONFIG_HOME", home.root.join("config"))
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .output()
-        .expect("slate runs");
-    assert!(
-        output.status.success(),
-        "slate {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("utf-8 output")
+        .expect("slate runs")
 }
 
 fn state(home: &Home, id: &str) -> Value {
@@ -175,6 +180,18 @@ fn parked_claimed_awaiting_and_ended_sessions_name_their_next_actor() {
     assert_eq!(parked["intent"]["reason"], "after the release", "{parked}");
     assert_eq!(
         parked["next_actor"]["actor"], "parent_or_steering",
+        "{parked}"
+    );
+    // The park's reason is carried once, by the intent; the next actor points at it.
+    assert_eq!(
+        parked.to_string().matches("after the release").count(),
+        1,
+        "{parked}"
+    );
+    assert!(
+        parked["next_actor"]["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("see intent")),
         "{parked}"
     );
 
@@ -269,6 +286,102 @@ fn await_rejects_an_unknown_actor() {
     assert!(stderr.contains("another_item:<item>"), "{stderr}");
 }
 
+/// `slate await --who` and `POST /sessions/{id}/intent` read the awaited actor the same way:
+/// each spelling below is taken by both or refused by both, and a refusal says the same thing on
+/// the command line as in the API's 400 `{"error": …}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_and_the_api_accept_and_refuse_the_same_awaited_actors() {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use slate::api::{self, Security};
+    use slate::engine::{Options, ProcessSource};
+    use slate::live::{self, Service, Timing};
+    use slate::model::Awaiting;
+    use slate::sources::roots::Env;
+    use tower::ServiceExt;
+
+    const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    const PORT: u16 = 7411;
+
+    // The API: a live service with a store over one working session.
+    let temp = tempfile::tempdir().expect("a temp dir");
+    let now = live::system_clock();
+    crate::util::working_transcript(temp.path(), now);
+    let mut options = Options::from_env(Env {
+        home: Some(temp.path().to_path_buf()),
+        ..Env::default()
+    });
+    options.processes = ProcessSource::Recorded(crate::util::claude_process_table(
+        now.minus(Duration::from_secs(60)),
+    ));
+    let service = Service {
+        options,
+        timing: Timing::default(),
+        store: Some(slate::store::open(&temp.path().join("slate.db")).expect("a store")),
+        clock: live::system_clock,
+        settings: Default::default(),
+    };
+    let (handle, thread) = live::start(service);
+    let router = api::router(
+        handle.clone(),
+        Security {
+            port: PORT,
+            token: TOKEN.to_string(),
+        },
+    );
+    let post = |who: &str| {
+        let body = serde_json::json!({"state": "awaiting", "reason": "x", "awaiting_who": who});
+        Request::post(format!("/sessions/{}/intent", crate::util::SESSION))
+            .header("host", format!("127.0.0.1:{PORT}"))
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .expect("a request")
+    };
+
+    // The command line: the four-session HOME.
+    let home = home();
+    for (who, taken) in [
+        ("operator", true),
+        ("ci_or_deploy", true),
+        ("another_item:schema", true),
+        ("another_item:", false),
+        ("another_item", false),
+        ("ci", false),
+        ("parent_or_steering", false),
+        ("Operator", false),
+        ("the-moon", false),
+    ] {
+        let response = router.clone().oneshot(post(who)).await.expect("an answer");
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("a body");
+        let body: Value = serde_json::from_slice(&body).expect("a JSON answer");
+        let cli = run(&home, &["await", "awaiting", "--who", who, "--reason", "x"]);
+        let stderr = String::from_utf8_lossy(&cli.stderr);
+        if taken {
+            assert_eq!(status, StatusCode::OK, "{who}: {body}");
+            let intent = &body["session"]["session_state"]["intent"];
+            assert_eq!(intent["awaiting_who"], who, "{who}: {body}");
+            assert!(cli.status.success(), "{who}: {stderr}");
+            assert_eq!(state(&home, "awaiting")["intent"]["awaiting_who"], who);
+        } else {
+            let said = who
+                .parse::<Awaiting>()
+                .expect_err("refused by the parser")
+                .to_string();
+            assert!(said.contains("another_item:<item>"), "{said}");
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{who}: {body}");
+            assert_eq!(body["error"], said.as_str(), "{who}");
+            assert!(!cli.status.success(), "{who} was taken by the command line");
+            assert!(stderr.contains(&said), "{who}: {stderr}");
+        }
+    }
+    handle.shutdown();
+    thread.join().expect("the loop ends");
+}
+
 #[test]
 fn a_session_from_an_older_server_without_session_state_still_reads() {
     use slate::model::{Actor, IntentState, Session, Status};
@@ -348,7 +461,10 @@ fn a_change_from_the_command_line_asks_a_running_server_to_refresh() {
         "{request}"
     );
     assert!(
-        request.contains("Authorization: Bearer secret-token\r\n"),
+        // Header names are case-insensitive; the client may send them in lower case.
+        request
+            .to_ascii_lowercase()
+            .contains("authorization: bearer secret-token\r\n"),
         "{request}"
     );
 }

@@ -1,10 +1,32 @@
-//! Claude Code's registry and background jobs on disk (`sources::listings`).
+//! Claude Code's registry and background jobs on disk, and its listing command
+//! (`sources::listings`, read as Claude Code's description says).
 
 use std::path::{Path, PathBuf};
 
-use slate::agents::claude::parse_registry;
-use slate::model::{Listing, ListingEntry, ProcessInfo, ProcessTable, Timestamp};
-use slate::sources::listings::{drop_dead, read_claude_listing};
+use slate::agents::claude::{self, parse_registry};
+use slate::agents::{ListingCommand, ListingRule};
+use slate::model::{Listing, ListingEntry, ProblemKind, Timestamp};
+use slate::sources::listings::{read_listing, AgentsCommand};
+
+/// Where Claude Code's description says it lists its sessions.
+fn claude_listing() -> &'static ListingRule {
+    claude::DESCRIPTION
+        .listing
+        .as_ref()
+        .expect("Claude Code keeps a listing")
+}
+
+fn claude_command() -> &'static ListingCommand {
+    claude_listing()
+        .command
+        .as_ref()
+        .expect("and a listing command")
+}
+
+/// A moment to ask the command at; the cache is fresh for `cache_for` after it.
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_millis(1_795_950_000_000 + seconds * 1000)
+}
 
 fn fixture_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sources/claude")
@@ -14,7 +36,7 @@ fn fixture_root() -> PathBuf {
 fn the_registry_and_jobs_are_read_and_bad_files_counted() {
     let root = fixture_root();
     let mut problems = Vec::new();
-    let listing = read_claude_listing(&root, &mut problems);
+    let listing = read_listing(claude_listing(), &root, &mut problems);
     assert!(listing.available);
 
     // What the adapter makes of each registry file is its business; this checks that every
@@ -37,14 +59,14 @@ fn the_registry_and_jobs_are_read_and_bad_files_counted() {
     assert_eq!(listed, expected);
     assert!(!listed.contains(&"0000aaaa-0000-4000-8000-000000000001".to_string()));
 
-    let mut kinds: Vec<(String, String)> = problems
+    let mut kinds: Vec<(ProblemKind, String)> = problems
         .iter()
         .map(|problem| {
             let file = Path::new(&problem.place)
                 .strip_prefix(&root)
                 .map(|path| path.display().to_string())
                 .unwrap_or_default();
-            (problem.kind.clone(), file)
+            (problem.kind, file)
         })
         .collect();
     kinds.sort();
@@ -52,11 +74,11 @@ fn the_registry_and_jobs_are_read_and_bad_files_counted() {
         kinds,
         vec![
             (
-                "malformed_listing".to_string(),
+                ProblemKind::MalformedListing,
                 "jobs/bad1/state.json".to_string()
             ),
             (
-                "malformed_listing".to_string(),
+                ProblemKind::MalformedListing,
                 "sessions/50000.json".to_string()
             ),
         ]
@@ -67,69 +89,14 @@ fn the_registry_and_jobs_are_read_and_bad_files_counted() {
 fn no_sessions_folder_means_no_listing() {
     let temp = tempfile::tempdir().expect("temp dir");
     let mut problems = Vec::new();
-    let listing = read_claude_listing(temp.path(), &mut problems);
+    let listing = read_listing(claude_listing(), temp.path(), &mut problems);
     assert_eq!(listing, Listing::default());
     assert!(problems.is_empty());
 }
 
-fn entry(session: &str, pid: Option<u32>, proc_start: Option<&str>) -> ListingEntry {
-    ListingEntry {
-        session_id: session.to_string(),
-        pid,
-        proc_start: proc_start.map(str::to_string),
-        started_at: None,
-        cwd: None,
-        status: None,
-        waiting_for: None,
-        interactive: true,
-        updated_at: None,
-    }
-}
-
-fn alive(pid: u32, start_ticks: Option<u64>) -> ProcessInfo {
-    ProcessInfo {
-        pid,
-        ppid: None,
-        name: "claude".to_string(),
-        exe: None,
-        cmd: vec!["claude".to_string()],
-        cwd: None,
-        start_time: Timestamp::from_millis(0),
-        start_ticks,
-    }
-}
-
-#[test]
-fn entries_of_dead_or_recycled_pids_are_dropped() {
-    let mut listing = Listing {
-        available: true,
-        entries: vec![
-            entry("alive", Some(41301), Some("2093318")),
-            entry("recycled", Some(41234), Some("2093318")),
-            entry("dead", Some(41377), Some("2093318")),
-            entry("no-start-known", Some(41420), None),
-            entry("job", None, None),
-        ],
-    };
-    let table = ProcessTable {
-        processes: vec![
-            alive(41301, Some(2093318)),
-            alive(41234, Some(99)),
-            alive(41420, Some(5)),
-        ],
-    };
-    drop_dead(&mut listing, &table);
-    let kept: Vec<&str> = listing
-        .entries
-        .iter()
-        .map(|entry| entry.session_id.as_str())
-        .collect();
-    assert_eq!(kept, vec!["alive", "no-start-known", "job"]);
-}
-
 /// A temp folder with an executable `claude` running `body`, and the command that would run it
 /// with a controlled environment: that folder first on `PATH`, and a temp `HOME`.
-fn fake_claude(body: &str) -> (tempfile::TempDir, slate::sources::listings::AgentsCommand) {
+fn fake_claude(body: &str) -> (tempfile::TempDir, AgentsCommand) {
     use std::os::unix::fs::PermissionsExt;
     let temp = tempfile::tempdir().expect("temp dir");
     let bin = temp.path().join("bin");
@@ -138,7 +105,8 @@ fn fake_claude(body: &str) -> (tempfile::TempDir, slate::sources::listings::Agen
     std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("write script");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let child_path = format!("{}:/usr/bin:/bin", bin.display());
-    let mut command = slate::sources::listings::AgentsCommand::new(
+    let mut command = AgentsCommand::new(
+        claude_command(),
         Some(bin.clone().into_os_string()),
         Some(vec![
             ("PATH".into(), child_path.into()),
@@ -158,16 +126,19 @@ fn claude_agents_json_is_run_parsed_and_cached() {
         sample.display()
     ));
     let mut problems = Vec::new();
-    let entries = command.entries(&mut problems);
+    let entries = command.entries(at(0), &mut problems);
     assert_eq!(problems, Vec::new());
     let expected = slate::agents::claude::parse_agents_json(&std::fs::read(&sample).expect("read"))
         .expect("the sample parses");
     assert!(!expected.is_empty());
     assert_eq!(entries, expected);
-    // A second ask within the cache time does not run it again.
-    assert_eq!(command.entries(&mut problems), expected);
+    // A second ask within the cache time does not run it again; one after it does.
+    assert_eq!(command.entries(at(14), &mut problems), expected);
     let runs = std::fs::read_to_string(temp.path().join("runs")).expect("the script ran");
     assert_eq!(runs.lines().count(), 1);
+    assert_eq!(command.entries(at(15), &mut problems), expected);
+    let runs = std::fs::read_to_string(temp.path().join("runs")).expect("the script ran");
+    assert_eq!(runs.lines().count(), 2);
 
     // Merged into a listing, a session the registry already has keeps the registry's entry.
     let mut listing = Listing {
@@ -187,30 +158,31 @@ fn a_claude_agents_json_that_hangs_is_killed_and_counted() {
     let (_temp, mut command) = fake_claude("exec sleep 30");
     let mut problems = Vec::new();
     let started = std::time::Instant::now();
-    assert_eq!(command.entries(&mut problems), Vec::new());
+    assert_eq!(command.entries(at(0), &mut problems), Vec::new());
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(problems.len(), 1);
-    assert_eq!(problems[0].kind, "listing_timeout");
+    assert_eq!(problems[0].kind, ProblemKind::ListingTimeout);
 }
 
 #[test]
 fn a_claude_agents_json_that_prints_garbage_is_counted() {
     let (_temp, mut command) = fake_claude("echo 'Unknown command: agents'");
     let mut problems = Vec::new();
-    assert_eq!(command.entries(&mut problems), Vec::new());
+    assert_eq!(command.entries(at(0), &mut problems), Vec::new());
     assert_eq!(problems.len(), 1);
-    assert_eq!(problems[0].kind, "malformed_listing");
+    assert_eq!(problems[0].kind, ProblemKind::MalformedListing);
 }
 
 #[test]
 fn without_claude_on_the_path_nothing_runs() {
     let temp = tempfile::tempdir().expect("temp dir");
-    let mut command = slate::sources::listings::AgentsCommand::new(
+    let mut command = AgentsCommand::new(
+        claude_command(),
         Some(temp.path().as_os_str().to_owned()),
         Some(Vec::new()),
     );
-    assert_eq!(command.claude(), None);
+    assert_eq!(command.program(), None);
     let mut problems = Vec::new();
-    assert_eq!(command.entries(&mut problems), Vec::new());
+    assert_eq!(command.entries(at(0), &mut problems), Vec::new());
     assert_eq!(problems, Vec::new());
 }

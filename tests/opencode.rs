@@ -6,8 +6,12 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 use slate::agents::opencode::{self, MessageRow, PartRow, SessionRow};
+use slate::agents::BUILT_IN;
 use slate::agents::{self, Observation, ProcessRole, RecordKind};
-use slate::model::{AgentKind, ProcessInfo, ReasonCode, SessionKey, Status, Timestamp};
+use slate::model::{
+    AgentKind, ProblemKind, ProcessInfo, ReasonCode, SessionKey, Status, Timestamp,
+};
+use slate::sources::roots::{resolve_roots, Env};
 use slate::sources::stores;
 use slate::tracker::{Batch, Input, Policy, SeenProcess, Tracker};
 
@@ -32,7 +36,8 @@ fn read_now() -> Timestamp {
 
 fn read(db: &Path) -> (Vec<Batch>, Vec<slate::model::Problem>) {
     let mut problems = Vec::new();
-    let batches = stores::read_opencode_since(db, None, read_now(), &mut problems);
+    let batches =
+        stores::read_opencode_since(AgentKind::OPENCODE, db, None, read_now(), &mut problems);
     (batches, problems)
 }
 
@@ -121,7 +126,7 @@ fn expect_state(id: &str, status: Status, reason: ReasonCode) {
     let (_dir, db) = sample_db();
     let (batches, problems) = read(&db);
     assert_eq!(problems, Vec::new());
-    let key = SessionKey::new(AgentKind::OpenCode, id);
+    let key = SessionKey::new(AgentKind::OPENCODE, id);
     let own = family(&batches, id);
     let main = own
         .iter()
@@ -162,7 +167,7 @@ fn running_question_needs_you_after_the_window() {
 #[test]
 fn running_edit_reads_working_because_a_permission_prompt_leaves_no_trace() {
     // An honest blind spot: a pending permission is only an in-memory event in OpenCode, so an
-    // `edit` waiting for approval is byte-identical to one that runs (FORMATS.md §4.2).
+    // `edit` waiting for approval is byte-identical to one that runs (docs/formats.md §4.2).
     expect_state(
         "ses_5a1b2c3d7ffeD4permissionA",
         Status::Working,
@@ -267,7 +272,7 @@ fn sample_observations() {
 fn legacy_json_tree_is_history() {
     let storage = fixtures().join("legacy-json-storage-pre-1.2/storage");
     let mut problems = Vec::new();
-    let batches = stores::read_opencode_legacy(&storage, &mut problems);
+    let batches = stores::read_opencode_legacy(AgentKind::OPENCODE, &storage, &mut problems);
     assert_eq!(problems, Vec::new());
     assert_eq!(batches.len(), 1);
     let batch = batches[0].clone();
@@ -304,6 +309,7 @@ fn archived_sessions_end_and_old_ones_are_skipped() {
     drop(writer);
     let mut problems = Vec::new();
     let fresh = stores::read_opencode_since(
+        AgentKind::OPENCODE,
         &db,
         None,
         Timestamp::from_millis(archived + 1000),
@@ -319,6 +325,7 @@ fn archived_sessions_end_and_old_ones_are_skipped() {
     )));
     let two_days = 2 * 24 * 3_600_000;
     let later = stores::read_opencode_since(
+        AgentKind::OPENCODE,
         &db,
         None,
         Timestamp::from_millis(archived + two_days),
@@ -334,7 +341,13 @@ fn reads_only_sessions_updated_after_a_time() {
     let mut problems = Vec::new();
     // Sessions 5 and 6 (and the child) were updated after T0 + 4 min.
     let after = Timestamp::from_millis(1_795_950_000_000 + 4 * 60_000 + 1);
-    let batches = stores::read_opencode_since(&db, Some(after), read_now(), &mut problems);
+    let batches = stores::read_opencode_since(
+        AgentKind::OPENCODE,
+        &db,
+        Some(after),
+        read_now(),
+        &mut problems,
+    );
     let mut ids: Vec<&str> = batches.iter().map(|batch| batch.key.id.as_str()).collect();
     ids.sort();
     assert_eq!(
@@ -355,7 +368,7 @@ fn truncated_database_is_a_counted_problem() {
     let (batches, problems) = read(&db);
     assert!(batches.is_empty());
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0].kind, "store_corrupt");
+    assert_eq!(problems[0].kind, ProblemKind::StoreCorrupt);
 }
 
 #[test]
@@ -369,7 +382,7 @@ fn random_bytes_are_a_counted_problem() {
     let (batches, problems) = read(&db);
     assert!(batches.is_empty());
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0].kind, "store_corrupt");
+    assert_eq!(problems[0].kind, ProblemKind::StoreCorrupt);
 }
 
 #[test]
@@ -382,7 +395,7 @@ fn locked_database_is_a_counted_problem_until_the_writer_commits() {
     let (batches, problems) = read(&db);
     assert!(batches.is_empty());
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0].kind, "store_locked");
+    assert_eq!(problems[0].kind, ProblemKind::StoreLocked);
     writer.execute_batch("COMMIT").expect("release the lock");
     let (batches, problems) = read(&db);
     assert_eq!(problems, Vec::new());
@@ -439,7 +452,7 @@ fn missing_database_is_nothing_and_unreadable_is_a_problem() {
     let (batches, problems) = read(&folder);
     assert!(batches.is_empty());
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0].kind, "store_unreadable");
+    assert_eq!(problems[0].kind, ProblemKind::StoreUnreadable);
 }
 
 #[test]
@@ -527,28 +540,27 @@ fn retry_and_compaction_and_failure() {
 
 #[test]
 fn database_paths() {
-    let home = Path::new("/home/dev");
-    assert_eq!(
-        stores::opencode_db_path(home, None, None),
-        Some(PathBuf::from("/home/dev/.local/share/opencode/opencode.db"))
-    );
-    assert_eq!(
-        stores::opencode_db_path(home, Some(Path::new("/xdg")), None),
-        Some(PathBuf::from("/xdg/opencode/opencode.db"))
-    );
-    assert_eq!(
-        stores::opencode_db_path(home, None, Some("beta.db")),
-        Some(PathBuf::from("/home/dev/.local/share/opencode/beta.db"))
-    );
-    assert_eq!(
-        stores::opencode_db_path(home, None, Some("/tmp/oc.db")),
-        Some(PathBuf::from("/tmp/oc.db"))
-    );
-    assert_eq!(stores::opencode_db_path(home, None, Some(":memory:")), None);
-    assert_eq!(
-        stores::opencode_legacy_dir(home, None),
-        PathBuf::from("/home/dev/.local/share/opencode/storage")
-    );
+    // The data folder comes from OpenCode's description (`sources::roots`), the main database
+    // from `$OPENCODE_DB` beside it.
+    let data_of = |env: &Env| {
+        resolve_roots(BUILT_IN, env)
+            .get(AgentKind::OPENCODE)
+            .map(Path::to_path_buf)
+    };
+    let env = Env::with_home("/home/dev");
+    let data = data_of(&env).expect("a data folder");
+    assert_eq!(data, PathBuf::from("/home/dev/.local/share/opencode"));
+    let xdg = Env {
+        xdg_data_home: Some(PathBuf::from("/xdg")),
+        ..env.clone()
+    };
+    assert_eq!(data_of(&xdg), Some(PathBuf::from("/xdg/opencode")));
+    let main = |named: Option<&str>| stores::opencode_main_db(&data, named.map(Path::new));
+    assert_eq!(main(None), Some(data.join("opencode.db")));
+    assert_eq!(main(Some("beta.db")), Some(data.join("beta.db")));
+    assert_eq!(main(Some("/tmp/oc.db")), Some(PathBuf::from("/tmp/oc.db")));
+    assert_eq!(main(Some(":memory:")), None);
+    assert_eq!(main(Some("  ")), Some(data.join("opencode.db")));
 }
 
 #[test]
@@ -565,7 +577,8 @@ fn channel_databases_are_found_beside_the_main_one() {
     ] {
         std::fs::write(data.join(name), b"").expect("touch");
     }
-    let found = stores::opencode_databases(Path::new("/nowhere"), Some(dir.path()), None);
+    let main = stores::opencode_main_db(&data, None);
+    let found = stores::opencode_databases(&data, main.as_deref());
     assert_eq!(
         found,
         vec![data.join("opencode.db"), data.join("opencode-beta.db")]
@@ -640,6 +653,7 @@ fn a_part_updated_later_brings_its_session_into_an_incremental_read() {
     drop(writer);
     let mut problems = Vec::new();
     let batches = stores::read_opencode_since(
+        AgentKind::OPENCODE,
         &db,
         Some(Timestamp::from_millis(later - 1)),
         read_now(),

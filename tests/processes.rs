@@ -4,7 +4,7 @@ use std::fs;
 
 use slate::agents::{AgentProcess, ProcessRole};
 use slate::model::{AgentKind, ProcessInfo, ProcessTable, Timestamp};
-use slate::sources::files::canonical_folder;
+use slate::sources::folders::canonical_folder;
 use slate::sources::processes::{
     load_table, parse_start_ticks, recognise_all_with, scan_processes,
 };
@@ -57,7 +57,7 @@ fn codex_like(info: &ProcessInfo) -> Option<AgentProcess> {
         .and_then(|at| info.cmd.get(at + 1))
         .cloned();
     Some(AgentProcess {
-        agent: AgentKind::Codex,
+        agent: AgentKind::CODEX,
         role: ProcessRole::Interactive,
         folder_arg,
         session_arg: None,
@@ -145,15 +145,15 @@ fn a_recorded_table_loads() {
 
 /// Gemini CLI relaunches itself: a parent `node gemini.js` waits for a child running the same
 /// script. Only the child may vouch, so the parent comes out a helper. The table mirrors what a
-/// scan of a real relaunch shows (FORMATS.md §3); the third process is a print-mode run that did
-/// not relaunch (`GEMINI_CLI_NO_RELAUNCH`) and stays what it is.
+/// scan of a real relaunch shows (docs/formats.md §3); the third process is a print-mode run that
+/// did not relaunch (`GEMINI_CLI_NO_RELAUNCH`) and stays what it is.
 #[test]
 fn a_gemini_relaunch_parent_is_a_helper() {
     let table = load_table(std::path::Path::new(
         "fixtures/sources/gemini/relaunch-processes.json",
     ))
     .expect("the fixture loads");
-    let seen = slate::sources::processes::recognise_all(&table);
+    let seen = slate::sources::processes::recognise_all(slate::agents::BUILT_IN, &table);
     let roles: Vec<(u32, ProcessRole)> = seen
         .iter()
         .map(|process| (process.info.pid, process.recognised.role))
@@ -168,5 +168,5 @@ fn a_gemini_relaunch_parent_is_a_helper() {
     );
     assert!(seen
         .iter()
-        .all(|process| process.recognised.agent == AgentKind::GeminiCli));
+        .all(|process| process.recognised.agent == AgentKind::GEMINI_CLI));
 }

@@ -1,6 +1,6 @@
 //! Replays the recordings of real agent CLIs in `fixtures/recordings/` through the whole engine:
 //! the recorded files in a temporary HOME, the recorded process table, and the recorded moment as
-//! `now`. Each recording names the state SPEC §3 prescribes for that moment.
+//! `now`. Each recording names the state docs/states.md §3 prescribes for that moment.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
@@ -8,8 +8,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde::Deserialize;
 use slate::engine::{Engine, Options, ProcessSource};
 use slate::model::{AgentKind, Timestamp};
-use slate::sources::files::Env;
 use slate::sources::processes;
+use slate::sources::roots::Env;
 
 #[derive(Debug, Deserialize)]
 struct Recording {
@@ -109,11 +109,11 @@ fn real_cli_recordings_get_their_prescribed_state() {
         let captured = Timestamp::parse_rfc3339(&recording.captured_at).expect("captured_at");
         let agent = AgentKind::parse(&recording.agent).expect("known agent");
         // A single look at a closed session of an agent without a listing cannot tell a process
-        // that just exited from one Slate cannot see: SPEC §3 rule 1 closes it once the window
-        // has passed. (A live engine closes it at once, having seen the process die; the
+        // that just exited from one Slate cannot see: docs/states.md §3 rule 1 closes it once the
+        // window has passed. (A live engine closes it at once, having seen the process die; the
         // `rule1-codex-daemon-does-not-vouch` scenario shows that.) Claude Code's registry
         // decides at once, so its closed recordings are checked at the moment of capture.
-        let now = if recording.expected.status == "ended" && agent != AgentKind::ClaudeCode {
+        let now = if recording.expected.status == "ended" && agent != AgentKind::CLAUDE_CODE {
             captured.plus(Duration::from_secs(46))
         } else {
             captured

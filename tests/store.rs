@@ -10,14 +10,13 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use slate::model::{
-    AgentKind, Intent, IntentState, Reason, ReasonCode, SessionKey, Status, Timestamp,
+    AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionKey, Status,
+    Timestamp,
 };
-use slate::store::{
-    self, Platform, PresenceRecord, Store, StoreError, StoredIntent, Transition, WorkItem,
-};
+use slate::store::{self, Store, StoreError, StoredIntent, Transition, WorkItem};
 
 fn key(id: &str) -> SessionKey {
-    SessionKey::new(AgentKind::ClaudeCode, id)
+    SessionKey::new(AgentKind::CLAUDE_CODE, id)
 }
 
 fn at(seconds: i64) -> Timestamp {
@@ -26,6 +25,17 @@ fn at(seconds: i64) -> Timestamp {
 
 fn memory() -> Store {
     store::open_in_memory().expect("an in-memory store opens")
+}
+
+/// A ready work item with no dependencies: the smallest thing to write and read back.
+fn item(id: &str) -> WorkItem {
+    WorkItem {
+        id: id.to_owned(),
+        title: id.to_owned(),
+        status: ItemStatus::Ready,
+        deps: Vec::new(),
+        created: at(1),
+    }
 }
 
 fn transition(key: &SessionKey, from: Option<Status>, to: Status, seconds: i64) -> Transition {
@@ -110,12 +120,12 @@ fn migrating_twice_is_a_no_op() {
     let path = folder.path().join("slate").join("slate.db");
     {
         let store = store::open(&path).unwrap();
-        store.set_setting("kept", "yes").unwrap();
+        store.put_work_item(&item("kept")).unwrap();
     }
     let store = store::open(&path).unwrap();
     assert_eq!(store.migrate().unwrap(), 0);
     assert_eq!(store.schema_version().unwrap(), latest);
-    assert_eq!(store.get_setting("kept").unwrap().as_deref(), Some("yes"));
+    assert_eq!(store.work_item("kept").unwrap(), Some(item("kept")));
 }
 
 #[test]
@@ -196,20 +206,6 @@ fn time_in_status_adds_up_every_stretch_until_now() {
 }
 
 #[test]
-fn settings_round_trip_and_overwrite() {
-    let store = memory();
-    assert_eq!(store.get_setting("autostart").unwrap(), None);
-    store.set_setting("autostart", "false").unwrap();
-    store.set_setting("autostart", "true").unwrap();
-    store.set_setting("theme", "dark").unwrap();
-    assert_eq!(
-        store.get_setting("autostart").unwrap().as_deref(),
-        Some("true")
-    );
-    assert_eq!(store.get_setting("theme").unwrap().as_deref(), Some("dark"));
-}
-
-#[test]
 fn intents_are_set_replaced_listed_and_cleared() {
     let store = memory();
     let session = key("a");
@@ -230,10 +226,10 @@ fn intents_are_set_replaced_listed_and_cleared() {
     let awaiting = Intent {
         state: IntentState::Awaiting,
         reason: Some("waiting for CI".to_owned()),
-        awaiting_who: Some("ci_or_deploy".to_owned()),
+        awaiting_who: Some(Awaiting::CiOrDeploy),
     };
     store.set_intent(&session, &awaiting, at(2)).unwrap();
-    let other = SessionKey::new(AgentKind::OpenCode, "ses_1");
+    let other = SessionKey::new(AgentKind::OPENCODE, "ses_1");
     store.set_intent(&other, &parked_plain(), at(3)).unwrap();
     assert_eq!(
         store.intents().unwrap(),
@@ -271,41 +267,12 @@ fn parked_plain() -> Intent {
 }
 
 #[test]
-fn presence_remembers_the_vouching_process_and_its_death() {
-    let store = memory();
-    let alive = PresenceRecord {
-        key: key("a"),
-        pid: 4242,
-        start: at(1000),
-        gone_at: None,
-    };
-    let other = PresenceRecord {
-        key: SessionKey::new(AgentKind::Codex, "c"),
-        pid: 7,
-        start: at(5),
-        gone_at: Some(at(9)),
-    };
-    store.save_presence(&alive).unwrap();
-    store.save_presence(&other).unwrap();
-    assert_eq!(
-        store.load_presence().unwrap(),
-        vec![alive.clone(), other.clone()]
-    );
-    let died = PresenceRecord {
-        gone_at: Some(at(2000)),
-        ..alive
-    };
-    store.save_presence(&died).unwrap();
-    assert_eq!(store.load_presence().unwrap(), vec![died, other]);
-}
-
-#[test]
 fn work_items_and_claims_have_simple_crud() {
     let store = memory();
     let item = WorkItem {
         id: "item-1".to_owned(),
         title: "Fix the tray count".to_owned(),
-        status: "open".to_owned(),
+        status: ItemStatus::Blocked,
         deps: vec!["item-0".to_owned()],
         created: at(1),
     };
@@ -313,7 +280,7 @@ fn work_items_and_claims_have_simple_crud() {
     assert_eq!(store.work_item("item-1").unwrap(), Some(item.clone()));
     assert_eq!(store.work_item("missing").unwrap(), None);
     let done = WorkItem {
-        status: "done".to_owned(),
+        status: ItemStatus::Done,
         ..item.clone()
     };
     store.put_work_item(&done).unwrap();
@@ -358,59 +325,91 @@ fn a_reason_code_from_a_newer_slate_reads_as_unknown() {
 }
 
 #[test]
+fn an_item_status_or_an_awaited_actor_it_cannot_read_does_not_fail_the_read() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    drop(store::open(&path).unwrap());
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO work_items (id, title, status, created_ms)
+                 VALUES ('odd', 'Odd', 'someday', 1000);
+             INSERT INTO intents (agent, session_id, state, reason, awaiting_who, set_at_ms)
+                 VALUES ('claude-code', 'a', 'awaiting', 'odd', 'the-moon', 2000),
+                        ('claude-code', 'b', 'awaiting', 'ci', 'ci_or_deploy', 3000);",
+        )
+        .unwrap();
+    let store = store::open(&path).unwrap();
+    // An unknown status reads as blocked: the item waits for direction.
+    let odd = store.work_item("odd").unwrap().expect("the item reads");
+    assert_eq!(odd.status, ItemStatus::Blocked);
+    // An unknown awaited actor reads as an intent that names no one; the others read as written.
+    let intents = store.intents().unwrap();
+    assert_eq!(intents.len(), 2);
+    assert_eq!(intents[0].1.intent.state, IntentState::Awaiting);
+    assert_eq!(intents[0].1.intent.awaiting_who, None);
+    assert_eq!(intents[1].1.intent.awaiting_who, Some(Awaiting::CiOrDeploy));
+    let first = store
+        .get_intent(&key("a"))
+        .unwrap()
+        .expect("the intent reads");
+    assert_eq!(first.intent.reason.as_deref(), Some("odd"));
+}
+
+#[test]
+fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    {
+        let store = store::open(&path).unwrap();
+        store.put_work_item(&item("kept")).unwrap();
+    }
+    // Put the file back as version 2 left it: with both tables, one of them holding a row.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO settings VALUES ('autostart', 'true');
+             CREATE TABLE presence (
+                 agent TEXT NOT NULL, session_id TEXT NOT NULL, pid INTEGER NOT NULL,
+                 start_ms INTEGER NOT NULL, gone_at_ms INTEGER NULL,
+                 PRIMARY KEY (agent, session_id));
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+    let store = store::open(&path).unwrap();
+    assert_eq!(
+        store.schema_version().unwrap(),
+        Store::latest_schema_version()
+    );
+    assert_eq!(store.work_item("kept").unwrap(), Some(item("kept")));
+    let tables: Vec<String> = {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let mut select = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap();
+        let names = select
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        names
+    };
+    assert_eq!(
+        tables,
+        vec!["claims", "intents", "transitions", "work_items"],
+        "{tables:?}"
+    );
+}
+
+#[test]
 fn a_store_can_move_to_a_worker_thread() {
     fn assert_send<T: Send>() {}
     assert_send::<Store>();
     let store = memory();
-    let handle = std::thread::spawn(move || store.set_setting("moved", "yes").map(|()| store));
+    let handle = std::thread::spawn(move || store.put_work_item(&item("moved")).map(|()| store));
     let store = handle.join().unwrap().unwrap();
-    assert_eq!(store.get_setting("moved").unwrap().as_deref(), Some("yes"));
-}
-
-#[test]
-fn folders_follow_each_platform() {
-    let home = Path::new("/home/u");
-    let var = Path::new("/custom");
-    assert_eq!(
-        store::data_dir_on(Platform::Linux, home, None),
-        PathBuf::from("/home/u/.local/share")
-    );
-    assert_eq!(
-        store::data_dir_on(Platform::Linux, home, Some(var)),
-        PathBuf::from("/custom")
-    );
-    // A relative XDG value is invalid by the XDG spec and ignored.
-    assert_eq!(
-        store::data_dir_on(Platform::Linux, home, Some(Path::new("relative"))),
-        PathBuf::from("/home/u/.local/share")
-    );
-    assert_eq!(
-        store::config_dir_on(Platform::Linux, home, None),
-        PathBuf::from("/home/u/.config")
-    );
-    assert_eq!(
-        store::config_dir_on(Platform::Linux, home, Some(var)),
-        PathBuf::from("/custom")
-    );
-    for dir in [store::data_dir_on, store::config_dir_on] {
-        assert_eq!(
-            dir(Platform::MacOs, Path::new("/Users/u"), Some(var)),
-            PathBuf::from("/Users/u/Library/Application Support")
-        );
-        assert_eq!(dir(Platform::Windows, home, Some(var)), var);
-        assert_eq!(
-            dir(Platform::Windows, home, None),
-            home.join("AppData").join("Roaming")
-        );
-    }
-    assert_eq!(
-        store::data_dir(home, None),
-        store::data_dir_on(Platform::current(), home, None)
-    );
-    assert_eq!(
-        store::default_path(Path::new("/data")),
-        PathBuf::from("/data/slate/slate.db")
-    );
+    assert_eq!(store.work_item("moved").unwrap(), Some(item("moved")));
 }
 
 /// The environment variable that turns [`writer_child`] from a no-op into the writer that
@@ -633,11 +632,14 @@ fn a_write_waits_out_the_busy_timeout_then_reports_the_lock() {
     let store = store::open_with_busy_timeout(&path, busy_timeout).unwrap();
     let holder = rusqlite::Connection::open(&path).unwrap();
     holder
-        .execute_batch("BEGIN IMMEDIATE; INSERT INTO settings VALUES ('held', 'yes');")
+        .execute_batch(
+            "BEGIN IMMEDIATE;
+             INSERT INTO work_items (id, title, status, created_ms) VALUES ('held', 'held', 'ready', 1000);",
+        )
         .unwrap();
 
     let started = Instant::now();
-    let err = store.set_setting("mine", "1").unwrap_err();
+    let err = store.put_work_item(&item("mine")).unwrap_err();
     assert!(matches!(err, StoreError::Locked { .. }), "{err:?}");
     assert!(started.elapsed() >= busy_timeout, "{:?}", started.elapsed());
     assert!(
@@ -655,11 +657,11 @@ fn a_write_waits_out_the_busy_timeout_then_reports_the_lock() {
         .unwrap_err();
     assert!(matches!(err, StoreError::Locked { .. }), "{err:?}");
     // Reading still works while another writer holds the lock: that is what WAL is for.
-    assert_eq!(store.get_setting("held").unwrap(), None);
+    assert_eq!(store.work_item("held").unwrap(), None);
 
     holder.execute_batch("COMMIT").unwrap();
-    store.set_setting("mine", "1").unwrap();
-    assert_eq!(store.get_setting("held").unwrap().as_deref(), Some("yes"));
+    store.put_work_item(&item("mine")).unwrap();
+    assert_eq!(store.work_item("held").unwrap(), Some(item("held")));
 }
 
 #[test]
@@ -671,7 +673,9 @@ fn an_exclusively_locked_file_is_reported_not_treated_as_corrupt() {
     holder
         .execute_batch(
             "PRAGMA locking_mode = EXCLUSIVE;
-             BEGIN EXCLUSIVE; INSERT INTO settings VALUES ('held', 'yes'); COMMIT;",
+             BEGIN EXCLUSIVE;
+             INSERT INTO work_items (id, title, status, created_ms) VALUES ('held', 'held', 'ready', 1000);
+             COMMIT;",
         )
         .unwrap();
 
@@ -682,7 +686,7 @@ fn an_exclusively_locked_file_is_reported_not_treated_as_corrupt() {
     drop(holder);
     let store = store::open(&path).unwrap();
     assert!(store.recovered_from().is_none());
-    assert_eq!(store.get_setting("held").unwrap().as_deref(), Some("yes"));
+    assert_eq!(store.work_item("held").unwrap(), Some(item("held")));
 }
 
 #[test]

@@ -11,13 +11,20 @@ mod files; // transcript discovery and incremental reading
 mod focus; // focusing a terminal: the strategy table, parsers, and tmux and X11 for real
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
 mod git; // git facts: branch, ahead/behind, dirty, the cache, a live session following HEAD
+mod hardening; // issue 17's hostile inputs: guard rails, timeouts, ids, tokens, limits, escapes
 mod host; // hosted sessions: the title scanner, report thinning, `slate run` in tmux, a silent prompt
 mod intent; // intent, custody and the next actor through the real binary over a temp HOME
 mod listings; // Claude Code's registry and background jobs on disk
 mod live; // the live service: first snapshot, one change per append, intents and claims, over a temp HOME
+mod menu; // the tray menu as data, its config-error note, the tooltip, and menu ids that read back
+mod notifications; // the notification policy: one per flip, none at start-up or while paused, bursts
 mod opencode; // OpenCode's SQLite store and JSON tree, read and decided, and damaged databases
+mod places; // Slate's own folders and files on every platform
+mod policy; // what every surface shares: needs you, the live list and when a session leaves it
 mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine
+mod registry; // the agent registry: built-in descriptions, wire ids, a toy agent through the engine
+mod schedule; // the live loop's timers from data, with made-up instants
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod titles; // the title grammars against real titles recorded from the CLIs

@@ -43,11 +43,33 @@ fn sources() -> Vec<(String, String)> {
 const PURE: &[&str] = &[
     "src/model.rs",
     "src/lines.rs",
+    "src/limits.rs",
     "src/agents.rs",
     "src/agents/",
     "src/tracker.rs",
+    "src/tracker/",
+    "src/policy.rs",
+    "src/policy/",
+    "src/schedule.rs",
     "src/report.rs",
     "src/focus/strategy.rs",
+];
+
+/// The sources: they read the outside world, but take time as an argument like the core, so a
+/// replay of the same files and process tables decides the same way.
+const SOURCES: &[&str] = &["src/sources.rs", "src/sources/"];
+
+/// A read of the wall clock or a thread of its own: neither the core nor the sources may have one.
+const CLOCK_WORDS: &[&str] = &[
+    "SystemTime::now",
+    "Instant::now",
+    "Utc::now",
+    "Local::now",
+    "OffsetDateTime::now",
+    ".elapsed()",
+    "std::thread",
+    "thread::spawn",
+    "thread::sleep",
 ];
 
 const IMPURE_WORDS: &[&str] = &[
@@ -99,6 +121,89 @@ fn the_core_does_no_io_and_reads_no_clock() {
                 );
             }
         }
+    }
+}
+
+/// The lines of `text` that use `word` in code (not in a comment), as `path:line`.
+fn uses(path: &str, text: &str, word: &str) -> Vec<String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| line.split("//").next().unwrap_or("").contains(word))
+        .map(|(number, _)| format!("{path}:{}", number + 1))
+        .collect()
+}
+
+/// Where the core and the sources read the clock or use a thread.
+fn clock_reads(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, text) in files {
+        if !PURE
+            .iter()
+            .chain(SOURCES)
+            .any(|area| path.starts_with(area))
+        {
+            continue;
+        }
+        for word in CLOCK_WORDS {
+            found.extend(
+                uses(path, text, word)
+                    .into_iter()
+                    .map(|place| format!("{place}: `{word}`")),
+            );
+        }
+    }
+    found
+}
+
+#[test]
+fn the_core_and_the_sources_read_no_clock_and_start_no_thread() {
+    let found = clock_reads(&sources());
+    assert!(
+        found.is_empty(),
+        "time comes in as an argument and work runs on the caller's thread: {found:?}"
+    );
+}
+
+#[test]
+fn the_clock_check_catches_what_it_must() {
+    // The check itself, on made-up files: a clock read or a thread in the sources or the core is
+    // caught, a mention in a comment or a file elsewhere is not.
+    let files = |path: &str, text: &str| vec![(path.to_string(), text.to_string())];
+    let caught = [
+        ("src/sources/walk.rs", "    let now = SystemTime::now();"),
+        ("src/sources/stores.rs", "use std::thread;"),
+        ("src/sources/listings.rs", "        thread::sleep(BACKOFF);"),
+        ("src/sources.rs", "    let started = Instant::now();"),
+        ("src/tracker.rs", "    if at.elapsed() > limit {"),
+        (
+            "src/agents/codex.rs",
+            "    let today = OffsetDateTime::now_utc();",
+        ),
+    ];
+    for (path, text) in caught {
+        assert_eq!(clock_reads(&files(path, text)).len(), 1, "{path}: {text}");
+    }
+    let allowed = [
+        (
+            "src/sources/walk.rs",
+            "    // never SystemTime::now: time is an argument",
+        ),
+        ("src/live.rs", "    let now = SystemTime::now();"),
+        (
+            "src/child.rs",
+            "    std::thread::spawn(move || read(stdout));",
+        ),
+        (
+            "src/sources/processes.rs",
+            "    .filter(|process| process.thread_kind().is_none())",
+        ),
+    ];
+    for (path, text) in allowed {
+        assert_eq!(
+            clock_reads(&files(path, text)),
+            Vec::<String>::new(),
+            "{path}: {text}"
+        );
     }
 }
 

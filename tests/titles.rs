@@ -80,27 +80,28 @@ fn recorded_titles_classify() {
             .find(|(title, _)| !title.is_empty() && title != "vm")
             .map(|(_, kind)| *kind);
         let name = &recording.name;
-        match (recording.agent, scenario(recording)) {
-            (AgentKind::Codex | AgentKind::GeminiCli, "permission") => {
+        match (recording.agent.as_str(), scenario(recording)) {
+            ("codex" | "gemini-cli", "permission") => {
                 assert_eq!(last, Some(TitleKind::ActionRequired), "{name}")
             }
-            (AgentKind::ClaudeCode, "tool_running") | (AgentKind::Codex, "tool_running") => {
+            ("claude-code" | "codex", "tool_running") => {
                 assert_eq!(last, Some(TitleKind::Frame), "{name}");
                 assert!(kinds.iter().filter(|k| **k == TitleKind::Frame).count() >= 4);
             }
-            (AgentKind::GeminiCli, "tool_running") => {
+            ("gemini-cli", "tool_running") => {
                 assert_eq!(last, Some(TitleKind::Busy), "{name}")
             }
-            (AgentKind::ClaudeCode | AgentKind::GeminiCli, "finished") => {
+            ("claude-code" | "gemini-cli", "finished") => {
                 assert_eq!(last, Some(TitleKind::Idle), "{name}")
             }
-            (AgentKind::Codex, "finished" | "finished-nodaemon") => {
+            ("codex", "finished" | "finished-nodaemon") => {
                 assert_eq!(last, Some(TitleKind::Idle), "{name}")
             }
             _ => {}
         }
-        // Claude Code never asks for action in its title: its dialogs look idle (FORMATS.md §9).
-        if recording.agent == AgentKind::ClaudeCode {
+        // Claude Code never asks for action in its title: its dialogs look idle
+        // (docs/formats.md §9).
+        if recording.agent == AgentKind::CLAUDE_CODE {
             assert!(!kinds.contains(&TitleKind::ActionRequired), "{name}");
         }
         let mut previous: Option<(TitleKind, &str)> = None;

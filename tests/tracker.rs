@@ -12,7 +12,7 @@ use slate::agents::{
     AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind, Title, TitleSource,
 };
 use slate::model::{
-    AgentKind, HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry,
+    AgentKind, Awaiting, HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry,
     ProcessInfo, SessionKey, Status, Timestamp,
 };
 use slate::tracker::{
@@ -23,7 +23,7 @@ use slate::tracker::{
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Scenario {
-    /// The SPEC rule the scenario shows, e.g. "3.6a".
+    /// The rule of docs/states.md the scenario shows, as section and rule, e.g. "3.6a".
     rule: String,
     description: String,
     #[serde(default = "default_agent")]
@@ -79,7 +79,7 @@ struct IntentSpec {
     #[serde(default)]
     reason: Option<String>,
     #[serde(default)]
-    awaiting_who: Option<String>,
+    awaiting_who: Option<Awaiting>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -576,7 +576,7 @@ fn scenarios() {
 /// A Claude Code transcript seen closed, with nothing read from it.
 fn unread(id: &str, last_write: Timestamp) -> Input {
     Input::Observed(Batch {
-        key: SessionKey::new(AgentKind::ClaudeCode, id),
+        key: SessionKey::new(AgentKind::CLAUDE_CODE, id),
         role: TranscriptRole::Main,
         transcript: format!("/home/u/.claude/projects/-work-acme/{id}.jsonl"),
         last_write,
@@ -598,7 +598,7 @@ fn resumed_by(pid: u32, id: &str, start: Timestamp) -> SeenProcess {
             start_ticks: None,
         },
         recognised: AgentProcess {
-            agent: AgentKind::ClaudeCode,
+            agent: AgentKind::CLAUDE_CODE,
             role: ProcessRole::Interactive,
             folder_arg: None,
             session_arg: Some(id.to_string()),
@@ -623,7 +623,7 @@ fn closed_history_is_kept_as_summaries_until_something_touches_it() {
     let all = tracker.all_sessions();
     assert_eq!(all.len(), 3);
     assert!(all.iter().all(|session| session.status == Status::Ended));
-    let key = SessionKey::new(AgentKind::ClaudeCode, "old-1");
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, "old-1");
     let before = tracker.session(&key).expect("a summary is a session");
     assert!(!tracker.evidence(&key).is_empty());
     assert_eq!(tracker.next_deadline(), None);
@@ -646,7 +646,7 @@ fn closed_history_is_kept_as_summaries_until_something_touches_it() {
         reason: Some("later".to_string()),
         awaiting_who: None,
     };
-    let other = SessionKey::new(AgentKind::ClaudeCode, "old-2");
+    let other = SessionKey::new(AgentKind::CLAUDE_CODE, "old-2");
     tracker.apply(
         Input::Intents(vec![(other.clone(), parked.clone(), later)]),
         later,
@@ -656,7 +656,7 @@ fn closed_history_is_kept_as_summaries_until_something_touches_it() {
     assert_eq!(session.session_state.intent, parked);
 
     // Its file gone, a summary is forgotten.
-    let gone = SessionKey::new(AgentKind::ClaudeCode, "old-0");
+    let gone = SessionKey::new(AgentKind::CLAUDE_CODE, "old-0");
     tracker.apply(
         Input::TranscriptGone {
             key: gone.clone(),

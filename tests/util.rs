@@ -1,10 +1,11 @@
 //! What several test modules build the same way: a Claude Code session in a temporary HOME, in
-//! the middle of a tool call, and the recorded process that vouches for it.
+//! the middle of a tool call, and the recorded process that vouches for it; and session objects as
+//! a server sends them, for the policy tests.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use slate::model::{ProcessInfo, ProcessTable, Timestamp};
+use slate::model::{ProcessInfo, ProcessTable, Session, Status, Timestamp};
 
 /// The session every such HOME holds.
 pub const SESSION: &str = "7f3c1d2e-5a4b-4c3d-9e8f-0a1b2c3d4e5f";
@@ -65,4 +66,64 @@ pub fn claude_process_table(started: Timestamp) -> ProcessTable {
             start_ticks: None,
         }],
     }
+}
+
+/// A session in `status` with reason `code`/`text`, built from the wire format.
+pub fn wire_session(project: &str, id: &str, status: Status, code: &str, text: &str) -> Session {
+    let value = serde_json::json!({
+        "agent": "claude-code",
+        "id": id,
+        "folder": format!("/work/{project}"),
+        "project": project,
+        "title": format!("{project} work"),
+        "last_prompt": "do the thing",
+        "branch": "main",
+        "row_time": "2026-11-29T12:00:00Z",
+        "pid": 4242,
+        "transcript": null,
+        "model": null,
+        "cli_version": null,
+        "hosted": false,
+        "status": status.as_str(),
+        "session_state": {
+            "status": status.as_str(),
+            "active_at": null,
+            "reason": {"code": code, "text": text},
+            "presence": "present",
+            "activity": "working",
+            "intent": {"state": "none"},
+            "custody": {"holds": [], "holds_work_claim": false, "reclaimable": false, "reason": "live"},
+            "next_actor": {"actor": "operator", "reason": "r", "since": "2026-11-29T12:00:00Z"},
+        },
+    });
+    serde_json::from_value(value).expect("a valid session object")
+}
+
+pub fn working(project: &str, id: &str) -> Session {
+    wire_session(project, id, Status::Working, "tool_running", "Running Bash")
+}
+
+pub fn waiting(project: &str, id: &str) -> Session {
+    wire_session(
+        project,
+        id,
+        Status::Waiting,
+        "permission_prompt",
+        "Asks permission for Bash: cargo test",
+    )
+}
+
+/// Adds the work item `docs` to `store` and records that `SESSION` holds a claim on it.
+pub fn claim_docs(store: &slate::store::Store, now: Timestamp) {
+    store
+        .put_work_item(&slate::store::WorkItem {
+            id: "docs".to_string(),
+            title: "Docs".to_string(),
+            status: slate::model::ItemStatus::Ready,
+            deps: Vec::new(),
+            created: now,
+        })
+        .unwrap();
+    let key = slate::model::SessionKey::new(slate::model::AgentKind::CLAUDE_CODE, SESSION);
+    store.claim("docs", &key, now).unwrap();
 }

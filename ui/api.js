@@ -126,6 +126,17 @@ export class Api {
     }
   }
 
+  /**
+   * The agents the server looks for, from `GET /health`'s `roots`: one `{agent, name, product,
+   * path, found}` per agent root, in the server's order (`name` is the short name, `product` the
+   * agent's own; an older server sends neither). Null when the server does not answer.
+   */
+  async agents() {
+    const health = await this.health();
+    if (!health) return null;
+    return Array.isArray(health.roots) ? health.roots.filter((root) => root && root.agent) : [];
+  }
+
   /** `POST /sessions/live/refresh` with the bearer token; resolves once the re-read is published. */
   async refresh() {
     const headers = {};

@@ -1,21 +1,18 @@
 //! The window's page: the live list (Needs you first), the details pane, the empty state and the
 //! keyboard. It keeps the sessions the server last sent and redraws from them; it never decides a
-//! session's state itself (SPEC §4: every surface reads the one `session_state`), and it never talks
-//! to the backend except through `api.js`. A session without `session_state` (an older server) is
-//! shown from its top-level `status`, with no facets.
+//! session's state itself (docs/states.md §4: every surface reads the one `session_state`), nor
+//! which sessions are on the live list (the server's policy keeps a closed session there while it
+//! holds a work claim, and shows it under Closed here), and it never talks to the backend except
+//! through `api.js`. It counts sessions only by the status each one carries. The agents' names
+//! and folders come from the server too (`Api.agents`), so an agent the page has never heard of
+//! shows by its own name, and a config error the server reports in `/health` is shown above the
+//! list. A session without `session_state` (an older server) is shown from its top-level
+//! `status`, with no facets.
 
 import { Api, resolveEndpoint, sessionKey } from "./api.js";
 
 /** How often the relative times ("12 s", "5 min") are brought up to date: one timer for the page. */
 const CLOCK_TICK_MS = 15_000;
-
-const AGENTS = {
-  "claude-code": { name: "Claude Code", where: "~/.claude/projects" },
-  codex: { name: "Codex", where: "~/.codex/sessions" },
-  "gemini-cli": { name: "Gemini CLI", where: "~/.gemini/tmp" },
-  opencode: { name: "OpenCode", where: "~/.local/share/opencode" },
-  "cursor-agent": { name: "cursor-agent", where: "~/.cursor" },
-};
 
 const STATUS = {
   waiting: { label: "Needs you", rank: 0 },
@@ -35,6 +32,9 @@ const state = {
   detailsOpen: false,
   /** The details response for the selected session: {key, data, error}. */
   details: null,
+  /** The agents the server looks for (`Api.agents`): their names and folders; null until known. */
+  agents: null,
+  /** The last `/health` answer, for the config error it reports; null until known. */
   health: null,
   connection: "connecting",
   retryInMs: 0,
@@ -60,8 +60,10 @@ function timeOf(session) {
   return Number.isNaN(ms) ? null : ms;
 }
 
+/** The name the server gives an agent, else its id (an agent this server does not describe). */
 function agentName(agent) {
-  return (AGENTS[agent] && AGENTS[agent].name) || agent || "unknown agent";
+  const known = state.agents && state.agents.find((root) => root.agent === agent);
+  return (known && (known.product || known.name)) || agent || "unknown agent";
 }
 
 function statusLabel(status) {
@@ -90,9 +92,10 @@ export function span(ms) {
   return `${Math.floor(hours / 24)} d`;
 }
 
-function waitingCount() {
+/** How many listed sessions carry `status`. */
+function countOf(status) {
   let n = 0;
-  for (const session of state.sessions.values()) if (statusOf(session) === "waiting") n += 1;
+  for (const session of state.sessions.values()) if (statusOf(session) === status) n += 1;
   return n;
 }
 
@@ -209,13 +212,18 @@ function rowNode(session) {
 const $ = (id) => document.getElementById(id);
 
 function renderHeader() {
-  const waiting = waitingCount();
+  const waiting = countOf("waiting");
   $("count").textContent = String(waiting);
   $("count-word").textContent = waiting === 1 ? "needs you" : "need you";
   $("summary").dataset.waiting = String(waiting);
-  const working = state.sessions.size - waiting;
+  const working = countOf("working");
   $("working-count").textContent = state.sessions.size ? `${working} working` : "";
   document.title = waiting > 0 ? `(${waiting}) Slate` : "Slate";
+
+  const error = state.health && state.health.settings ? state.health.settings.error : null;
+  const banner = $("config-error");
+  banner.hidden = !error;
+  banner.textContent = error ? `The config file is not in force: ${error}` : "";
 
   const conn = $("connection");
   conn.dataset.state = state.connection;
@@ -256,19 +264,15 @@ function renderList() {
 }
 
 function renderEmpty() {
-  const roots = state.health && Array.isArray(state.health.roots) ? state.health.roots : null;
-  const rows = Object.entries(AGENTS).map(([agent, info]) => {
-    const found = roots ? roots.filter((root) => root.agent === agent) : [];
-    const where = found.length ? found.map((root) => root.path).join(", ") : info.where;
-    const seen = found.length ? found.some((root) => root.found) : null;
-    return el(
+  const rows = (state.agents || []).map((root) =>
+    el(
       "li",
       {},
-      el("span", { class: "agent-name", text: info.name }),
-      el("code", { text: where }),
-      seen === null ? null : el("span", { class: seen ? "found" : "missing", text: seen ? "found" : "not found" }),
-    );
-  });
+      el("span", { class: "agent-name", text: agentName(root.agent) }),
+      el("code", { text: root.path || "" }),
+      typeof root.found === "boolean" ? el("span", { class: root.found ? "found" : "missing", text: root.found ? "found" : "not found" }) : null,
+    ),
+  );
   $("agent-roots").replaceChildren(...rows);
 }
 
@@ -445,6 +449,8 @@ function render() {
 
 /** Brings every relative time on the page up to date; run by the one page clock. */
 function tick() {
+  // The config may have been edited since: its error comes and goes with the file.
+  readHealth();
   const now = Date.now();
   for (const node of document.querySelectorAll("time[data-at]")) {
     node.textContent = ago(Number(node.dataset.at), now) + (node.dataset.suffix || "");
@@ -521,7 +527,7 @@ async function refresh() {
 }
 
 /**
- * Park, await or resume the session on purpose (SPEC §4 intent): a reason is asked for, since a
+ * Park, await or resume the session on purpose (docs/states.md §4 intent): a reason is asked for, since a
  * parked session keeps its quiet reason and someone will read it later.
  */
 function intentNode(session) {
@@ -588,13 +594,13 @@ async function focusSelected() {
 // ---------------------------------------------------------------------------------------------
 // The live list.
 
-/** Whether a session belongs on the live list: a closed one never does (SPEC §2). */
-function isLive(session) {
-  return Boolean(session && session.id) && statusOf(session) !== "ended";
+/** Whether the server sent something that can be listed: the server decides what is on the list. */
+function listable(session) {
+  return Boolean(session && session.id);
 }
 
 function replaceAll(sessions) {
-  state.sessions = new Map(sessions.filter(isLive).map((s) => [sessionKey(s), s]));
+  state.sessions = new Map(sessions.filter(listable).map((s) => [sessionKey(s), s]));
   state.loaded = true;
   afterChange();
 }
@@ -606,13 +612,37 @@ function afterChange() {
     state.detailsOpen = false;
   }
   if (!state.selected && state.sessions.size) state.selected = sessionKey(ordered(state.sessions.values())[0]);
-  if (!state.sessions.size && !state.health && state.api) {
-    state.api.health().then((health) => {
-      state.health = health;
-      if (!state.sessions.size) renderList();
+  if (!state.health) readHealth();
+  // The empty state lists the agents; ask again while the server has not answered.
+  if (!state.sessions.size && !state.agents && state.api) loadAgents();
+  render();
+}
+
+/** Asks the server which agents it looks for, once at a time; redraws with their names. */
+let agentsAsked = null;
+function loadAgents() {
+  if (!agentsAsked) {
+    agentsAsked = state.api.agents().then((agents) => {
+      agentsAsked = null;
+      if (agents) {
+        state.agents = agents;
+        render();
+      }
     });
   }
-  render();
+  return agentsAsked;
+}
+
+/** Reads `/health` again for the config's error, which comes and goes with the file. */
+function readHealth() {
+  if (!state.api) return;
+  state.api
+    .health()
+    .then((health) => {
+      state.health = health;
+      render();
+    })
+    .catch(() => {});
 }
 
 function onKey(event) {
@@ -671,17 +701,19 @@ async function start() {
   }
   state.api = new Api(endpoint);
   document.body.classList.toggle("can-focus", state.api.canFocus);
+  // The agents' names come from the server; the list waits for them so no row shows an id first.
+  await loadAgents();
   state.api.subscribe({
     onSnapshot(sessions) {
       state.snapshotSeen = true;
       replaceAll(sessions);
+      readHealth();
     },
     onSession(session) {
       const key = sessionKey(session);
-      // The server sends `removed` when a session closes; one that arrives ended anyway is
-      // taken off rather than shown.
-      if (isLive(session)) state.sessions.set(key, session);
-      else state.sessions.delete(key);
+      // Every session the server sends is on its live list, closed ones it keeps included; the
+      // server sends `removed` when one leaves.
+      if (listable(session)) state.sessions.set(key, session);
       state.loaded = true;
       afterChange();
       // The open details follow their session: new evidence comes with a new state.

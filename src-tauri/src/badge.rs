@@ -2,8 +2,8 @@
 //!
 //! The count goes into the icon's pixels because that is the only badge every tray shows: KDE and
 //! the plain SNI hosts ignore the tray title, Windows has none, and window badges need a taskbar
-//! button that a tray app does not have (DESKTOP-NOTES §5). Three looks keep the states apart even
-//! at 16 px: no badge for 0, a round red badge with one large digit for 1–9, and a red bar with
+//! button that a tray app does not have (on Linux only Unity shows one). Three looks keep the
+//! states apart even at 16 px: no badge for 0, a round red badge with one large digit for 1–9, and a red bar with
 //! "9+" for 10 or more. The digits come from a 5×7 pixel font drawn at double size, so no font
 //! crate is needed and the result is the same on every machine.
 //!

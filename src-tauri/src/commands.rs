@@ -9,16 +9,14 @@
 //! autostart functions, so a menu click and a click in the page do the same thing. Errors cross
 //! to the page as their message (`CommandError` serializes as a string).
 
-use std::net::SocketAddr;
-
 use serde::{Serialize, Serializer};
 use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_autostart::ManagerExt;
 
 use slate::model::SessionKey;
+use slate::policy::menu::Pause;
 
 use crate::server::Endpoint;
-use crate::tray::Pause;
 use crate::window::{Page, Request};
 use crate::Shell;
 
@@ -124,20 +122,16 @@ pub fn focus_through_api(endpoint: &Endpoint, id: &str) -> Result<(), CommandErr
         id: id.to_string(),
         reason,
     };
-    let address: SocketAddr = endpoint
-        .base
-        .trim_start_matches("http://")
-        .parse()
-        .map_err(|err| api_error(format!("{err}")))?;
-    let body = match slate::follow::get(address, &format!("/sessions/{id}")) {
-        Ok(body) => body,
-        Err(slate::follow::FollowError::Status { status, .. }) if status.starts_with("404") => {
+    let address = slate::client::address_of(&endpoint.base)
+        .ok_or_else(|| api_error(format!("`{}` is not a loopback address", endpoint.base)))?;
+    let client = slate::client::Client::new(address, None);
+    let detail: serde_json::Value = match client.get_json(&format!("/sessions/{id}")) {
+        Ok(detail) => detail,
+        Err(slate::client::ClientError::Status { status: 404, .. }) => {
             return Err(CommandError::UnknownSession(id.to_string()));
         }
         Err(err) => return Err(api_error(err.to_string())),
     };
-    let detail: serde_json::Value =
-        serde_json::from_str(&body).map_err(|err| api_error(err.to_string()))?;
     let session = &detail["session"];
     let found = session["id"].as_str().unwrap_or(id);
     let pid = session["pid"]

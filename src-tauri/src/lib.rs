@@ -1,13 +1,17 @@
 //! Slate's desktop shell: the tray, the notifications and the window around the engine.
 //!
-//! [`run`] wires everything together and owns nothing clever: it starts the engine's live
-//! service in-process (or the demo's, with `--demo`), serves the loopback API from it, registers
-//! the plugins, creates the tray, and follows the service's updates on one task that recounts the
-//! tray and asks `notify::decide` what to show. With `--window` it is instead the window's own
-//! process, which `window` starts while the window is open. The policy lives in the modules it
-//! calls: `badge` draws the count, `tray` describes the menu, `notify` decides notifications,
-//! `commands` holds the actions the page, the menu and a notification click share, `window` the
-//! window's lifecycle, `memory` the tray's runtime and GTK choices, and `server` binds the API.
+//! [`run`] wires everything together and owns nothing clever: it finds Slate's places, reads the
+//! config (a broken file gives the defaults, and the error is shown in the window, the menu and
+//! the tooltip), starts the engine's live service in-process (or the demo's, with `--demo`) with
+//! the options `slate::settings` makes of the config, serves the loopback API from it, registers
+//! the plugins, creates the tray, and follows the service's updates and settings on one task that
+//! recounts the tray and asks the engine's notification policy what to show. With `--window` it
+//! is instead the window's own process, which `window` starts while the window is open.
+//! The policy lives in the engine crate (`slate::policy`: the Needs-you count, the menu model, the
+//! notification decision); here are only the Tauri glue modules: `badge` draws the count, `tray`
+//! builds the native menu, `notify` shows a notification, `commands` holds the actions the page,
+//! the menu and a notification click share, `window` the window's lifecycle, `memory` the tray's
+//! runtime and GTK choices, and `server` binds the API.
 //!
 //! It deliberately decides no session state (the engine does) and keeps no `AppHandle` in a
 //! global: the shared state is a [`Shell`] managed by Tauri and passed where it is needed.
@@ -22,21 +26,20 @@ pub mod window;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Service, Timing, Update};
-use slate::model::{Session, Status, Timestamp};
-use slate::sources::files::Env;
+use slate::model::{Session, Timestamp};
+use slate::places::Places;
+use slate::policy::menu::{self, MenuAction, MenuState, Pause};
+use slate::policy::notifications::{self, Click, Input, Notifier};
+use slate::settings::{self, Settings};
+use slate::sources::roots::Env;
 use tauri::{AppHandle, Manager, RunEvent, Runtime};
 use tauri_plugin_autostart::ManagerExt;
 use tauri_plugin_notification::NotificationExt;
 use tokio::sync::broadcast::error::RecvError;
-
-use crate::notify::{Click, Input, Notifier};
-use crate::tray::{MenuAction, Pause};
 
 /// The state every part of the shell shares, managed by Tauri (`app.state::<Shell>()`).
 pub struct Shell {
@@ -46,10 +49,11 @@ pub struct Shell {
     /// What a click on notification number `id` does.
     clicks: Mutex<HashMap<i32, Click>>,
     next_notification: Mutex<i32>,
-    /// The menu and the count as last shown, so the tray only changes when they would: each new
-    /// icon is a new file on Linux.
-    menu: Mutex<Vec<tray::Entry>>,
+    /// The menu, the count and the tooltip as last shown, so the tray only changes when they
+    /// would: each new icon is a new file on Linux.
+    menu: Mutex<Vec<menu::Entry>>,
     count: Mutex<usize>,
+    tooltip: Mutex<String>,
 }
 
 /// The command line the app understands. Autostart launches it with `--hidden`, which is also the
@@ -116,13 +120,8 @@ pub fn run() {
 
 fn run_app(flags: Flags, context: tauri::Context<tauri::Wry>) -> anyhow::Result<()> {
     let env = Env::from_process();
-    let home = env.home.clone().unwrap_or_else(|| PathBuf::from("."));
-    let config_dir = slate::store::config_dir(&home, env.xdg_config_home.as_deref());
-    let (config, notes) =
-        slate::config::load_or_default(&slate::config::default_path(&config_dir))?;
-    for note in notes {
-        tracing::info!("{note}");
-    }
+    let places = Places::from_env(&env)?;
+    let settings = Settings::load(&places.config_file());
 
     let app = tauri::Builder::default()
         // The single-instance plugin goes first, so a second launch shows this one's window
@@ -160,50 +159,24 @@ fn run_app(flags: Flags, context: tauri::Context<tauri::Wry>) -> anyhow::Result<
         None
     };
     let service = match &demo {
-        Some(demo) => {
-            let mut options = Options::from_env(demo.env.clone());
-            options.processes = demo.processes.clone();
-            // The demo changes the agents' registries every few seconds; a real registry only
-            // matters at the next process scan, which the demo brings closer.
-            let timing = Timing {
-                process_scan: Duration::from_secs(2),
-                ..Timing::default()
-            };
-            Service {
-                options,
-                timing,
-                store: None,
-                clock: live::system_clock,
-            }
-        }
-        None => Service {
-            options: Options {
-                processes: ProcessSource::Live,
-                ..Options::from_env(env.clone())
-            },
-            timing: Timing::default(),
-            store: open_store(&home, &env),
-            clock: live::system_clock,
-        },
+        Some(demo) => demo_service(demo, settings.clone()),
+        None => engine_service(&env, &places, settings.clone()),
     };
     let (handle, engine_thread) = live::start(service);
-    let endpoint = server::start(handle.clone(), listen_address(&config), &config_dir)?;
-    let pause = if !config.notifications.enabled {
-        Pause::UntilResumed
-    } else {
-        match config.notifications.paused_until {
-            Some(until) => Pause::Until(until),
-            None => Pause::Off,
-        }
-    };
+    let endpoint = server::start(
+        handle.clone(),
+        listen_address(&settings.config),
+        &places.token_file(),
+    )?;
     let shell = Shell {
         handle: handle.clone(),
         endpoint,
-        pause: Mutex::new(pause),
+        pause: Mutex::new(Pause::from_config(&settings.config.notifications)),
         clicks: Mutex::new(HashMap::new()),
         next_notification: Mutex::new(1),
         menu: Mutex::new(Vec::new()),
         count: Mutex::new(0),
+        tooltip: Mutex::new(String::new()),
     };
     app.manage(shell);
 
@@ -237,10 +210,39 @@ fn listen_address(config: &slate::config::Config) -> SocketAddr {
         .unwrap_or(config.server.listen)
 }
 
-fn open_store(home: &std::path::Path, env: &Env) -> Option<slate::store::Store> {
-    let data_dir = slate::store::data_dir(home, env.xdg_data_home.as_deref());
-    let path = slate::store::default_path(&data_dir);
-    match slate::store::open(&path).and_then(|store| store.migrate().map(|_| store)) {
+/// The live service that watches this machine: the options the config makes (the tracker's
+/// policy, `session_idle_minutes` included), the store, and the config file to follow.
+fn engine_service(env: &Env, places: &Places, settings: Settings) -> Service {
+    Service {
+        options: settings::engine_options(env.clone(), &settings.config),
+        timing: Timing::default(),
+        store: open_store(&places.store_file()),
+        clock: live::system_clock,
+        settings,
+    }
+}
+
+/// The live service that plays the demo in its temporary HOME, with no store.
+fn demo_service(demo: &slate::demo::Demo, settings: Settings) -> Service {
+    let mut options = settings::engine_options(demo.env.clone(), &settings.config);
+    options.processes = demo.processes.clone();
+    // The demo changes the agents' registries every few seconds; a real registry only matters
+    // at the next process scan, which the demo brings closer.
+    let timing = Timing {
+        process_scan: Duration::from_secs(2),
+        ..Timing::default()
+    };
+    Service {
+        options,
+        timing,
+        store: None,
+        clock: live::system_clock,
+        settings,
+    }
+}
+
+fn open_store(path: &std::path::Path) -> Option<slate::store::Store> {
+    match slate::store::open(path).and_then(|store| store.migrate().map(|_| store)) {
         Ok(store) => Some(store),
         Err(err) => {
             tracing::warn!("running without a store: {err}");
@@ -253,11 +255,13 @@ fn open_store(home: &std::path::Path, env: &Env) -> Option<slate::store::Store> 
 fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let shell = app.state::<Shell>();
     let (snapshot, updates) = shell.handle.subscribe();
-    let needs_you = waiting(&snapshot);
-    let entries = menu_entries(app, &shell, &needs_you);
-    tray::create_tray(app, &entries, needs_you.len(), on_menu)?;
+    let count = slate::policy::needs_you_count(&snapshot);
+    let entries = menu_entries(app, &shell, &snapshot);
+    let tooltip = tooltip(&shell, count);
+    tray::create_tray(app, &entries, count, &tooltip, on_menu)?;
     *shell.menu.lock().expect("lock poisoned") = entries;
-    *shell.count.lock().expect("lock poisoned") = needs_you.len();
+    *shell.count.lock().expect("lock poisoned") = count;
+    *shell.tooltip.lock().expect("lock poisoned") = tooltip;
 
     let clicked = app.clone();
     let _ = app.notification().on_action(move |action| {
@@ -289,8 +293,9 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     });
 
     let follower = app.clone();
+    let settings = shell.handle.watch_settings();
     tauri::async_runtime::spawn(async move {
-        follow(follower, Notifier::seed(&snapshot), updates).await;
+        follow(follower, Notifier::seed(&snapshot), updates, settings).await;
     });
     Ok(())
 }
@@ -341,27 +346,49 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, action: MenuAction) {
     }
 }
 
+/// What woke the follower.
+enum Woke {
+    Update(Result<Update, RecvError>),
+    /// The config file was applied, or broke: the pause may follow it, and the tray says it.
+    Settings,
+    /// The policy's deadline or the end of a timed pause.
+    Deadline,
+}
+
 /// Follows the engine: every update recounts the tray and goes through the notification policy;
 /// the policy's deadline wakes the loop when a burst window closes, and the end of a timed pause
-/// wakes it to update the menu.
+/// wakes it to update the menu. A change of the settings updates the pause when the config's
+/// `[notifications]` changed, and the tray's note of a config error.
 async fn follow<R: Runtime>(
     app: AppHandle<R>,
     mut notifier: Notifier,
     mut updates: tokio::sync::broadcast::Receiver<Update>,
+    mut settings: tokio::sync::watch::Receiver<Settings>,
 ) {
     let mut deadline: Option<Timestamp> = None;
+    let mut told = settings.borrow_and_update().config.notifications.clone();
     loop {
-        let received = match deadline {
-            Some(at) => {
-                let wait = Duration::from_millis(
-                    (at.millis() - live::system_clock().millis()).max(0) as u64,
-                );
-                tokio::select! {
-                    received = updates.recv() => Some(received),
-                    _ = tokio::time::sleep(wait) => None,
+        let wait = deadline.map(|at| {
+            Duration::from_millis((at.millis() - live::system_clock().millis()).max(0) as u64)
+        });
+        let woke = tokio::select! {
+            received = updates.recv() => Woke::Update(received),
+            Ok(()) = settings.changed() => Woke::Settings,
+            () = sleep_or_never(wait) => Woke::Deadline,
+        };
+        let received = match woke {
+            Woke::Update(received) => Some(received),
+            Woke::Deadline => None,
+            Woke::Settings => {
+                let wanted = settings.borrow_and_update().config.notifications.clone();
+                if wanted != told {
+                    let shell = app.state::<Shell>();
+                    commands::set_pause(&app, &shell, Pause::from_config(&wanted));
+                    told = wanted;
                 }
+                refresh_tray(&app);
+                continue;
             }
-            None => Some(updates.recv().await),
         };
         let shell = app.state::<Shell>();
         let now = live::system_clock();
@@ -369,7 +396,7 @@ async fn follow<R: Runtime>(
         let decision = match received {
             Some(Ok(update)) => {
                 refresh_tray(&app);
-                notify::decide(&mut notifier, Input::Update(&update), now, paused)
+                notifications::decide(&mut notifier, update.as_notification(), now, paused)
             }
             Some(Err(RecvError::Lagged(missed))) => {
                 // Too far behind to know which changes were flips: start over from the current
@@ -377,13 +404,13 @@ async fn follow<R: Runtime>(
                 tracing::warn!(missed, "fell behind the engine's updates");
                 notifier = Notifier::seed(&shell.handle.live_sessions());
                 refresh_tray(&app);
-                notify::Decision::default()
+                notifications::Decision::default()
             }
             Some(Err(RecvError::Closed)) => return,
             None => {
                 // A timed pause may have just run out; the menu should stop offering Resume.
                 refresh_tray(&app);
-                notify::decide(&mut notifier, Input::Tick, now, paused)
+                notifications::decide(&mut notifier, Input::Tick, now, paused)
             }
         };
         // Wake for the burst window, and for the end of a timed pause.
@@ -429,11 +456,11 @@ pub fn refresh_tray<R: Runtime>(app: &AppHandle<R>) {
 
 fn refresh_tray_now<R: Runtime>(app: &AppHandle<R>) {
     let shell = app.state::<Shell>();
-    let needs_you = waiting(&shell.handle.live_sessions());
+    let live = shell.handle.live_sessions();
     let Some(tray) = app.tray_by_id(tray::TRAY_ID) else {
         return;
     };
-    let count = needs_you.len();
+    let count = slate::policy::needs_you_count(&live);
     let count_changed =
         std::mem::replace(&mut *shell.count.lock().expect("lock poisoned"), count) != count;
     if count_changed {
@@ -442,7 +469,15 @@ fn refresh_tray_now<R: Runtime>(app: &AppHandle<R>) {
             tracing::warn!("cannot update the tray icon: {err}");
         }
     }
-    let entries = menu_entries(app, &shell, &needs_you);
+    let tooltip = tooltip(&shell, count);
+    let tooltip_changed = *shell.tooltip.lock().expect("lock poisoned") != tooltip;
+    if tooltip_changed {
+        if let Err(err) = tray::set_tooltip(&tray, &tooltip) {
+            tracing::warn!("cannot update the tray tooltip: {err}");
+        }
+        *shell.tooltip.lock().expect("lock poisoned") = tooltip;
+    }
+    let entries = menu_entries(app, &shell, &live);
     let menu_changed = *shell.menu.lock().expect("lock poisoned") != entries;
     if menu_changed {
         if let Err(err) = tray::set_menu(&tray, &entries) {
@@ -455,17 +490,99 @@ fn refresh_tray_now<R: Runtime>(app: &AppHandle<R>) {
 fn menu_entries<R: Runtime>(
     app: &AppHandle<R>,
     shell: &Shell,
-    needs_you: &[Session],
-) -> Vec<tray::Entry> {
+    live: &[Session],
+) -> Vec<menu::Entry> {
     let pause = *shell.pause.lock().expect("lock poisoned");
     let autostart = app.autolaunch().is_enabled().unwrap_or(false);
-    tray::menu_model(needs_you, pause, autostart, live::system_clock())
+    let settings = shell.handle.settings();
+    let state = MenuState {
+        pause,
+        autostart,
+        config_error: settings.error.as_deref(),
+    };
+    menu::menu_model(live, state, live::system_clock())
 }
 
-fn waiting(sessions: &[Session]) -> Vec<Session> {
-    sessions
-        .iter()
-        .filter(|session| session.status == Status::Waiting)
-        .cloned()
-        .collect()
+fn tooltip(shell: &Shell, count: usize) -> String {
+    menu::tooltip(count, shell.handle.settings().error.as_deref())
+}
+
+/// Sleeps for `wait`, or for ever when there is nothing to wait for.
+async fn sleep_or_never(wait: Option<Duration>) {
+    match wait {
+        Some(wait) => tokio::time::sleep(wait).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The app once ran its engine on the default policy whatever the config said. Its engine now
+    /// takes `[project-policy] session_idle_minutes` from the file (and follows the file); a file
+    /// that does not parse gives the defaults and an error that names the file and the key.
+    #[test]
+    fn the_app_engine_honours_session_idle_minutes() {
+        let temp = tempfile::tempdir().unwrap();
+        let env = Env {
+            home: Some(temp.path().to_path_buf()),
+            xdg_config_home: Some(temp.path().join("config")),
+            xdg_data_home: Some(temp.path().join("data")),
+            ..Env::default()
+        };
+        let places = Places::from_env(&env).unwrap();
+        std::fs::create_dir_all(&places.config_dir).unwrap();
+        std::fs::write(
+            places.config_file(),
+            "[project-policy]\nsession_idle_minutes = 7\n",
+        )
+        .unwrap();
+        let service = engine_service(&env, &places, Settings::load(&places.config_file()));
+        assert_eq!(
+            service.options.policy.session_idle,
+            Duration::from_secs(7 * 60)
+        );
+        assert_eq!(service.settings.file, Some(places.config_file()));
+        assert_eq!(service.settings.error, None);
+        assert!(
+            service.store.is_some(),
+            "the store opens in the data folder"
+        );
+        assert!(places.store_file().exists());
+
+        std::fs::write(
+            places.config_file(),
+            "[project-policy]\nsesion_idle_minutes = 7\n",
+        )
+        .unwrap();
+        let service = engine_service(&env, &places, Settings::load(&places.config_file()));
+        assert_eq!(
+            service.options.policy.session_idle,
+            Duration::from_secs(20 * 60),
+            "a broken file runs on the defaults"
+        );
+        let error = service.settings.error.expect("the error is kept to show");
+        assert!(error.contains("sesion_idle_minutes"), "{error}");
+        assert!(
+            error.contains(&places.config_file().display().to_string()),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_demo_engine_takes_the_same_options() {
+        let settings = Settings::new(
+            None,
+            slate::config::Config::parse("[project-policy]\nsession_idle_minutes = 3\n").unwrap(),
+        );
+        let temp = tempfile::tempdir().unwrap();
+        let demo = slate::demo::start(Some(temp.path()), live::system_clock).unwrap();
+        let service = demo_service(&demo, settings);
+        assert_eq!(
+            service.options.policy.session_idle,
+            Duration::from_secs(3 * 60)
+        );
+        assert!(service.store.is_none());
+    }
 }

@@ -31,13 +31,13 @@ pub enum ServerError {
 }
 
 /// Binds the API's listener and starts serving `handle` on it, with the user's token from
-/// `config_dir` (created on first run).
+/// `token_file` (created on first run).
 pub fn start(
     handle: live::Handle,
     listen: SocketAddr,
-    config_dir: &Path,
+    token_file: &Path,
 ) -> Result<Endpoint, ServerError> {
-    let token = slate::token::load_or_create_token(config_dir)?;
+    let token = slate::token::load_or_create_token(token_file)?;
     let listener = match TcpListener::bind(listen) {
         Ok(listener) => listener,
         Err(err) => {

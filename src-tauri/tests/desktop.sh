@@ -6,7 +6,8 @@
 # session from Working to Needs you, marks a session hosted through the app's API, counts the
 # Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
 # notification with dunstctl, checks a second launch and that the window's WebKit processes run only
-# while it is open, restarts the app, and takes screenshots into docs/screenshots/.
+# while it is open, edits the config file while the app runs (a good edit applies, a broken one
+# shows in the menu and the API), restarts the app, and takes screenshots into docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
 # Prints one line per check and ends with `N passed, N failed`; exits non-zero on a failure.
@@ -237,6 +238,26 @@ check "the menu marks the hosted session" eventually 5 menu_has "web · Claude C
 plain_web_gone() { ! menu_has "web · Claude Code — "; }
 check "the hosted session is listed once, with its mark" plain_web_gone
 check "a hosted mark does not change the count" label_is 1
+
+# ---- 2c. the config file: an edit applies at once; a broken one is said in the menu and the API ----
+CONFIG="$XDG_CONFIG_HOME/slate/config.toml"
+health() { curl -fsS "$(api_base)/health"; }
+idle_is() {
+  health | python3 -c 'import json, sys
+h = json.load(sys.stdin)
+sys.exit(0 if h["settings"]["config"]["project-policy"]["session_idle_minutes"] == int(sys.argv[1]) else 1)' "$1"
+}
+printf '[project-policy]\nsession_idle_minutes = 7\n' >"$CONFIG"
+check "a config edit applies to the running app (session_idle_minutes)" eventually 10 idle_is 7
+printf '[project-policy]\nsesion_idle_minutes = 9\n' >"$CONFIG"
+check "a broken config edit is said first in the tray menu" eventually 10 menu_has "Config error: the config file"
+health_names_it() { health | grep -q 'sesion_idle_minutes' && health | grep -q "$CONFIG"; }
+check "the window's API names the key and the file" health_names_it
+check "a broken edit keeps the last good settings" idle_is 7
+rm -f "$CONFIG"
+no_config_note() { ! menu_has "Config error"; }
+check "the menu's note goes when the file reads again" eventually 10 no_config_note
+check "without the file the defaults apply" eventually 10 idle_is 20
 
 # ---- 3. Working -> Needs you: the count follows and exactly one notification ----
 {

@@ -1,6 +1,6 @@
-//! The Claude Code adapter: transcript lines, processes, and the agent's own listings.
+//! The Claude Code adapter: its description, transcript lines, processes, and its own listings.
 //!
-//! It owns the meaning of Claude Code's on-disk formats (FORMATS.md §1): one JSONL line of
+//! It owns the meaning of Claude Code's on-disk formats (docs/formats.md §1): one JSONL line of
 //! `projects/<dir>/<session>.jsonl` (or of a sub-agent's `agent-<id>.jsonl`) becomes
 //! [`Observation`]s, a process is recognised from its executable and argv, and the live registry
 //! `sessions/<pid>.json`, the output of `claude agents --json` and a background job's
@@ -10,11 +10,118 @@
 
 use serde_json::{Map, Value};
 
+use super::titles::{Grammar, TitleKind};
 use super::{
-    one_line, program_name, AgentProcess, CallKind, Info, LineError, Observation, ProcessRole,
-    Record, RecordKind, Title, TitleSource,
+    one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
+    LineError, LineParser, ListingCommand, ListingRule, Observation, ProcessRole, Processes,
+    Record, RecordKind, Root, Sessions, Title, TitleSource, Watch,
 };
 use crate::model::{AgentKind, ListedStatus, ListingEntry, ProcessInfo, Timestamp};
+
+/// Claude Code, as Slate knows it (docs/formats.md §1).
+pub static DESCRIPTION: Description = Description {
+    id: "claude-code",
+    name: "Claude Code",
+    product: "Claude Code",
+    processes: Processes {
+        programs: &["claude"],
+        recognise,
+        relaunch_parent: None,
+    },
+    // `$CLAUDE_CONFIG_DIR`, else `~/.claude` (docs/formats.md §1.1).
+    root: Root {
+        candidates: &[
+            (Base::Var("CLAUDE_CONFIG_DIR"), ""),
+            (Base::Home, ".claude"),
+        ],
+        variables: &[],
+    },
+    watch: Watch {
+        folders: &[("projects", true), ("sessions", false), ("jobs", true)],
+        files: &[".jsonl", ".json"],
+    },
+    sessions: Sessions::Transcripts(Layout {
+        folders: &[
+            &["projects", "*"],
+            &["projects", "*", "*", "subagents"],
+            &["projects", "*", "*", "subagents", "workflows", "*"],
+        ],
+        classify: classify_transcript,
+        parser: |subagent| Box::new(TranscriptLines::new(subagent)),
+        names: None,
+        whole_file: None,
+        full_id: None,
+        project: None,
+    }),
+    listing: Some(ListingRule {
+        registry: "sessions",
+        // `pid-<n>.json` is a legacy generation without status: ignored (docs/formats.md §1.1).
+        entry_file: |name| name.ends_with(".json") && !name.starts_with("pid-"),
+        parse_entry: parse_registry,
+        jobs: Some(("jobs", "state.json", parse_job_state)),
+        command: Some(ListingCommand {
+            program: "claude",
+            args: &["agents", "--json"],
+            parse: parse_agents_json,
+        }),
+    }),
+    // `<frame> <title>` while busy, the frames `◐`/`◑` in 2.1.332 and `⠂`/`⠐` in 2.1.197, about
+    // once a second; `✳ <title>` when idle and when a dialog waits (docs/formats.md §1.5).
+    titles: Some(Grammar {
+        animates: true,
+        frames: &["◐", "◑", "⠂", "⠐"],
+        busy: &[],
+        action_required: &[],
+        idle: &["✳"],
+        otherwise: TitleKind::Other,
+    }),
+};
+
+/// Claude Code itself.
+pub const KIND: AgentKind = AgentKind::of(&DESCRIPTION);
+
+/// `projects/<dir>/<sessionId>.jsonl` is a session's own transcript, and
+/// `projects/<dir>/<sessionId>/subagents[/workflows/<wfId>]/agent-<agentId>.jsonl` are its
+/// sub-agents'. The 2.0.x `projects/<dir>/agent-<id>.jsonl` sub-agent files are skipped: their
+/// parent is named only inside their lines, and such old sessions are never live any more.
+pub fn classify_transcript(parts: &[&str]) -> Option<Found> {
+    let (file, folders) = parts.split_last()?;
+    let stem = file.strip_suffix(".jsonl")?;
+    let subagent = |session: &str| Some(Found::subagent(session, stem.strip_prefix("agent-")?));
+    match folders {
+        ["projects", _] if !stem.starts_with("agent-") && !stem.is_empty() => {
+            Some(Found::main(stem))
+        }
+        ["projects", _, session, "subagents"] => subagent(session),
+        ["projects", _, session, "subagents", "workflows", _] => subagent(session),
+        _ => None,
+    }
+}
+
+/// Reads a Claude Code transcript, a session's own or a sub-agent's. Lines need no memory of
+/// each other.
+#[derive(Debug, Clone, Copy)]
+pub struct TranscriptLines {
+    subagent: bool,
+}
+
+impl TranscriptLines {
+    pub fn new(subagent: bool) -> TranscriptLines {
+        TranscriptLines { subagent }
+    }
+}
+
+impl LineParser for TranscriptLines {
+    fn feed(&mut self, line: &[u8]) -> Result<Vec<Observation>, LineError> {
+        if self.subagent {
+            observe_subagent(line)
+        } else {
+            observe(line)
+        }
+    }
+
+    fn restart(&mut self) {}
+}
 
 /// The text of the `tool_result` Claude Code writes when the user rejects a tool in its
 /// permission dialog. Permission prompts themselves are never written to the transcript.
@@ -394,7 +501,7 @@ fn system_records(entry: &Map<String, Value>) -> Vec<RecordKind> {
     vec![record]
 }
 
-/// Recognises a Claude Code process (FORMATS.md §1.5): the native binary (`claude`, or a
+/// Recognises a Claude Code process (docs/formats.md §1.5): the native binary (`claude`, or a
 /// versioned file under `.local/share/claude/versions/`), npm's `bin/claude.exe`, the legacy
 /// `node …/@anthropic-ai/claude-code/cli.js`, or any process that titled itself `claude`.
 /// Programs that merely mention Claude in an argument (`vim notes-about-claude.md`) are not it.
@@ -412,7 +519,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
         _ => ProcessRole::Interactive,
     };
     Some(AgentProcess {
-        agent: AgentKind::ClaudeCode,
+        agent: KIND,
         role,
         folder_arg: None,
         session_arg: session_arg(&args),
@@ -631,6 +738,20 @@ fn time_field(entry: &Map<String, Value>, field: &str) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_layout_tells_main_from_subagent() {
+        let main = classify_transcript(&["projects", "-p", "abc.jsonl"]);
+        assert_eq!(main, Some(Found::main("abc")));
+        assert_eq!(
+            classify_transcript(&["projects", "-p", "agent-1.jsonl"]),
+            None
+        );
+        let sub = classify_transcript(&["projects", "-p", "abc", "subagents", "agent-x1.jsonl"]);
+        assert_eq!(sub, Some(Found::subagent("abc", "x1")));
+        let meta = ["projects", "-p", "abc", "subagents", "agent-x1.meta.json"];
+        assert_eq!(classify_transcript(&meta), None);
+    }
 
     #[test]
     fn tags_follow_the_cli_regex() {

@@ -1,5 +1,5 @@
 //! The OpenAI Codex CLI adapter: rollout lines, `session_index.jsonl` lines, rollout file names and
-//! Codex processes, turned into the shared observation vocabulary (FORMATS.md §2, §9).
+//! Codex processes, turned into the shared observation vocabulary (docs/formats.md §2, §9).
 //!
 //! A rollout is JSONL, one `{"timestamp","type","payload"}` envelope a line. [`observe`] reads one
 //! line on its own; [`RolloutReader`] wraps it with the little state a whole file needs (only the
@@ -7,15 +7,79 @@
 //! `response_item` user messages). [`recognise`] tells a Codex TUI from `codex exec`, the
 //! `app-server` daemon, helper subcommands and the npm shim. This module deliberately does not open
 //! files, decompress `.jsonl.zst` rollouts, keep the newest index line per id, or decide any state:
-//! those belong to `sources::files` and `tracker`.
+//! those belong to `sources` and `tracker`.
 
 use serde_json::{Map, Value};
 
+use super::titles::{Grammar, TitleKind};
 use super::{
-    one_line, program_name, AgentProcess, CallKind, Info, LineError, Observation, ProcessRole,
-    Record, RecordKind, Title, TitleSource,
+    one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
+    LineError, LineParser, NameIndex, NameLine, Observation, ProcessRole, Processes, Record,
+    RecordKind, Root, Sessions, Title, TitleSource, Watch,
 };
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
+
+/// The Codex CLI, as Slate knows it (docs/formats.md §2).
+pub static DESCRIPTION: Description = Description {
+    id: "codex",
+    name: "Codex",
+    product: "Codex",
+    processes: Processes {
+        programs: &["codex"],
+        recognise,
+        relaunch_parent: None,
+    },
+    // `$CODEX_HOME`, else `~/.codex` (docs/formats.md §2.1).
+    root: Root {
+        candidates: &[(Base::Var("CODEX_HOME"), ""), (Base::Home, ".codex")],
+        variables: &[],
+    },
+    // The root itself is watched for `session_index.jsonl`; its other files are filtered out.
+    watch: Watch {
+        folders: &[("sessions", true), ("", false)],
+        files: &[".jsonl", ".zst"],
+    },
+    sessions: Sessions::Transcripts(Layout {
+        folders: &[&["sessions", "*", "*", "*"], &["archived_sessions"]],
+        classify: classify_transcript,
+        parser: |_| Box::new(RolloutReader::new()),
+        names: Some(NameIndex {
+            file: "session_index.jsonl",
+            parse: parse_index_line,
+        }),
+        whole_file: None,
+        full_id: None,
+        project: None,
+    }),
+    listing: None,
+    // A braille spinner frame prefixes the title while a task runs (~100 ms a frame); the title
+    // blinks between `[ ! ]` and `[ . ] Action Required` while the bottom pane waits; the idle
+    // title is the plain project name, or the thread's name and the project (docs/formats.md §2.4).
+    titles: Some(Grammar {
+        animates: true,
+        frames: &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"],
+        busy: &[],
+        action_required: &["[ ! ] Action Required", "[ . ] Action Required"],
+        idle: &[],
+        otherwise: TitleKind::Idle,
+    }),
+};
+
+/// The Codex CLI itself.
+pub const KIND: AgentKind = AgentKind::of(&DESCRIPTION);
+
+/// `sessions/YYYY/MM/DD/rollout-…-<threadId>.jsonl[.zst]` and the same names, flat, in
+/// `archived_sessions/`.
+pub fn classify_transcript(parts: &[&str]) -> Option<Found> {
+    let (file, folders) = parts.split_last()?;
+    if !matches!(folders, ["sessions", _, _, _] | ["archived_sessions"]) {
+        return None;
+    }
+    Some(Found {
+        compressed: file.ends_with(".zst"),
+        ..Found::main(session_id_from_file_name(file)?)
+    })
+}
 
 /// How many characters of a prompt an observation keeps.
 const PROMPT_CHARS: usize = 200;
@@ -23,7 +87,7 @@ const PROMPT_CHARS: usize = 200;
 const DETAIL_CHARS: usize = 120;
 
 /// Prefixes of user-role `response_item` messages that Codex injects as context; they are not
-/// prompts (FORMATS.md §2.2).
+/// prompts (docs/formats.md §2.2).
 const INJECTED_USER_PREFIXES: [&str; 7] = [
     "<environment_context>",
     "# AGENTS.md instructions for",
@@ -82,6 +146,16 @@ pub struct RolloutReader {
     seen_event: bool,
     /// The prompt most recently taken from a `response_item`, until the next event line.
     item_prompt: Option<String>,
+}
+
+impl LineParser for RolloutReader {
+    fn feed(&mut self, line: &[u8]) -> Result<Vec<Observation>, LineError> {
+        RolloutReader::feed(self, line)
+    }
+
+    fn restart(&mut self) {
+        *self = RolloutReader::new();
+    }
 }
 
 impl RolloutReader {
@@ -229,7 +303,7 @@ fn session_meta(payload: &Map<String, Value>) -> Info {
     let exec = payload.get("originator").and_then(Value::as_str) == Some("codex_exec")
         || source.and_then(Value::as_str) == Some("exec");
     // A sub-agent's source is `{"subagent": …}`; its parent thread is somewhere inside, in a shape
-    // FORMATS.md §7 lists as not fully verified, so it is looked for rather than addressed.
+    // docs/formats.md §7 lists as not fully verified, so it is looked for rather than addressed.
     let parent_session = source
         .and_then(Value::as_object)
         .and_then(|source| source.get("subagent"))
@@ -485,9 +559,7 @@ fn find_text(value: &Value, key: &str) -> Option<String> {
 ///
 /// A blank line, or one without a name, states nothing and is `Ok(None)`. The index is append-only
 /// and the newest line for an id wins, so the caller keeps the last one it reads.
-pub fn parse_index_line(
-    line: &[u8],
-) -> Result<Option<(String, String, Option<Timestamp>)>, LineError> {
+pub fn parse_index_line(line: &[u8]) -> Result<NameLine, LineError> {
     let text = std::str::from_utf8(line).map_err(|_| LineError::NotUtf8)?;
     if text.trim().is_empty() {
         return Ok(None);
@@ -526,7 +598,7 @@ pub fn session_id_from_file_name(name: &str) -> Option<String> {
     (time_shape && crate::agents::is_uuid(id)).then(|| id.to_owned())
 }
 
-/// Recognises a Codex process (FORMATS.md §2.4) from its argv, falling back to its executable.
+/// Recognises a Codex process (docs/formats.md §2.4) from its argv, falling back to its executable.
 ///
 /// A process whose argv cannot be read is not recognised: without it a TUI cannot be told from the
 /// `app-server` daemon, and a daemon must never vouch for a session.
@@ -565,7 +637,7 @@ fn is_codex_script(script: &str) -> bool {
 
 fn helper() -> AgentProcess {
     AgentProcess {
-        agent: AgentKind::Codex,
+        agent: KIND,
         role: ProcessRole::Helper,
         folder_arg: None,
         session_arg: None,
@@ -665,7 +737,7 @@ fn classify(args: &[String]) -> AgentProcess {
         _ => (ProcessRole::Interactive, None),
     };
     AgentProcess {
-        agent: AgentKind::Codex,
+        agent: KIND,
         role,
         folder_arg,
         session_arg,

@@ -1,6 +1,7 @@
-//! The cursor-agent adapter: what a Cursor CLI chat store means, and which processes are Cursor's.
+//! The cursor-agent adapter: its description, what a Cursor CLI chat store means, and which
+//! processes are Cursor's.
 //!
-//! A chat lives in a small SQLite store (FORMATS.md §5.2): a `meta` row of hex-encoded JSON, a
+//! A chat lives in a small SQLite store (docs/formats.md §5.2): a `meta` row of hex-encoded JSON, a
 //! protobuf root blob listing the message blobs in order, and the message blobs themselves in the
 //! Vercel AI SDK's JSON shape. Newer builds add a `meta.json` sidecar and an `agent-transcripts`
 //! JSONL file. This module decodes those bytes (including a small hand-written protobuf reader,
@@ -12,10 +13,45 @@ use md5::{Digest, Md5};
 use serde_json::Value;
 
 use super::{
-    one_line, program_name, AgentProcess, CallKind, Info, LineError, Observation, ProcessRole,
-    Record, RecordKind, Title, TitleSource,
+    one_line, program_name, AgentProcess, Base, CallKind, Description, Info, LineError,
+    Observation, ProcessRole, Processes, Record, RecordKind, Root, Sessions, StoreKind, Title,
+    TitleSource, Watch,
 };
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
+
+/// cursor-agent, as Slate knows it (docs/formats.md §5).
+pub static DESCRIPTION: Description = Description {
+    id: "cursor-agent",
+    name: "Cursor",
+    product: "cursor-agent",
+    processes: Processes {
+        programs: &["cursor-agent"],
+        recognise,
+        relaunch_parent: None,
+    },
+    // `$CURSOR_CONFIG_DIR`, else `$XDG_CONFIG_HOME/cursor`, else `~/.cursor` (docs/formats.md
+    // §5.1).
+    root: Root {
+        candidates: &[
+            (Base::Var("CURSOR_CONFIG_DIR"), ""),
+            (Base::XdgConfig, "cursor"),
+            (Base::Home, ".cursor"),
+        ],
+        variables: &[],
+    },
+    // A chat's `store.db`, its WAL and its `meta.json` sidecar, under `chats/<bucket>/<agentId>/`.
+    watch: Watch {
+        folders: &[("chats", true)],
+        files: &[".db", ".db-wal", ".json"],
+    },
+    sessions: Sessions::Store(StoreKind::Cursor),
+    listing: None,
+    // Its terminal titles are not known.
+    titles: None,
+};
+
+/// cursor-agent itself.
+pub const KIND: AgentKind = AgentKind::of(&DESCRIPTION);
 
 /// The `meta` row of a chat store (key `'0'`), decoded.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -439,7 +475,7 @@ fn tool_call(block: &Value, id_key: &str, name_key: &str, input_key: &str) -> Op
 }
 
 /// Cursor's agent toolset has a question tool (`AskQuestion`) and a sub-agent tool; whether the
-/// CLI persists them is unverified (FORMATS.md §5.3), so only their names are matched.
+/// CLI persists them is unverified (docs/formats.md §5.3), so only their names are matched.
 fn call_kind(name: &str) -> CallKind {
     let folded: String = name
         .chars()
@@ -516,7 +552,7 @@ const HELPER_COMMANDS: &[&str] = &[
     "ls", "status", "about", "login", "logout", "mcp", "update", "upgrade", "help", "whoami",
 ];
 
-/// Recognises a cursor-agent process (FORMATS.md §5.4): the bundled `node` running
+/// Recognises a cursor-agent process (docs/formats.md §5.4): the bundled `node` running
 /// `…/cursor-agent/versions/<ver>/index.js` (its argv[0] may read `cursor-agent` or `agent`), or a
 /// `cursor-agent` binary.
 pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
@@ -586,7 +622,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
         ProcessRole::Interactive
     });
     Some(AgentProcess {
-        agent: AgentKind::CursorAgent,
+        agent: KIND,
         role,
         folder_arg,
         session_arg,

@@ -1,4 +1,4 @@
-//! The Gemini CLI adapter: chat recordings, processes and project folders (FORMATS.md §3).
+//! The Gemini CLI adapter: chat recordings, processes and project folders (docs/formats.md §3).
 //!
 //! Gemini's JSONL chat recording is not append-only in meaning: a message is re-appended under the
 //! same `id` whenever it changes, `{"$set":…}` patches the metadata (and a `$set` carrying a whole
@@ -7,7 +7,7 @@
 //! observations that leave the tracker's fold right: a plain append yields just the new message's
 //! records, anything that rewrites history yields [`Observation::Reset`] and a replay of the
 //! folded list. This module also recognises Gemini processes and maps project temp folders to
-//! their roots from names and bytes it is handed. It deliberately does no I/O (the files edge reads
+//! their roots from names and bytes it is handed. It deliberately does no I/O (the sources read
 //! `projects.json`, `.project_root` and the transcripts) and decides no status.
 
 use std::collections::HashMap;
@@ -15,11 +15,106 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::titles::{Grammar, TitleKind};
 use super::{
-    one_line, program_name, AgentProcess, CallKind, Info, LineError, Observation, ProcessRole,
-    Record, RecordKind, Title, TitleSource,
+    one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
+    LineError, LineParser, Observation, ProcessRole, Processes, ProjectFolder, Record, RecordKind,
+    Root, Sessions, Title, TitleSource, Watch,
 };
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
+
+/// Gemini CLI, as Slate knows it (docs/formats.md §3).
+pub static DESCRIPTION: Description = Description {
+    id: "gemini-cli",
+    name: "Gemini",
+    product: "Gemini CLI",
+    processes: Processes {
+        programs: &["gemini"],
+        recognise,
+        relaunch_parent: Some(is_relaunch_parent),
+    },
+    // `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini` (docs/formats.md §3).
+    root: Root {
+        candidates: &[
+            (Base::Var("GEMINI_CLI_HOME"), ".gemini"),
+            (Base::Home, ".gemini"),
+        ],
+        variables: &[],
+    },
+    watch: Watch {
+        folders: &[("tmp", true)],
+        files: &[".jsonl", ".json"],
+    },
+    sessions: Sessions::Transcripts(Layout {
+        folders: &[&["tmp", "*", "chats"], &["tmp", "*", "chats", "*"]],
+        classify: classify_transcript,
+        parser: |_| Box::new(ChatFold::new()),
+        names: None,
+        whole_file: Some(fold_legacy_json),
+        full_id: Some(session_id_in),
+        project: Some(ProjectFolder {
+            parent: "tmp",
+            marker: ".project_root",
+            registry: "projects.json",
+            from_registry: project_root_from_registry,
+        }),
+    }),
+    listing: None,
+    // Static titles that change with the state, padded to 80 characters (docs/formats.md §3.4).
+    titles: Some(Grammar {
+        animates: false,
+        frames: &[],
+        busy: &["✦  ", "⏲  "],
+        action_required: &["✋  Action Required"],
+        idle: &["◇  Ready", "Gemini CLI"],
+        otherwise: TitleKind::Other,
+    }),
+};
+
+/// Gemini CLI itself.
+pub const KIND: AgentKind = AgentKind::of(&DESCRIPTION);
+
+/// `tmp/<project>/chats/session-<minute>-<short id>.jsonl` is a session's chat (the pre-0.39
+/// `.json` of the same name is a whole-file chat), and
+/// `tmp/<project>/chats/<parentSessionId>/<subSessionId>.jsonl` a sub-agent's, rolled up into the
+/// parent (docs/formats.md §3).
+///
+/// A session's full id is only inside its file (the metadata line's `sessionId`); the file name
+/// carries its first 8 characters. The full id is the key everything else uses (a sub-agent's
+/// folder, `--resume`), so the sources read it from the first line ([`session_id_in`]) when they
+/// first see the file, and keep the short id only when that line names none.
+pub fn classify_transcript(parts: &[&str]) -> Option<Found> {
+    match parts {
+        ["tmp", _, "chats", file] => Some(Found {
+            whole_file: !file.ends_with(".jsonl"),
+            short_id: true,
+            ..Found::main(session_file_id(file)?)
+        }),
+        ["tmp", _, "chats", parent, file] => {
+            let (parent, sub) = subagent_file(parent, file)?;
+            Some(Found::subagent(parent, sub))
+        }
+        _ => None,
+    }
+}
+
+/// The full session id a chat states: its metadata line's `sessionId` (the first line of a
+/// `.jsonl` chat, without its newline), or the whole document's (a legacy `.json` chat).
+pub fn session_id_in(bytes: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    let id = value.get("sessionId")?.as_str()?;
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+impl LineParser for ChatFold {
+    fn feed(&mut self, line: &[u8]) -> Result<Vec<Observation>, LineError> {
+        ChatFold::feed(self, line)
+    }
+
+    fn restart(&mut self) {
+        *self = ChatFold::new();
+    }
+}
 
 /// How many of the newest messages a replay re-emits. Gemini chats are small, but a resumed chat
 /// can be long; the state rules only look at the recent end of a session.
@@ -288,7 +383,7 @@ fn pending_call_id(message_id: &str) -> String {
     format!("{message_id}-pending")
 }
 
-/// What one message says (FORMATS §3.2–3.3).
+/// What one message says (docs/formats.md §3.2–3.3).
 fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observation> {
     let at = message
         .get("timestamp")
@@ -525,7 +620,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
     let (_, args) = invocation(process)?;
     let (role, session_arg) = read_args(args);
     Some(AgentProcess {
-        agent: AgentKind::GeminiCli,
+        agent: KIND,
         role,
         folder_arg: None,
         session_arg,

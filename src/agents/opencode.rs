@@ -1,19 +1,64 @@
-//! The OpenCode adapter: what a stored OpenCode session means, and which processes are OpenCode.
+//! The OpenCode adapter: its description, what a stored OpenCode session means, and which
+//! processes are OpenCode.
 //!
 //! OpenCode (≥ 1.2) keeps its sessions in SQLite rows rather than an append-only transcript
-//! (FORMATS.md §4.2), so this adapter reads whole rows: one session row plus its newest messages,
-//! each with its parts, and states the facts they hold (FORMATS.md §4.3). Because a re-read
-//! replaces what an earlier read saw, every read starts with `Observation::Reset`. The pre-1.2
-//! JSON file tree holds the same shapes and is read through the same code. This module never
-//! touches the database or the files themselves; `sources::stores` does, and hands the rows in.
+//! (docs/formats.md §4.2), so this adapter reads whole rows: one session row plus its newest
+//! messages, each with its parts, and states the facts they hold (docs/formats.md §4.3). Because a
+//! re-read replaces what an earlier read saw, every read starts with `Observation::Reset`. The
+//! pre-1.2 JSON file tree holds the same shapes and is read through the same code. This module
+//! never touches the database or the files themselves; `sources::stores` does, and hands the rows
+//! in.
 
 use serde_json::Value;
 
+use super::titles::{Grammar, TitleKind};
 use super::{
-    one_line, program_name, AgentProcess, CallKind, Info, LineError, Observation, ProcessRole,
-    Record, RecordKind, Title, TitleSource,
+    one_line, program_name, AgentProcess, Base, CallKind, Description, Info, LineError,
+    Observation, ProcessRole, Processes, Record, RecordKind, Root, Sessions, StoreKind, Title,
+    TitleSource, Watch,
 };
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
+
+/// OpenCode, as Slate knows it (docs/formats.md §4).
+pub static DESCRIPTION: Description = Description {
+    id: "opencode",
+    name: "OpenCode",
+    product: "OpenCode",
+    processes: Processes {
+        programs: &["opencode"],
+        recognise,
+        relaunch_parent: None,
+    },
+    // `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`, on every platform; `$OPENCODE_DB`
+    // names the main database (docs/formats.md §4.1).
+    root: Root {
+        candidates: &[
+            (Base::XdgData, "opencode"),
+            (Base::Home, ".local/share/opencode"),
+        ],
+        variables: &["OPENCODE_DB"],
+    },
+    // The databases and their WAL files, beside each other in the data folder.
+    watch: Watch {
+        folders: &[("", false)],
+        files: &[".db", ".db-wal"],
+    },
+    sessions: Sessions::Store(StoreKind::OpenCode),
+    listing: None,
+    // Always static: `OpenCode` on the home screen, `OC | <session title>` in a session
+    // (docs/formats.md §4.4).
+    titles: Some(Grammar {
+        animates: false,
+        frames: &[],
+        busy: &[],
+        action_required: &[],
+        idle: &["OC | ", "OpenCode"],
+        otherwise: TitleKind::Other,
+    }),
+};
+
+/// OpenCode itself.
+pub const KIND: AgentKind = AgentKind::of(&DESCRIPTION);
 
 /// The columns of one `session` row this adapter reads.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -234,7 +279,7 @@ fn observe_assistant(
 ) {
     let turn_id = Some(message.id.clone());
     // An assistant message is one step of the model's loop; while it has no completion time the
-    // step is still running, whatever its last part says (FORMATS.md §4.3).
+    // step is still running, whatever its last part says (docs/formats.md §4.3).
     observations.push(record(
         created,
         RecordKind::TurnStarted {
@@ -413,7 +458,7 @@ fn bool_at(value: &Value, path: &[&str]) -> Option<bool> {
 }
 
 /// Subcommands that start a headless server another client drives: they may write sessions, but
-/// they never vouch for one (FORMATS.md §9).
+/// they never vouch for one (docs/formats.md §9).
 const DAEMON_COMMANDS: &[&str] = &["serve", "web", "acp", "attach"];
 
 /// Subcommands that are not a session at all.
@@ -454,7 +499,7 @@ const VALUED_OPTIONS: &[&str] = &[
     "--cors",
 ];
 
-/// Recognises an OpenCode process (FORMATS.md §4.4): the native binary (`opencode`, or the npm
+/// Recognises an OpenCode process (docs/formats.md §4.4): the native binary (`opencode`, or the npm
 /// package's `bin/opencode.exe`), and the npm launcher script that starts it, as a helper.
 pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
     let argv0 = process.cmd.first().map(String::as_str).unwrap_or_default();
@@ -471,7 +516,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
             arg.ends_with("/bin/opencode") || arg.ends_with("opencode-ai/bin/opencode.js")
         });
         return (runtime && launcher).then_some(AgentProcess {
-            agent: AgentKind::OpenCode,
+            agent: KIND,
             role: ProcessRole::Helper,
             folder_arg: None,
             session_arg: None,
@@ -521,7 +566,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
         }
     }
     Some(AgentProcess {
-        agent: AgentKind::OpenCode,
+        agent: KIND,
         role: role.unwrap_or(ProcessRole::Interactive),
         folder_arg,
         session_arg,

@@ -1,11 +1,12 @@
-//! Each agent's terminal-title grammar, kept as data (FORMATS.md §1.5, §2.4, §3.4, §4.4, §9).
+//! Reading terminal titles with an agent's title grammar (docs/formats.md §1.5, §2.4, §3.4, §4.4,
+//! §9).
 //!
 //! A hosted session's pseudo-terminal sees the titles the agent sets with OSC 0/2. This module
 //! says what one title means for one agent: a spinner frame (the title animates while the agent
-//! works), a static "busy" state, an idle or static title, or a request for the user's action. The
-//! table [`GRAMMARS`] is the data; [`classify_title`] reads it. It deliberately knows nothing about
-//! time: whether a title is *moving* is the tracker's question, answered from the times at which
-//! titles were seen.
+//! works), a static "busy" state, an idle or static title, or a request for the user's action.
+//! Each agent's [`Grammar`] is data in its description (`agents::<agent>::DESCRIPTION.titles`);
+//! [`classify_title`] reads it. It deliberately knows nothing about time: whether a title is
+//! *moving* is the tracker's question, answered from the times at which titles were seen.
 
 use crate::model::AgentKind;
 
@@ -26,13 +27,12 @@ pub enum TitleKind {
     Other,
 }
 
-/// One agent's title grammar. Prefixes are matched against the title with trailing padding
-/// removed; a spinner frame must be followed by a space.
+/// One agent's title grammar, part of its description. Prefixes are matched against the title
+/// with trailing padding removed; a spinner frame must be followed by a space.
 #[derive(Debug, Clone, Copy)]
 pub struct Grammar {
-    pub agent: AgentKind,
     /// True when the agent animates its title while working, so a title that stops changing
-    /// means the work stopped (SPEC §3 rule 5).
+    /// means the work stopped (docs/states.md §3 rule 5).
     pub animates: bool,
     /// Spinner frames that prefix the title while the agent works.
     pub frames: &'static [&'static str],
@@ -46,56 +46,9 @@ pub struct Grammar {
     pub otherwise: TitleKind,
 }
 
-/// The grammars of the agents whose titles are known.
-pub const GRAMMARS: &[Grammar] = &[
-    // Claude Code: `<frame> <title>` while busy, the frames `◐`/`◑` in 2.1.332 and `⠂`/`⠐` in
-    // 2.1.197, about once a second; `✳ <title>` when idle and when a dialog waits.
-    Grammar {
-        agent: AgentKind::ClaudeCode,
-        animates: true,
-        frames: &["◐", "◑", "⠂", "⠐"],
-        busy: &[],
-        action_required: &[],
-        idle: &["✳"],
-        otherwise: TitleKind::Other,
-    },
-    // Codex: a braille spinner frame prefixes the title while a task runs (~100 ms a frame); the
-    // title blinks between `[ ! ]` and `[ . ] Action Required` while the bottom pane waits; the
-    // idle title is the plain project name, or the thread's name and the project.
-    Grammar {
-        agent: AgentKind::Codex,
-        animates: true,
-        frames: &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"],
-        busy: &[],
-        action_required: &["[ ! ] Action Required", "[ . ] Action Required"],
-        idle: &[],
-        otherwise: TitleKind::Idle,
-    },
-    // Gemini CLI: static titles that change with the state, padded to 80 characters.
-    Grammar {
-        agent: AgentKind::GeminiCli,
-        animates: false,
-        frames: &[],
-        busy: &["✦  ", "⏲  "],
-        action_required: &["✋  Action Required"],
-        idle: &["◇  Ready", "Gemini CLI"],
-        otherwise: TitleKind::Other,
-    },
-    // OpenCode: always static, `OpenCode` on the home screen, `OC | <session title>` in a session.
-    Grammar {
-        agent: AgentKind::OpenCode,
-        animates: false,
-        frames: &[],
-        busy: &[],
-        action_required: &[],
-        idle: &["OC | ", "OpenCode"],
-        otherwise: TitleKind::Other,
-    },
-];
-
 /// The grammar of one agent, if its titles are known (cursor-agent's are not).
 pub fn grammar(agent: AgentKind) -> Option<&'static Grammar> {
-    GRAMMARS.iter().find(|grammar| grammar.agent == agent)
+    agent.description()?.titles.as_ref()
 }
 
 /// What `title` means for `agent`.
@@ -138,28 +91,28 @@ mod tests {
     #[test]
     fn the_documented_titles_classify() {
         let cases = [
-            (AgentKind::ClaudeCode, "◐ Claude Code", TitleKind::Frame),
-            (AgentKind::ClaudeCode, "⠐ Fix the tests", TitleKind::Frame),
-            (AgentKind::ClaudeCode, "✳ Claude Code", TitleKind::Idle),
-            (AgentKind::ClaudeCode, "◐", TitleKind::Other),
-            (AgentKind::Codex, "⠦ acme-api", TitleKind::Frame),
-            (AgentKind::Codex, "acme-api", TitleKind::Idle),
+            (AgentKind::CLAUDE_CODE, "◐ Claude Code", TitleKind::Frame),
+            (AgentKind::CLAUDE_CODE, "⠐ Fix the tests", TitleKind::Frame),
+            (AgentKind::CLAUDE_CODE, "✳ Claude Code", TitleKind::Idle),
+            (AgentKind::CLAUDE_CODE, "◐", TitleKind::Other),
+            (AgentKind::CODEX, "⠦ acme-api", TitleKind::Frame),
+            (AgentKind::CODEX, "acme-api", TitleKind::Idle),
             (
-                AgentKind::Codex,
+                AgentKind::CODEX,
                 "[ . ] Action Required | acme-api",
                 TitleKind::ActionRequired,
             ),
-            (AgentKind::GeminiCli, "◇  Ready (acme)   ", TitleKind::Idle),
-            (AgentKind::GeminiCli, "✦  Working… (acme)", TitleKind::Busy),
-            (AgentKind::GeminiCli, "⏲  Working… (acme)", TitleKind::Busy),
+            (AgentKind::GEMINI_CLI, "◇  Ready (acme)   ", TitleKind::Idle),
+            (AgentKind::GEMINI_CLI, "✦  Working… (acme)", TitleKind::Busy),
+            (AgentKind::GEMINI_CLI, "⏲  Working… (acme)", TitleKind::Busy),
             (
-                AgentKind::GeminiCli,
+                AgentKind::GEMINI_CLI,
                 "✋  Action Required (acme)",
                 TitleKind::ActionRequired,
             ),
-            (AgentKind::OpenCode, "OC | Fix it", TitleKind::Idle),
-            (AgentKind::CursorAgent, "anything", TitleKind::Other),
-            (AgentKind::Codex, "", TitleKind::Other),
+            (AgentKind::OPENCODE, "OC | Fix it", TitleKind::Idle),
+            (AgentKind::CURSOR_AGENT, "anything", TitleKind::Other),
+            (AgentKind::CODEX, "", TitleKind::Other),
         ];
         for (agent, title, kind) in cases {
             assert_eq!(classify_title(agent, title), kind, "{agent:?} {title:?}");

@@ -1,52 +1,28 @@
 //! `slate serve` and `slate watch`: the commands that run for as long as the person wants.
 //!
-//! `serve` reads the config, opens the store, starts the live service and serves the API on
-//! loopback until Ctrl-C or SIGTERM. `watch` follows a running server's event stream, or runs an
-//! engine of its own when no server answers, and prints one line (or one JSON object) per change.
-//! Both only wire the library's pieces together; the rules live in the library.
+//! `serve` opens the store, starts the live service (which follows the config file from then on)
+//! and serves the API on loopback until Ctrl-C or SIGTERM. `watch` follows a running server's
+//! event stream, or runs an engine of its own when no server answers, and prints one line (or one
+//! JSON object) per change. Both only wire the library's pieces together; the rules live in the
+//! library.
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use slate::api::{self, Security};
+use slate::client::Client;
 use slate::config::{self, Config};
 use slate::engine::Options;
-use slate::follow;
 use slate::live::{self, Service, Timing, Update};
-use slate::model::{Session, Timestamp};
-use slate::sources::files::Env;
-use slate::store::{self, Platform};
+use slate::model::Session;
+use slate::report;
+use slate::settings::Settings;
+use slate::store;
 
-/// The platform's config and data folders for this person.
-fn folders(env: &Env) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let home = env
-        .home
-        .clone()
-        .context("neither HOME nor USERPROFILE is set, so slate cannot find its folders")?;
-    let appdata = std::env::var_os("APPDATA").map(PathBuf::from);
-    let (config_variable, data_variable) = match Platform::current() {
-        Platform::Windows => (appdata.clone(), appdata),
-        _ => (env.xdg_config_home.clone(), env.xdg_data_home.clone()),
-    };
-    Ok((
-        store::config_dir(&home, config_variable.as_deref()),
-        store::data_dir(&home, data_variable.as_deref()),
-    ))
-}
-
-fn load_config(config_dir: &std::path::Path) -> anyhow::Result<Config> {
-    let path = config::default_path(config_dir);
-    let (config, notes) = config::load_or_default(&path)
-        .with_context(|| format!("cannot use the config file {}", path.display()))?;
-    for note in notes {
-        tracing::warn!("{note}");
-    }
-    Ok(config)
-}
+use super::Setup;
 
 /// The address to listen on or follow: `--listen` when given (loopback only), else the config's.
 fn address(listen: Option<&str>, config: &Config) -> anyhow::Result<SocketAddr> {
@@ -68,14 +44,11 @@ fn address(listen: Option<&str>, config: &Config) -> anyhow::Result<SocketAddr> 
     Ok(address)
 }
 
-pub fn serve(listen: Option<&str>, mut options: Options) -> anyhow::Result<ExitCode> {
-    let (config_dir, data_dir) = folders(&options.env)?;
-    let config = load_config(&config_dir)?;
-    let address = address(listen, &config)?;
-    options.policy.session_idle =
-        Duration::from_secs(u64::from(config.project_policy.session_idle_minutes) * 60);
-    let token =
-        slate::token::load_or_create_token(&config_dir).context("cannot set up the API token")?;
+pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::Result<ExitCode> {
+    let places = setup.places()?;
+    let address = address(listen, &setup.config)?;
+    let token = slate::token::load_or_create_token(&places.token_file())
+        .context("cannot set up the API token")?;
 
     // Bind first, so a second `slate serve` fails at once rather than after a full read.
     let listener = match std::net::TcpListener::bind(address) {
@@ -91,19 +64,21 @@ pub fn serve(listen: Option<&str>, mut options: Options) -> anyhow::Result<ExitC
     let local = listener.local_addr()?;
     listener.set_nonblocking(true)?;
 
-    let store_path = store::default_path(&data_dir);
-    let store = match store::open(&store_path) {
+    let store = match store::open(&places.store_file()) {
         Ok(store) => Some(store),
         Err(err) => {
             tracing::error!("running without a store (no history this run): {err}");
             None
         }
     };
+    // The config was read when the command started; from now on an edit applies while serving.
+    let settings = Settings::new(Some(places.config_file()), setup.config.clone());
     let (handle, thread) = live::start(Service {
         options,
         timing: Timing::default(),
         store,
         clock: live::system_clock,
+        settings,
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -153,14 +128,21 @@ async fn shutdown_signal() {
     }
 }
 
-pub fn watch(listen: Option<&str>, json: bool, options: Options) -> anyhow::Result<ExitCode> {
-    let (config_dir, _) = folders(&options.env)?;
-    let config = load_config(&config_dir)?;
-    let address = address(listen, &config)?;
+pub fn watch(
+    listen: Option<&str>,
+    json: bool,
+    setup: &Setup,
+    options: Options,
+) -> anyhow::Result<ExitCode> {
+    let address = match listen {
+        Some(_) => address(listen, &setup.config)?,
+        None => setup.client().address(),
+    };
+    let server = Client::new(address, None);
     let mut out = std::io::stdout().lock();
-    if address.port() != 0 && follow::probe(address, Duration::from_millis(500)) {
+    if address.port() != 0 && server.probe(Duration::from_millis(500)) {
         tracing::info!("following the server at {address}");
-        let mut events = follow::open_stream(address)?;
+        let mut events = server.events()?;
         while let Some(event) = events.next_event()? {
             let Ok(data) = serde_json::from_str::<serde_json::Value>(&event.data) else {
                 continue;
@@ -194,6 +176,7 @@ pub fn watch(listen: Option<&str>, json: bool, options: Options) -> anyhow::Resu
         timing: Timing::default(),
         store: None,
         clock: live::system_clock,
+        settings: Settings::new(None, setup.config.clone()),
     });
     let (snapshot, mut updates) = handle.subscribe();
     print(&mut out, &Printed::Snapshot(snapshot), json)?;
@@ -232,51 +215,17 @@ fn print(out: &mut impl Write, printed: &Printed, json: bool) -> anyhow::Result<
         match printed {
             Printed::Snapshot(sessions) => {
                 for session in sessions {
-                    writeln!(out, "{}", session_line(session, now))?;
+                    writeln!(out, "{}", report::watch_line(session, now))?;
                 }
             }
             Printed::Update(Update::Session { session }) => {
-                writeln!(out, "{}", session_line(session, now))?;
+                writeln!(out, "{}", report::watch_line(session, now))?;
             }
             Printed::Update(Update::Removed { agent, id }) => {
-                writeln!(
-                    out,
-                    "{}  {:<9}  {} {id}",
-                    clock_time(now),
-                    "Closed",
-                    agent.display_name()
-                )?;
+                writeln!(out, "{}", report::watch_removed(*agent, id, now))?;
             }
         }
     }
     out.flush()?;
     Ok(())
-}
-
-/// `HH:MM:SS  Needs you  Claude Code acme — Finished its turn`.
-fn session_line(session: &Session, now: Timestamp) -> String {
-    let project = session
-        .project
-        .as_deref()
-        .or(session.folder.as_deref())
-        .unwrap_or("-");
-    format!(
-        "{}  {:<9}  {} {project} — {}",
-        clock_time(now),
-        session.status.label(),
-        session.agent.display_name(),
-        session.session_state.reason.text
-    )
-}
-
-/// The time of day in UTC: the `time` crate reads the local offset only where that is sound,
-/// which a multi-threaded process on Linux is not.
-fn clock_time(at: Timestamp) -> String {
-    let seconds = at.millis().div_euclid(1000).rem_euclid(86_400);
-    format!(
-        "{:02}:{:02}:{:02}",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60
-    )
 }

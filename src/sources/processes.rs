@@ -3,8 +3,8 @@
 //! [`scan_processes`] asks the operating system (through `sysinfo`) for every process with its
 //! argv, executable, cwd and start time, and on Linux adds the start time in clock ticks that
 //! Claude Code's registry records as `procStart`, so a recycled pid never vouches for a session.
-//! [`recognise_all`] runs the adapters' recognisers over a table and resolves each agent
-//! process's folder to the canonical spelling `sources::files::canonical_folder` gives transcripts.
+//! [`recognise_all`] runs a registry's recognisers over a table and resolves each agent process's
+//! folder to the canonical spelling `sources::folders::canonical_folder` gives transcripts.
 //! [`load_table`] reads a recorded table, so tests replay real process layouts.
 //!
 //! It deliberately does not decide which process vouches for which session; the tracker does.
@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
-use super::files::canonical_folder;
-use crate::agents::{self, AgentProcess, ProcessRole};
-use crate::model::{AgentKind, ProcessInfo, ProcessTable, Timestamp};
+use super::folders::canonical_folder;
+use crate::agents::{AgentProcess, ProcessRole, Registry};
+use crate::model::{ProcessInfo, ProcessTable, Timestamp};
 use crate::tracker::SeenProcess;
 
 /// Lists every process (threads excluded) with what recognising agents needs.
@@ -74,17 +74,19 @@ pub fn parse_start_ticks(stat: &str) -> Option<u64> {
     after_comm.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// The recognised agent processes of a table, each with its folder resolved.
+/// The processes of a table that `registry`'s agents recognise, each with its folder resolved.
 ///
-/// Gemini CLI relaunches itself in a child `node` process running the same script, so one session
-/// shows as two processes; the parent only waits for its child, so it is marked
-/// [`ProcessRole::Helper`] and the session is vouched for once, by the child.
-pub fn recognise_all(table: &ProcessTable) -> Vec<SeenProcess> {
+/// An agent that relaunches itself (Gemini CLI, in a child `node` process running the same
+/// script) shows as two processes for one session; the parent only waits for its child, so it is
+/// marked [`ProcessRole::Helper`] and the session is vouched for once, by the child.
+pub fn recognise_all(registry: Registry, table: &ProcessTable) -> Vec<SeenProcess> {
     recognise_all_with(table, |info| {
-        let mut recognised = agents::recognise(info)?;
-        if recognised.agent == AgentKind::GeminiCli
-            && agents::gemini::is_relaunch_parent(info, &table.processes)
-        {
+        let mut recognised = registry.recognise(info)?;
+        let relaunch_parent = recognised
+            .agent
+            .description()
+            .and_then(|description| description.processes.relaunch_parent);
+        if relaunch_parent.is_some_and(|is_parent| is_parent(info, &table.processes)) {
             recognised.role = ProcessRole::Helper;
         }
         Some(recognised)

@@ -6,31 +6,34 @@
 //! short busy timeout and a few retries. Slate never writes, never checkpoints and never holds a
 //! connection between reads. A database that is locked, corrupt, truncated or half-written becomes
 //! a counted `Problem` and the read goes on without it. What the rows mean is not decided here:
-//! `agents::opencode` and `agents::cursor` turn rows into observations. Watching these files for
-//! changes and deciding when to re-read is the caller's job.
+//! `agents::opencode` and `agents::cursor` turn rows into observations. Which agents keep which
+//! store is in their descriptions (`agents::StoreKind`); [`StoreState`] follows every store the
+//! registry names. Time comes in as an argument. Watching these files for changes and deciding
+//! when to re-read is the caller's job.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
+use super::folders::folder_pair;
+use super::roots::Roots;
+use super::tail::timestamp;
 use crate::agents::cursor::{self, CursorRoot};
 use crate::agents::opencode::{self, MessageRow, PartRow, SessionRow};
-use crate::agents::{LineError, Observation};
-use crate::model::{AgentKind, Problem, SessionKey, Timestamp};
+use crate::agents::{LineError, Observation, Registry, StoreKind};
+use crate::model::{AgentKind, Problem, ProblemKind, SessionKey, Timestamp};
 use crate::tracker::{Batch, TranscriptRole};
 
 /// How long one statement waits for a writer's lock before giving up: short, because the agent
 /// is the one that matters and the next read comes soon anyway.
 const BUSY_TIMEOUT: Duration = Duration::from_millis(200);
 
-/// How many times a read is tried when the database is busy or locked.
+/// How many times a read is tried when the database is busy or locked. Each try waits up to
+/// `BUSY_TIMEOUT` in SQLite's own busy handler, so the tries are spaced without a clock here.
 const TRIES: u32 = 3;
-
-/// The wait before the second try; it doubles for each further try.
-const BACKOFF: Duration = Duration::from_millis(50);
 
 /// How many of a session's newest messages are read. What decides a state is always near the
 /// end, and a long session must not make every re-read slow.
@@ -41,51 +44,26 @@ const ARCHIVED_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
 
 // ---- Paths -------------------------------------------------------------------------------------
 
-/// OpenCode's data folder: `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`, on every
-/// platform (FORMATS.md §4.1).
-pub fn opencode_data_dir(home: &Path, xdg_data_home: Option<&Path>) -> PathBuf {
-    match xdg_data_home.filter(|dir| !dir.as_os_str().is_empty()) {
-        Some(data) => data.join("opencode"),
-        None => home.join(".local").join("share").join("opencode"),
-    }
-}
-
-/// OpenCode's main database: `$OPENCODE_DB` when set (an absolute path, or a name relative to the
-/// data folder), else `<data>/opencode.db`. `None` when `$OPENCODE_DB` is `:memory:`, which
-/// leaves nothing on disk to read.
-pub fn opencode_db_path(
-    home: &Path,
-    xdg_data_home: Option<&Path>,
-    opencode_db: Option<&str>,
-) -> Option<PathBuf> {
-    let data = opencode_data_dir(home, xdg_data_home);
-    match opencode_db.map(str::trim).filter(|name| !name.is_empty()) {
+/// OpenCode's main database in its data folder: `$OPENCODE_DB` when set (an absolute path, or a
+/// name relative to the data folder), else `<data>/opencode.db`. `None` when `$OPENCODE_DB` is
+/// `:memory:`, which leaves nothing on disk to read (docs/formats.md §4.1).
+pub fn opencode_main_db(data: &Path, named: Option<&Path>) -> Option<PathBuf> {
+    let named = named.map(|name| name.to_string_lossy());
+    match named
+        .as_deref()
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+    {
         Some(":memory:") => None,
-        Some(name) if Path::new(name).is_absolute() => Some(PathBuf::from(name)),
         Some(name) => Some(data.join(name)),
         None => Some(data.join("opencode.db")),
     }
 }
 
-/// The pre-1.2 JSON tree: `<data>/storage`.
-pub fn opencode_legacy_dir(home: &Path, xdg_data_home: Option<&Path>) -> PathBuf {
-    opencode_data_dir(home, xdg_data_home).join("storage")
-}
-
-/// Every OpenCode database that exists: the main one, plus the per-channel `opencode-<channel>.db`
-/// files beside it (a beta or dev build writes its own).
-pub fn opencode_databases(
-    home: &Path,
-    xdg_data_home: Option<&Path>,
-    opencode_db: Option<&str>,
-) -> Vec<PathBuf> {
-    let main = opencode_db_path(home, xdg_data_home, opencode_db);
-    opencode_databases_in(&opencode_data_dir(home, xdg_data_home), main.as_deref())
-}
-
-/// [`opencode_databases`] for a data folder and main database already resolved (`None` for an
-/// in-memory main database).
-pub fn opencode_databases_in(data: &Path, main: Option<&Path>) -> Vec<PathBuf> {
+/// Every OpenCode database that exists in the data folder `data`: the main one (`None` for an
+/// in-memory one), plus the per-channel `opencode-<channel>.db` files beside it (a beta or dev
+/// build writes its own).
+pub fn opencode_databases(data: &Path, main: Option<&Path>) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let main = main.map(Path::to_path_buf);
     if let Some(main) = &main {
@@ -114,22 +92,6 @@ fn is_channel_db(name: &str) -> bool {
     name.strip_prefix("opencode-")
         .and_then(|rest| rest.strip_suffix(".db"))
         .is_some_and(|channel| !channel.is_empty())
-}
-
-/// cursor-agent's config root: `$CURSOR_CONFIG_DIR`, else `$XDG_CONFIG_HOME/cursor`, else
-/// `~/.cursor` (FORMATS.md §5.1).
-pub fn cursor_root(
-    home: &Path,
-    cursor_config_dir: Option<&Path>,
-    xdg_config_home: Option<&Path>,
-) -> PathBuf {
-    if let Some(dir) = cursor_config_dir.filter(|dir| !dir.as_os_str().is_empty()) {
-        return dir.to_path_buf();
-    }
-    match xdg_config_home.filter(|dir| !dir.as_os_str().is_empty()) {
-        Some(config) => config.join("cursor"),
-        None => home.join(".cursor"),
-    }
 }
 
 /// Where cursor-agent keeps the chat `agent_id` started in `cwd`.
@@ -191,10 +153,7 @@ fn read_store<T>(
             Ok(value)
         });
         match result {
-            Err(error) if is_busy(&error) && attempt + 1 < TRIES => {
-                thread::sleep(BACKOFF * 2u32.pow(attempt));
-                attempt += 1;
-            }
+            Err(error) if is_busy(&error) && attempt + 1 < TRIES => attempt += 1,
             other => return other,
         }
     }
@@ -217,27 +176,23 @@ fn is_busy(error: &rusqlite::Error) -> bool {
 /// The problem a failed read becomes.
 fn store_problem(path: &Path, error: &rusqlite::Error) -> Problem {
     let kind = match error.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => "store_locked",
-        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => "store_corrupt",
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => ProblemKind::StoreLocked,
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => ProblemKind::StoreCorrupt,
         Some(
             ErrorCode::CannotOpen
             | ErrorCode::PermissionDenied
             | ErrorCode::SystemIoFailure
             | ErrorCode::NotFound,
-        ) => "store_unreadable",
+        ) => ProblemKind::StoreUnreadable,
         // A missing table or column: a layout this reader does not know (an older or newer
         // version, or a store still being created).
-        _ => "store_unexpected",
+        _ => ProblemKind::StoreUnexpected,
     };
     problem(kind, path, error.to_string())
 }
 
-fn problem(kind: &str, path: &Path, detail: impl Into<String>) -> Problem {
-    Problem {
-        kind: kind.to_string(),
-        place: path.display().to_string(),
-        detail: detail.into(),
-    }
+fn problem(kind: ProblemKind, path: &Path, detail: impl Into<String>) -> Problem {
+    Problem::new(kind, path.display().to_string(), detail)
 }
 
 /// The text of a column, whether SQLite stored it as text or as a blob; `None` for NULL or a
@@ -261,46 +216,24 @@ fn integer(value: ValueRef<'_>) -> Option<i64> {
 
 fn mtime(path: &Path) -> Option<Timestamp> {
     let modified = std::fs::metadata(path).ok()?.modified().ok()?;
-    let ms = modified.duration_since(UNIX_EPOCH).ok()?.as_millis();
-    i64::try_from(ms).ok().map(Timestamp::from_millis)
-}
-
-fn clock() -> Timestamp {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis());
-    Timestamp::from_millis(i64::try_from(ms).unwrap_or(i64::MAX))
-}
-
-/// The folder's canonical spelling, for the tracker to match against process folders.
-fn canonical_folder(folder: &str) -> Vec<(String, String)> {
-    if folder.is_empty() {
-        return Vec::new();
-    }
-    match std::fs::canonicalize(folder) {
-        Ok(canonical) => vec![(folder.to_string(), canonical.display().to_string())],
-        Err(_) => Vec::new(),
-    }
+    Some(timestamp(modified))
 }
 
 fn line_problem(path: &Path, row: &str, error: &LineError) -> Problem {
-    problem("malformed_row", path, format!("{row}: {error}"))
+    problem(ProblemKind::MalformedRow, path, format!("{row}: {error}"))
 }
 
 // ---- OpenCode ----------------------------------------------------------------------------------
 
-/// Reads every session of an OpenCode database into one batch each, at the clock's `now`.
+/// Reads the sessions of an OpenCode database updated after `updated_after` (all of them for
+/// `None`) into one batch each, as of `now`, which decides which archived sessions are too old to
+/// read.
 ///
 /// Sub-agent sessions come out as their own batches whose `Info.parent_session` names the parent;
 /// the tracker rolls them up. A missing database yields nothing and no problem: OpenCode is simply
 /// not used here.
-pub fn read_opencode(db_path: &Path, problems: &mut Vec<Problem>) -> Vec<Batch> {
-    read_opencode_since(db_path, None, clock(), problems)
-}
-
-/// Reads the sessions of an OpenCode database updated after `updated_after` (all of them for
-/// `None`), as of `now`, which decides which archived sessions are too old to read.
 pub fn read_opencode_since(
+    agent: AgentKind,
     db_path: &Path,
     updated_after: Option<Timestamp>,
     now: Timestamp,
@@ -331,11 +264,11 @@ pub fn read_opencode_since(
             }
             let id = stored.session.id.clone();
             Batch {
-                key: SessionKey::new(AgentKind::OpenCode, id.as_str()),
+                key: SessionKey::new(agent, id.as_str()),
                 role: TranscriptRole::Main,
                 transcript: format!("{}#{id}", db_path.display()),
                 last_write: Timestamp::from_millis(stored.last_write),
-                folders: canonical_folder(&stored.session.directory),
+                folders: folder_pair(&stored.session.directory),
                 observations,
             }
         })
@@ -366,7 +299,7 @@ fn read_opencode_sessions(
                                    UNION SELECT session_id FROM part WHERE time_updated > ?1)) \
          ORDER BY time_updated, id",
     )?;
-    // A part can change without its session's `time_updated` moving (FORMATS.md does not say
+    // A part can change without its session's `time_updated` moving (docs/formats.md does not say
     // that OpenCode touches the session on every part update), so an incremental read also looks
     // for newer messages and parts. A full read skips that scan.
     let mut rows = statement.query([after, i64::MIN])?;
@@ -459,7 +392,11 @@ fn read_opencode_messages(
 /// Reads the pre-1.2 JSON tree (`<data>/storage`): every session file, with its newest messages
 /// and their parts. These sessions are history; they are dated by their own times, not by file
 /// times, which a copy or a backup would change.
-pub fn read_opencode_legacy(storage_dir: &Path, problems: &mut Vec<Problem>) -> Vec<Batch> {
+pub fn read_opencode_legacy(
+    agent: AgentKind,
+    storage_dir: &Path,
+    problems: &mut Vec<Problem>,
+) -> Vec<Batch> {
     let mut batches = Vec::new();
     let Ok(projects) = std::fs::read_dir(storage_dir.join("session")) else {
         return batches;
@@ -474,62 +411,68 @@ pub fn read_opencode_legacy(storage_dir: &Path, problems: &mut Vec<Problem>) -> 
     for session_file in session_files {
         let Ok(session_json) = std::fs::read(&session_file) else {
             problems.push(problem(
-                "unreadable_file",
+                ProblemKind::UnreadableFile,
                 &session_file,
                 "the session file could not be read",
             ));
             continue;
         };
-        let session = match opencode::legacy_session(&session_json) {
-            Ok(session) => session,
-            Err(error) => {
-                problems.push(problem("malformed_file", &session_file, error.to_string()));
-                continue;
-            }
-        };
-        let mut message_files = json_files(&storage_dir.join("message").join(&session.id));
-        let skip = message_files.len().saturating_sub(MESSAGES_PER_SESSION);
-        message_files.drain(..skip);
-        let mut messages = Vec::with_capacity(message_files.len());
-        let mut newest = session.time_updated;
-        for message_file in message_files {
-            let Ok(message_json) = std::fs::read(&message_file) else {
-                continue;
-            };
-            let message_id = message_file
-                .file_stem()
-                .map(|stem| stem.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&message_json) {
-                for key in ["created", "completed"] {
-                    if let Some(at) = message["time"][key].as_i64() {
-                        newest = newest.max(at);
-                    }
-                }
-            }
-            let parts = json_files(&storage_dir.join("part").join(&message_id))
-                .iter()
-                .filter_map(|part_file| std::fs::read(part_file).ok())
-                .collect();
-            messages.push((message_json, parts));
+        match read_legacy_session(agent, storage_dir, &session_file, &session_json) {
+            Ok(batch) => batches.push(batch),
+            Err(error) => problems.push(problem(
+                ProblemKind::MalformedFile,
+                &session_file,
+                error.to_string(),
+            )),
         }
-        let observations = match opencode::observe_legacy(&session_json, &messages) {
-            Ok(observations) => observations,
-            Err(error) => {
-                problems.push(problem("malformed_file", &session_file, error.to_string()));
-                continue;
-            }
-        };
-        batches.push(Batch {
-            key: SessionKey::new(AgentKind::OpenCode, session.id.as_str()),
-            role: TranscriptRole::Main,
-            transcript: session_file.display().to_string(),
-            last_write: Timestamp::from_millis(newest),
-            folders: canonical_folder(&session.directory),
-            observations,
-        });
     }
     batches
+}
+
+/// One session of the JSON tree, from its session file's bytes: its newest messages with their
+/// parts, dated by the newest time they state.
+fn read_legacy_session(
+    agent: AgentKind,
+    storage_dir: &Path,
+    session_file: &Path,
+    session_json: &[u8],
+) -> Result<Batch, LineError> {
+    let session = opencode::legacy_session(session_json)?;
+    let mut message_files = json_files(&storage_dir.join("message").join(&session.id));
+    let skip = message_files.len().saturating_sub(MESSAGES_PER_SESSION);
+    message_files.drain(..skip);
+    let mut messages = Vec::with_capacity(message_files.len());
+    let mut newest = session.time_updated;
+    for message_file in message_files {
+        let Ok(message_json) = std::fs::read(&message_file) else {
+            continue;
+        };
+        let message_id = message_file
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&message_json) {
+            for key in ["created", "completed"] {
+                if let Some(at) = message["time"][key].as_i64() {
+                    newest = newest.max(at);
+                }
+            }
+        }
+        let parts = json_files(&storage_dir.join("part").join(&message_id))
+            .iter()
+            .filter_map(|part_file| std::fs::read(part_file).ok())
+            .collect();
+        messages.push((message_json, parts));
+    }
+    let observations = opencode::observe_legacy(session_json, &messages)?;
+    Ok(Batch {
+        key: SessionKey::new(agent, session.id.as_str()),
+        role: TranscriptRole::Main,
+        transcript: session_file.display().to_string(),
+        last_write: Timestamp::from_millis(newest),
+        folders: folder_pair(&session.directory),
+        observations,
+    })
 }
 
 /// The `.json` files of a folder, sorted by name (OpenCode ids sort by time).
@@ -559,7 +502,11 @@ struct StoredChat {
 /// Reads one cursor-agent chat: its `store.db`, the `meta.json` sidecar beside it, and its
 /// `agent-transcripts` JSONL when there is one. `None` when the store is missing, has no meta row
 /// yet, or could not be read (then with a counted problem).
-pub fn read_cursor_store(store_db: &Path, problems: &mut Vec<Problem>) -> Option<Batch> {
+pub fn read_cursor_store(
+    agent: AgentKind,
+    store_db: &Path,
+    problems: &mut Vec<Problem>,
+) -> Option<Batch> {
     if !store_db.exists() {
         return None;
     }
@@ -574,7 +521,7 @@ pub fn read_cursor_store(store_db: &Path, problems: &mut Vec<Problem>) -> Option
         Ok(meta) => meta,
         Err(error) => {
             problems.push(problem(
-                "store_corrupt",
+                ProblemKind::StoreCorrupt,
                 store_db,
                 format!("meta row: {error}"),
             ));
@@ -585,7 +532,7 @@ pub fn read_cursor_store(store_db: &Path, problems: &mut Vec<Problem>) -> Option
         Ok(root) => root,
         Err(error) => {
             problems.push(problem(
-                "store_corrupt",
+                ProblemKind::StoreCorrupt,
                 store_db,
                 format!("root blob: {error}"),
             ));
@@ -637,11 +584,11 @@ pub fn read_cursor_store(store_db: &Path, problems: &mut Vec<Problem>) -> Option
         }
     }
     Some(Batch {
-        key: SessionKey::new(AgentKind::CursorAgent, agent_id),
+        key: SessionKey::new(agent, agent_id),
         role: TranscriptRole::Main,
         transcript: store_db.display().to_string(),
         last_write,
-        folders: cwd.as_deref().map(canonical_folder).unwrap_or_default(),
+        folders: cwd.as_deref().map(folder_pair).unwrap_or_default(),
         observations,
     })
 }
@@ -729,7 +676,7 @@ fn read_transcript(
         match cursor::observe_transcript_line(line) {
             Ok(observations) => records.extend(observations),
             Err(error) => problems.push(problem(
-                "malformed_line",
+                ProblemKind::MalformedLine,
                 path,
                 format!("line {}: {error}", index + 1),
             )),
@@ -756,21 +703,24 @@ fn signature(paths: &[PathBuf]) -> Signature {
 /// True when a problem says a store could not be read at all (as opposed to one bad row): the
 /// store is read again next time even if its files did not change.
 fn is_read_failure(problem: &Problem) -> bool {
-    matches!(
-        problem.kind.as_str(),
-        "store_locked" | "store_corrupt" | "store_unreadable" | "store_unexpected"
-    )
+    problem.kind.is_store_failure()
 }
 
-/// Where the stores of OpenCode and cursor-agent are, as the environment decides.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StoreRoots {
-    /// OpenCode's data folder (its databases and the legacy `storage/` tree).
-    pub opencode_data: Option<PathBuf>,
-    /// OpenCode's main database; `None` when it lives in memory.
-    pub opencode_db: Option<PathBuf>,
-    /// cursor-agent's config root (`chats/` and `projects/` below it).
-    pub cursor: Option<PathBuf>,
+/// The stores `registry`'s descriptions name, each with its agent and root.
+fn stores<'a>(
+    registry: Registry,
+    roots: &'a Roots,
+) -> impl Iterator<Item = (AgentKind, StoreKind, &'a Path)> + 'a {
+    registry.iter().filter_map(|description| {
+        let agent = description.kind();
+        Some((agent, description.store()?, roots.get(agent)?))
+    })
+}
+
+/// OpenCode's databases in its data folder, with `$OPENCODE_DB` as the roots were resolved with.
+fn opencode_databases_of(data: &Path, roots: &Roots) -> Vec<PathBuf> {
+    let main = opencode_main_db(data, roots.var("OPENCODE_DB"));
+    opencode_databases(data, main.as_deref())
 }
 
 /// What has been read of each store, so that a scan re-reads only stores that changed.
@@ -783,9 +733,9 @@ pub struct StoreRoots {
 /// tries it again.
 #[derive(Debug, Clone, Default)]
 pub struct StoreState {
-    opencode: std::collections::HashMap<PathBuf, (Signature, Option<Timestamp>)>,
-    legacy: Option<Signature>,
-    cursor: std::collections::HashMap<PathBuf, Signature>,
+    opencode: HashMap<PathBuf, (Signature, Option<Timestamp>)>,
+    legacy: HashMap<PathBuf, Signature>,
+    cursor: HashMap<PathBuf, Signature>,
 }
 
 impl StoreState {
@@ -793,24 +743,30 @@ impl StoreState {
         StoreState::default()
     }
 
-    /// Reads every OpenCode database, the legacy JSON tree and every cursor-agent chat store that
-    /// changed since the last scan. `now` decides which archived OpenCode sessions are too old.
+    /// Reads every store `registry` names under `roots` that changed since the last scan: each
+    /// OpenCode database and legacy JSON tree, each cursor-agent chat store. `now` decides which
+    /// archived OpenCode sessions are too old.
     pub fn scan(
         &mut self,
-        roots: &StoreRoots,
+        registry: Registry,
+        roots: &Roots,
         now: Timestamp,
         problems: &mut Vec<Problem>,
     ) -> Vec<Batch> {
         let mut batches = Vec::new();
-        if let Some(data) = &roots.opencode_data {
-            for db in opencode_databases_in(data, roots.opencode_db.as_deref()) {
-                batches.extend(self.read_opencode_db(&db, now, problems));
-            }
-            batches.extend(self.read_legacy(&data.join("storage"), problems));
-        }
-        if let Some(root) = &roots.cursor {
-            for store in cursor_stores(root) {
-                batches.extend(self.read_cursor(&store, problems));
+        for (agent, kind, root) in stores(registry, roots) {
+            match kind {
+                StoreKind::OpenCode => {
+                    for db in opencode_databases_of(root, roots) {
+                        batches.extend(self.read_opencode_db(agent, &db, now, problems));
+                    }
+                    batches.extend(self.read_legacy(agent, &root.join("storage"), problems));
+                }
+                StoreKind::Cursor => {
+                    for store in cursor_stores(root) {
+                        batches.extend(self.read_cursor(agent, &store, problems));
+                    }
+                }
             }
         }
         batches
@@ -820,30 +776,35 @@ impl StoreState {
     /// path belongs to no store.
     pub fn read_path(
         &mut self,
-        roots: &StoreRoots,
+        registry: Registry,
+        roots: &Roots,
         path: &Path,
         now: Timestamp,
         problems: &mut Vec<Problem>,
     ) -> Option<Vec<Batch>> {
         let name = path.file_name()?.to_str()?;
-        if let Some(data) = &roots.opencode_data {
-            let db = match name.strip_suffix("-wal") {
-                Some(db) => path.with_file_name(db),
-                None => path.to_path_buf(),
-            };
-            let databases = opencode_databases_in(data, roots.opencode_db.as_deref());
-            if databases.contains(&db) {
-                return Some(self.read_opencode_db(&db, now, problems));
-            }
-        }
-        if let Some(root) = &roots.cursor {
-            let chats = root.join("chats");
-            if path.starts_with(&chats) {
-                if !matches!(name, "store.db" | "store.db-wal" | "meta.json") {
-                    return Some(Vec::new());
+        for (agent, kind, root) in stores(registry, roots) {
+            match kind {
+                StoreKind::OpenCode => {
+                    let db = match name.strip_suffix("-wal") {
+                        Some(db) => path.with_file_name(db),
+                        None => path.to_path_buf(),
+                    };
+                    if opencode_databases_of(root, roots).contains(&db) {
+                        return Some(self.read_opencode_db(agent, &db, now, problems));
+                    }
                 }
-                let store = path.with_file_name("store.db");
-                return Some(self.read_cursor(&store, problems).into_iter().collect());
+                StoreKind::Cursor => {
+                    if !path.starts_with(root.join("chats")) {
+                        continue;
+                    }
+                    if !matches!(name, "store.db" | "store.db-wal" | "meta.json") {
+                        return Some(Vec::new());
+                    }
+                    let store = path.with_file_name("store.db");
+                    let batch = self.read_cursor(agent, &store, problems);
+                    return Some(batch.into_iter().collect());
+                }
             }
         }
         None
@@ -851,6 +812,7 @@ impl StoreState {
 
     fn read_opencode_db(
         &mut self,
+        agent: AgentKind,
         db: &Path,
         now: Timestamp,
         problems: &mut Vec<Problem>,
@@ -867,7 +829,7 @@ impl StoreState {
         let newest = known.and_then(|(_, newest)| newest);
         let mut read_problems = Vec::new();
         let after = newest.map(|newest| Timestamp::from_millis(newest.millis().saturating_sub(1)));
-        let batches = read_opencode_since(db, after, now, &mut read_problems);
+        let batches = read_opencode_since(agent, db, after, now, &mut read_problems);
         let failed = read_problems.iter().any(is_read_failure);
         problems.extend(read_problems);
         if !failed {
@@ -879,7 +841,12 @@ impl StoreState {
     }
 
     /// The pre-1.2 tree is history: it is read again only when a session folder in it changed.
-    fn read_legacy(&mut self, storage: &Path, problems: &mut Vec<Problem>) -> Vec<Batch> {
+    fn read_legacy(
+        &mut self,
+        agent: AgentKind,
+        storage: &Path,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<Batch> {
         let sessions = storage.join("session");
         let mut folders = vec![sessions.clone()];
         if let Ok(entries) = std::fs::read_dir(&sessions) {
@@ -891,14 +858,19 @@ impl StoreState {
             folders.extend(projects);
         }
         let seen = signature(&folders);
-        if self.legacy.as_ref() == Some(&seen) {
+        if self.legacy.get(storage) == Some(&seen) {
             return Vec::new();
         }
-        self.legacy = Some(seen);
-        read_opencode_legacy(storage, problems)
+        self.legacy.insert(storage.to_path_buf(), seen);
+        read_opencode_legacy(agent, storage, problems)
     }
 
-    fn read_cursor(&mut self, store: &Path, problems: &mut Vec<Problem>) -> Option<Batch> {
+    fn read_cursor(
+        &mut self,
+        agent: AgentKind,
+        store: &Path,
+        problems: &mut Vec<Problem>,
+    ) -> Option<Batch> {
         let files = [
             store.to_path_buf(),
             store.with_extension("db-wal"),
@@ -909,7 +881,7 @@ impl StoreState {
             return None;
         }
         let mut read_problems = Vec::new();
-        let batch = read_cursor_store(store, &mut read_problems);
+        let batch = read_cursor_store(agent, store, &mut read_problems);
         if !read_problems.iter().any(is_read_failure) {
             self.cursor.insert(store.to_path_buf(), seen);
         }

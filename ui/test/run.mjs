@@ -168,14 +168,21 @@ function startFakeApi() {
     focusCalls: [],
     health: {
       version: "0.1.0-test",
+      // The engine's roots with the agents' names, as `/health` sends them, plus an agent no
+      // built-in table knows: the page must take every name from here.
       roots: [
-        { agent: "claude-code", path: "/home/dev/.claude", found: true },
-        { agent: "codex", path: "/home/dev/.codex", found: false },
+        { agent: "claude-code", name: "Claude Code", product: "Claude Code", path: "/home/dev/.claude", found: true },
+        { agent: "codex", name: "Codex", product: "Codex", path: "/home/dev/.codex", found: false },
+        { agent: "gemini-cli", name: "Gemini", product: "Gemini CLI", path: "/home/dev/.gemini", found: false },
+        { agent: "opencode", name: "OpenCode", product: "OpenCode", path: "/home/dev/.local/share/opencode", found: false },
+        { agent: "cursor-agent", name: "Cursor", product: "cursor-agent", path: "/home/dev/.cursor", found: false },
+        { agent: "toy-agent", name: "Toy", product: "Toy Agent", path: "/home/dev/.toy", found: true },
       ],
       problems: {},
       live_sessions: 0,
       needs_you: 0,
       store_recovered_from: null,
+      settings: { file: "/home/dev/.config/slate/config.toml", error: null, restart_needed: [] },
     },
     port: 0,
     /** When each stream request came, and how many more to refuse (the reconnect check). */
@@ -685,18 +692,38 @@ async function main() {
       equal(await browser.exec("return document.getElementById('count').textContent;"), "6", "count");
     });
 
-    await check("a session that arrives ended leaves the list", async () => {
-      const closed = aged("closed", 2_000, now);
-      api.push("session", closed.session);
+    await check("a closed session the server keeps listed shows under Closed and counts for nothing", async () => {
+      // The server keeps a closed session that holds a work claim on its live list; the page
+      // shows what the server sent and counts only by status.
       const ended = structuredClone(w.question.session);
       ended.status = "ended";
       ended.session_state.status = "ended";
+      ended.session_state.reason = { code: "no_process", text: "Its process ended" };
+      ended.session_state.custody = { holds: ["item:docs"], holds_work_claim: true, reclaimable: false, reason: "holds a work claim on item docs" };
       api.push("session", ended);
-      await browser.until("the ended row to leave", "return document.querySelectorAll('#list .row').length === 5;");
+      await browser.until("the Closed group", "return [...document.querySelectorAll('.group-heading')].some((h) => h.textContent.includes('Closed'));");
       const rows = await browser.exec(ROWS);
-      ok(!rows.some((r) => r.key === keyOf(w.question) || r.key === keyOf(closed)), "no ended session is listed");
-      equal(await browser.exec("return document.getElementById('count').textContent;"), "5", "count");
+      equal(rows.length, 6, "still listed");
+      equal(rows[rows.length - 1].key, keyOf(w.question), "the closed row comes last");
+      equal(rows[rows.length - 1].status, "Closed", "its status");
+      const groups = await browser.exec("return [...document.querySelectorAll('.group-heading')].map((h) => h.textContent.replace(/\\s+/g, ' ').trim());");
+      equal(groups, ["Needs you 5", "Closed 1"], "group headings");
+      equal(await browser.exec(COUNT), "5 need you 0 working", "summary");
+      api.push("removed", { agent: ended.agent, id: ended.id });
+      await browser.until("the closed row to leave", "return document.querySelectorAll('#list .row').length === 5;");
       api.push("session", w.question.session);
+    });
+
+    await check("a config error the server reports is shown above the list", async () => {
+      const error = "the config file /home/dev/.config/slate/config.toml, line 2, in [project-policy], key `sesion_idle_minutes`: unknown field";
+      api.health.settings = { file: "/home/dev/.config/slate/config.toml", error, restart_needed: [] };
+      await browser.exec("document.dispatchEvent(new Event('visibilitychange'));");
+      await browser.until("the banner", "return !document.getElementById('config-error').hidden;");
+      const text = await browser.exec("return document.getElementById('config-error').textContent;");
+      ok(text.includes("sesion_idle_minutes") && text.includes("config.toml"), `the banner names the key and the file: ${text}`);
+      api.health.settings = { file: "/home/dev/.config/slate/config.toml", error: null, restart_needed: [] };
+      await browser.exec("document.dispatchEvent(new Event('visibilitychange'));");
+      await browser.until("the banner to go", "return document.getElementById('config-error').hidden;");
     });
 
     await check("a dropped stream reconnects and its snapshot replaces the list", async () => {
@@ -740,9 +767,11 @@ async function main() {
     await check("with no sessions, the empty state explains what Slate watches", async () => {
       await load([]);
       const text = await browser.until("the agent roots", "const e = document.getElementById('empty'); return !e.hidden && e.querySelector('.found') ? e.textContent.replace(/\\s+/g, ' ') : null;");
-      for (const words of ["Claude Code", "Codex", "Gemini CLI", "OpenCode", "cursor-agent", "slate doctor", "writes to its transcript", "/home/dev/.claude", "~/.gemini/tmp"]) {
+      for (const words of ["Claude Code", "Codex", "Gemini CLI", "OpenCode", "cursor-agent", "Toy Agent", "slate doctor", "writes to its transcript", "/home/dev/.claude", "/home/dev/.gemini", "/home/dev/.toy"]) {
         ok(text.includes(words), `empty state mentions ${words}: ${text}`);
       }
+      const agents = await browser.exec("return [...document.querySelectorAll('#agent-roots li')].map((li) => li.querySelector('.agent-name').textContent);");
+      equal(agents, api.health.roots.map((root) => root.product), "every agent the server names, in its order");
       equal(await browser.exec(COUNT), "0 need you", "summary");
       ok(await browser.exec("return document.getElementById('list').hidden;"), "no list");
     });
@@ -752,6 +781,19 @@ async function main() {
     await check("a first session arriving on the stream replaces the empty state", async () => {
       api.push("session", w.question.session);
       await browser.until("the row", "return document.querySelectorAll('#list .row').length === 1 && document.getElementById('empty').hidden;");
+    });
+
+    await check("a row names its agent as the server does, or by its id", async () => {
+      const toy = variant({ agent: "toy-agent", id: "toy-1", project: "castle" })(w.question.session);
+      const unknown = variant({ agent: "quill-cli", id: "quill-1", project: "library" })(w.question.session);
+      api.push("session", toy);
+      api.push("session", unknown);
+      await browser.until("the rows", "return document.querySelectorAll('#list .row').length === 3;");
+      const rows = await browser.exec(ROWS);
+      const meta = (id) => rows.find((r) => r.key.endsWith(`:${id}`)).meta;
+      ok(meta("toy-1").includes("Toy Agent"), `the server's name: ${meta("toy-1")}`);
+      ok(meta("quill-1").includes("quill-cli"), `an unnamed agent's id: ${meta("quill-1")}`);
+      ok(meta(w.question.session.id).includes("Claude Code"), `a built-in agent: ${meta(w.question.session.id)}`);
     });
 
     await check("inside the desktop shell the page asks it for the API and can focus a terminal", async () => {

@@ -1,12 +1,13 @@
-//! `notify::decide` over scripted updates with a fake clock.
+//! The notification policy (`policy::notifications::decide`) over scripted updates with a fake
+//! clock: one per flip, none at start-up or while paused, bursts summarised.
 
 use std::time::Duration;
 
 use slate::live::Update;
 use slate::model::{AgentKind, SessionKey, Timestamp};
-use slate_app::notify::{decide, Click, Input, NotificationPlan, Notifier, BURST};
+use slate::policy::notifications::{decide, Click, Input, NotificationPlan, Notifier, BURST};
 
-use crate::{waiting, working};
+use crate::util::{waiting, working};
 
 fn at(seconds: f64) -> Timestamp {
     Timestamp::parse_rfc3339("2026-11-29T12:00:00Z")
@@ -37,7 +38,7 @@ fn run(
             deadline = decision.next_deadline;
         }
         let decision = match &step {
-            Some(update) => decide(notifier, Input::Update(update), now, paused),
+            Some(update) => decide(notifier, update.as_notification(), now, paused),
             None => decide(notifier, Input::Tick, now, paused),
         };
         shown.extend(decision.plans.into_iter().map(|plan| (now, plan)));
@@ -55,7 +56,7 @@ fn one_flip_gives_one_notification_naming_project_agent_reason_and_title() {
     let mut notifier = Notifier::seed(&[working("acme-api", "s1")]);
     let first = decide(
         &mut notifier,
-        Input::Update(&update(waiting("acme-api", "s1"))),
+        Input::Changed(&waiting("acme-api", "s1")),
         at(0.0),
         false,
     );
@@ -69,7 +70,7 @@ fn one_flip_gives_one_notification_naming_project_agent_reason_and_title() {
         vec![NotificationPlan {
             title: "acme-api · Claude Code needs you".to_string(),
             body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
-            click: Click::Focus(SessionKey::new(AgentKind::ClaudeCode, "s1")),
+            click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
         }]
     );
     assert_eq!(due.next_deadline, None);
@@ -186,7 +187,7 @@ fn a_pause_that_starts_inside_the_window_drops_the_pending_notification() {
     let mut notifier = Notifier::seed(&[working("a", "s1")]);
     decide(
         &mut notifier,
-        Input::Update(&update(waiting("a", "s1"))),
+        Input::Changed(&waiting("a", "s1")),
         at(0.0),
         false,
     );
@@ -221,7 +222,7 @@ fn a_removed_session_is_forgotten() {
             (
                 0.5,
                 Some(Update::Removed {
-                    agent: AgentKind::ClaudeCode,
+                    agent: AgentKind::CLAUDE_CODE,
                     id: "s1".to_string(),
                 }),
             ),
@@ -235,7 +236,7 @@ fn a_removed_session_is_forgotten() {
 
 #[test]
 fn a_parked_session_and_one_awaiting_another_actor_stay_quiet() {
-    use slate::model::{Actor, Intent, IntentState};
+    use slate::model::{Actor, Awaiting, Intent, IntentState};
     let mut parked = waiting("acme-api", "s1");
     parked.session_state.intent = Intent {
         state: IntentState::Parked,
@@ -246,7 +247,7 @@ fn a_parked_session_and_one_awaiting_another_actor_stay_quiet() {
     awaiting.session_state.intent = Intent {
         state: IntentState::Awaiting,
         reason: Some("the deploy".to_string()),
-        awaiting_who: Some("ci_or_deploy".to_string()),
+        awaiting_who: Some(Awaiting::CiOrDeploy),
     };
     awaiting.session_state.next_actor.actor = Actor::CiOrDeploy;
     let mut notifier = Notifier::seed(&[working("acme-api", "s1"), working("web", "s2")]);
@@ -281,7 +282,7 @@ fn a_hosted_session_says_so_in_its_notification_and_in_a_summary() {
         [&NotificationPlan {
             title: "acme-api · Claude Code (hosted) needs you".to_string(),
             body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
-            click: Click::Focus(SessionKey::new(AgentKind::ClaudeCode, "s1")),
+            click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
         }]
     );
     let mut notifier = Notifier::seed(&[working("a", "s1"), working("b", "s2")]);

@@ -1,14 +1,25 @@
-//! The tray menu as data.
+//! The tray menu as data (`policy::menu`): the sessions that need you, the app's actions, a
+//! config error, and menu ids that read back; and the tooltip.
 
 use std::time::Duration;
 
 use slate::model::{AgentKind, SessionKey, Timestamp};
-use slate_app::tray::{menu_model, session_label, Entry, MenuAction, Pause};
+use slate::policy::menu::{
+    menu_model, session_label, tooltip, Entry, MenuAction, MenuState, Pause,
+};
 
-use crate::waiting;
+use crate::util::{waiting, working};
 
 fn now() -> Timestamp {
     Timestamp::parse_rfc3339("2026-11-29T12:00:00Z").unwrap()
+}
+
+fn state(pause: Pause, autostart: bool) -> MenuState<'static> {
+    MenuState {
+        pause,
+        autostart,
+        config_error: None,
+    }
 }
 
 fn labels(entries: &[Entry]) -> Vec<String> {
@@ -30,10 +41,14 @@ fn labels(entries: &[Entry]) -> Vec<String> {
 
 #[test]
 fn the_menu_lists_the_sessions_that_need_you_then_the_app_actions() {
+    // The live list also holds a working session: it is not in the menu.
     let entries = menu_model(
-        &[waiting("acme-api", "s1"), waiting("web", "s2")],
-        Pause::Off,
-        false,
+        &[
+            waiting("acme-api", "s1"),
+            working("api", "s3"),
+            waiting("web", "s2"),
+        ],
+        state(Pause::Off, false),
         now(),
     );
     assert_eq!(
@@ -52,7 +67,7 @@ fn the_menu_lists_the_sessions_that_need_you_then_the_app_actions() {
     match &entries[0] {
         Entry::Item { action, .. } => assert_eq!(
             *action,
-            MenuAction::Focus(SessionKey::new(AgentKind::ClaudeCode, "s1"))
+            MenuAction::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1"))
         ),
         other => panic!("{other:?}"),
     }
@@ -61,7 +76,7 @@ fn the_menu_lists_the_sessions_that_need_you_then_the_app_actions() {
 #[test]
 fn an_empty_menu_says_so_and_a_pause_offers_resume() {
     let until = now().plus(Duration::from_secs(3600));
-    let entries = menu_model(&[], Pause::Until(until), true, now());
+    let entries = menu_model(&[], state(Pause::Until(until), true), now());
     assert_eq!(
         labels(&entries),
         [
@@ -82,7 +97,7 @@ fn an_empty_menu_says_so_and_a_pause_offers_resume() {
 #[test]
 fn menu_ids_read_back_into_their_actions() {
     let actions = [
-        MenuAction::Focus(SessionKey::new(AgentKind::Codex, "019a-ff:with-colon")),
+        MenuAction::Focus(SessionKey::new(AgentKind::CODEX, "019a-ff:with-colon")),
         MenuAction::OpenWindow,
         MenuAction::PauseForAnHour,
         MenuAction::PauseUntilResumed,
@@ -133,7 +148,11 @@ fn a_hosted_session_is_marked_after_its_agent_parked_or_not() {
         "Parked · docs · Claude Code (hosted) — Asks permission for Bash: cargo test"
     );
     // The menu uses the same labels.
-    let entries = menu_model(&[plain, hosted, parked_hosted], Pause::Off, false, now());
+    let entries = menu_model(
+        &[plain, hosted, parked_hosted],
+        state(Pause::Off, false),
+        now(),
+    );
     assert_eq!(
         labels(&entries)[..3],
         [
@@ -142,4 +161,61 @@ fn a_hosted_session_is_marked_after_its_agent_parked_or_not() {
             "Parked · docs · Claude Code (hosted) — Asks permission for Bash: cargo test",
         ]
     );
+}
+
+#[test]
+fn a_config_error_is_said_first_in_the_menu_and_in_the_tooltip() {
+    let error = "the config file /home/u/.config/slate/config.toml, line 2, in [project-policy], \
+                 key `sesion_idle_minutes`: unknown field `sesion_idle_minutes`, expected \
+                 `session_idle_minutes`";
+    let entries = menu_model(
+        &[waiting("acme-api", "s1")],
+        MenuState {
+            pause: Pause::Off,
+            autostart: false,
+            config_error: Some(error),
+        },
+        now(),
+    );
+    let labels = labels(&entries);
+    assert!(
+        labels[0].starts_with("(Config error: the config file /home/u/.config/slate/config.toml"),
+        "{labels:?}"
+    );
+    assert!(labels[0].ends_with("…)"), "a long error is cut: {labels:?}");
+    assert_eq!(labels[1], "---");
+    assert!(
+        labels[2].starts_with("acme-api · Claude Code"),
+        "{labels:?}"
+    );
+
+    assert_eq!(tooltip(0, None), "Slate: nothing needs you");
+    assert_eq!(tooltip(1, None), "Slate: 1 session needs you");
+    assert_eq!(
+        tooltip(3, Some(error)),
+        format!("Slate: 3 sessions need you\nConfig error: {error}")
+    );
+}
+
+#[test]
+fn the_config_says_whether_notifications_start_paused() {
+    use slate::config::Notifications;
+    let until = now().plus(Duration::from_secs(600));
+    let cases = [
+        (true, None, Pause::Off),
+        (true, Some(until), Pause::Until(until)),
+        (false, Some(until), Pause::UntilResumed),
+        (false, None, Pause::UntilResumed),
+    ];
+    for (enabled, paused_until, pause) in cases {
+        let notifications = Notifications {
+            enabled,
+            paused_until,
+        };
+        assert_eq!(
+            Pause::from_config(&notifications),
+            pause,
+            "{notifications:?}"
+        );
+    }
 }

@@ -1,0 +1,331 @@
+//! The one client for a running Slate (a `slate serve` or the desktop app) on this machine: it
+//! probes `/health`, reads JSON, posts with the token, and follows the event stream.
+//!
+//! The command line reads the live list through it and nudges the server after writing the store,
+//! `slate run` posts its hosted reports with it, and `slate watch`, the tests and the benchmarks
+//! follow the event stream with it. HTTP itself is `ureq`'s (built without TLS: Slate talks
+//! plain HTTP on loopback only, and the client ignores proxy settings for the same reason); this
+//! module adds where the server is (`SLATE_API`, else the config's `[server] listen`), the token,
+//! and the reading of server-sent events. It knows nothing of what the answers mean.
+
+use std::io::{self, BufRead, BufReader};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+use crate::sources::roots::Env;
+
+/// How long a request may take when the caller gives no limit of its own.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most a JSON answer may hold; the live list of thousands of sessions is far below it.
+const BODY_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Why a request to a running Slate failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot reach slate at {address}: {detail}")]
+    Unreachable { address: SocketAddr, detail: String },
+    #[error("slate at {address} answered {status} to {path}")]
+    Status {
+        address: SocketAddr,
+        path: String,
+        status: u16,
+    },
+    #[error("slate at {address} sent an answer to {path} that cannot be read: {detail}")]
+    Unreadable {
+        address: SocketAddr,
+        path: String,
+        detail: String,
+    },
+    #[error("the connection to slate broke: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Where the running engine listens: `SLATE_API` (`http://127.0.0.1:PORT`) when it is set and
+/// names a loopback port, else `configured` (the config's `[server] listen`). `slate run` reports
+/// there and the command line reads there, so a person who points one at a server points both.
+pub fn engine_address(env: &Env, configured: SocketAddr) -> SocketAddr {
+    env.slate_api
+        .as_deref()
+        .and_then(address_of)
+        .unwrap_or(configured)
+}
+
+/// The loopback address named by a `http://127.0.0.1:PORT` URL (a bare port means 127.0.0.1).
+pub fn address_of(url: &str) -> Option<SocketAddr> {
+    let rest = url.strip_prefix("http://").unwrap_or(url);
+    let authority = rest.split('/').next()?;
+    if let Ok(address) = authority.parse::<SocketAddr>() {
+        return address.ip().is_loopback().then_some(address);
+    }
+    let port = authority.rsplit(':').next()?.parse().ok()?;
+    Some(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+/// A client of the Slate at one address, with the token when there is one.
+#[derive(Clone)]
+pub struct Client {
+    address: SocketAddr,
+    token: Option<String>,
+    agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for Client {
+    // The token never reaches a log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("address", &self.address)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .finish()
+    }
+}
+
+/// One server-sent event: its name (`message` when the server gave none) and its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerEvent {
+    pub event: String,
+    pub data: String,
+}
+
+impl Client {
+    /// A client of the Slate at `address`. `token` is needed only to post.
+    pub fn new(address: SocketAddr, token: Option<String>) -> Client {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .max_redirects(0)
+            .user_agent(concat!("slate/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .new_agent();
+        Client {
+            address,
+            token,
+            agent,
+        }
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// True when the client has a token to post with.
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    fn unreachable(&self, err: ureq::Error) -> ClientError {
+        match err {
+            ureq::Error::Io(err) => ClientError::Io(err),
+            other => ClientError::Unreachable {
+                address: self.address,
+                detail: other.to_string(),
+            },
+        }
+    }
+
+    fn check(&self, path: &str, status: u16) -> Result<(), ClientError> {
+        if (200..300).contains(&status) {
+            return Ok(());
+        }
+        Err(ClientError::Status {
+            address: self.address,
+            path: path.to_string(),
+            status,
+        })
+    }
+
+    /// True when a Slate answers `GET /health` with 200 within `timeout`.
+    pub fn probe(&self, timeout: Duration) -> bool {
+        self.agent
+            .get(self.url("/health"))
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
+            .call()
+            .is_ok_and(|response| response.status() == 200)
+    }
+
+    /// The body of `GET path`, read as JSON.
+    pub fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        let text = self.get(path)?;
+        serde_json::from_str(&text).map_err(|err| ClientError::Unreadable {
+            address: self.address,
+            path: path.to_string(),
+            detail: err.to_string(),
+        })
+    }
+
+    /// The body of `GET path` as text, when the server answers 2xx.
+    pub fn get(&self, path: &str) -> Result<String, ClientError> {
+        let mut response = self
+            .agent
+            .get(self.url(path))
+            .config()
+            .timeout_global(Some(REQUEST_TIMEOUT))
+            .build()
+            .call()
+            .map_err(|err| self.unreachable(err))?;
+        self.check(path, response.status().as_u16())?;
+        response
+            .body_mut()
+            .with_config()
+            .limit(BODY_LIMIT)
+            .read_to_string()
+            .map_err(|err| ClientError::Unreadable {
+                address: self.address,
+                path: path.to_string(),
+                detail: err.to_string(),
+            })
+    }
+
+    /// `POST path` with the token and `body` as JSON (an empty body when `None`), within
+    /// `timeout`. Returns the status; a request without a token is refused by the server.
+    pub fn post(
+        &self,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        timeout: Duration,
+    ) -> Result<u16, ClientError> {
+        let mut request = self
+            .agent
+            .post(self.url(path))
+            .config()
+            .timeout_global(Some(timeout))
+            .build();
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let response = match body {
+            Some(body) => request
+                .header("Content-Type", "application/json")
+                .send(body.to_string()),
+            None => request.send_empty(),
+        }
+        .map_err(|err| self.unreachable(err))?;
+        let status = response.status().as_u16();
+        self.check(path, status)?;
+        Ok(status)
+    }
+
+    /// Opens the live list's event stream (`/sessions/live/stream`).
+    pub fn events(&self) -> Result<EventStream, ClientError> {
+        let path = "/sessions/live/stream";
+        let response = self
+            .agent
+            .get(self.url(path))
+            .header("Accept", "text/event-stream")
+            .config()
+            .timeout_connect(Some(Duration::from_secs(2)))
+            .timeout_recv_response(Some(REQUEST_TIMEOUT))
+            .build()
+            .call()
+            .map_err(|err| self.unreachable(err))?;
+        self.check(path, response.status().as_u16())?;
+        Ok(EventStream {
+            lines: BufReader::new(Box::new(response.into_body().into_reader())),
+        })
+    }
+}
+
+/// Reads server-sent events one at a time, as they arrive.
+pub struct EventStream {
+    lines: BufReader<Box<dyn io::Read + Send>>,
+}
+
+impl EventStream {
+    /// Reads events from any byte stream (the tests feed it text).
+    pub fn from_reader(reader: impl io::Read + Send + 'static) -> EventStream {
+        EventStream {
+            lines: BufReader::new(Box::new(reader)),
+        }
+    }
+
+    /// The next event, skipping comments such as keep-alives; `None` when the server closed the
+    /// stream.
+    pub fn next_event(&mut self) -> Result<Option<ServerEvent>, ClientError> {
+        let mut event = String::new();
+        let mut data: Vec<String> = Vec::new();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.lines.read_line(&mut line)? == 0 {
+                return Ok(None);
+            }
+            let field = line.trim_end_matches(['\r', '\n']);
+            if field.is_empty() {
+                if data.is_empty() && event.is_empty() {
+                    continue;
+                }
+                return Ok(Some(ServerEvent {
+                    event: if event.is_empty() {
+                        "message".to_string()
+                    } else {
+                        event
+                    },
+                    data: data.join("\n"),
+                }));
+            }
+            if field.starts_with(':') {
+                continue;
+            }
+            let (name, value) = field.split_once(':').unwrap_or((field, ""));
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match name {
+                "event" => event = value.to_string(),
+                "data" => data.push(value.to_string()),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slate_api_names_a_loopback_address() {
+        let address = |url: &str| address_of(url).map(|address| address.to_string());
+        assert_eq!(
+            address("http://127.0.0.1:4123"),
+            Some("127.0.0.1:4123".into())
+        );
+        assert_eq!(address("http://[::1]:4123/"), Some("[::1]:4123".into()));
+        assert_eq!(
+            address("http://localhost:4123"),
+            Some("127.0.0.1:4123".into())
+        );
+        assert_eq!(
+            address("http://10.0.0.7:4123"),
+            None,
+            "slate talks loopback only"
+        );
+        assert_eq!(address("http://127.0.0.1"), None);
+        assert_eq!(address(""), None);
+    }
+
+    #[test]
+    fn events_are_read_field_by_field_and_comments_skipped() {
+        let text = ": keep-alive\n\nevent: snapshot\ndata: {\"a\":1}\n\n\
+                    data: one\ndata: two\n\nevent: removed\r\ndata:x\r\n\r\n";
+        let mut stream = EventStream::from_reader(io::Cursor::new(text.as_bytes().to_vec()));
+        let mut seen = Vec::new();
+        while let Some(event) = stream.next_event().unwrap() {
+            seen.push((event.event, event.data));
+        }
+        assert_eq!(
+            seen,
+            [
+                ("snapshot".to_string(), "{\"a\":1}".to_string()),
+                ("message".to_string(), "one\ntwo".to_string()),
+                ("removed".to_string(), "x".to_string()),
+            ]
+        );
+    }
+}

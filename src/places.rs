@@ -1,0 +1,114 @@
+//! Where Slate keeps its own files: its config folder (the config file and the API token) and its
+//! data folder (the store), resolved once from an [`Env`] by the platform's rules.
+//!
+//! Every entry point (the command line, `slate serve`, `slate run` and the desktop app) asks this
+//! module, so they all find the same files. It reads no environment itself: the caller hands it
+//! the `Env` it read once (tests build one over a temporary HOME). Where the agents keep their
+//! files is `sources`' business, and what the files hold is `config`'s, `token`'s and `store`'s.
+
+use std::path::{Path, PathBuf};
+
+use crate::sources::roots::Env;
+
+/// The operating systems whose folder conventions differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    Linux,
+    MacOs,
+    Windows,
+}
+
+impl Platform {
+    /// The platform this binary was built for; every other Unix follows the Linux (XDG) rules.
+    pub fn current() -> Platform {
+        if cfg!(target_os = "macos") {
+            Platform::MacOs
+        } else if cfg!(target_os = "windows") {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        }
+    }
+}
+
+/// Why Slate's folders cannot be found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlacesError {
+    #[error("cannot find the home folder (neither HOME nor USERPROFILE is set)")]
+    NoHome,
+}
+
+/// Slate's own folders for this person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Places {
+    /// `<platform config folder>/slate`: the config file and the token.
+    pub config_dir: PathBuf,
+    /// `<platform data folder>/slate`: the store.
+    pub data_dir: PathBuf,
+}
+
+impl Places {
+    /// The folders for this platform.
+    pub fn from_env(env: &Env) -> Result<Places, PlacesError> {
+        Places::on(Platform::current(), env)
+    }
+
+    /// The folders by `platform`'s rules, so every platform's rule can be tested anywhere: XDG
+    /// (`$XDG_CONFIG_HOME`, `$XDG_DATA_HOME`, else `~/.config` and `~/.local/share`) on Linux,
+    /// `~/Library/Application Support` on macOS, and `%APPDATA%` (else `~/AppData/Roaming`) on
+    /// Windows.
+    pub fn on(platform: Platform, env: &Env) -> Result<Places, PlacesError> {
+        let home = env.home.as_deref().ok_or(PlacesError::NoHome)?;
+        let (config, data) = match platform {
+            Platform::Windows => (env.appdata.as_deref(), env.appdata.as_deref()),
+            Platform::Linux | Platform::MacOs => {
+                (env.xdg_config_home.as_deref(), env.xdg_data_home.as_deref())
+            }
+        };
+        Ok(Places {
+            config_dir: platform_dir(platform, home, config, &[".config"]).join("slate"),
+            data_dir: platform_dir(platform, home, data, &[".local", "share"]).join("slate"),
+        })
+    }
+
+    /// The config file: `<config_dir>/config.toml`.
+    pub fn config_file(&self) -> PathBuf {
+        self.config_dir.join("config.toml")
+    }
+
+    /// The API's bearer token: `<config_dir>/token`.
+    pub fn token_file(&self) -> PathBuf {
+        self.config_dir.join("token")
+    }
+
+    /// Slate's store: `<data_dir>/slate.db`.
+    pub fn store_file(&self) -> PathBuf {
+        self.data_dir.join("slate.db")
+    }
+}
+
+/// The platform's folder: `variable` (`$XDG_*_HOME` or `%APPDATA%`, as read) when it is set and
+/// absolute, else the platform's default under `home`.
+fn platform_dir(
+    platform: Platform,
+    home: &Path,
+    variable: Option<&Path>,
+    xdg_fallback: &[&str],
+) -> PathBuf {
+    // The XDG spec says a relative value is invalid and must be ignored; the same caution costs
+    // nothing for %APPDATA%.
+    let variable = variable.filter(|folder| folder.is_absolute());
+    match platform {
+        Platform::MacOs => home.join("Library").join("Application Support"),
+        Platform::Windows => match variable {
+            Some(folder) => folder.to_path_buf(),
+            None => home.join("AppData").join("Roaming"),
+        },
+        Platform::Linux => match variable {
+            Some(folder) => folder.to_path_buf(),
+            None => xdg_fallback
+                .iter()
+                .fold(home.to_path_buf(), |path, part| path.join(part)),
+        },
+    }
+}

@@ -1,0 +1,191 @@
+//! Deciding which notifications to show when sessions change.
+//!
+//! docs/states.md §6: exactly one notification per Working → Needs you change of a session, none
+//! at start-up for sessions that were already waiting, none while paused, and a burst of changes
+//! within two seconds becomes one summary. [`decide`] is the whole policy as a pure function over
+//! [`Notifier`] state: it gets the time as an argument and, instead of running a timer, returns
+//! the deadline at which it wants to be asked again ([`Input::Tick`]). That keeps the debounce
+//! testable with a fake clock.
+//!
+//! It shows nothing itself (the desktop shell turns each [`NotificationPlan`] into a native
+//! notification), decides no state (the tracker does) and focuses nothing (a click is handed back
+//! as a [`Click`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use crate::model::{AgentKind, Session, SessionKey, Status, Timestamp};
+use crate::tracker::notifications_muted;
+
+/// Changes closer together than this are told in one summary notification.
+pub const BURST: Duration = Duration::from_secs(2);
+
+/// What a click on a notification should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Click {
+    /// Focus this session's terminal.
+    Focus(SessionKey),
+    /// Show Slate's window (a summary names several sessions, so no single terminal is right).
+    OpenWindow,
+}
+
+/// One notification to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotificationPlan {
+    pub title: String,
+    pub body: String,
+    pub click: Click,
+}
+
+/// What can wake the notifier.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// A session on the live list appeared or changed (the live service's `Update::Session`).
+    Changed(&'a Session),
+    /// A session left the live list (`Update::Removed`).
+    Removed { agent: AgentKind, id: &'a str },
+    /// The deadline [`decide`] returned has passed.
+    Tick,
+}
+
+/// The notifier's memory: each live session's last status, and the changes waiting for the
+/// burst window to close.
+#[derive(Debug, Default)]
+pub struct Notifier {
+    statuses: HashMap<SessionKey, Status>,
+    /// Sessions that turned Working → Needs you in the current window, in arrival order.
+    pending: BTreeMap<u64, Session>,
+    arrivals: u64,
+    window_closes: Option<Timestamp>,
+}
+
+impl Notifier {
+    /// Seeds the statuses from the first snapshot. Nothing is planned for it: a session that was
+    /// already waiting when Slate started is not news.
+    pub fn seed(sessions: &[Session]) -> Notifier {
+        Notifier {
+            statuses: sessions
+                .iter()
+                .map(|session| (session.key(), session.status))
+                .collect(),
+            ..Notifier::default()
+        }
+    }
+}
+
+/// What [`decide`] returns: the notifications to show now, and when to call again with
+/// [`Input::Tick`] (`None` when nothing is pending).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Decision {
+    pub plans: Vec<NotificationPlan>,
+    pub next_deadline: Option<Timestamp>,
+}
+
+/// Applies one input at time `now`. `paused` is whether the user paused notifications; a change
+/// that arrives while paused is remembered as a status but never shown, then or later.
+pub fn decide(notifier: &mut Notifier, input: Input<'_>, now: Timestamp, paused: bool) -> Decision {
+    match input {
+        Input::Changed(session) => {
+            let key = session.key();
+            let previous = notifier.statuses.insert(key.clone(), session.status);
+            let queued = notifier
+                .pending
+                .iter()
+                .find(|(_, pending)| pending.key() == key)
+                .map(|(arrival, _)| *arrival);
+            match queued {
+                // Still waiting: tell the latest reason when the window closes.
+                Some(arrival) if session.status == Status::Waiting => {
+                    notifier.pending.insert(arrival, session.clone());
+                }
+                // A session that stopped waiting before the window closed needs no telling.
+                Some(arrival) => {
+                    notifier.pending.remove(&arrival);
+                }
+                None => {}
+            }
+            let flipped = previous == Some(Status::Working) && session.status == Status::Waiting;
+            // A parked session fires nothing, and one awaiting another actor stays quiet until that
+            // actor acts (docs/states.md §4 intent); the tracker's own rule says which.
+            let muted = notifications_muted(&session.session_state);
+            if flipped && !paused && !muted && queued.is_none() {
+                notifier.arrivals += 1;
+                notifier.pending.insert(notifier.arrivals, session.clone());
+                notifier.window_closes.get_or_insert(now.plus(BURST));
+            }
+        }
+        Input::Removed { agent, id } => {
+            let key = SessionKey::new(agent, id);
+            notifier.statuses.remove(&key);
+            notifier.pending.retain(|_, pending| pending.key() != key);
+        }
+        Input::Tick => {}
+    }
+    if notifier.pending.is_empty() {
+        notifier.window_closes = None;
+    }
+    let mut plans = Vec::new();
+    if notifier.window_closes.is_some_and(|closes| closes <= now) {
+        notifier.window_closes = None;
+        let sessions: Vec<Session> = std::mem::take(&mut notifier.pending)
+            .into_values()
+            .collect();
+        if !paused {
+            plans.extend(plan(&sessions));
+        }
+    }
+    Decision {
+        plans,
+        next_deadline: notifier.window_closes,
+    }
+}
+
+/// One notification for one session, a summary for several.
+fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
+    match sessions {
+        [] => None,
+        [session] => Some(NotificationPlan {
+            title: format!("{} needs you", label(session)),
+            body: body(session),
+            click: Click::Focus(session.key()),
+        }),
+        several => Some(NotificationPlan {
+            title: format!("{} sessions need you", several.len()),
+            body: several
+                .iter()
+                .map(|session| {
+                    format!("{} — {}", label(session), session.session_state.reason.text)
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            click: Click::OpenWindow,
+        }),
+    }
+}
+
+/// "acme-api · Claude Code": the project and the agent, as the tray menu also names a session.
+/// A session started with `slate run` is "acme-api · Codex (hosted)", the way `slate sessions`
+/// marks it, so the notification, the menu and the command line name it alike.
+pub fn label(session: &Session) -> String {
+    let project = session
+        .project
+        .as_deref()
+        .or(session.folder.as_deref())
+        .unwrap_or("unknown project");
+    let hosted = if session.hosted { " (hosted)" } else { "" };
+    format!("{project} · {}{hosted}", session.agent.display_name())
+}
+
+/// The reason, then the session's title (or its last prompt when it has no title).
+fn body(session: &Session) -> String {
+    let reason = &session.session_state.reason.text;
+    match session
+        .title
+        .as_deref()
+        .or(session.last_prompt.as_deref())
+        .filter(|title| !title.is_empty())
+    {
+        Some(title) => format!("{reason}\n{title}"),
+        None => reason.clone(),
+    }
+}

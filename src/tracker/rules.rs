@@ -1,0 +1,514 @@
+//! The state rules of docs/states.md §3, applied in their order, and the one builder of each
+//! reason.
+//!
+//! `Tracker::rules` walks the rules for one session: closed (rule 1), what the agent's listing
+//! says (rules 2–3), what its terminal shows (rules 4, 5 and 6c, read in `signals`), then what
+//! the transcript alone says (rules 6–7, `posture`). The first rule that decides returns a
+//! `Verdict`; every fact looked at on the way is pushed as `Evidence`. Each reason a rule can
+//! give is built by one function at the bottom of this file, so the same situation reads the
+//! same whichever rule found it. The facets beside the status are `facets`' business.
+
+use super::evidence::Evidence;
+use super::log::{Log, OpenCall};
+use super::signals::{self, Terminal};
+use super::vouch::{Vouch, VouchKind};
+use super::{Entry, Policy, Tracker};
+use crate::agents::{CallKind, RecordKind};
+use crate::model::{ListedStatus, Presence, Reason, ReasonCode, SessionKey, Status, Timestamp};
+
+/// What the rules decided, before it is dressed as a session object.
+pub(super) struct Verdict {
+    pub(super) status: Status,
+    pub(super) reason: Reason,
+    pub(super) presence: Presence,
+    pub(super) since: Timestamp,
+    pub(super) deadline: Option<Timestamp>,
+}
+
+fn verdict(
+    status: Status,
+    reason: Reason,
+    presence: Presence,
+    since: Timestamp,
+    deadline: Option<Timestamp>,
+) -> Verdict {
+    Verdict {
+        status,
+        reason,
+        presence,
+        since,
+        deadline,
+    }
+}
+
+/// A Needs-you verdict, except for print-mode runs, which never wait: their turn's end is the
+/// session's end.
+fn finish(log: &Log, reason: Reason, since: Timestamp, deadline: Option<Timestamp>) -> Verdict {
+    if log.print_mode && reason.code != ReasonCode::Question {
+        return verdict(
+            Status::Ended,
+            print_finished(),
+            Presence::Ended,
+            since,
+            None,
+        );
+    }
+    verdict(Status::Waiting, reason, Presence::Present, since, deadline)
+}
+
+impl Tracker {
+    /// docs/states.md §3, in priority order. Each rule that decides returns; `evidence` collects
+    /// the facts looked at on the way.
+    pub(super) fn rules(
+        &self,
+        key: &SessionKey,
+        entry: &Entry,
+        vouch: Option<Vouch>,
+        now: Timestamp,
+        evidence: &mut Vec<Evidence>,
+    ) -> Verdict {
+        let log = &entry.log;
+        let policy = &self.policy;
+        let agent = key.agent.display_name();
+        let last_write = entry.last_write.unwrap_or(now);
+        let listing = self
+            .listings
+            .get(&key.agent)
+            .filter(|listing| listing.available);
+        let listed = listing.and_then(|listing| {
+            listing
+                .entries
+                .iter()
+                .find(|listed| listed.session_id == key.id.as_str())
+        });
+        if let Some(listed) = listed {
+            evidence.push(Evidence::Listed {
+                status: listed.status,
+                waiting_for: listed.waiting_for.clone(),
+                pid: listed.pid,
+            });
+        }
+        let subagent_write = self.subagent_write(entry);
+        // Rule 1: closed.
+        if let Some(ended_at) = log.ended_at {
+            evidence.push(Evidence::EndRecorded { at: ended_at });
+            return verdict(Status::Ended, end_stamp(), Presence::Ended, ended_at, None);
+        }
+        if let Some(listed) = listed {
+            if listed.status == Some(ListedStatus::Finished) && !listed.interactive {
+                let reason = Reason::new(
+                    ReasonCode::ListingDone,
+                    format!("{agent} reports the job finished"),
+                );
+                let since = listed.updated_at.unwrap_or(last_write);
+                return verdict(Status::Ended, reason, Presence::Ended, since, None);
+            }
+        }
+        match vouch {
+            Some(vouch) => evidence.push(Evidence::Vouched {
+                pid: vouch.pid,
+                how: vouch.kind,
+            }),
+            None => {
+                let death = entry.gone_at.filter(|gone_at| {
+                    log.last_tool_call
+                        .is_none_or(|tool_call_at| tool_call_at <= *gone_at)
+                });
+                if let Some(gone_at) = death {
+                    evidence.push(Evidence::ProcessDied { at: gone_at });
+                    let reason = Reason::new(ReasonCode::ProcessGone, "The agent's process exited");
+                    return verdict(Status::Ended, reason, Presence::Gone, gone_at, None);
+                }
+                if let Some(died_at) = entry.gone_at {
+                    evidence.push(Evidence::PresentAgain { died_at });
+                }
+                if listing.is_some() && !self.agent_has_unlisted_process(key.agent) {
+                    evidence.push(Evidence::Unlisted { agent: key.agent });
+                    let reason = Reason::new(
+                        ReasonCode::NotListed,
+                        format!("{agent} no longer lists the session"),
+                    );
+                    return verdict(Status::Ended, reason, Presence::Gone, last_write, None);
+                }
+                let quiet_until = last_write.plus(policy.window);
+                if now >= quiet_until {
+                    evidence.push(Evidence::QuietWithoutProcess { since: last_write });
+                    let reason = Reason::new(
+                        ReasonCode::NoProcess,
+                        "No live process, and the transcript is quiet",
+                    );
+                    return verdict(Status::Ended, reason, Presence::Gone, last_write, None);
+                }
+                evidence.push(Evidence::WrittenWithinWindow { at: last_write });
+            }
+        }
+        let closes_at = vouch.is_none().then(|| last_write.plus(policy.window));
+
+        // Rules 2–3: the agent's own listing decides the status where it reports one.
+        let posture = posture(log, entry.last_write, now, policy);
+        evidence.push(posture.evidence.clone());
+        let listed_alive =
+            listed.filter(|_| matches!(vouch, Some(v) if v.kind == VouchKind::Listing));
+        if let Some(listed) = listed_alive {
+            let since = listed.updated_at.unwrap_or(last_write);
+            match listed.status {
+                Some(ListedStatus::Busy) => {
+                    let reason = match &posture.outcome {
+                        Outcome::Working(reason) => reason.clone(),
+                        _ => Reason::new(
+                            ReasonCode::ListingBusy,
+                            format!("{agent} reports the session busy"),
+                        ),
+                    };
+                    return verdict(Status::Working, reason, Presence::Present, since, None);
+                }
+                Some(ListedStatus::Waiting) => {
+                    let reason = waiting_reason(listed.waiting_for.as_deref(), log);
+                    return verdict(Status::Waiting, reason, Presence::Present, since, None);
+                }
+                Some(ListedStatus::Idle) | Some(ListedStatus::Finished) => {
+                    let reason = match &posture.outcome {
+                        Outcome::Waiting(reason) => reason.clone(),
+                        _ if log.n_records == 0 => new_session(),
+                        _ => turn_finished(),
+                    };
+                    return finish(log, reason, since, None);
+                }
+                None => {}
+            }
+        }
+
+        // Rules 4, 5 and 6c: what the session's terminal shows.
+        let mut terminal_deadline = None;
+        if let Some(hosted) = &entry.hosted {
+            let terminal = Terminal::from(hosted);
+            let read = signals::rules(key.agent, terminal, log, &posture, now, policy);
+            evidence.extend(read.evidence);
+            if let Some((status, reason, since, deadline)) = read.verdict {
+                let deadline = earliest(deadline, closes_at);
+                return verdict(status, reason, Presence::Present, since, deadline);
+            }
+            terminal_deadline = read.deadline;
+        }
+
+        // Rule 4: signals that keep a session Working over the timing rules.
+        let subagent_fresh = subagent_write.filter(|written| now < written.plus(policy.window));
+
+        // Rule 6–7: the transcript.
+        let closes_at = earliest(closes_at, terminal_deadline);
+        let deadline = earliest(posture.deadline, closes_at);
+        match posture.outcome {
+            Outcome::Working(reason) => {
+                let since = posture.since;
+                verdict(Status::Working, reason, Presence::Present, since, deadline)
+            }
+            Outcome::Waiting(reason) => {
+                if posture.timed {
+                    if let Some(written) = subagent_fresh {
+                        evidence.push(Evidence::SubagentWrote { at: written });
+                        let reason = Reason::new(
+                            ReasonCode::SubagentRunning,
+                            "A sub-agent is still writing",
+                        );
+                        let deadline = earliest(Some(written.plus(policy.window)), closes_at);
+                        return verdict(
+                            Status::Working,
+                            reason,
+                            Presence::Present,
+                            written,
+                            deadline,
+                        );
+                    }
+                }
+                finish(log, reason, posture.since, closes_at)
+            }
+        }
+    }
+
+    /// The newest write of any of the session's sub-agents: its own sub-agent transcripts, and
+    /// the sessions that roll up into it.
+    fn subagent_write(&self, entry: &Entry) -> Option<Timestamp> {
+        let own = entry.subagents.values().copied().max();
+        let children = entry
+            .children
+            .iter()
+            .filter_map(|child| self.entries.get(child)?.last_write)
+            .max();
+        own.max(children)
+    }
+}
+
+pub(super) fn earliest(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// What the transcript alone says (docs/states.md §3 rules 6–7).
+pub(super) struct Posture {
+    pub(super) outcome: Outcome,
+    /// When the evidence appeared.
+    pub(super) since: Timestamp,
+    /// When the outcome may change by time alone.
+    pub(super) deadline: Option<Timestamp>,
+    /// True when time, not a record, made this a Needs you: keep-Working signals override it.
+    pub(super) timed: bool,
+    evidence: Evidence,
+}
+
+pub(super) enum Outcome {
+    Working(Reason),
+    Waiting(Reason),
+}
+
+fn posture(log: &Log, last_write: Option<Timestamp>, now: Timestamp, policy: &Policy) -> Posture {
+    let working = |reason, since, deadline, evidence| Posture {
+        outcome: Outcome::Working(reason),
+        since,
+        deadline,
+        timed: false,
+        evidence,
+    };
+    let waiting = |reason, since, timed, evidence| Posture {
+        outcome: Outcome::Waiting(reason),
+        since,
+        deadline: None,
+        timed,
+        evidence,
+    };
+    let Some(last) = &log.last else {
+        // A CLI writes a new transcript's first lines a moment apart (Codex its session header,
+        // then the prompt): one just written is not yet waiting for a first prompt.
+        if let Some(written) = last_write {
+            let settles_at = written.plus(policy.text_settle);
+            if now < settles_at {
+                return working(
+                    Reason::new(ReasonCode::RecentActivity, "The session is starting"),
+                    written,
+                    Some(settles_at),
+                    Evidence::Starting { at: written },
+                );
+            }
+        }
+        return waiting(new_session(), now, false, Evidence::NoTurnRecord);
+    };
+    if let Some(call) = log.newest_open_call() {
+        let label = call.label();
+        let quiet_from = call.at.max(last.at);
+        let quiet_at = quiet_from.plus(policy.quiet_call);
+        if now >= quiet_at {
+            let minutes = quiet_from.elapsed_until(now).as_secs() / 60;
+            return waiting(
+                Reason::new(
+                    ReasonCode::QuietCall,
+                    format!("A tool call has been quiet for {minutes} min: {label}"),
+                ),
+                quiet_at,
+                true,
+                Evidence::CallQuiet {
+                    call: label,
+                    at: call.at,
+                },
+            );
+        }
+        if let Some(reason) = dialog(call) {
+            let asks_at = call.at.plus(policy.window);
+            if now >= asks_at {
+                let evidence = Evidence::AskUnanswered {
+                    call: label,
+                    at: call.at,
+                };
+                return waiting(reason, call.at, false, evidence);
+            }
+            return working(
+                Reason::new(ReasonCode::ToolRunning, format!("Asking: {label}")),
+                call.at,
+                Some(asks_at),
+                Evidence::AskPending {
+                    call: label,
+                    at: call.at,
+                },
+            );
+        }
+        let text = match call.kind {
+            CallKind::Escalated => format!("Running {label} (may be waiting for approval)"),
+            CallKind::SubAgent => format!("A sub-agent is running: {label}"),
+            _ => format!("Running {label}"),
+        };
+        return working(
+            Reason::new(ReasonCode::ToolRunning, text),
+            call.at,
+            Some(quiet_at),
+            Evidence::CallOpen {
+                call: label,
+                at: call.at,
+            },
+        );
+    }
+    let at = last.at;
+    match &last.kind {
+        RecordKind::Prompt { .. }
+        | RecordKind::ToolResult { .. }
+        | RecordKind::TurnStarted { .. } => {
+            working(model_answering(), at, None, Evidence::ModelAsked { at })
+        }
+        RecordKind::ModelThinking => working(
+            Reason::new(ReasonCode::ModelAnswering, "The model is thinking"),
+            at,
+            None,
+            Evidence::Thinking { at },
+        ),
+        RecordKind::Retrying => working(
+            Reason::new(
+                ReasonCode::ModelRetrying,
+                "The model is retrying after an API error",
+            ),
+            at,
+            None,
+            Evidence::Retrying { at },
+        ),
+        RecordKind::Compacting => working(
+            Reason::new(
+                ReasonCode::Compacting,
+                "The conversation is being compacted",
+            ),
+            at,
+            None,
+            Evidence::Compacting { at },
+        ),
+        RecordKind::ModelText | RecordKind::ToolCall { .. } => {
+            if log.open_turn.is_some() {
+                return working(model_answering(), at, None, Evidence::TurnOpen { at });
+            }
+            let settles_at = at.plus(policy.text_settle);
+            if now >= settles_at {
+                waiting(turn_finished(), at, true, Evidence::TextStayedLast { at })
+            } else {
+                working(
+                    model_answering(),
+                    at,
+                    Some(settles_at),
+                    Evidence::TextFresh { at },
+                )
+            }
+        }
+        RecordKind::TurnEnded { .. } => {
+            waiting(turn_finished(), at, false, Evidence::TurnEnded { at })
+        }
+        RecordKind::Interrupted { .. } => waiting(
+            Reason::new(ReasonCode::Interrupted, "The turn was interrupted"),
+            at,
+            false,
+            Evidence::Interrupted { at },
+        ),
+        RecordKind::TurnFailed { message } => {
+            let text = match message {
+                Some(message) => format!("The turn failed: {message}"),
+                None => "The turn failed".to_string(),
+            };
+            waiting(
+                Reason::new(ReasonCode::TurnFailed, text),
+                at,
+                false,
+                Evidence::TurnFailed { at },
+            )
+        }
+        RecordKind::SessionEnded => waiting(end_stamp(), at, false, Evidence::SessionEnded { at }),
+        RecordKind::Unsettled => {
+            let flips_at = at.plus(policy.window);
+            if now >= flips_at {
+                waiting(
+                    Reason::new(
+                        ReasonCode::Unknown,
+                        "Quiet since its last turn record; nothing says what it waits for",
+                    ),
+                    flips_at,
+                    true,
+                    Evidence::UnsettledPast { at },
+                )
+            } else {
+                working(
+                    Reason::new(ReasonCode::RecentActivity, "Recently active"),
+                    at,
+                    Some(flips_at),
+                    Evidence::UnsettledRecent { at },
+                )
+            }
+        }
+    }
+}
+
+/// The reason for a listing's `waiting`: the pending tool call says more than `waitingFor`,
+/// which some versions write as "permission prompt" for questions too (docs/formats.md §9).
+fn waiting_reason(waiting_for: Option<&str>, log: &Log) -> Reason {
+    if let Some(reason) = log.newest_open_call().and_then(dialog) {
+        return reason;
+    }
+    let what = waiting_for.unwrap_or_default().to_ascii_lowercase();
+    if what.contains("input") {
+        question(None)
+    } else if what.contains("permission") || what.contains("approve") {
+        permission(log)
+    } else {
+        let text = match waiting_for {
+            Some(what) if !what.is_empty() => format!("A dialog is open: {what}"),
+            _ => "A dialog is open".to_string(),
+        };
+        Reason::new(ReasonCode::Dialog, text)
+    }
+}
+
+/// The reason a tool call gives when it is itself a dialog with the user (a question, or a plan
+/// to approve); `None` for any other call.
+pub(super) fn dialog(call: &OpenCall) -> Option<Reason> {
+    match call.kind {
+        CallKind::Question => Some(question(Some(call))),
+        CallKind::PlanApproval => Some(Reason::new(
+            ReasonCode::PlanApproval,
+            "A plan is waiting for approval",
+        )),
+        _ => None,
+    }
+}
+
+/// A question to the user, quoted when the call says what it asks.
+pub(super) fn question(call: Option<&OpenCall>) -> Reason {
+    let text = match call.and_then(|call| call.detail.as_deref()) {
+        Some(question) => format!("Asks: {question}"),
+        None => "Asks you a question".to_string(),
+    };
+    Reason::new(ReasonCode::Question, text)
+}
+
+/// A permission prompt, naming the tool call it is about when one is open.
+pub(super) fn permission(log: &Log) -> Reason {
+    let text = match log.newest_open_call() {
+        Some(call) => format!("Asks permission for {}", call.label()),
+        None => "Asks permission".to_string(),
+    };
+    Reason::new(ReasonCode::PermissionPrompt, text)
+}
+
+fn new_session() -> Reason {
+    Reason::new(ReasonCode::NewSession, "Waiting for the first prompt")
+}
+
+fn turn_finished() -> Reason {
+    Reason::new(ReasonCode::TurnFinished, "The turn finished")
+}
+
+fn model_answering() -> Reason {
+    Reason::new(ReasonCode::ModelAnswering, "The model is answering")
+}
+
+fn end_stamp() -> Reason {
+    Reason::new(ReasonCode::EndStamp, "The session ended")
+}
+
+fn print_finished() -> Reason {
+    Reason::new(
+        ReasonCode::PrintFinished,
+        "The non-interactive run finished",
+    )
+}
