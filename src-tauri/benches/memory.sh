@@ -17,8 +17,9 @@
 # Steps 1-3 run SLATE_BENCH_RUNS times, each on a fresh start of the app, and print medians.
 # PSS shares a library's pages among every process that maps them, so it drops while another
 # program maps the same libraries (another GTK app; on a shared machine, another test's copy of
-# Slate). The lines also give USS (pages only the app maps) and RSS, which do not move with that,
-# and the soak's slope is fitted on USS as well.
+# Slate). The lines also give USS (pages only the app maps, which drops too when another program
+# maps the same pages) and RSS, which does not move with other programs; the soak's slope is
+# fitted on all three.
 #
 # Usage: src-tauri/benches/memory.sh            (from anywhere; builds the release slate-app first)
 # Knobs: SLATE_BENCH_RUNS (3), SLATE_BENCH_SOAK_SECS (600), SLATE_BENCH_CYCLES (100),
@@ -151,11 +152,11 @@ total_kb() {
   for pid in $(tree "$app_pid"); do sum=$((sum + $(pss_kb "$pid"))); done
   echo "$sum"
 }
-# Total USS (pages no other process maps) of the app and its descendants, in kB.
-total_uss_kb() {
+# Total USS (pages no other process maps) and RSS of the app and its descendants, in kB.
+total_uss_rss_kb() {
   local pid
   for pid in $(tree "$app_pid"); do cat "/proc/$pid/smaps_rollup" 2>/dev/null; done |
-    awk '/^Private_(Clean|Dirty):/ { uss += $2 } END { print uss + 0 }'
+    awk '/^Private_(Clean|Dirty):/ { uss += $2 } /^Rss:/ { rss += $2 } END { print uss + 0, rss + 0 }'
 }
 # "USS x MB, RSS y MB" of the app and its descendants. PSS divides each shared page among the
 # processes that map it, so it drops when another program maps the same libraries (another GTK
@@ -345,10 +346,11 @@ if [ "$SOAK_SECS" -gt 0 ]; then
     if [ $((SECONDS - last_sample)) -ge 10 ]; then
       sleep 1
       last_sample=$SECONDS
-      kb="$(total_kb)" uss="$(total_uss_kb)" alive="$(webkit_alive)" done_transitions="$(transitions)"
+      kb="$(total_kb)" alive="$(webkit_alive)" done_transitions="$(transitions)"
+      read -r uss rss <<<"$(total_uss_rss_kb)"
       [ "$alive" -gt "$webkit_closed_max" ] && webkit_closed_max=$alive
-      printf '%s\t%s\t%s\t%s\t%s\n' "$((SECONDS - soak_start))" "$done_transitions" "$kb" "$alive" "$uss" >>"$samples"
-      echo "  t=$((SECONDS - soak_start)) s: $done_transitions transitions, $cycles window cycles, PSS $(mb "$kb") MB, USS $(mb "$uss") MB, WebKit processes $alive"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$((SECONDS - soak_start))" "$done_transitions" "$kb" "$alive" "$uss" "$rss" >>"$samples"
+      echo "  t=$((SECONDS - soak_start)) s: $done_transitions transitions, $cycles window cycles, PSS $(mb "$kb") MB, USS $(mb "$uss") MB, RSS $(mb "$rss") MB, WebKit processes $alive"
     fi
     # Keep the cycles spread over the soak.
     sleep "$(awk -v g="$gap" -v s="$cycle_start" -v n="$(date +%s.%N)" 'BEGIN { d = g - (n - s); print (d > 0 ? d : 0) }')"
@@ -370,20 +372,22 @@ def fit(xs, ys):
 transitions = [r[1] for r in rows]
 pss = [r[2] / 1024 for r in rows]
 uss = [r[4] / 1024 for r in rows]
+rss = [r[5] / 1024 for r in rows]
 seconds = [r[0] for r in rows]
 print("\t".join([
     f"{fit(transitions, pss) * 1000:.2f}", f"{fit(transitions, uss) * 1000:.2f}",
-    f"{fit(seconds, uss) * 3600:.1f}", f"{pss[0]:.1f}", f"{pss[-1]:.1f}", f"{max(pss):.1f}",
-    f"{uss[0]:.1f}", f"{uss[-1]:.1f}", f"{int(transitions[-1])}", f"{n}",
+    f"{fit(transitions, rss) * 1000:.2f}", f"{fit(seconds, rss) * 3600:.1f}",
+    f"{pss[0]:.1f}", f"{pss[-1]:.1f}", f"{max(pss):.1f}",
+    f"{rss[0]:.1f}", f"{rss[-1]:.1f}", f"{int(transitions[-1])}", f"{n}",
 ]))
 PY
 )"
-  IFS=$'\t' read -r slope uss_slope uss_per_hour first last highest uss_first uss_last total_transitions nsamples <<<"$soak_summary"
+  IFS=$'\t' read -r slope uss_slope rss_slope rss_per_hour first last highest rss_first rss_last total_transitions nsamples <<<"$soak_summary"
   echo "soak: $total_transitions transitions, $cycles window cycles, $(notifications) notifications," \
     "$nsamples samples with the window closed: PSS first $first MB, last $last MB, highest $highest MB;" \
-    "USS first $uss_first MB, last $uss_last MB; window open at most $(mb "$open_max") MB PSS;" \
+    "RSS first $rss_first MB, last $rss_last MB; window open at most $(mb "$open_max") MB PSS;" \
     "WebKit processes alive while closed: at most $webkit_closed_max"
-  echo "soak: slope $slope MB PSS per 1,000 transitions; USS $uss_slope MB per 1,000 transitions ($uss_per_hour MB per hour of soak)"
+  echo "soak: slope per 1,000 transitions: PSS $slope MB, USS $uss_slope MB, RSS $rss_slope MB ($rss_per_hour MB RSS per hour of soak)"
 fi
 
 echo
@@ -395,5 +399,5 @@ echo "  never opened, 60 s after start:     $(printf '%s ' "${rest60[@]}" | medi
 echo "  closed again, 10 s after closing:   $(printf '%s ' "${closed10[@]}" | median) MB   (runs: ${closed10[*]}) [within 5 MB of never opened, in 10 s]"
 echo "    within 5 MB after (s):            ${settle[*]:-never within 10 s}; WebKit processes alive 10 s after closing: ${after10_webkit[*]} [0]"
 [ "$SOAK_SECS" -gt 0 ] &&
-  echo "  soak slope:                         $slope MB PSS, $uss_slope MB USS per 1,000 transitions [≤ 1]; WebKit alive while closed: at most $webkit_closed_max [0]"
+  echo "  soak slope:                         $slope MB PSS ($uss_slope USS, $rss_slope RSS) per 1,000 transitions [≤ 1]; WebKit alive while closed: at most $webkit_closed_max [0]"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
