@@ -14,27 +14,15 @@
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=src-tauri/tests/private-desktop.sh
+. "$ROOT/src-tauri/tests/private-desktop.sh"
 
 if [ "${1:-}" != "--inside" ]; then
   cd "$ROOT"
   cargo build -p slate-app --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
-  WORK="$(mktemp -d /tmp/slate-desktop.XXXXXX)"
-  export WORK
-  export HOME="$WORK/home"
-  export XDG_RUNTIME_DIR="$WORK/run" XDG_CONFIG_HOME="$HOME/.config" XDG_CACHE_HOME="$HOME/.cache" \
-    XDG_DATA_HOME="$HOME/.local/share" XDG_STATE_HOME="$HOME/.local/state"
-  mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
-  unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME OPENCODE_DB CURSOR_CONFIG_DIR TMUX
-  # Xvfb picks a free display number itself and reports it on the given file descriptor.
-  exec 5<> <(:)
-  Xvfb -displayfd 5 -screen 0 1280x800x24 -nolisten tcp >"$WORK/xvfb.log" 2>&1 &
-  XVFB=$!
-  read -r -t 20 DISPLAY_NUMBER <&5 || { echo "0 passed, 1 failed (Xvfb did not start)"; exit 1; }
-  export DISPLAY=":$DISPLAY_NUMBER"
-  dbus-run-session -- "$0" --inside
+  private_desktop_run "$0" "$(mktemp -d /tmp/slate-desktop.XXXXXX)"
   status=$?
-  kill "$XVFB" 2>/dev/null
-  wait "$XVFB" 2>/dev/null
+  [ "$status" -eq 97 ] && { echo "0 passed, 1 failed (Xvfb did not start)"; exit 1; }
   if [ "$status" -eq 0 ] && [ -z "${SLATE_KEEP_DESKTOP_TEST:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK"; fi
   exit "$status"
 fi
@@ -54,13 +42,6 @@ pids=()
 ok() { echo "ok   - $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL - $1"; failed=$((failed + 1)); }
 check() { local name="$1"; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-# Retries a command for up to $1 seconds.
-eventually() {
-  local seconds="$1"; shift
-  local until=$((SECONDS + seconds))
-  while [ "$SECONDS" -le "$until" ]; do "$@" && return 0; sleep 0.25; done
-  return 1
-}
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
   [ -n "${app_pid:-}" ] && kill "$app_pid" 2>/dev/null
@@ -68,14 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-openbox >"$WORK/openbox.log" 2>&1 & pids+=($!)
-dbus-monitor --session "type='method_call',interface='org.freedesktop.Notifications',member='Notify'" \
-  >"$NOTIFY_LOG" 2>&1 & pids+=($!)
-status-notifier-watcher >"$WORK/watcher.log" 2>&1 & pids+=($!)
-dunst >"$WORK/dunst.log" 2>&1 & pids+=($!)
-owned() { gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true; }
-eventually 20 owned org.kde.StatusNotifierWatcher || echo "note: no StatusNotifierWatcher on the bus"
-eventually 20 owned org.freedesktop.Notifications || echo "note: no notification server on the bus"
+private_desktop_services "$NOTIFY_LOG"
 
 # ---- fixture sessions: fake `claude` processes in tmux panes, then their transcripts ----
 mkdir -p "$WORK/bin" "$HOME/code/acme-api" "$HOME/code/web"
@@ -85,15 +59,6 @@ tmux -S "$TMUX_SOCKET" new-session -d -s agents -n acme -c "$HOME/code/acme-api"
 tmux -S "$TMUX_SOCKET" new-window -t agents -n web -c "$HOME/code/web" "$WORK/bin/claude 100000"
 ACME=de5c0001-0000-4000-8000-000000000001
 WEB=de5c0002-0000-4000-8000-000000000002
-transcript() { # folder id
-  local dir="$HOME/.claude/projects/$(printf '%s' "$1" | tr -c 'a-zA-Z0-9' '-')"
-  mkdir -p "$dir"
-  printf '%s' "$dir/$2.jsonl"
-}
-line() { # folder id json-fields
-  printf '{"cwd":"%s","sessionId":"%s","version":"2.1.332","uuid":"u-%s","timestamp":"%s",%s}\n' \
-    "$1" "$2" "$RANDOM$RANDOM" "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$3"
-}
 ACME_DIR="$HOME/code/acme-api"
 WEB_DIR="$HOME/code/web"
 ACME_FILE="$(transcript "$ACME_DIR" "$ACME")"
@@ -177,15 +142,6 @@ click() {
 notify_count() { grep -c 'member=Notify' "$NOTIFY_LOG"; }
 notified() { [ "$(notify_count)" -eq "$1" ]; }
 window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
-# WebKit's processes that belong to this test (same HOME), wherever they hang in the process tree.
-webkit_count() {
-  local pid count=0
-  for pid in $(pgrep '^WebKit' 2>/dev/null); do
-    if { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qx "HOME=$HOME"; then count=$((count + 1)); fi
-  done
-  echo "$count"
-}
-no_webkit() { [ "$(webkit_count)" -eq 0 ]; }
 some_webkit() { [ "$(webkit_count)" -gt 0 ]; }
 log_has() { grep -q -- "$1" "$LOG"; }
 start_app() {
