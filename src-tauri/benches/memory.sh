@@ -22,42 +22,33 @@
 # fitted on all three.
 #
 # Usage: src-tauri/benches/memory.sh            (from anywhere; builds the release slate-app first)
-# Knobs: SLATE_BENCH_RUNS (3), SLATE_BENCH_SOAK_SECS (600), SLATE_BENCH_CYCLES (100),
+# Knobs: SLATE_BENCH_PROFILE (release; `desktop` measures the size-optimised build that profile
+#   in Cargo.toml makes), SLATE_BENCH_RUNS (3), SLATE_BENCH_SOAK_SECS (600), SLATE_BENCH_CYCLES (100),
 #   SLATE_BENCH_TRANSITIONS (2000), SLATE_BENCH_SKIP=soak, SLATE_BENCH_APP=<binary> (measure another
 #   build), SLATE_BENCH_ENV="NAME=value …" (extra environment for the app, to try a setting),
 #   SLATE_BENCH_ANATOMY=1 (print what the app process itself maps, by kind, at rest and closed).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=src-tauri/tests/private-desktop.sh
+. "$ROOT/src-tauri/tests/private-desktop.sh"
 
 if [ "${1:-}" != "--inside" ]; then
   cd "$ROOT"
   if [ -z "${SLATE_BENCH_APP:-}" ]; then
-    cargo build --release -p slate-app --locked --quiet || { echo "the release build failed"; exit 1; }
+    cargo build --profile "${SLATE_BENCH_PROFILE:-release}" -p slate-app --locked --quiet ||
+      { echo "the ${SLATE_BENCH_PROFILE:-release} build failed"; exit 1; }
   fi
-  WORK="$(mktemp -d /tmp/slate-memory.XXXXXX)"
-  export WORK
-  export HOME="$WORK/home"
-  export XDG_RUNTIME_DIR="$WORK/run" XDG_CONFIG_HOME="$HOME/.config" XDG_CACHE_HOME="$HOME/.cache" \
-    XDG_DATA_HOME="$HOME/.local/share" XDG_STATE_HOME="$HOME/.local/state"
-  mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
-  unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME OPENCODE_DB CURSOR_CONFIG_DIR TMUX
-  exec 5<> <(:)
-  Xvfb -displayfd 5 -screen 0 1280x800x24 -nolisten tcp >"$WORK/xvfb.log" 2>&1 &
-  XVFB=$!
-  read -r -t 20 DISPLAY_NUMBER <&5 || { echo "Xvfb did not start"; exit 1; }
-  export DISPLAY=":$DISPLAY_NUMBER"
-  dbus-run-session -- "$0" --inside
+  private_desktop_run "$0" "$(mktemp -d /tmp/slate-memory.XXXXXX)"
   status=$?
-  kill "$XVFB" 2>/dev/null
-  wait "$XVFB" 2>/dev/null
+  [ "$status" -eq 97 ] && { echo "Xvfb did not start"; exit 1; }
   if [ -z "${SLATE_KEEP_BENCH:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK"; fi
   exit "$status"
 fi
 
 # ---- inside the private D-Bus session ----
 cd "$ROOT"
-APP="${SLATE_BENCH_APP:-$ROOT/target/release/slate-app}"
+APP="${SLATE_BENCH_APP:-$ROOT/target/${SLATE_BENCH_PROFILE:-release}/slate-app}"
 RUNS="${SLATE_BENCH_RUNS:-3}"
 SOAK_SECS="${SLATE_BENCH_SOAK_SECS:-600}"
 CYCLES="${SLATE_BENCH_CYCLES:-100}"
@@ -77,34 +68,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-eventually() {
-  local seconds="$1"; shift
-  local until=$((SECONDS + seconds))
-  while [ "$SECONDS" -le "$until" ]; do "$@" && return 0; sleep 0.2; done
-  return 1
-}
-
-openbox >"$WORK/openbox.log" 2>&1 & pids+=($!)
-dbus-monitor --session "type='method_call',interface='org.freedesktop.Notifications',member='Notify'" \
-  >"$NOTIFY_LOG" 2>&1 & pids+=($!)
-status-notifier-watcher >"$WORK/watcher.log" 2>&1 & pids+=($!)
-dunst >"$WORK/dunst.log" 2>&1 & pids+=($!)
-owned() { gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true; }
-eventually 20 owned org.kde.StatusNotifierWatcher || echo "note: no StatusNotifierWatcher on the bus"
-eventually 20 owned org.freedesktop.Notifications || echo "note: no notification server on the bus"
+private_desktop_services "$NOTIFY_LOG"
 
 # ---- sessions: fake `claude` processes in their folders, and the transcripts they would write ----
 mkdir -p "$WORK/bin"
 cp "$(command -v sleep)" "$WORK/bin/claude"
-transcript() { # folder id
-  local dir="$HOME/.claude/projects/$(printf '%s' "$1" | tr -c 'a-zA-Z0-9' '-')"
-  mkdir -p "$dir"
-  printf '%s' "$dir/$2.jsonl"
-}
-line() { # folder id json-fields
-  printf '{"cwd":"%s","sessionId":"%s","version":"2.1.332","uuid":"u-%s","timestamp":"%s",%s}\n' \
-    "$1" "$2" "$RANDOM$RANDOM" "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$3"
-}
 prompt() { line "$1" "$2" '"type":"user","message":{"role":"user","content":"go on"}' >>"$3"; }
 finish() {
   {
@@ -175,13 +143,7 @@ breakdown() {
     sort | paste -sd, | sed 's/,/, /g'
 }
 # WebKit processes anywhere that belong to this bench (the tree, or reparented: same HOME).
-webkit_alive() {
-  local pid count=0
-  for pid in $(pgrep '^WebKit' 2>/dev/null); do
-    if { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qx "HOME=$HOME"; then count=$((count + 1)); fi
-  done
-  echo "$count"
-}
+webkit_alive() { webkit_count; }
 mb() { awk -v kb="$1" 'BEGIN { printf "%.1f", kb / 1024 }'; }
 # What the app process itself maps, by kind: its heap and anonymous memory, thread stacks, the
 # binary, each library (largest first), and its thread count.
@@ -223,7 +185,6 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{ v[NR] = $1 } END { if (
 
 window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
 window_gone() { ! window_visible; }
-no_webkit() { [ "$(webkit_alive)" -eq 0 ]; }
 open_window() { timeout 30 "$APP" >>"$WORK/second.log" 2>&1; eventually 20 window_visible; }
 close_window() { wmctrl -c Slate; eventually 10 window_gone; }
 start_app() {
@@ -243,7 +204,7 @@ wait_until() { # seconds since start
   [ "$left" -gt 0 ] && sleep "$left"
 }
 
-echo "slate-app memory bench: $APP (release build unless SLATE_BENCH_APP says otherwise)"
+echo "slate-app memory bench: $APP (the ${SLATE_BENCH_PROFILE:-release} build unless SLATE_BENCH_APP says otherwise)"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at start${SLATE_BENCH_ENV:+; app environment: $SLATE_BENCH_ENV}"
 rest12=() rest60=() opened=() closed10=() settle=() after10_webkit=()
 
