@@ -44,6 +44,11 @@ want xterm
 want x11-utils
 want xdotool
 want wmctrl
+# Terminal sensing in kitty (fixtures/recorder/record_terminals.sh and the tests built on it):
+# kitty from Debian runs under Xvfb with Mesa's software OpenGL and needs one monospace font.
+want kitty
+want libgl1-mesa-dri
+want fonts-dejavu-core
 
 for extra in "$@"; do want "$extra"; done
 

@@ -5,8 +5,8 @@
 //! desktop shell, `slate watch`) reads the same session objects the engine publishes. This module
 //! owns HTTP and its guard rails: the `Host` allow-list against DNS rebinding, the `Origin`
 //! allow-list against other web sites, one `Host` and one `Origin` at most, the bearer token on
-//! every request that changes anything, the request size and time limits, and the idle timeout
-//! of a connection. It decides no state (`tracker` does) and keeps no state of its own beyond
+//! every request that changes anything (and, when a read carries a token, that token too), the
+//! request size and time limits, and the idle timeout of a connection. It decides no state (`tracker` does) and keeps no state of its own beyond
 //! what `live::Handle` publishes.
 
 use std::convert::Infallible;
@@ -63,7 +63,7 @@ const UI_FILES: &[(&str, &str, &str)] = &[
 ];
 
 /// What the guard rails need to know: the port the server listens on (for the `Host` and
-/// `Origin` allow-lists) and the token POSTs must carry.
+/// `Origin` allow-lists) and the token POSTs must carry (and a read may carry, but no other).
 #[derive(Clone)]
 pub struct Security {
     pub port: u16,
@@ -409,18 +409,26 @@ fn allow_origin(response: &mut Response, origin: Option<&str>) {
 }
 
 /// The token and body-size part of the guard, for requests that passed `Host` and `Origin`.
+/// A read needs no token: the page's event stream cannot send one, and curl need not. A request
+/// that carries a token must carry ours, reads included: a client whose token differs belongs to
+/// another user or HOME, and is told so rather than handed this HOME's sessions as its own.
 async fn guarded(state: &AppState, request: Request, next: Next) -> Response {
     let headers = request.headers();
-    if !matches!(
+    let read = matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
-    ) {
-        if !bearer_matches(headers, &state.security.token) {
-            return error(
-                StatusCode::UNAUTHORIZED,
-                "this request needs `Authorization: Bearer <token>` (the token is in the config folder)",
-            );
-        }
+    );
+    let presented = headers.contains_key(header::AUTHORIZATION);
+    if (presented || !read) && !bearer_matches(headers, &state.security.token) {
+        let message = if presented {
+            "the token sent is not this server's: this Slate belongs to another user or HOME \
+             (send its own token, or none to read)"
+        } else {
+            "this request needs `Authorization: Bearer <token>` (the token is in the config folder)"
+        };
+        return error(StatusCode::UNAUTHORIZED, message);
+    }
+    if !read {
         // The size limit holds for every body, not only for handlers that read one, and so
         // does the time limit: a body sent a byte at a time must not hold a connection.
         let (parts, body) = request.into_parts();

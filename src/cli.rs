@@ -12,11 +12,13 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use slate::client::{self, Client};
+use slate::client::{self, Answer, Client};
 use slate::config::{self, Config};
 use slate::engine::{Engine, ProcessSource};
 use slate::focus::{self, strategy::Plan};
-use slate::model::{Awaiting, Intent, IntentState, Session, SessionKey, Status, Timestamp};
+use slate::model::{
+    Awaiting, Intent, IntentState, Problem, Session, SessionKey, Status, Timestamp,
+};
 use slate::places::{Places, PlacesError};
 use slate::sources::processes;
 use slate::sources::roots::Env;
@@ -117,7 +119,7 @@ enum Command {
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<String>,
     },
-    /// Print each change of the live list as it happens, from a running `slate serve` or, when
+    /// Print each change of the live list as it happens, from this HOME's running Slate or, when
     /// none answers, from an engine of its own.
     Watch {
         /// Print one JSON object per event (NDJSON) instead of text.
@@ -189,10 +191,16 @@ impl Setup {
     }
 
     /// The client of the running Slate: at `SLATE_API` when set, else at the config's `[server]
-    /// listen`, with the token when one exists. A token file that cannot be read is said and
-    /// leaves the client without a token: what needs one (a nudge, `slate run`'s reports) is
-    /// best effort, and a read needs none.
+    /// listen` (`client_at`).
     fn client(&self) -> Client {
+        self.client_at(client::engine_address(&self.env, self.config.server.listen))
+    }
+
+    /// The client of a Slate at `address`, with this HOME's token when one exists. A token file
+    /// that cannot be read is said and leaves the client without a token: what needs one (a
+    /// nudge, `slate run`'s reports) is best effort, and a command that reads finds that no
+    /// running Slate can be shown to be this HOME's, so it reads for itself.
+    fn client_at(&self, address: SocketAddr) -> Client {
         let token = match &self.places {
             Ok(places) => slate::token::read_token(&places.token_file()).unwrap_or_else(|err| {
                 tracing::warn!("{err}; a running Slate hears nothing from this command");
@@ -200,10 +208,7 @@ impl Setup {
             }),
             Err(_) => None,
         };
-        Client::new(
-            client::engine_address(&self.env, self.config.server.listen),
-            token,
-        )
+        Client::new(address, token)
     }
 
     /// Asks a running server to re-read now, so a change made here shows at once. Any failure
@@ -216,9 +221,40 @@ impl Setup {
     }
 }
 
-/// The running Slate, when one answers within a moment.
-fn running_server(client: Client) -> Option<Client> {
-    client.probe(Duration::from_millis(300)).then_some(client)
+/// A running Slate that holds this HOME's token, and the version it reported.
+struct Server {
+    client: Client,
+    version: String,
+}
+
+/// Which engine answered a command, as its JSON says: `{"kind": "server", "address", "version"}`
+/// for a running Slate, `{"kind": "standalone"}` for this process's own.
+fn engine_json(server: Option<&Server>) -> serde_json::Value {
+    match server {
+        Some(server) => serde_json::json!({
+            "kind": "server",
+            "address": server.client.address().to_string(),
+            "version": server.version,
+        }),
+        None => serde_json::json!({ "kind": "standalone" }),
+    }
+}
+
+/// The running Slate at `client`'s address, when one answers within `timeout` and holds this
+/// HOME's token. One that answers but is another user's or another HOME's is said on stderr,
+/// and the command reads for itself.
+fn running_server(client: Client, timeout: Duration) -> Option<Server> {
+    match client.answer(timeout) {
+        Answer::Ours { version } => Some(Server { client, version }),
+        Answer::Foreign(why) => {
+            eprintln!(
+                "slate: the Slate at {} belongs to another user or HOME ({why}); reading for myself",
+                client.address()
+            );
+            None
+        }
+        Answer::Silent => None,
+    }
 }
 
 /// The live list of a running Slate server.
@@ -291,22 +327,47 @@ fn find_session(
     })
 }
 
-/// Prints sessions as the `slate sessions` table or as `{"sessions":[…]}`, Needs you first.
+/// What a list of sessions is, besides its sessions: which were asked for, which engine
+/// answered, and the places this process could not read (`None` when it read none itself).
+struct Listing<'a> {
+    listed: report::Listed,
+    server: Option<&'a Server>,
+    unread: Option<Vec<&'a Problem>>,
+}
+
+/// Prints sessions as the `slate sessions` table or as `{"sessions":[…], "engine":{…}}` (with
+/// `"unread"`, the places this process could not read, when it read the disk itself), Needs you
+/// first.
 fn print_sessions(
     mut sessions: Vec<Session>,
     json: bool,
     now: Timestamp,
-    server: Option<SocketAddr>,
+    listing: &Listing,
 ) -> anyhow::Result<()> {
     report::sort_for_display(&mut sessions);
+    let unread = listing.unread.as_deref().unwrap_or_default();
     let mut out = std::io::stdout().lock();
     if json {
-        let body = serde_json::json!({ "sessions": sessions });
+        let mut body = serde_json::json!({
+            "sessions": sessions,
+            "engine": engine_json(listing.server),
+        });
+        if listing.unread.is_some() {
+            body["unread"] = serde_json::to_value(unread)?;
+        }
         writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
     } else {
-        write!(out, "{}", report::table(&sessions, now))?;
-        if let Some(server) = server {
-            writeln!(out, "(from the Slate running at {server})")?;
+        write!(
+            out,
+            "{}",
+            report::table(&sessions, now, listing.listed, unread)
+        )?;
+        if let Some(server) = listing.server {
+            writeln!(
+                out,
+                "(from the Slate running at {})",
+                server.client.address()
+            )?;
         }
     }
     Ok(())
@@ -344,18 +405,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
-    // One engine: when a Slate server runs (the tray app or `slate serve`), every command answers
-    // from it, so it shows what the tray shows, including what only a running engine knows
+    // One engine: when this HOME's Slate server runs (the tray app or `slate serve`), every
+    // command that reads sessions answers from it, so it shows what the tray shows, including what only a running engine knows
     // (hosted terminals, the death of a process it saw vouching). The live list comes from the
     // server; the closed history this process reads is added to it. A replay (`--now`,
     // `--processes`) or `SLATE_STANDALONE=1` always decides on its own.
+    // Only the commands that read sessions ask; the others write Slate's store or read only
+    // this process's engine.
     let standalone = cli.now.is_some()
         || cli.processes.is_some()
         || std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1");
-    let server = if standalone {
+    let reads = matches!(
+        cli.command,
+        Command::Sessions { .. } | Command::Show { .. } | Command::Focus { .. }
+    );
+    let server = if standalone || !reads {
         None
     } else {
-        running_server(setup.client())
+        running_server(setup.client(), Duration::from_millis(300))
     };
     if let (
         Some(server),
@@ -366,8 +433,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         },
     ) = (&server, &cli.command)
     {
-        if let Some(sessions) = sessions_from_server(server) {
-            print_sessions(sessions, *json, now, Some(server.address()))?;
+        if let Some(sessions) = sessions_from_server(&server.client) {
+            let listing = Listing {
+                listed: report::Listed::Live,
+                server: Some(server),
+                unread: None,
+            };
+            print_sessions(sessions, *json, now, &listing)?;
             return Ok(ExitCode::SUCCESS);
         }
     }
@@ -391,15 +463,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             reclaimable,
         } => {
             let (sessions, from) = match &server {
-                Some(server) => match sessions_from_server(server) {
+                Some(server) => match sessions_from_server(&server.client) {
                     Some(live) => (
-                        with_history(server, live, engine.sessions()),
-                        Some(server.address()),
+                        with_history(&server.client, live, engine.sessions()),
+                        Some(server),
                     ),
                     None => (engine.sessions(), None),
                 },
                 None => (engine.sessions(), None),
             };
+            let unread = report::unread(&engine.problems().recent);
             let mut sessions: Vec<Session> = sessions
                 .into_iter()
                 .filter(|session| {
@@ -412,24 +485,38 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .collect();
             if reclaimable && !json {
                 report::sort_for_display(&mut sessions);
-                write!(out, "{}", report::reclaimable(&sessions, now))?;
+                write!(out, "{}", report::reclaimable(&sessions, now, &unread))?;
             } else {
-                print_sessions(sessions, json, now, from)?;
+                let listing = Listing {
+                    listed: if all {
+                        report::Listed::All
+                    } else {
+                        report::Listed::Live
+                    },
+                    server: from,
+                    unread: Some(unread),
+                };
+                print_sessions(sessions, json, now, &listing)?;
             }
         }
         Command::Show { id, json } => {
-            let (session, evidence) = find_session(&engine, server.as_ref(), &id)?;
+            let (session, evidence) =
+                find_session(&engine, server.as_ref().map(|server| &server.client), &id)?;
             if json {
                 let mut value = serde_json::to_value(&session)?;
                 value["evidence"] = serde_json::json!(evidence);
-                let body = serde_json::json!({ "session": value });
+                let body = serde_json::json!({
+                    "session": value,
+                    "engine": engine_json(server.as_ref()),
+                });
                 writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
             } else {
                 write!(out, "{}", report::show(&session, &evidence, now))?;
             }
         }
         Command::Focus { id, dry_run } => {
-            let (session, _) = find_session(&engine, server.as_ref(), &id)?;
+            let (session, _) =
+                find_session(&engine, server.as_ref().map(|server| &server.client), &id)?;
             return focus(&session, dry_run, &mut out);
         }
         Command::Doctor => write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?,
@@ -476,7 +563,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 store.claim(&item, &key, now)?;
             }
             setup.nudge_server();
-            writeln!(out, "{key} holds a work claim on item {item}")?;
+            let said = format!("{key} holds a work claim on item {item}");
+            writeln!(out, "{}", report::terminal_text(&said))?;
         }
         Command::Item { .. } | Command::Release { .. } => {
             unreachable!("handled before the engine runs")
@@ -642,7 +730,7 @@ fn set_intent(
                 .map_or("someone".to_string(), Awaiting::to_string)
         ),
     };
-    writeln!(out, "{key} {said}")?;
+    writeln!(out, "{}", report::terminal_text(&format!("{key} {said}")))?;
     Ok(())
 }
 
@@ -682,7 +770,8 @@ fn run_store_command(
                 deps: deps.clone(),
                 created,
             })?;
-            writeln!(out, "item {id} ({})", status.as_str())?;
+            let said = format!("item {id} ({})", status.as_str());
+            writeln!(out, "{}", report::terminal_text(&said))?;
         }
         Command::Item {
             command: ItemCommand::Done { id },
@@ -698,7 +787,7 @@ fn run_store_command(
                     store.release_claim(claim.id, now)?;
                 }
             }
-            writeln!(out, "item {id} done")?;
+            writeln!(out, "item {} done", report::terminal_text(id))?;
         }
         Command::Item {
             command: ItemCommand::List,
@@ -729,6 +818,8 @@ fn run_store_command(
                     released += 1;
                 }
             }
+            // The id is as typed, so it is shown, never obeyed, like every other echoed text.
+            let item = report::terminal_text(item);
             if released == 0 {
                 writeln!(out, "no claim held on item {item}")?;
             } else {

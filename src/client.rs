@@ -7,6 +7,11 @@
 //! plain HTTP on loopback only, and the client ignores proxy settings for the same reason); this
 //! module adds where the server is (`SLATE_API`, else the config's `[server] listen`), the token,
 //! and the reading of server-sent events. It knows nothing of what the answers mean.
+//!
+//! Every request carries the token when the client has one, reads included: whatever answers on
+//! a loopback port may be another user's or another HOME's Slate, and a server refuses a token
+//! that is not its own. `Client::answer` turns that into whose Slate answered, so a command
+//! reads only from its own.
 
 use std::io::{self, BufRead, BufReader};
 use std::net::SocketAddr;
@@ -64,6 +69,30 @@ pub fn address_of(url: &str) -> Option<SocketAddr> {
     Some(SocketAddr::from(([127, 0, 0, 1], port)))
 }
 
+/// Who answered at a client's address (`Client::answer`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// A Slate that took this client's token, so what it sends is this HOME's. `version` is the
+    /// one its `/health` reports.
+    Ours { version: String },
+    /// A Slate that is not this HOME's: what it sends is someone else's sessions.
+    Foreign(Foreign),
+    /// No Slate answered in time.
+    Silent,
+}
+
+/// Why a Slate that answered is not this HOME's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Foreign {
+    /// It refused this client's token: it holds another.
+    #[error("its token differs")]
+    TokenDiffers,
+    /// This client has no token to prove whose it is. Every Slate writes its token before it
+    /// listens, so a HOME without one has no Slate running.
+    #[error("this HOME has no token")]
+    NoToken,
+}
+
 /// A client of the Slate at one address, with the token when there is one.
 #[derive(Clone)]
 pub struct Client {
@@ -90,7 +119,8 @@ pub struct ServerEvent {
 }
 
 impl Client {
-    /// A client of the Slate at `address`. `token` is needed only to post.
+    /// A client of the Slate at `address`. `token` is sent with every request: a post needs
+    /// it, and a read with it is answered only by the Slate that holds the same token.
     pub fn new(address: SocketAddr, token: Option<String>) -> Client {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -117,6 +147,14 @@ impl Client {
 
     fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.address)
+    }
+
+    /// `request` with the token, when the client has one.
+    fn with_token<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        match &self.token {
+            Some(token) => request.header("Authorization", format!("Bearer {token}")),
+            None => request,
+        }
     }
 
     fn unreachable(&self, err: ureq::Error) -> ClientError {
@@ -151,6 +189,41 @@ impl Client {
             .is_ok_and(|response| response.status() == 200)
     }
 
+    /// Whose Slate answers `GET /health` (with the token) within `timeout`: this HOME's, another
+    /// user's or HOME's, or none.
+    pub fn answer(&self, timeout: Duration) -> Answer {
+        let request = self
+            .agent
+            .get(self.url("/health"))
+            .config()
+            .timeout_global(Some(timeout))
+            .build();
+        let Ok(mut response) = self.with_token(request).call() else {
+            return Answer::Silent;
+        };
+        let foreign = match (response.status().as_u16(), &self.token) {
+            (401, Some(_)) => Foreign::TokenDiffers,
+            (200 | 401, None) => Foreign::NoToken,
+            (200, Some(_)) => {
+                let health: Option<serde_json::Value> = response
+                    .body_mut()
+                    .with_config()
+                    .limit(BODY_LIMIT)
+                    .read_to_string()
+                    .ok()
+                    .and_then(|text| serde_json::from_str(&text).ok());
+                let version = health
+                    .as_ref()
+                    .and_then(|health| health["version"].as_str())
+                    .unwrap_or("unknown")
+                    .to_string();
+                return Answer::Ours { version };
+            }
+            _ => return Answer::Silent,
+        };
+        Answer::Foreign(foreign)
+    }
+
     /// The body of `GET path`, read as JSON.
     pub fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
         let text = self.get(path)?;
@@ -163,12 +236,14 @@ impl Client {
 
     /// The body of `GET path` as text, when the server answers 2xx.
     pub fn get(&self, path: &str) -> Result<String, ClientError> {
-        let mut response = self
+        let request = self
             .agent
             .get(self.url(path))
             .config()
             .timeout_global(Some(REQUEST_TIMEOUT))
-            .build()
+            .build();
+        let mut response = self
+            .with_token(request)
             .call()
             .map_err(|err| self.unreachable(err))?;
         self.check(path, response.status().as_u16())?;
@@ -192,15 +267,13 @@ impl Client {
         body: Option<&serde_json::Value>,
         timeout: Duration,
     ) -> Result<u16, ClientError> {
-        let mut request = self
-            .agent
-            .post(self.url(path))
-            .config()
-            .timeout_global(Some(timeout))
-            .build();
-        if let Some(token) = &self.token {
-            request = request.header("Authorization", format!("Bearer {token}"));
-        }
+        let request = self.with_token(
+            self.agent
+                .post(self.url(path))
+                .config()
+                .timeout_global(Some(timeout))
+                .build(),
+        );
         let response = match body {
             Some(body) => request
                 .header("Content-Type", "application/json")
@@ -216,14 +289,16 @@ impl Client {
     /// Opens the live list's event stream (`/sessions/live/stream`).
     pub fn events(&self) -> Result<EventStream, ClientError> {
         let path = "/sessions/live/stream";
-        let response = self
+        let request = self
             .agent
             .get(self.url(path))
             .header("Accept", "text/event-stream")
             .config()
             .timeout_connect(Some(Duration::from_secs(2)))
             .timeout_recv_response(Some(REQUEST_TIMEOUT))
-            .build()
+            .build();
+        let response = self
+            .with_token(request)
             .call()
             .map_err(|err| self.unreachable(err))?;
         self.check(path, response.status().as_u16())?;

@@ -7,11 +7,17 @@
 //! It decides nothing itself: every rule lives in `tracker`. Which agents it looks for, and where,
 //! comes from the registry of agent descriptions it is given (the built-in one by default), and
 //! the time every read is decided at comes from its caller.
+//!
+//! Every input passes through one gate on its way in ([`FutureTimes`]): a time that lies in the
+//! future (a record dated 9999, a store row updated at `i64::MAX`, a file touched ahead) is read as
+//! the moment the engine first saw it, and counted as a problem, so it can neither keep a session
+//! working for ever nor push a deadline away.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::agents::{ProcessRole, Registry};
+use crate::agents::{Observation, ProcessRole, Registry};
 use crate::model::{AgentKind, Problem, ProblemKind, ProcessTable, Session, SessionKey, Timestamp};
 use crate::sources::roots::{self, Env, Roots, WatchSpec};
 use crate::sources::stores::StoreState;
@@ -107,6 +113,7 @@ pub struct Engine {
     totals: ReadTotals,
     /// The listing commands of the agents that have one, asked when their registry is stale.
     listing_commands: HashMap<AgentKind, listings::AgentsCommand>,
+    future: FutureTimes,
 }
 
 /// How much transcript reading the engine has done, for diagnostics, benches and tests.
@@ -157,6 +164,7 @@ impl Engine {
             start_slack: options.policy.start_slack,
             totals: ReadTotals::default(),
             listing_commands,
+            future: FutureTimes::default(),
         }
     }
 
@@ -245,7 +253,7 @@ impl Engine {
             self.record_problems(problems);
             inputs.push(Input::Listing { agent, listing });
         }
-        self.tracker.apply_all(inputs, now)
+        self.apply_inputs(inputs, now)
     }
 
     /// Walks every root and reads what changed as of `now`: the transcripts, then the stores.
@@ -364,7 +372,7 @@ impl Engine {
 
     /// Applies any other input (hosted-session signals, for instance).
     pub fn apply(&mut self, input: Input, now: Timestamp) -> Vec<Change> {
-        self.tracker.apply(input, now)
+        self.apply_inputs(vec![input], now)
     }
 
     /// When the engine next needs a tick.
@@ -410,7 +418,18 @@ impl Engine {
             transcript: gone.transcript,
         });
         let observed = result.batches.into_iter().map(Input::Observed);
-        self.tracker.apply_all(gone.chain(observed), now)
+        let inputs = gone.chain(observed).collect();
+        self.apply_inputs(inputs, now)
+    }
+
+    /// Hands `inputs` to the tracker after the future-time gate.
+    fn apply_inputs(&mut self, mut inputs: Vec<Input>, now: Timestamp) -> Vec<Change> {
+        let problems: Vec<Problem> = inputs
+            .iter_mut()
+            .filter_map(|input| self.future.clamp(input, now))
+            .collect();
+        self.record_problems(problems);
+        self.tracker.apply_all(inputs, now)
     }
 
     fn record_problems(&mut self, problems: Vec<Problem>) {
@@ -419,6 +438,92 @@ impl Engine {
             self.problems.record(problem);
         }
     }
+}
+
+/// How far ahead of `now` a time may lie and be read as now without a word: a line written just
+/// after the caller took `now`, or a clock a moment ahead. Further ahead is a problem.
+const FUTURE_SLACK: Duration = Duration::from_secs(60);
+
+/// The times already seen in the future, by where they were read and what they said, with the
+/// moment each was first seen: a store re-reads a session whenever the database changes, and a
+/// far-future row must not look freshly written at every such read.
+#[derive(Debug, Default)]
+struct FutureTimes {
+    first_seen: HashMap<(String, i64), Timestamp>,
+}
+
+impl FutureTimes {
+    /// At most this many are remembered; past it they are forgotten and start again, so a file
+    /// full of distinct future dates cannot grow the map.
+    const REMEMBERED: usize = 4096;
+
+    /// Reads every time in `input` that lies after `now` as now, or, further ahead than the
+    /// slack, as the moment it was first seen, and returns the problem to count for those.
+    fn clamp(&mut self, input: &mut Input, now: Timestamp) -> Option<Problem> {
+        let (place, times) = times_of(input)?;
+        let mut furthest: Option<Timestamp> = None;
+        let slack = now.plus(FUTURE_SLACK);
+        for at in times {
+            if *at <= now {
+                continue;
+            }
+            if *at <= slack {
+                *at = now;
+                continue;
+            }
+            furthest = furthest.max(Some(*at));
+            if self.first_seen.len() >= Self::REMEMBERED {
+                self.first_seen.clear();
+            }
+            *at = *self
+                .first_seen
+                .entry((place.clone(), at.millis()))
+                .or_insert(now);
+        }
+        let far = furthest?;
+        Some(Problem::new(
+            ProblemKind::FutureTime,
+            place,
+            format!("dated {far}, after the time of the read ({now}); read as the time it was first seen"),
+        ))
+    }
+}
+
+/// Where an input was read, and every time in it.
+fn times_of(input: &mut Input) -> Option<(String, Vec<&mut Timestamp>)> {
+    let mut times = Vec::new();
+    let place = match input {
+        Input::Observed(batch) => {
+            times.push(&mut batch.last_write);
+            for observation in &mut batch.observations {
+                match observation {
+                    Observation::Record(record) => times.extend(record.at.as_mut()),
+                    Observation::Info(info) => times.extend(info.started_at.as_mut()),
+                    Observation::Reset => {}
+                }
+            }
+            batch.transcript.clone()
+        }
+        Input::Listing { agent, listing } => {
+            for entry in &mut listing.entries {
+                times.extend(entry.started_at.as_mut());
+                times.extend(entry.updated_at.as_mut());
+            }
+            format!("{agent} listing")
+        }
+        Input::Hosted { key, signals } => {
+            times.extend(signals.titles.iter_mut().map(|(at, _)| at));
+            times.extend(signals.last_draw.as_mut());
+            key.to_string()
+        }
+        Input::HostedProcess { pid, signals } => {
+            times.extend(signals.titles.iter_mut().map(|(at, _)| at));
+            times.extend(signals.last_draw.as_mut());
+            format!("hosted pid {pid}")
+        }
+        _ => return None,
+    };
+    Some((place, times))
 }
 
 /// The fewest characters of a session id that may name it as a prefix. A shorter text names a

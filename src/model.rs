@@ -246,18 +246,26 @@ impl Timestamp {
         }
     }
 
+    /// `duration` later, or the end of time when that does not fit: no arithmetic on a time can
+    /// overflow, whatever a record claims.
     pub fn plus(self, duration: Duration) -> Timestamp {
-        Timestamp(self.0.saturating_add(duration.as_millis() as i64))
+        Timestamp(self.0.saturating_add(millis_of(duration)))
     }
 
+    /// `duration` earlier, or the start of time when that does not fit.
     pub fn minus(self, duration: Duration) -> Timestamp {
-        Timestamp(self.0.saturating_sub(duration.as_millis() as i64))
+        Timestamp(self.0.saturating_sub(millis_of(duration)))
     }
 
     /// How long ago `self` was, seen from `now`; zero when `self` is in the future.
     pub fn elapsed_until(self, now: Timestamp) -> Duration {
         Duration::from_millis(now.0.saturating_sub(self.0).max(0) as u64)
     }
+}
+
+/// A duration in whole milliseconds, as many as an `i64` holds.
+fn millis_of(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 impl fmt::Display for Timestamp {
@@ -811,6 +819,11 @@ impl Problem {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProblemKind {
+    /// A time in a record or a file lies in the future; it was read as the time of the read.
+    FutureTime,
+    /// A file holds more than one read may take (a compressed transcript that decompresses past
+    /// the budget, or a transcript that grew by more at once); only part of it was read.
+    HugeFile,
     /// A line longer than the limit was skipped unread.
     HugeLine,
     /// An agent's listing command could not be run, or failed.
@@ -829,6 +842,9 @@ pub enum ProblemKind {
     StoreCorrupt,
     /// A store stayed locked by its writer past the retries.
     StoreLocked,
+    /// A store's query ran past its budget and was stopped (a view that never ends, or a store
+    /// too big to read at once, which is then read in parts).
+    StoreTimeout,
     /// A store has a layout this reader does not know (a missing table or column).
     StoreUnexpected,
     /// A store could not be opened or read.
@@ -840,7 +856,9 @@ pub enum ProblemKind {
 }
 
 impl ProblemKind {
-    pub const ALL: [ProblemKind; 13] = [
+    pub const ALL: [ProblemKind; 16] = [
+        ProblemKind::FutureTime,
+        ProblemKind::HugeFile,
         ProblemKind::HugeLine,
         ProblemKind::ListingFailed,
         ProblemKind::ListingTimeout,
@@ -850,6 +868,7 @@ impl ProblemKind {
         ProblemKind::MalformedRow,
         ProblemKind::StoreCorrupt,
         ProblemKind::StoreLocked,
+        ProblemKind::StoreTimeout,
         ProblemKind::StoreUnexpected,
         ProblemKind::StoreUnreadable,
         ProblemKind::Unreadable,
@@ -858,6 +877,8 @@ impl ProblemKind {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            ProblemKind::FutureTime => "future_time",
+            ProblemKind::HugeFile => "huge_file",
             ProblemKind::HugeLine => "huge_line",
             ProblemKind::ListingFailed => "listing_failed",
             ProblemKind::ListingTimeout => "listing_timeout",
@@ -867,6 +888,7 @@ impl ProblemKind {
             ProblemKind::MalformedRow => "malformed_row",
             ProblemKind::StoreCorrupt => "store_corrupt",
             ProblemKind::StoreLocked => "store_locked",
+            ProblemKind::StoreTimeout => "store_timeout",
             ProblemKind::StoreUnexpected => "store_unexpected",
             ProblemKind::StoreUnreadable => "store_unreadable",
             ProblemKind::Unreadable => "unreadable",
@@ -879,10 +901,36 @@ impl ProblemKind {
         matches!(
             self,
             ProblemKind::StoreLocked
+                | ProblemKind::StoreTimeout
                 | ProblemKind::StoreCorrupt
                 | ProblemKind::StoreUnreadable
                 | ProblemKind::StoreUnexpected
         )
+    }
+
+    /// True when whatever the place holds is missing from every list: a store, a folder or a
+    /// file could not be read at all. A bad line or row costs one record, not the sessions
+    /// around it, and a failed listing costs a state's precision, not a session. Every kind is
+    /// named here, so a new one has to say which it is.
+    pub fn hides_sessions(self) -> bool {
+        match self {
+            ProblemKind::MalformedFile
+            | ProblemKind::StoreCorrupt
+            | ProblemKind::StoreLocked
+            | ProblemKind::StoreTimeout
+            | ProblemKind::StoreUnexpected
+            | ProblemKind::StoreUnreadable
+            | ProblemKind::Unreadable
+            | ProblemKind::UnreadableFile => true,
+            ProblemKind::FutureTime
+            | ProblemKind::HugeFile
+            | ProblemKind::HugeLine
+            | ProblemKind::ListingFailed
+            | ProblemKind::ListingTimeout
+            | ProblemKind::MalformedLine
+            | ProblemKind::MalformedListing
+            | ProblemKind::MalformedRow => false,
+        }
     }
 }
 

@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::model::{AgentKind, Intent, IntentState, Session, SessionKey, Status, Timestamp};
+use crate::model::{
+    AgentKind, Intent, IntentState, Problem, Session, SessionKey, Status, Timestamp,
+};
 use crate::tracker::{self, WorkItemInfo};
 
 /// Makes text safe to print on a terminal: a control character is shown, never obeyed. C0
@@ -85,12 +87,66 @@ pub fn sort_for_display(sessions: &mut [Session]) {
     });
 }
 
+/// Which sessions a `slate sessions` list was asked for, so an empty one says what it lacks and
+/// suggests only a flag that was not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listed {
+    /// The live list (`slate sessions`).
+    Live,
+    /// Live and closed sessions (`slate sessions --all`).
+    All,
+}
+
+/// How many unread places the note names before it counts the rest.
+const UNREAD_SHOWN: usize = 5;
+
+/// The problems that hide sessions (`ProblemKind::hides_sessions`: a store, folder or file that
+/// could not be read at all), one per place, in the order they were counted.
+pub fn unread<'a>(problems: impl IntoIterator<Item = &'a Problem>) -> Vec<&'a Problem> {
+    let mut unread: Vec<&Problem> = Vec::new();
+    for problem in problems {
+        if problem.kind.hides_sessions() && !unread.iter().any(|seen| seen.place == problem.place) {
+            unread.push(problem);
+        }
+    }
+    unread
+}
+
+/// The note under a list when places could not be read (`unread`): each place and why, and
+/// where to look further. Empty when every place was read, so a list never hides that it may be
+/// short.
+pub fn unread_note(unread: &[&Problem]) -> String {
+    let mut out = String::new();
+    if unread.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "Slate could not read {} place{}, so sessions kept there are missing from this list:",
+        unread.len(),
+        if unread.len() == 1 { "" } else { "s" }
+    );
+    for problem in unread.iter().take(UNREAD_SHOWN) {
+        let _ = writeln!(
+            out,
+            "  {} — {} ({})",
+            problem.place, problem.detail, problem.kind
+        );
+    }
+    if unread.len() > UNREAD_SHOWN {
+        let _ = writeln!(out, "  … and {} more", unread.len() - UNREAD_SHOWN);
+    }
+    out.push_str("(`slate doctor` shows every problem Slate counted.)\n");
+    finish(out)
+}
+
 /// The `slate sessions --reclaimable` table: the sessions automatic cleanup may reclaim, with the
-/// custody reason for each.
-pub fn reclaimable(sessions: &[Session], now: Timestamp) -> String {
+/// custody reason for each, and the places that could not be read (`unread_note`).
+pub fn reclaimable(sessions: &[Session], now: Timestamp, unread: &[&Problem]) -> String {
     let mut out = String::new();
     if sessions.is_empty() {
         out.push_str("No reclaimable sessions.\n");
+        out.push_str(&unread_note(unread));
         return out;
     }
     let _ = writeln!(
@@ -113,6 +169,7 @@ pub fn reclaimable(sessions: &[Session], now: Timestamp) -> String {
             state.custody.reason
         );
     }
+    out.push_str(&unread_note(unread));
     finish(out)
 }
 
@@ -155,11 +212,30 @@ fn cell(text: &str, width: usize) -> String {
     }
 }
 
-/// The `slate sessions` table. Sessions must already be sorted.
-pub fn table(sessions: &[Session], now: Timestamp) -> String {
+/// The `slate sessions` table of the sessions `listed` asked for, then the places that could not
+/// be read (`unread_note`). Sessions must already be sorted. An empty list says what it lacks,
+/// and suggests `--all` only when it was not given.
+pub fn table(sessions: &[Session], now: Timestamp, listed: Listed, unread: &[&Problem]) -> String {
     let mut out = String::new();
     if sessions.is_empty() {
-        out.push_str("No live agent sessions. (`slate sessions --all` includes closed ones; `slate doctor` shows where Slate looked.)\n");
+        let (empty, flag) = match listed {
+            Listed::Live => (
+                "No live agent sessions.",
+                Some("`slate sessions --all` includes closed ones"),
+            ),
+            Listed::All => ("No agent sessions, live or closed.", None),
+        };
+        // The note on unread places names `slate doctor` itself.
+        let doctor = unread
+            .is_empty()
+            .then_some("`slate doctor` shows where Slate looked");
+        let hints: Vec<&str> = flag.into_iter().chain(doctor).collect();
+        out.push_str(empty);
+        if !hints.is_empty() {
+            let _ = write!(out, " ({}.)", hints.join("; "));
+        }
+        out.push('\n');
+        out.push_str(&unread_note(unread));
         return out;
     }
     let _ = writeln!(
@@ -209,6 +285,10 @@ pub fn table(sessions: &[Session], now: Timestamp) -> String {
         if sessions.len() == 1 { "" } else { "s" },
         if needs_you == 1 { "s" } else { "" },
     );
+    if !unread.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&unread_note(unread));
     finish(out)
 }
 
@@ -435,6 +515,56 @@ mod tests {
         );
         // A cell measures what the terminal shows.
         assert_eq!(cell("\u{7}", 3), "^G ");
+    }
+
+    #[test]
+    fn an_empty_list_suggests_only_a_flag_not_given_and_says_what_it_could_not_read() {
+        let now = Timestamp::from_millis(1_000_000_000);
+        assert_eq!(
+            table(&[], now, Listed::Live, &[]),
+            "No live agent sessions. (`slate sessions --all` includes closed ones; \
+             `slate doctor` shows where Slate looked.)\n"
+        );
+        assert_eq!(
+            table(&[], now, Listed::All, &[]),
+            "No agent sessions, live or closed. (`slate doctor` shows where Slate looked.)\n"
+        );
+        let problems = [
+            Problem::new(
+                crate::model::ProblemKind::StoreLocked,
+                "/h/opencode.db",
+                "database is locked",
+            ),
+            Problem::new(
+                crate::model::ProblemKind::MalformedLine,
+                "/h/a.jsonl",
+                "bad",
+            ),
+            Problem::new(
+                crate::model::ProblemKind::StoreLocked,
+                "/h/opencode.db",
+                "database is locked",
+            ),
+            Problem::new(
+                crate::model::ProblemKind::Unreadable,
+                "/h/\u{1b}[2J",
+                "permission denied",
+            ),
+        ];
+        let unread = unread(&problems);
+        assert_eq!(
+            unread.len(),
+            2,
+            "one per place, and only what hides sessions"
+        );
+        assert_eq!(
+            table(&[], now, Listed::All, &unread),
+            "No agent sessions, live or closed.\n\
+             Slate could not read 2 places, so sessions kept there are missing from this list:\n  \
+             /h/opencode.db — database is locked (store_locked)\n  \
+             /h/^[[2J — permission denied (unreadable)\n\
+             (`slate doctor` shows every problem Slate counted.)\n"
+        );
     }
 
     #[test]

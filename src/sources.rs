@@ -10,6 +10,7 @@ pub mod git;
 pub mod layouts;
 pub mod listings;
 pub mod processes;
+pub mod regular_file;
 pub mod roots;
 pub mod stores;
 pub mod tail;

@@ -868,17 +868,24 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn decode_status(text: &str) -> Result<Status, StoreError> {
-    match text {
-        "working" => Ok(Status::Working),
-        "waiting" => Ok(Status::Waiting),
-        "ended" => Ok(Status::Ended),
-        _ => Err(StoreError::Decode {
-            table: "transitions",
-            column: "status",
+/// Reads a value the store wrote with its snake_case wire spelling (a status, an intent state);
+/// any other text is a decode error naming where it was found.
+fn decode_spelling<T: serde::de::DeserializeOwned>(
+    table: &'static str,
+    column: &'static str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| {
+        StoreError::Decode {
+            table,
+            column,
             value: text.to_owned(),
-        }),
-    }
+        }
+    })
+}
+
+fn decode_status(text: &str) -> Result<Status, StoreError> {
+    decode_spelling("transitions", "status", text)
 }
 
 /// A code this build does not know was written by a newer Slate; it reads as `unknown` rather
@@ -897,16 +904,7 @@ fn intent_state_str(state: IntentState) -> &'static str {
 }
 
 fn decode_intent_state(text: &str) -> Result<IntentState, StoreError> {
-    match text {
-        "none" => Ok(IntentState::None),
-        "parked" => Ok(IntentState::Parked),
-        "awaiting" => Ok(IntentState::Awaiting),
-        _ => Err(StoreError::Decode {
-            table: "intents",
-            column: "state",
-            value: text.to_owned(),
-        }),
-    }
+    decode_spelling("intents", "state", text)
 }
 
 /// An item status this build does not know (written by hand, or by a newer Slate) reads as

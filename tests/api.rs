@@ -529,8 +529,10 @@ pub(crate) async fn serve_on_free_port(
 async fn watch_follows_a_running_server() {
     let (temp, handle, thread) = started();
     let (address, stop, server) = serve_on_free_port(&handle).await;
-    // The watcher's own HOME has no transcripts: everything it prints comes from the server.
+    // The watcher's own HOME has no transcripts, only the server's token: everything it prints
+    // comes from the server.
     let own = tempfile::tempdir().unwrap();
+    give_token(own.path(), TOKEN);
     let listen = address.to_string();
     let watch = Running::spawn(slate(own.path(), &["watch", "--json", "--listen", &listen]));
     let first = tokio::task::spawn_blocking({
@@ -713,8 +715,8 @@ async fn slate_sessions_reads_a_running_server() {
     let (_temp, handle, thread) = started();
     report_hosted(&handle).await;
     let (address, stop, server) = serve_on_free_port(&handle).await;
-    // An empty HOME whose config points at that server: on its own, `slate sessions` would list
-    // nothing.
+    // An empty HOME whose config points at that server, with its token: on its own,
+    // `slate sessions` would list nothing.
     let home = tempfile::tempdir().unwrap();
     point_at(home.path(), address);
     let home_path = home.path().to_path_buf();
@@ -753,6 +755,7 @@ async fn slate_sessions_reads_a_running_server() {
     );
     // With no config at all, `SLATE_API` names the server, as it does for `slate run`.
     let bare = tempfile::tempdir().unwrap();
+    give_token(bare.path(), TOKEN);
     let bare_path = bare.path().to_path_buf();
     let through_variable = tokio::task::spawn_blocking(move || {
         let output = slate(&bare_path, &["sessions", "--json"])
@@ -793,7 +796,8 @@ async fn report_hosted(handle: &Handle) {
     }
 }
 
-/// A HOME whose config points `slate` at the server at `address`.
+/// A HOME whose config points `slate` at the server at `address`, and that holds its token: a
+/// command reads only from a Slate that holds its HOME's token.
 fn point_at(home: &Path, address: SocketAddr) {
     let config = home.join(".config/slate");
     std::fs::create_dir_all(&config).unwrap();
@@ -802,6 +806,19 @@ fn point_at(home: &Path, address: SocketAddr) {
         format!("[server]\nlisten = \"{address}\"\n"),
     )
     .unwrap();
+    give_token(home, TOKEN);
+}
+
+/// Writes `token` as the token of `home`, owner-only, as the Slate serving that HOME would.
+pub(crate) fn give_token(home: &Path, token: &str) {
+    let path = home.join(".config/slate/token");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, format!("{token}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
 }
 
 /// Runs `slate args…` over `home` on a blocking thread and reads its JSON.

@@ -148,17 +148,20 @@ fn opencode_sessions_are_read_from_the_home_and_decided() {
             ReasonCode::ToolRunning,
         ),
     ];
+    // The newest sample record was written at 11:05:03: the database is read after that (a
+    // record dated after the read would be read as the time of the read).
+    let read = Timestamp::from_millis(1_795_950_000_000 + 310_000);
     for (id, status, reason) in expected {
         let home = opencode_home();
         let mut engine = engine(home.path(), processes(&["opencode"], FOLDER, 6));
         // Read once to learn the session's newest record, then decide a minute after it.
-        engine.refresh(Timestamp::from_millis(1_795_950_000_000));
+        engine.refresh(read);
         let last = engine
             .tracker()
             .session(&SessionKey::new(AgentKind::OPENCODE, id))
             .and_then(|session| session.row_time)
             .expect("the session has activity");
-        engine.tick(last.plus(Duration::from_secs(60)));
+        engine.tick(last.plus(Duration::from_secs(60)).max(read));
         assert_eq!(
             engine.problems().total(),
             0,
@@ -173,7 +176,7 @@ fn opencode_sessions_are_read_from_the_home_and_decided() {
     }
     let home = opencode_home();
     let mut engine = engine(home.path(), processes(&["opencode"], FOLDER, 6));
-    engine.refresh(Timestamp::from_millis(1_795_950_000_000));
+    engine.refresh(read);
     assert_eq!(
         state(&engine, AgentKind::OPENCODE, "ses_3f1e2d3c4ffeLegacyJsonA1").0,
         Status::Ended
@@ -198,8 +201,10 @@ fn cursor_chats_are_read_from_the_home_and_decided() {
     let root = temp.path().join(".cursor");
     copy_tree(&fixtures().join("stores/dot-cursor"), &root, written_at());
     let mut engine = engine(temp.path(), processes(CURSOR_CMD, FOLDER, 3));
-    // Every record of a chat store is dated by the store's last write.
-    engine.refresh(stamp(written_at()).plus(Duration::from_secs(60)));
+    // Every record of a chat store is dated by the store's last write. The chats say they were
+    // created up to 11:18:40, after the stores' files were written: they are read after that.
+    let read = stamp(written_at()).plus(Duration::from_secs(20 * 60));
+    engine.refresh(read);
     assert_eq!(
         engine.problems().total(),
         0,
@@ -219,9 +224,7 @@ fn cursor_chats_are_read_from_the_home_and_decided() {
         (Status::Waiting, ReasonCode::NewSession)
     );
     // Nothing changed on disk: a second walk reads no store again.
-    assert!(engine
-        .refresh(stamp(written_at()).plus(Duration::from_secs(61)))
-        .is_empty());
+    assert!(engine.refresh(read.plus(Duration::from_secs(1))).is_empty());
     let watched = engine.watch_paths();
     assert!(watched
         .iter()

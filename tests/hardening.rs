@@ -1,7 +1,8 @@
 //! The defects a hostile user or file found (issue 17), each with the test that showed it: the
 //! server's guard rails (the address it listens on, duplicate headers, absolute URLs, error
 //! shapes, the bearer scheme), silent and idle connections, short id prefixes, the token file,
-//! free text without a limit, work-item dependencies, terminal escapes, and `slate run`'s exit.
+//! free text without a limit, work-item dependencies, terminal escapes, `slate run`'s exit, a
+//! running Slate of another HOME, and a store that cannot be read.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -14,8 +15,8 @@ use slate::api::{self, Timeouts};
 use slate::live;
 
 use crate::api::{
-    call, finish_turn, follow_events, get, json, post_json, security, slate, started, write_table,
-    Running, PORT, TOKEN,
+    call, finish_turn, follow_events, get, give_token, json, post_json, security, slate, started,
+    write_table, Running, PORT, TOKEN,
 };
 use crate::util::{transcript_path, working_transcript, SESSION};
 
@@ -864,4 +865,212 @@ async fn a_subscriber_that_stops_reading_lags_after_a_few_hundred_changes() {
     );
     handle.shutdown();
     thread.join().unwrap();
+}
+
+/// `slate args…` over `home`, pointed at the server at `address` by `SLATE_API`.
+fn slate_at(home: &Path, address: SocketAddr, args: &[&str]) -> std::process::Output {
+    let mut command = slate(home, args);
+    command.env("SLATE_API", format!("http://{address}"));
+    finished_within(command, Duration::from_secs(20)).expect("the command ends within 20 s")
+}
+
+/// Item 9: a command reads from a running Slate only when that Slate holds this HOME's token.
+/// The server refuses a read that carries another token (and still answers one that carries
+/// none, as the page and curl send). A command whose token the server refuses, or that has no
+/// token to prove itself with, reads for itself and says why on stderr; the JSON says which
+/// engine answered.
+#[cfg(unix)]
+#[test]
+fn a_command_reads_only_from_a_slate_that_holds_its_token() {
+    let ours = tempfile::tempdir().unwrap();
+    let server = serve(ours.path(), "127.0.0.1:0");
+    let address = announced(&server);
+    let token = token_of(ours.path());
+
+    // The guard: no token reads, our token reads, another token is refused.
+    let read = |authorization: &str| {
+        raw(
+            address,
+            &format!(
+                "GET /sessions/live HTTP/1.1\r\nHost: {address}\r\n{authorization}\
+                 Connection: close\r\n\r\n"
+            ),
+        )
+    };
+    assert!(read("").starts_with("HTTP/1.1 200"), "{}", read(""));
+    let right = read(&format!("Authorization: Bearer {token}\r\n"));
+    assert!(right.starts_with("HTTP/1.1 200"), "{right}");
+    let wrong = read(&format!("Authorization: Bearer {}\r\n", "f".repeat(64)));
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    assert!(wrong.contains(r#"{"error":"#), "{wrong}");
+
+    // The server's own HOME reads from it, and says so.
+    let listed = slate_at(ours.path(), address, &["sessions", "--json"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let body = json(&String::from_utf8_lossy(&listed.stdout));
+    assert_eq!(body["sessions"][0]["id"], SESSION, "{body}");
+    assert_eq!(
+        body["engine"],
+        serde_json::json!({
+            "kind": "server",
+            "address": address.to_string(),
+            "version": env!("CARGO_PKG_VERSION"),
+        })
+    );
+    assert_eq!(String::from_utf8_lossy(&listed.stderr), "");
+    let shown = slate_at(ours.path(), address, &["show", &SESSION[..8], "--json"]);
+    let shown = json(&String::from_utf8_lossy(&shown.stdout));
+    assert_eq!(shown["session"]["id"], SESSION, "{shown}");
+    assert_eq!(shown["engine"]["kind"], "server", "{shown}");
+
+    // Another HOME, with a token of its own or none at all, reads for itself.
+    let other = tempfile::tempdir().unwrap();
+    let bare = tempfile::tempdir().unwrap();
+    give_token(other.path(), &"e".repeat(64));
+    for (home, why) in [
+        (other.path(), "its token differs"),
+        (bare.path(), "this HOME has no token"),
+    ] {
+        let listed = slate_at(home, address, &["sessions", "--json"]);
+        assert!(listed.status.success(), "{why}: {listed:?}");
+        let body = json(&String::from_utf8_lossy(&listed.stdout));
+        assert_eq!(body["sessions"], serde_json::json!([]), "{why}: {body}");
+        assert_eq!(
+            body["engine"],
+            serde_json::json!({"kind": "standalone"}),
+            "{why}: {body}"
+        );
+        let said = String::from_utf8_lossy(&listed.stderr);
+        assert_eq!(
+            said.trim_end(),
+            format!(
+                "slate: the Slate at {address} belongs to another user or HOME ({why}); \
+                 reading for myself"
+            ),
+            "{why}"
+        );
+        assert_eq!(said.lines().count(), 1, "{why}: {said}");
+
+        // `show` does not find the other HOME's session there.
+        let shown = slate_at(home, address, &["show", SESSION, "--json"]);
+        assert!(!shown.status.success(), "{why}: {shown:?}");
+        assert!(
+            String::from_utf8_lossy(&shown.stderr).contains("belongs to another user or HOME"),
+            "{why}: {shown:?}"
+        );
+
+        // `watch` does not follow the other HOME's stream.
+        let mut watch = slate(home, &["watch", "--json"]);
+        watch.env("SLATE_API", format!("http://{address}"));
+        let watch = Running::spawn(watch);
+        let first = json(&watch.line());
+        assert_eq!(first["type"], "snapshot", "{why}: {first}");
+        assert_eq!(first["sessions"], serde_json::json!([]), "{why}: {first}");
+        assert_eq!(first["engine"]["kind"], "standalone", "{why}: {first}");
+    }
+    let mut watch = slate(ours.path(), &["watch", "--json"]);
+    watch.env("SLATE_API", format!("http://{address}"));
+    let watch = Running::spawn(watch);
+    let first = json(&watch.line());
+    assert_eq!(first["sessions"][0]["id"], SESSION, "{first}");
+    assert_eq!(first["engine"]["kind"], "server", "{first}");
+}
+
+/// A HOME holding the sample OpenCode database (six sessions, all closed without a process).
+fn opencode_home() -> (tempfile::TempDir, std::path::PathBuf) {
+    let temp = tempfile::tempdir().unwrap();
+    let db = temp.path().join(".local/share/opencode/opencode.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/stores/opencode.db");
+    std::fs::copy(sample, &db).unwrap();
+    (temp, db)
+}
+
+/// `slate args…` over `home` with an engine of its own, whatever runs on the default port.
+fn standalone(home: &Path, args: &[&str]) -> std::process::Output {
+    let mut command = slate(home, args);
+    command.env("SLATE_STANDALONE", "1");
+    finished_within(command, Duration::from_secs(20)).expect("the command ends within 20 s")
+}
+
+/// Item 13: a store that cannot be read is said, with its path and why, and `slate doctor` is
+/// named; the list never suggests the flag it was given. Once the lock is gone, the sessions
+/// behind it show.
+#[test]
+fn a_locked_store_is_said_not_hidden() {
+    let (temp, db) = opencode_home();
+    let home = temp.path();
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer.execute_batch("BEGIN EXCLUSIVE").unwrap();
+
+    let all = standalone(home, &["sessions", "--all"]);
+    assert!(all.status.success(), "{all:?}");
+    let said = String::from_utf8_lossy(&all.stdout);
+    assert!(!said.contains("--all"), "{said}");
+    assert!(said.contains(&db.display().to_string()), "{said}");
+    assert!(said.contains("locked"), "{said}");
+    assert!(said.contains("slate doctor"), "{said}");
+
+    let live = standalone(home, &["sessions"]);
+    let said = String::from_utf8_lossy(&live.stdout);
+    assert!(said.contains("`slate sessions --all`"), "{said}");
+    assert!(said.contains(&db.display().to_string()), "{said}");
+
+    let listed = standalone(home, &["sessions", "--all", "--json"]);
+    let body = json(&String::from_utf8_lossy(&listed.stdout));
+    assert_eq!(body["sessions"], serde_json::json!([]), "{body}");
+    assert_eq!(
+        body["unread"][0]["place"],
+        db.display().to_string(),
+        "{body}"
+    );
+    assert_eq!(body["unread"][0]["kind"], "store_locked", "{body}");
+
+    writer.execute_batch("COMMIT").unwrap();
+    drop(writer);
+    let all = standalone(home, &["sessions", "--all"]);
+    let said = String::from_utf8_lossy(&all.stdout);
+    assert!(!said.contains("could not"), "{said}");
+    assert!(said.contains("6 sessions"), "{said}");
+    let listed = standalone(home, &["sessions", "--all", "--json"]);
+    let body = json(&String::from_utf8_lossy(&listed.stdout));
+    assert_eq!(body["unread"], serde_json::json!([]), "{body}");
+}
+
+/// Logging writes no colour codes when stderr is not a terminal, and `slate item done` and
+/// `slate release` show an id's control characters instead of echoing them.
+#[test]
+fn logs_and_echoed_ids_carry_no_control_characters() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    // Probing for a running Slate logs the client's requests at the debug level.
+    let mut command = slate(home, &["sessions"]);
+    command.env("SLATE_LOG", "debug");
+    let sessions = finished_within(command, Duration::from_secs(20)).unwrap();
+    let logged = String::from_utf8_lossy(&sessions.stderr);
+    assert!(!logged.is_empty(), "nothing was logged");
+    assert!(!has_controls(&logged), "{logged:?}");
+
+    let item = format!("item{HOSTILE}");
+    let store = slate::store::open(&home.join(".local/share/slate/slate.db")).unwrap();
+    store
+        .put_work_item(&slate::store::WorkItem {
+            id: item.clone(),
+            title: "work".to_string(),
+            status: slate::model::ItemStatus::Ready,
+            deps: Vec::new(),
+            created: live::system_clock(),
+        })
+        .unwrap();
+    drop(store);
+    for args in [
+        vec!["item", "done", item.as_str()],
+        vec!["release", item.as_str()],
+    ] {
+        let output = standalone(home, &args);
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        let said = String::from_utf8_lossy(&output.stdout);
+        assert!(said.contains("item^[]52;"), "{args:?}: {said:?}");
+        assert!(!has_controls(&said), "{args:?}: {said:?}");
+    }
 }

@@ -13,6 +13,7 @@ mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
 mod git; // git facts: branch, ahead/behind, dirty, the cache, a live session following HEAD
 mod hardening; // issue 17's hostile inputs: guard rails, timeouts, ids, tokens, limits, escapes
 mod host; // hosted sessions: the title scanner, report thinning, `slate run` in tmux, a silent prompt
+mod hostile; // hostile files: FIFOs and device links, endless store queries, zstd bombs, future times
 mod intent; // intent, custody and the next actor through the real binary over a temp HOME
 mod listings; // Claude Code's registry and background jobs on disk
 mod live; // the live service: first snapshot, one change per append, intents and claims, over a temp HOME

@@ -1,9 +1,9 @@
 //! `slate serve` and `slate watch`: the commands that run for as long as the person wants.
 //!
 //! `serve` opens the store, starts the live service (which follows the config file from then on)
-//! and serves the API on loopback until Ctrl-C or SIGTERM. `watch` follows a running server's
-//! event stream, or runs an engine of its own when no server answers, and prints one line (or one
-//! JSON object) per change. Both only wire the library's pieces together; the rules live in the
+//! and serves the API on loopback until Ctrl-C or SIGTERM. `watch` follows the event stream of a
+//! running server that holds this HOME's token, or runs an engine of its own when none does, and
+//! prints one line (or one JSON object) per change. Both only wire the library's pieces together; the rules live in the
 //! library.
 
 use std::io::Write;
@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use slate::api::{self, Security};
-use slate::client::Client;
 use slate::config::{self, Config};
 use slate::engine::Options;
 use slate::live::{self, Service, Timing, Update};
@@ -22,7 +21,7 @@ use slate::report;
 use slate::settings::Settings;
 use slate::store;
 
-use super::Setup;
+use super::{engine_json, running_server, Setup};
 
 /// The address to listen on or follow: `--listen` when given (loopback only), else the config's.
 fn address(listen: Option<&str>, config: &Config) -> anyhow::Result<SocketAddr> {
@@ -134,15 +133,21 @@ pub fn watch(
     setup: &Setup,
     options: Options,
 ) -> anyhow::Result<ExitCode> {
-    let address = match listen {
-        Some(_) => address(listen, &setup.config)?,
-        None => setup.client().address(),
+    let client = match listen {
+        Some(_) => setup.client_at(address(listen, &setup.config)?),
+        None => setup.client(),
     };
-    let server = Client::new(address, None);
+    let address = client.address();
     let mut out = std::io::stdout().lock();
-    if address.port() != 0 && server.probe(Duration::from_millis(500)) {
+    let server = if address.port() == 0 {
+        None
+    } else {
+        running_server(client, Duration::from_millis(500))
+    };
+    if let Some(server) = server {
         tracing::info!("following the server at {address}");
-        let mut events = server.events()?;
+        let engine = engine_json(Some(&server));
+        let mut events = server.client.events()?;
         while let Some(event) = events.next_event()? {
             let Ok(data) = serde_json::from_str::<serde_json::Value>(&event.data) else {
                 continue;
@@ -166,7 +171,7 @@ pub fn watch(
                 }),
                 _ => continue,
             };
-            print(&mut out, &line, json)?;
+            print(&mut out, &line, json, &engine)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -178,8 +183,9 @@ pub fn watch(
         clock: live::system_clock,
         settings: Settings::new(None, setup.config.clone()),
     });
+    let engine = engine_json(None);
     let (snapshot, mut updates) = handle.subscribe();
-    print(&mut out, &Printed::Snapshot(snapshot), json)?;
+    print(&mut out, &Printed::Snapshot(snapshot), json, &engine)?;
     loop {
         let line = match updates.blocking_recv() {
             Ok(update) => Printed::Update(update),
@@ -190,7 +196,7 @@ pub fn watch(
             }
             Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
         };
-        print(&mut out, &line, json)?;
+        print(&mut out, &line, json, &engine)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -201,12 +207,18 @@ enum Printed {
     Update(Update),
 }
 
-fn print(out: &mut impl Write, printed: &Printed, json: bool) -> anyhow::Result<()> {
+/// Prints one `watch` line; a JSON snapshot says which engine it follows (`engine_json`).
+fn print(
+    out: &mut impl Write,
+    printed: &Printed,
+    json: bool,
+    engine: &serde_json::Value,
+) -> anyhow::Result<()> {
     let now = live::system_clock();
     if json {
         let value = match printed {
             Printed::Snapshot(sessions) => {
-                serde_json::json!({ "type": "snapshot", "sessions": sessions })
+                serde_json::json!({ "type": "snapshot", "sessions": sessions, "engine": engine })
             }
             Printed::Update(update) => serde_json::to_value(update)?,
         };

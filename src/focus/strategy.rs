@@ -3,7 +3,7 @@
 //! [`choose`] reads a [`Facts`] value (the session process's ancestors, its terminal, a few of its
 //! environment variables, the tmux panes and clients of its server, the X11 windows with their
 //! owning pids, which tools are installed) and returns a [`Plan`]: the [`Step`]s to run, or
-//! [`Plan::Unsure`] with the reason it cannot be sure. The order follows DESKTOP-NOTES §6: the
+//! [`Plan::Unsure`] with the reason it cannot be sure. The order is docs/states.md §6's: the
 //! multiplexer first (tmux), then the terminal's own remote control (kitty, WezTerm), then the
 //! platform's window (macOS Terminal and iTerm2 by tty, a Windows console window, an X11 window by
 //! `_NET_WM_PID`). Raising the wrong window is worse than raising none, so whenever two windows

@@ -7,13 +7,15 @@
 //! a transcript that does not name it from the files beside it, reads a whole-file transcript, and
 //! follows an agent's append-only index of session names ([`NameIndexes`]). It knows no agent by
 //! name, keeps no reading position of a transcript (the walk does) and interprets no line (the
-//! description's parser does).
+//! description's parser does). Every file it opens goes through `sources::regular_file`, with a
+//! size limit for the ones read whole.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use super::regular_file;
 use super::tail::{self, FileIdentity, FileTail, ReadPlan, ReadStats, TranscriptRead};
 use super::walk::{FileRead, ScanResult};
 use crate::agents::{Found, IdReader, Layout, NameIndex, ProjectFolder, WholeFileReader};
@@ -54,7 +56,9 @@ pub fn discover(
         }
         for (folder, names) in folders {
             for entry in list(&folder, &mut listings, problems, unlisted) {
-                if !entry.is_file {
+                // Not only regular files: a FIFO or a device link named like a transcript is
+                // listed too, so the walk reports it rather than passing over it in silence.
+                if entry.is_dir {
                     continue;
                 }
                 let mut parts: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -109,7 +113,6 @@ pub fn relative_parts(root: &Path, path: &Path) -> Option<Vec<String>> {
 struct Entry {
     name: String,
     is_dir: bool,
-    is_file: bool,
 }
 
 /// Lists a folder once per scan. A missing folder is empty (most layouts have optional parts);
@@ -169,7 +172,6 @@ fn list(
         listed.push(Entry {
             name,
             is_dir: kind.is_dir(),
-            is_file: kind.is_file(),
         });
     }
     listings.insert(folder.to_path_buf(), Some(listed.clone()));
@@ -186,16 +188,16 @@ pub fn unreadable(place: &Path, error: &io::Error) -> Problem {
 }
 
 /// The full session id of a short-id transcript, through `parse`: from its first line (reading
-/// at most its first 64 KiB), or from the whole document of a whole-file transcript. Such
-/// whole-file transcripts are from before Gemini CLI 0.39 and few, so reading one whole for its
-/// id, even when it is closed history, costs little.
-pub fn full_id(path: &Path, whole_file: bool, parse: IdReader) -> Option<String> {
+/// at most its first 64 KiB), or from the whole document of a whole-file transcript of at most
+/// `limit` bytes. Such whole-file transcripts are from before Gemini CLI 0.39 and few, so reading
+/// one whole for its id, even when it is closed history, costs little.
+pub fn full_id(path: &Path, whole_file: bool, limit: u64, parse: IdReader) -> Option<String> {
     let bytes = if whole_file {
-        fs::read(path).ok()?
+        regular_file::read(path, limit).ok()?
     } else {
         // Buffered, so a short first line costs one small read, not the whole limit.
         let mut head = Vec::new();
-        let file = File::open(path).ok()?.take(64 * 1024);
+        let file = regular_file::open(path).ok()?.take(64 * 1024);
         io::BufRead::read_until(&mut io::BufReader::new(file), b'\n', &mut head).ok()?;
         if head.last() != Some(&b'\n') {
             return None;
@@ -213,29 +215,56 @@ pub fn project_of<'a>(path: &'a Path, rule: &ProjectFolder) -> Option<&'a Path> 
         .find(|folder| folder.parent().and_then(Path::file_name) == Some(rule.parent.as_ref()))
 }
 
+/// The most of a project folder's marker file that is read: it holds one path.
+const MARKER_LIMIT: u64 = 64 * 1024;
+
+/// The most of a root's registry of project folders that is read.
+const REGISTRY_LIMIT: u64 = 4 * 1024 * 1024;
+
 /// The folder `project` stands for: the text of its marker file, else what the root's registry
-/// says about its name.
-pub fn project_root(project: &Path, rule: &ProjectFolder) -> Option<String> {
-    if let Ok(text) = fs::read_to_string(project.join(rule.marker)) {
+/// says about its name. A marker or registry that is there but cannot be read (not a regular file,
+/// too large, unreadable) is a counted problem.
+pub fn project_root(
+    project: &Path,
+    rule: &ProjectFolder,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    let mut read = |path: &Path, limit: u64| match regular_file::read(path, limit) {
+        Ok(bytes) => Some(bytes),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+        Err(error) => {
+            problems.push(unreadable(path, &error));
+            None
+        }
+    };
+    if let Some(bytes) = read(&project.join(rule.marker), MARKER_LIMIT) {
+        let text = String::from_utf8_lossy(&bytes);
         let root = text.trim();
         if !root.is_empty() {
             return Some(root.to_string());
         }
     }
     let name = project.file_name()?.to_str()?;
-    let registry = fs::read(project.parent()?.parent()?.join(rule.registry)).ok()?;
+    let registry = read(
+        &project.parent()?.parent()?.join(rule.registry),
+        REGISTRY_LIMIT,
+    )?;
     (rule.from_registry)(&registry, name)
 }
 
-/// Reads a whole-file transcript (Gemini's pre-0.39 `.json` chat) into observations.
-pub fn read_whole_file(path: &Path, parse: WholeFileReader) -> io::Result<TranscriptRead> {
-    let bytes = fs::read(path)?;
+/// Reads a whole-file transcript (Gemini's pre-0.39 `.json` chat) of at most `limit` bytes into
+/// observations.
+pub fn read_whole_file(
+    path: &Path,
+    limit: u64,
+    parse: WholeFileReader,
+) -> io::Result<TranscriptRead> {
+    let bytes = regular_file::read(path, limit)?;
     let place = path.display().to_string();
     let stats = ReadStats {
         bytes_read: bytes.len() as u64,
         lines: 1,
-        head_tail: false,
-        reset: false,
+        ..ReadStats::default()
     };
     Ok(match parse(&bytes) {
         Ok(observations) => TranscriptRead {

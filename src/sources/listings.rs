@@ -12,12 +12,17 @@
 //! keeps its answer for a short while so the loop does not spawn a process on every scan. The
 //! time that decides whether an answer is still fresh comes in as an argument.
 //!
+//! Every listing file is opened through `sources::regular_file` and read whole up to a size limit,
+//! so a FIFO or a device link in the registry is a counted problem, never a blocked read.
+//!
 //! It deliberately does not interpret the files' fields (the adapter does) nor decide what a
 //! listed status means for a session (the tracker does).
 
 use std::ffi::OsString;
 use std::fs;
 use std::io;
+
+use super::regular_file;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -43,10 +48,8 @@ pub fn read_listing(rule: &ListingRule, root: &Path, problems: &mut Vec<Problem>
     }
     if let Some((folder, file, parse)) = rule.jobs {
         for job in folders_in(&root.join(folder), problems) {
-            let state = job.join(file);
-            if state.is_file() {
-                read_entry(&state, parse, &mut entries, problems);
-            }
+            // A job without its state file yet lists nothing; `read_entry` passes over it.
+            read_entry(&job.join(file), parse, &mut entries, problems);
         }
     }
     Listing { available, entries }
@@ -165,6 +168,10 @@ impl AgentsCommand {
     }
 }
 
+/// The most of one listing file that is read: a registry entry or a job's state is a few hundred
+/// bytes.
+const ENTRY_LIMIT: u64 = 1024 * 1024;
+
 fn read_entry(
     path: &Path,
     parse: EntryParser,
@@ -172,7 +179,7 @@ fn read_entry(
     problems: &mut Vec<Problem>,
 ) {
     let place = path.display().to_string();
-    let bytes = match fs::read(path) {
+    let bytes = match regular_file::read(path, ENTRY_LIMIT) {
         Ok(bytes) => bytes,
         // The process exited between listing and reading: its file is gone, and so is it.
         Err(error) if error.kind() == io::ErrorKind::NotFound => return,
@@ -196,9 +203,10 @@ fn read_entry(
     }
 }
 
-/// The files in `folder`, sorted; a missing folder has none, an unreadable one is a problem.
+/// Everything in `folder` but its subfolders, sorted: files, and whatever else is named like one
+/// (which `read_entry` reports); a missing folder has none, an unreadable one is a problem.
 fn files_in(folder: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> {
-    entries_in(folder, problems, |path| path.is_file())
+    entries_in(folder, problems, |path| !path.is_dir())
 }
 
 fn folders_in(folder: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> {

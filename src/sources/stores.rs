@@ -5,20 +5,37 @@
 //! so every database is opened read-only (never `immutable`, which would ignore the WAL), with a
 //! short busy timeout and a few retries. Slate never writes, never checkpoints and never holds a
 //! connection between reads. A database that is locked, corrupt, truncated or half-written becomes
-//! a counted `Problem` and the read goes on without it. What the rows mean is not decided here:
+//! a counted `Problem` and the read goes on without it.
+//!
+//! Anyone can leave a database in a watched folder, and a view can make a query endless, so every
+//! read of a store has a budget of SQLite virtual-machine steps and of bytes (a progress handler
+//! stops it once either is spent; the steps are about a quarter of a second of work in a release
+//! build), and no value may be larger than a few megabytes. It is counted in steps,
+//! not read off a clock: the sources read no clock (`tests/tidy.rs`), and a budget in steps stops
+//! the same store at the same place on every run, so a replay decides the same way. An OpenCode
+//! database too big for one budget is read in parts, oldest sessions first, each scan going on
+//! where the last one stopped; a store whose first query alone outruns the budget is a counted
+//! problem, not read again until its files change. Before SQLite opens a database by its path,
+//! the database and its `-wal`, `-shm` and `-journal` companions are checked to be regular files
+//! (`sources::regular_file`), as SQLite's own `open()` would block on a FIFO. What the rows mean is not decided here:
 //! `agents::opencode` and `agents::cursor` turn rows into observations. Which agents keep which
 //! store is in their descriptions (`agents::StoreKind`); [`StoreState`] follows every store the
 //! registry names. Time comes in as an argument. Watching these files for changes and deciding
 //! when to re-read is the caller's job.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use super::folders::folder_pair;
+use super::regular_file;
 use super::roots::Roots;
 use super::tail::timestamp;
 use crate::agents::cursor::{self, CursorRoot};
@@ -41,6 +58,33 @@ pub const MESSAGES_PER_SESSION: usize = 50;
 
 /// Archived OpenCode sessions older than this are not read at all.
 const ARCHIVED_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The SQLite virtual-machine steps one read of a store may take. SQLite runs some 40 million
+/// steps a second through an endless recursive view in a release build here, and about 15 million
+/// in an unoptimised debug build on a busy machine, so this is a quarter of a second to about
+/// one second, well inside the two seconds a read may hold the engine. A full read of an OpenCode
+/// history of 2,000 sessions with 100 messages of 5 parts each takes about 12 million: such a
+/// history is read in two parts.
+pub const STEP_BUDGET: u64 = 10_000_000;
+
+/// How many steps pass between two looks at the budget. SQLite counts them per statement, so a
+/// statement shorter than this costs nothing; it stays small so that many short statements are
+/// still counted.
+const STEPS_PER_CHECK: u64 = 100;
+
+/// The bytes of text and blobs one read of a store may take. A view can make a row of any size
+/// at the cost of a step or two, so steps alone do not bound memory; a store with more to read
+/// than this (an OpenCode history of thousands of sessions) is read in parts.
+const BYTE_BUDGET: i64 = 64 * 1024 * 1024;
+
+/// The largest text or blob SQLite may make for a read (its `SQLITE_LIMIT_LENGTH`): a view's
+/// `randomblob(1e9)` is refused instead of allocated. A message part of OpenCode or a message
+/// blob of cursor-agent is far smaller.
+const VALUE_LIMIT: i32 = 8 * 1024 * 1024;
+
+/// The most of a file beside a store that is read whole: cursor-agent's `meta.json` and
+/// agent-transcript, and each file of OpenCode's pre-1.2 JSON tree.
+const FILE_LIMIT: u64 = 16 * 1024 * 1024;
 
 // ---- Paths -------------------------------------------------------------------------------------
 
@@ -67,7 +111,7 @@ pub fn opencode_databases(data: &Path, main: Option<&Path>) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let main = main.map(Path::to_path_buf);
     if let Some(main) = &main {
-        if main.is_file() {
+        if named_like_a_file(main) {
             found.push(main.clone());
         }
     }
@@ -80,12 +124,18 @@ pub fn opencode_databases(data: &Path, main: Option<&Path>) -> Vec<PathBuf> {
                     .and_then(|name| name.to_str())
                     .is_some_and(is_channel_db)
             })
-            .filter(|path| Some(path) != main.as_ref() && path.is_file())
+            .filter(|path| Some(path) != main.as_ref() && named_like_a_file(path))
             .collect();
         channels.sort();
         found.extend(channels);
     }
     found
+}
+
+/// True for a path that exists and is not a folder: a store, or something named like one (a FIFO,
+/// a device link), which the read reports rather than passes over.
+fn named_like_a_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| !meta.is_dir())
 }
 
 fn is_channel_db(name: &str) -> bool {
@@ -126,7 +176,7 @@ pub fn cursor_stores(root: &Path) -> Vec<PathBuf> {
         };
         for chat in chats.filter_map(Result::ok) {
             let store = chat.path().join("store.db");
-            if store.is_file() {
+            if named_like_a_file(&store) {
                 stores.push(store);
             }
         }
@@ -137,33 +187,142 @@ pub fn cursor_stores(root: &Path) -> Vec<PathBuf> {
 
 // ---- Opening a store ---------------------------------------------------------------------------
 
-/// Opens a database read-only and runs `read` on it, retrying a few times while a writer holds a
-/// lock. The connection is dropped before returning.
+/// Why a store could not be read.
+#[derive(Debug)]
+enum ReadError {
+    /// The database or one of its companion files is not a regular file, or cannot be opened.
+    File(PathBuf, io::Error),
+    Sqlite(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for ReadError {
+    fn from(error: rusqlite::Error) -> ReadError {
+        ReadError::Sqlite(error)
+    }
+}
+
+impl ReadError {
+    /// True when the read ran out of its budget of steps.
+    fn timed_out(&self) -> bool {
+        matches!(self, ReadError::Sqlite(error) if is_interrupted(error))
+    }
+}
+
+/// A store open for one read, with what the read may still spend.
+struct Budgeted {
+    connection: Connection,
+    /// Bytes of text and blobs the read may still take; below zero, the progress handler stops
+    /// the next statement.
+    bytes_left: Arc<AtomicI64>,
+}
+
+impl Budgeted {
+    /// The text of a column, whether SQLite stored it as text or as a blob; `None` for NULL or a
+    /// number. Its bytes count against the budget.
+    fn text(&self, value: ValueRef<'_>) -> Option<String> {
+        match value {
+            ValueRef::Text(bytes) | ValueRef::Blob(bytes) => {
+                self.spend(bytes.len());
+                Some(String::from_utf8_lossy(bytes).into_owned())
+            }
+            _ => None,
+        }
+    }
+
+    /// The bytes of a blob (or text) column, counted against the budget.
+    fn bytes(&self, value: ValueRef<'_>) -> Option<Vec<u8>> {
+        match value {
+            ValueRef::Blob(bytes) | ValueRef::Text(bytes) => {
+                self.spend(bytes.len());
+                Some(bytes.to_vec())
+            }
+            _ => None,
+        }
+    }
+
+    fn spend(&self, bytes: usize) {
+        let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
+        self.bytes_left.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+impl std::ops::Deref for Budgeted {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        &self.connection
+    }
+}
+
+/// Opens a database read-only and runs `read` on it, within a budget of `steps` (and
+/// `BYTE_BUDGET`), retrying a few times while a writer holds a lock. The connection is dropped
+/// before returning.
 fn read_store<T>(
     path: &Path,
-    read: impl Fn(&Connection) -> rusqlite::Result<T>,
-) -> rusqlite::Result<T> {
+    steps: u64,
+    read: impl Fn(&Budgeted) -> rusqlite::Result<T>,
+) -> Result<T, ReadError> {
+    check_files(path)?;
     let mut attempt = 0;
     loop {
-        let result = open_read_only(path).and_then(|connection| {
+        let result = open_read_only(path, steps).and_then(|store| {
             // One read transaction gives a consistent snapshot across the queries.
-            let transaction = connection.unchecked_transaction()?;
-            let value = read(&transaction)?;
+            let transaction = store.unchecked_transaction()?;
+            let value = read(&store)?;
+            // The budget is for the reading; ending the transaction must not be stopped by it.
+            transaction.progress_handler(0, None::<fn() -> bool>);
             transaction.finish()?;
             Ok(value)
         });
         match result {
             Err(error) if is_busy(&error) && attempt + 1 < TRIES => attempt += 1,
-            other => return other,
+            other => return other.map_err(ReadError::Sqlite),
         }
     }
 }
 
-fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+/// Checks that the database and whichever of its companions exist are regular files: SQLite
+/// opens them itself, by their paths, and would block on a FIFO.
+fn check_files(path: &Path) -> Result<(), ReadError> {
+    let mut companions = vec![path.to_path_buf()];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        companions.push(PathBuf::from(name));
+    }
+    for (index, file) in companions.into_iter().enumerate() {
+        match regular_file::check(&file) {
+            Ok(()) => {}
+            Err(error) if index > 0 && error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(ReadError::File(file, error)),
+        }
+    }
+    Ok(())
+}
+
+fn open_read_only(path: &Path, steps: u64) -> rusqlite::Result<Budgeted> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let connection = Connection::open_with_flags(path, flags)?;
     connection.busy_timeout(BUSY_TIMEOUT)?;
-    Ok(connection)
+    connection.set_limit(Limit::SQLITE_LIMIT_LENGTH, VALUE_LIMIT)?;
+    let bytes_left = Arc::new(AtomicI64::new(BYTE_BUDGET));
+    let left = Arc::clone(&bytes_left);
+    let mut spent = 0u64;
+    connection.progress_handler(
+        STEPS_PER_CHECK as i32,
+        Some(move || {
+            spent += STEPS_PER_CHECK;
+            spent > steps || left.load(Ordering::Relaxed) < 0
+        }),
+    );
+    Ok(Budgeted {
+        connection,
+        bytes_left,
+    })
+}
+
+fn is_interrupted(error: &rusqlite::Error) -> bool {
+    error.sqlite_error_code() == Some(ErrorCode::OperationInterrupted)
 }
 
 fn is_busy(error: &rusqlite::Error) -> bool {
@@ -174,7 +333,13 @@ fn is_busy(error: &rusqlite::Error) -> bool {
 }
 
 /// The problem a failed read becomes.
-fn store_problem(path: &Path, error: &rusqlite::Error) -> Problem {
+fn store_problem(path: &Path, error: &ReadError) -> Problem {
+    let error = match error {
+        ReadError::File(file, error) => {
+            return problem(ProblemKind::StoreUnreadable, file, error.to_string())
+        }
+        ReadError::Sqlite(error) => error,
+    };
     let kind = match error.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => ProblemKind::StoreLocked,
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => ProblemKind::StoreCorrupt,
@@ -184,6 +349,13 @@ fn store_problem(path: &Path, error: &rusqlite::Error) -> Problem {
             | ErrorCode::SystemIoFailure
             | ErrorCode::NotFound,
         ) => ProblemKind::StoreUnreadable,
+        Some(ErrorCode::OperationInterrupted) => {
+            return problem(
+                ProblemKind::StoreTimeout,
+                path,
+                "the read ran past its budget of steps or bytes and was stopped",
+            )
+        }
         // A missing table or column: a layout this reader does not know (an older or newer
         // version, or a store still being created).
         _ => ProblemKind::StoreUnexpected,
@@ -193,17 +365,6 @@ fn store_problem(path: &Path, error: &rusqlite::Error) -> Problem {
 
 fn problem(kind: ProblemKind, path: &Path, detail: impl Into<String>) -> Problem {
     Problem::new(kind, path.display().to_string(), detail)
-}
-
-/// The text of a column, whether SQLite stored it as text or as a blob; `None` for NULL or a
-/// number.
-fn text(value: ValueRef<'_>) -> Option<String> {
-    match value {
-        ValueRef::Text(bytes) | ValueRef::Blob(bytes) => {
-            Some(String::from_utf8_lossy(bytes).into_owned())
-        }
-        _ => None,
-    }
 }
 
 fn integer(value: ValueRef<'_>) -> Option<i64> {
@@ -231,7 +392,8 @@ fn line_problem(path: &Path, row: &str, error: &LineError) -> Problem {
 ///
 /// Sub-agent sessions come out as their own batches whose `Info.parent_session` names the parent;
 /// the tracker rolls them up. A missing database yields nothing and no problem: OpenCode is simply
-/// not used here.
+/// not used here. The read has the budget of `STEP_BUDGET` steps; what fits of a database too big
+/// for it is returned, with a `store_timeout` problem ([`StoreState`] goes on from there).
 pub fn read_opencode_since(
     agent: AgentKind,
     db_path: &Path,
@@ -239,22 +401,62 @@ pub fn read_opencode_since(
     now: Timestamp,
     problems: &mut Vec<Problem>,
 ) -> Vec<Batch> {
-    if !db_path.exists() {
-        return Vec::new();
-    }
     let after = updated_after.map_or(i64::MIN, Timestamp::millis);
+    let none = HashSet::new();
+    read_opencode(agent, db_path, after, &none, now, STEP_BUDGET, problems).0
+}
+
+/// How a read of a store ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Everything asked for was read (or there was nothing to read).
+    Complete,
+    /// The budget ran out after some sessions had been read: the rest is for the next read.
+    Partial,
+    /// Nothing could be read; `timed_out` when its budget ran out before anything was.
+    Failed { timed_out: bool },
+}
+
+/// Reads the sessions updated after `after`, but those in `skip` (read already by an earlier part
+/// of the same pass), within a budget of `steps`.
+fn read_opencode(
+    agent: AgentKind,
+    db_path: &Path,
+    after: i64,
+    skip: &HashSet<String>,
+    now: Timestamp,
+    steps: u64,
+    problems: &mut Vec<Problem>,
+) -> (Vec<Batch>, Outcome) {
+    if !db_path.exists() {
+        return (Vec::new(), Outcome::Complete);
+    }
     let archived_cutoff = now.minus(ARCHIVED_KEPT).millis();
-    let read = read_store(db_path, |connection| {
-        read_opencode_sessions(connection, after, archived_cutoff)
+    let read = read_store(db_path, steps, |connection| {
+        read_opencode_sessions(connection, after, archived_cutoff, skip)
     });
-    let sessions = match read {
-        Ok(sessions) => sessions,
+    let (sessions, cut) = match read {
+        Ok(read) => read,
         Err(error) => {
             problems.push(store_problem(db_path, &error));
-            return Vec::new();
+            let timed_out = error.timed_out();
+            return (Vec::new(), Outcome::Failed { timed_out });
         }
     };
-    sessions
+    let outcome = if cut {
+        problems.push(problem(
+            ProblemKind::StoreTimeout,
+            db_path,
+            format!(
+                "read {} sessions within the budget of steps and bytes; the rest at the next scan",
+                sessions.len()
+            ),
+        ));
+        Outcome::Partial
+    } else {
+        Outcome::Complete
+    };
+    let batches = sessions
         .into_iter()
         .map(|stored| {
             let (observations, errors) =
@@ -272,7 +474,8 @@ pub fn read_opencode_since(
                 observations,
             }
         })
-        .collect()
+        .collect();
+    (batches, outcome)
 }
 
 /// One session as read from the database.
@@ -284,11 +487,14 @@ struct StoredSession {
     last_write: i64,
 }
 
+/// The sessions updated after `after` (oldest update first) but those in `skip`, and whether the
+/// budget ran out before the last of them.
 fn read_opencode_sessions(
-    connection: &Connection,
+    connection: &Budgeted,
     after: i64,
     archived_cutoff: i64,
-) -> rusqlite::Result<Vec<StoredSession>> {
+    skip: &HashSet<String>,
+) -> rusqlite::Result<(Vec<StoredSession>, bool)> {
     let mut sessions = Vec::new();
     let mut statement = connection.prepare(
         "SELECT id, parent_id, directory, title, version, time_created, time_updated, \
@@ -304,15 +510,15 @@ fn read_opencode_sessions(
     // for newer messages and parts. A full read skips that scan.
     let mut rows = statement.query([after, i64::MIN])?;
     while let Some(row) = rows.next()? {
-        let Some(id) = text(row.get_ref(0)?) else {
+        let Some(id) = connection.text(row.get_ref(0)?) else {
             continue;
         };
         let session = SessionRow {
             id,
-            parent_id: text(row.get_ref(1)?).filter(|id| !id.is_empty()),
-            directory: text(row.get_ref(2)?).unwrap_or_default(),
-            title: text(row.get_ref(3)?).unwrap_or_default(),
-            version: text(row.get_ref(4)?),
+            parent_id: connection.text(row.get_ref(1)?).filter(|id| !id.is_empty()),
+            directory: connection.text(row.get_ref(2)?).unwrap_or_default(),
+            title: connection.text(row.get_ref(3)?).unwrap_or_default(),
+            version: connection.text(row.get_ref(4)?),
             time_created: integer(row.get_ref(5)?).unwrap_or(0),
             time_updated: integer(row.get_ref(6)?).unwrap_or(0),
             time_compacting: integer(row.get_ref(7)?),
@@ -321,37 +527,56 @@ fn read_opencode_sessions(
         if session
             .time_archived
             .is_some_and(|archived| archived < archived_cutoff)
+            || skip.contains(&session.id)
         {
             continue;
         }
         sessions.push(session);
     }
     drop(rows);
-    sessions
-        .into_iter()
-        .map(|session| {
-            let messages = read_opencode_messages(connection, &session.id)?;
-            let newest: Option<i64> = connection.query_row(
-                "SELECT MAX(updated) FROM ( \
-                   SELECT MAX(time_updated) AS updated FROM message WHERE session_id = ?1 \
-                   UNION ALL SELECT MAX(time_updated) FROM part WHERE session_id = ?1)",
-                [&session.id],
-                |row| Ok(integer(row.get_ref(0)?)),
-            )?;
-            let last_write = newest.map_or(session.time_updated, |newest| {
-                newest.max(session.time_updated)
-            });
-            Ok(StoredSession {
-                session,
-                messages,
-                last_write,
-            })
-        })
-        .collect()
+    let mut stored = Vec::with_capacity(sessions.len());
+    for session in sessions {
+        match read_opencode_session(connection, session) {
+            Ok(one) => stored.push(one),
+            // Out of budget part way: what was read stands, and the rest is read next time.
+            Err(error) if is_interrupted(&error) && !stored.is_empty() => {
+                return Ok((stored, true));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok((stored, false))
+}
+
+/// One session's newest messages with their parts, and its newest update.
+fn read_opencode_session(
+    connection: &Budgeted,
+    session: SessionRow,
+) -> rusqlite::Result<StoredSession> {
+    let read = || -> rusqlite::Result<(Vec<MessageRow>, Option<i64>)> {
+        let messages = read_opencode_messages(connection, &session.id)?;
+        let newest: Option<i64> = connection.query_row(
+            "SELECT MAX(updated) FROM ( \
+               SELECT MAX(time_updated) AS updated FROM message WHERE session_id = ?1 \
+               UNION ALL SELECT MAX(time_updated) FROM part WHERE session_id = ?1)",
+            [&session.id],
+            |row| Ok(integer(row.get_ref(0)?)),
+        )?;
+        Ok((messages, newest))
+    };
+    let (messages, newest) = read()?;
+    let last_write = newest.map_or(session.time_updated, |newest| {
+        newest.max(session.time_updated)
+    });
+    Ok(StoredSession {
+        session,
+        messages,
+        last_write,
+    })
 }
 
 fn read_opencode_messages(
-    connection: &Connection,
+    connection: &Budgeted,
     session_id: &str,
 ) -> rusqlite::Result<Vec<MessageRow>> {
     let mut messages_statement = connection.prepare_cached(
@@ -364,13 +589,13 @@ fn read_opencode_messages(
     let mut rows =
         messages_statement.query(rusqlite::params![session_id, MESSAGES_PER_SESSION as i64])?;
     while let Some(row) = rows.next()? {
-        let Some(id) = text(row.get_ref(0)?) else {
+        let Some(id) = connection.text(row.get_ref(0)?) else {
             continue;
         };
         messages.push(MessageRow {
             id,
             time_created: integer(row.get_ref(1)?).unwrap_or(0),
-            data: text(row.get_ref(2)?).unwrap_or_default(),
+            data: connection.text(row.get_ref(2)?).unwrap_or_default(),
             parts: Vec::new(),
         });
     }
@@ -378,10 +603,10 @@ fn read_opencode_messages(
     for message in &mut messages {
         let mut rows = parts_statement.query([&message.id])?;
         while let Some(row) = rows.next()? {
-            if let Some(id) = text(row.get_ref(0)?) {
+            if let Some(id) = connection.text(row.get_ref(0)?) {
                 message.parts.push(PartRow {
                     id,
-                    data: text(row.get_ref(1)?).unwrap_or_default(),
+                    data: connection.text(row.get_ref(1)?).unwrap_or_default(),
                 });
             }
         }
@@ -409,15 +634,19 @@ pub fn read_opencode_legacy(
         .collect();
     session_files.sort();
     for session_file in session_files {
-        let Ok(session_json) = std::fs::read(&session_file) else {
-            problems.push(problem(
-                ProblemKind::UnreadableFile,
-                &session_file,
-                "the session file could not be read",
-            ));
-            continue;
+        let session_json = match regular_file::read(&session_file, FILE_LIMIT) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                problems.push(problem(
+                    ProblemKind::UnreadableFile,
+                    &session_file,
+                    format!("the session file could not be read: {error}"),
+                ));
+                continue;
+            }
         };
-        match read_legacy_session(agent, storage_dir, &session_file, &session_json) {
+        let read = read_legacy_session(agent, storage_dir, &session_file, &session_json, problems);
+        match read {
             Ok(batch) => batches.push(batch),
             Err(error) => problems.push(problem(
                 ProblemKind::MalformedFile,
@@ -436,6 +665,7 @@ fn read_legacy_session(
     storage_dir: &Path,
     session_file: &Path,
     session_json: &[u8],
+    problems: &mut Vec<Problem>,
 ) -> Result<Batch, LineError> {
     let session = opencode::legacy_session(session_json)?;
     let mut message_files = json_files(&storage_dir.join("message").join(&session.id));
@@ -443,8 +673,16 @@ fn read_legacy_session(
     message_files.drain(..skip);
     let mut messages = Vec::with_capacity(message_files.len());
     let mut newest = session.time_updated;
+    let mut read = |file: &Path| match regular_file::read(file, FILE_LIMIT) {
+        Ok(bytes) => Some(bytes),
+        Err(error) => {
+            let detail = format!("the file could not be read: {error}");
+            problems.push(problem(ProblemKind::UnreadableFile, file, detail));
+            None
+        }
+    };
     for message_file in message_files {
-        let Ok(message_json) = std::fs::read(&message_file) else {
+        let Some(message_json) = read(&message_file) else {
             continue;
         };
         let message_id = message_file
@@ -460,7 +698,7 @@ fn read_legacy_session(
         }
         let parts = json_files(&storage_dir.join("part").join(&message_id))
             .iter()
-            .filter_map(|part_file| std::fs::read(part_file).ok())
+            .filter_map(|part_file| read(part_file))
             .collect();
         messages.push((message_json, parts));
     }
@@ -507,16 +745,40 @@ pub fn read_cursor_store(
     store_db: &Path,
     problems: &mut Vec<Problem>,
 ) -> Option<Batch> {
+    read_cursor(agent, store_db, STEP_BUDGET, problems).0
+}
+
+/// Reads one chat store within a budget of `steps`; also says how the read ended.
+fn read_cursor(
+    agent: AgentKind,
+    store_db: &Path,
+    steps: u64,
+    problems: &mut Vec<Problem>,
+) -> (Option<Batch>, Outcome) {
     if !store_db.exists() {
-        return None;
+        return (None, Outcome::Complete);
     }
-    let stored = match read_store(store_db, read_chat) {
+    let stored = match read_store(store_db, steps, read_chat) {
         Ok(stored) => stored,
         Err(error) => {
             problems.push(store_problem(store_db, &error));
-            return None;
+            let timed_out = error.timed_out();
+            return (None, Outcome::Failed { timed_out });
         }
     };
+    (
+        decide_chat(agent, store_db, stored, problems),
+        Outcome::Complete,
+    )
+}
+
+/// A chat store's rows, its sidecar and its transcript, read into one batch.
+fn decide_chat(
+    agent: AgentKind,
+    store_db: &Path,
+    stored: StoredChat,
+    problems: &mut Vec<Problem>,
+) -> Option<Batch> {
     let meta = match cursor::decode_meta(stored.meta_hex.as_deref()?) {
         Ok(meta) => meta,
         Err(error) => {
@@ -544,9 +806,21 @@ pub fn read_cursor_store(
     let messages: Vec<Vec<u8>> = stored.messages.into_iter().flatten().collect();
     let chat_dir = store_db.parent();
     let sidecar_path = chat_dir.map(|dir| dir.join("meta.json"));
-    let sidecar = sidecar_path
-        .as_deref()
-        .and_then(|path| std::fs::read(path).ok());
+    let sidecar =
+        sidecar_path
+            .as_deref()
+            .and_then(|path| match regular_file::read(path, FILE_LIMIT) {
+                Ok(bytes) => Some(bytes),
+                Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+                Err(error) => {
+                    problems.push(problem(
+                        ProblemKind::UnreadableFile,
+                        path,
+                        error.to_string(),
+                    ));
+                    None
+                }
+            });
     let folder_name = chat_dir
         .and_then(Path::file_name)
         .map(|name| name.to_string_lossy().into_owned());
@@ -593,10 +867,10 @@ pub fn read_cursor_store(
     })
 }
 
-fn read_chat(connection: &Connection) -> rusqlite::Result<StoredChat> {
+fn read_chat(connection: &Budgeted) -> rusqlite::Result<StoredChat> {
     let meta_hex = connection
         .query_row("SELECT value FROM meta WHERE key = '0'", [], |row| {
-            Ok(text(row.get_ref(0)?))
+            Ok(connection.text(row.get_ref(0)?))
         })
         .optional()?
         .flatten();
@@ -613,12 +887,7 @@ fn read_chat(connection: &Connection) -> rusqlite::Result<StoredChat> {
     let blob = |id: &str| -> rusqlite::Result<Option<Vec<u8>>> {
         let mut statement = connection.prepare_cached("SELECT data FROM blobs WHERE id = ?1")?;
         statement
-            .query_row([id], |row| {
-                Ok(match row.get_ref(0)? {
-                    ValueRef::Blob(bytes) | ValueRef::Text(bytes) => Some(bytes.to_vec()),
-                    _ => None,
-                })
-            })
+            .query_row([id], |row| Ok(connection.bytes(row.get_ref(0)?)))
             .optional()
             .map(Option::flatten)
     };
@@ -664,7 +933,17 @@ fn read_transcript(
     if written.plus(TRANSCRIPT_SLACK) < store_write {
         return None;
     }
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = match regular_file::read(path, FILE_LIMIT) {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            problems.push(problem(
+                ProblemKind::UnreadableFile,
+                path,
+                error.to_string(),
+            ));
+            return None;
+        }
+    };
     let mut lines: Vec<&[u8]> = bytes.split(|byte| *byte == b'\n').collect();
     // The piece after the last newline is empty for a complete file, partial otherwise.
     lines.pop();
@@ -700,10 +979,16 @@ fn signature(paths: &[PathBuf]) -> Signature {
         .collect()
 }
 
-/// True when a problem says a store could not be read at all (as opposed to one bad row): the
-/// store is read again next time even if its files did not change.
-fn is_read_failure(problem: &Problem) -> bool {
-    problem.kind.is_store_failure()
+/// True when a read should be tried again at the next scan even if the store's files did not
+/// change: a lock or a damaged file may be gone by then, a read cut by its budget goes on where
+/// it stopped. A store that outran its budget before reading anything is not tried again until it
+/// changes: it would only spend the budget again.
+fn read_again(outcome: Outcome) -> bool {
+    match outcome {
+        Outcome::Complete => false,
+        Outcome::Partial => true,
+        Outcome::Failed { timed_out } => !timed_out,
+    }
 }
 
 /// The stores `registry`'s descriptions name, each with its agent and root.
@@ -730,17 +1015,63 @@ fn opencode_databases_of(data: &Path, roots: &Roots) -> Vec<PathBuf> {
 /// the last read is not missed). A cursor-agent chat store holds one chat and is small: it is read
 /// whole whenever its `store.db`, `store.db-wal` or `meta.json` changed. A store that could not be
 /// read (locked by a writer past the busy timeout, say) keeps its old signature, so the next scan
-/// tries it again.
-#[derive(Debug, Clone, Default)]
+/// tries it again. The position of an OpenCode database never moves past `now`: a row dated in
+/// the far future must not hide every later one. A database too big for one budget is read in a
+/// pass of several parts: each part reads the sessions the earlier ones did not, from the same
+/// position, and the position moves on when the pass is complete.
+#[derive(Debug, Clone)]
 pub struct StoreState {
-    opencode: HashMap<PathBuf, (Signature, Option<Timestamp>)>,
+    opencode: HashMap<PathBuf, Followed>,
     legacy: HashMap<PathBuf, Signature>,
     cursor: HashMap<PathBuf, Signature>,
+    /// The budget of steps of each read.
+    steps: u64,
+}
+
+/// What has been read of one OpenCode database.
+#[derive(Debug, Clone, Default)]
+struct Followed {
+    /// The signature of its files when it was last read through; `None` while a pass has more
+    /// to read.
+    signature: Option<Signature>,
+    /// The newest update read so far: the next read asks for what is newer.
+    newest: Option<Timestamp>,
+    pass: Option<Pass>,
+}
+
+/// A read of an OpenCode database that its budget cut into parts.
+#[derive(Debug, Clone)]
+struct Pass {
+    /// The position every part reads from.
+    after: i64,
+    /// The sessions its parts have read.
+    done: HashSet<String>,
+    /// The newest update its parts have read.
+    latest: Option<Timestamp>,
+    /// When it started: the position never moves past it, so a session written again after its
+    /// part was read is read again next time.
+    started: Timestamp,
+}
+
+impl Default for StoreState {
+    fn default() -> StoreState {
+        StoreState::with_step_budget(STEP_BUDGET)
+    }
 }
 
 impl StoreState {
     pub fn new() -> StoreState {
         StoreState::default()
+    }
+
+    /// A state whose every read has a budget of `steps` SQLite steps instead of `STEP_BUDGET`.
+    pub fn with_step_budget(steps: u64) -> StoreState {
+        StoreState {
+            opencode: HashMap::new(),
+            legacy: HashMap::new(),
+            cursor: HashMap::new(),
+            steps,
+        }
     }
 
     /// Reads every store `registry` names under `roots` that changed since the last scan: each
@@ -819,24 +1150,47 @@ impl StoreState {
     ) -> Vec<Batch> {
         let files = [db.to_path_buf(), db.with_extension("db-wal")];
         let seen = signature(&files);
-        let known = self.opencode.get(db).cloned();
-        if known
-            .as_ref()
-            .is_some_and(|(signature, _)| *signature == seen)
-        {
+        let known = self.opencode.get(db).cloned().unwrap_or_default();
+        if known.signature.as_ref() == Some(&seen) {
             return Vec::new();
         }
-        let newest = known.and_then(|(_, newest)| newest);
-        let mut read_problems = Vec::new();
-        let after = newest.map(|newest| Timestamp::from_millis(newest.millis().saturating_sub(1)));
-        let batches = read_opencode_since(agent, db, after, now, &mut read_problems);
-        let failed = read_problems.iter().any(is_read_failure);
-        problems.extend(read_problems);
-        if !failed {
-            let latest = batches.iter().map(|batch| batch.last_write).max();
-            self.opencode
-                .insert(db.to_path_buf(), (seen, newest.max(latest)));
-        }
+        let mut pass = known.pass.unwrap_or_else(|| Pass {
+            after: known
+                .newest
+                .map_or(i64::MIN, |newest| newest.millis().saturating_sub(1)),
+            done: HashSet::new(),
+            latest: None,
+            started: now,
+        });
+        let (batches, outcome) =
+            read_opencode(agent, db, pass.after, &pass.done, now, self.steps, problems);
+        let latest = batches.iter().map(|batch| batch.last_write).max();
+        pass.latest = pass.latest.max(latest);
+        pass.done
+            .extend(batches.iter().map(|batch| batch.key.id.to_string()));
+        let followed = match outcome {
+            Outcome::Complete => Followed {
+                signature: Some(seen),
+                newest: known
+                    .newest
+                    .max(pass.latest.map(|latest| latest.min(pass.started).min(now))),
+                pass: None,
+            },
+            Outcome::Partial => Followed {
+                signature: None,
+                newest: known.newest,
+                pass: Some(pass),
+            },
+            // Out of budget before reading anything: not again until the files change.
+            Outcome::Failed { timed_out: true } => Followed {
+                signature: Some(seen),
+                newest: known.newest,
+                pass: None,
+            },
+            // Anything else may pass (a lock, a file half written): tried again next time.
+            Outcome::Failed { timed_out: false } => return batches,
+        };
+        self.opencode.insert(db.to_path_buf(), followed);
         batches
     }
 
@@ -880,12 +1234,10 @@ impl StoreState {
         if self.cursor.get(store) == Some(&seen) {
             return None;
         }
-        let mut read_problems = Vec::new();
-        let batch = read_cursor_store(agent, store, &mut read_problems);
-        if !read_problems.iter().any(is_read_failure) {
+        let (batch, outcome) = read_cursor(agent, store, self.steps, problems);
+        if !read_again(outcome) {
             self.cursor.insert(store.to_path_buf(), seen);
         }
-        problems.extend(read_problems);
         batch
     }
 }

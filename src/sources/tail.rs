@@ -1,18 +1,28 @@
 //! Reading a growing file incrementally, whatever its lines mean.
 //!
 //! [`FileTail`] reads a file from where its last read stopped: a partial last line is kept and
-//! waited for, a line too long to hold is skipped and reported, a zstd-compressed file is read
-//! whole as a stream, and a file that was truncated or replaced (told by its [`FileIdentity`]) is
-//! read again from the start after a reset. A first read may take only a file's head and tail.
+//! waited for, a line too long to hold is skipped and reported, a zstd-compressed file is read as
+//! a stream, and a file that was truncated or replaced (told by its [`FileIdentity`]) is read
+//! again from the start after a reset. A first read may take only a file's head and tail.
 //! [`TranscriptReader`] puts an agent's [`LineParser`] behind a tail and counts the lines it
 //! cannot read as problems. This module knows no agent and no layout: the walk decides which
 //! files to read and how, and the descriptions' parsers say what the lines mean.
+//!
+//! A compressed file is read to the same byte budget as a plain one, counted in decompressed
+//! bytes: a few kilobytes of zstd can hold gigabytes, and neither the time a read takes nor the
+//! memory it holds may depend on the compression ratio. Its head and tail are the head and the
+//! last bytes of what fits the budget, and a stream longer than the budget is cut there and
+//! reported. A plain file that grew by more than the budget since its last read goes on from its
+//! last budget's worth, and no read goes past the size the file had when it was opened, so a
+//! writer that never stops cannot hold a read. Files are opened through `sources::regular_file`,
+//! so a FIFO or a device never blocks a read.
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::regular_file;
 use crate::agents::{LineParser, Observation};
 use crate::lines::{LineBuffer, LineEvent};
 use crate::model::{Problem, ProblemKind, Timestamp};
@@ -28,6 +38,10 @@ pub struct ReadStats {
     pub head_tail: bool,
     /// True when the file was truncated or replaced and read again from the start.
     pub reset: bool,
+    /// True when the file held more than one read may take: a compressed file that decompresses
+    /// past the budget (the rest was not read), or a plain one that grew by more since its last
+    /// read (only its newest bytes were read).
+    pub cut: bool,
 }
 
 /// How a file is read the first time.
@@ -109,8 +123,20 @@ pub struct FileTail {
     path: PathBuf,
     compressed: bool,
     max_line: usize,
+    /// The most one read takes: of a compressed file, in decompressed bytes; of a plain file
+    /// that grew since the last read, its last bytes.
+    budget: u64,
     cursor: Option<Cursor>,
 }
+
+/// The budget of one read unless the caller sets one: the walk's whole-read limit.
+pub const READ_BUDGET: u64 = 16 * 1024 * 1024;
+
+/// The largest zstd window a compressed file may ask for (2^24 bytes, 16 MiB): the decoder
+/// allocates the window a frame declares, so a larger one would cost memory whatever is read of
+/// it. Every level but the `--ultra` ones (20 to 22) stays within it, and no back-reference inside
+/// the budget can reach further than the budget itself.
+const WINDOW_LOG_MAX: u32 = 24;
 
 impl FileTail {
     /// A reader for `path`, which is zstd-compressed when `compressed`. Nothing is read yet.
@@ -119,8 +145,16 @@ impl FileTail {
             path: path.into(),
             compressed,
             max_line,
+            budget: READ_BUDGET,
             cursor: None,
         }
+    }
+
+    /// The same reader, reading at most `budget` bytes at once (decompressed bytes of a
+    /// compressed file, the newest bytes of a plain file that grew by more).
+    pub fn with_budget(mut self, budget: u64) -> FileTail {
+        self.budget = budget;
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -141,7 +175,7 @@ impl FileTail {
         on_reset: &mut dyn FnMut(),
         on_event: &mut dyn FnMut(LineEvent<'_>),
     ) -> io::Result<ReadStats> {
-        let mut file = File::open(&self.path)?;
+        let mut file = regular_file::open(&self.path)?;
         let meta = file.metadata()?;
         let identity = FileIdentity::of(&meta);
         let size = meta.len();
@@ -168,11 +202,23 @@ impl FileTail {
             on_event(event);
         };
         let bytes_read = if self.compressed {
-            self.read_compressed(file, identity, size, &mut counting)?
+            let read = self.read_compressed(file, identity, size, plan, &mut counting)?;
+            stats.head_tail = read.head_tail;
+            stats.cut = read.cut;
+            read.bytes
         } else if let Some(cursor) = &mut self.cursor {
+            if size - cursor.position > self.budget {
+                // More was appended since the last read than one read may take: go on from the
+                // last budget's worth, at the first line that starts inside it (one byte early,
+                // as for a tail).
+                let start = size - self.budget - 1;
+                *cursor = Cursor::new(identity, start, size, true, self.max_line);
+                stats.cut = true;
+            }
             cursor.size = size;
             file.seek(SeekFrom::Start(cursor.position))?;
-            feed_to_end(&mut file, cursor, &mut counting)?
+            let pending = size - cursor.position;
+            feed_to_end(&mut (&mut file).take(pending), cursor, &mut counting)?
         } else {
             match plan {
                 ReadPlan::HeadTail { head, tail } if size > head.saturating_add(tail) => {
@@ -181,7 +227,11 @@ impl FileTail {
                 }
                 _ => {
                     let cursor = Cursor::new(identity, 0, size, false, self.max_line);
-                    feed_to_end(&mut file, self.cursor.insert(cursor), &mut counting)?
+                    feed_to_end(
+                        &mut (&mut file).take(size),
+                        self.cursor.insert(cursor),
+                        &mut counting,
+                    )?
                 }
             }
         };
@@ -218,31 +268,134 @@ impl FileTail {
         let start = size - tail - 1;
         file.seek(SeekFrom::Start(start))?;
         let cursor = Cursor::new(identity, start, size, true, self.max_line);
-        Ok(read + feed_to_end(file, self.cursor.insert(cursor), on_event)?)
+        let rest = &mut file.take(size - start);
+        Ok(read + feed_to_end(rest, self.cursor.insert(cursor), on_event)?)
     }
 
-    /// Decompresses a whole `.zst` rollout as a stream. Its last line needs no newline: the file
-    /// is finished.
+    /// Decompresses a `.zst` rollout as a stream, at most `budget` bytes of it. Its last line
+    /// needs no newline when the stream ends there: the file is finished. A stream cut at the
+    /// budget ends in the middle of a line, which is dropped.
     fn read_compressed(
         &mut self,
         file: File,
         identity: FileIdentity,
         size: u64,
+        plan: ReadPlan,
         on_event: &mut dyn FnMut(LineEvent<'_>),
-    ) -> io::Result<u64> {
+    ) -> io::Result<Compressed> {
         let mut decoder = zstd::stream::read::Decoder::new(file)?;
-        let cursor = self
-            .cursor
-            .insert(Cursor::new(identity, 0, size, false, self.max_line));
-        let read = feed_to_end(&mut decoder, cursor, on_event)?;
-        if cursor.lines.has_partial() {
-            cursor.lines.push(b"\n", on_event);
+        decoder.window_log_max(WINDOW_LOG_MAX)?;
+        let budget = self.budget;
+        let max_line = self.max_line;
+        let mut stream = (&mut decoder).take(budget);
+        let mut read = match plan {
+            ReadPlan::Whole => {
+                let cursor = self
+                    .cursor
+                    .insert(Cursor::new(identity, 0, size, false, max_line));
+                let bytes = feed_to_end(&mut stream, cursor, on_event)?;
+                Compressed {
+                    bytes,
+                    head_tail: false,
+                    cut: false,
+                }
+            }
+            ReadPlan::HeadTail { head, tail } => {
+                let (cursor, read) =
+                    head_and_tail(&mut stream, identity, size, head, tail, max_line, on_event)?;
+                self.cursor = Some(cursor);
+                read
+            }
+        };
+        // One byte more than the budget tells a stream that ends there from a longer one (or from
+        // one that is damaged past it, which is not read either).
+        read.cut = read.bytes == budget && !matches!(decoder.read(&mut [0u8]), Ok(0));
+        if let Some(cursor) = &mut self.cursor {
+            if cursor.lines.has_partial() && !read.cut {
+                cursor.lines.push(b"\n", on_event);
+            }
         }
         Ok(read)
     }
 }
 
+/// What one read of a compressed file did.
+struct Compressed {
+    /// Decompressed bytes read.
+    bytes: u64,
+    head_tail: bool,
+    cut: bool,
+}
+
+/// Reads the first `head` bytes of `stream` (whole lines only), then goes on to its end keeping
+/// only the last `tail` bytes, and hands out the whole lines of those. A stream not longer than
+/// both together is read whole. Memory stays at `tail` bytes whatever the stream's length.
+fn head_and_tail(
+    stream: &mut dyn Read,
+    identity: FileIdentity,
+    size: u64,
+    head: u64,
+    tail: u64,
+    max_line: usize,
+    on_event: &mut dyn FnMut(LineEvent<'_>),
+) -> io::Result<(Cursor, Compressed)> {
+    let both = head.saturating_add(tail);
+    let mut start = Vec::new();
+    (&mut *stream)
+        .take(both.saturating_add(1))
+        .read_to_end(&mut start)?;
+    let mut cursor = Cursor::new(identity, 0, size, false, max_line);
+    if start.len() as u64 <= both {
+        let bytes = feed_to_end(&mut start.as_slice(), &mut cursor, on_event)?;
+        let read = Compressed {
+            bytes,
+            head_tail: false,
+            cut: false,
+        };
+        return Ok((cursor, read));
+    }
+    let mut head_lines = LineBuffer::new(0, max_line);
+    let head = usize::try_from(head).unwrap_or(usize::MAX).min(start.len());
+    head_lines.push(&start[..head], &mut *on_event);
+    // The last `tail + 1` bytes: if the first of them is a newline, the tail begins with a whole
+    // line, which resyncing must not drop.
+    let keep = usize::try_from(tail.saturating_add(1)).unwrap_or(usize::MAX);
+    let mut last = start.split_off(head);
+    let mut total = (head + last.len()) as u64;
+    let mut chunk = vec![0; CHUNK];
+    loop {
+        let n = read_some(stream, &mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        last.extend_from_slice(&chunk[..n]);
+        if last.len() > keep {
+            last.drain(..last.len() - keep);
+        }
+    }
+    let from = total - last.len() as u64;
+    cursor = Cursor::new(identity, from, size, true, max_line);
+    feed_to_end(&mut last.as_slice(), &mut cursor, on_event)?;
+    let read = Compressed {
+        bytes: total,
+        head_tail: true,
+        cut: false,
+    };
+    Ok((cursor, read))
+}
+
 const CHUNK: usize = 256 * 1024;
+
+/// One read of `source` into `chunk`, tried again when a signal interrupted it; 0 at the end.
+fn read_some(source: &mut dyn Read, chunk: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match source.read(chunk) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
 
 /// Reads `source` to its end into `cursor`, handing out complete lines.
 fn feed_to_end(
@@ -253,12 +406,10 @@ fn feed_to_end(
     let mut chunk = vec![0; CHUNK];
     let mut read = 0;
     loop {
-        let n = match source.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
+        let n = read_some(source, &mut chunk)?;
+        if n == 0 {
+            break;
+        }
         read += n as u64;
         let mut bytes = &chunk[..n];
         let at = cursor.position;
@@ -311,6 +462,12 @@ impl TranscriptReader {
             tail: FileTail::new(path, compressed, max_line),
             parser,
         }
+    }
+
+    /// The same reader, reading at most `budget` bytes at once (see [`FileTail::with_budget`]).
+    pub fn with_budget(mut self, budget: u64) -> TranscriptReader {
+        self.tail = self.tail.with_budget(budget);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -378,6 +535,19 @@ impl TranscriptReader {
                 }
             }
         };
+        if stats.cut {
+            let budget = self.tail.budget;
+            let detail = if self.tail.compressed {
+                format!(
+                    "decompresses to more than {budget} bytes; only the first {budget} were read"
+                )
+            } else {
+                format!(
+                    "grew by more than {budget} bytes at once; only the last {budget} were read"
+                )
+            };
+            problems.push(Problem::new(ProblemKind::HugeFile, &place, detail));
+        }
         if malformed > MALFORMED_REPORTED {
             problems.push(Problem::new(
                 ProblemKind::MalformedLine,

@@ -25,6 +25,7 @@ use std::time::{Duration, SystemTime};
 
 use super::folders::canonical_folder;
 use super::layouts::{self, NameIndexes};
+use super::regular_file;
 use super::roots::Roots;
 use super::tail::{self, FileIdentity, ReadPlan, ReadStats, TranscriptReader};
 use crate::agents::{Description, Found, Info, Layout, Observation, Registry, Title, TitleSource};
@@ -44,7 +45,11 @@ pub struct ScanOptions {
     pub head_bytes: u64,
     /// How much of a closed transcript's end is read, for its latest records and titles.
     pub tail_bytes: u64,
-    /// A fresh transcript larger than this is read head and tail only, like a closed one.
+    /// A fresh transcript larger than this is read head and tail only, like a closed one. It is
+    /// also the budget of any one read: a compressed transcript is decompressed no further (its
+    /// head and tail are those of what fits), a whole-file transcript larger than this is not
+    /// read, and a transcript that grew by more since its last read goes on from its last this
+    /// many bytes.
     pub whole_read_limit: u64,
     /// A longer line is skipped unread and counted as a `huge_line` problem.
     pub max_line: usize,
@@ -299,6 +304,12 @@ impl ReadState {
                 return None;
             }
         };
+        // A FIFO, a socket or a device named like a transcript is no transcript: counted, never
+        // followed. The reader checks its opened handle again, for a file swapped after this.
+        if let Err(error) = regular_file::ensure(&meta) {
+            result.problems.push(layouts::unreadable(path, &error));
+            return None;
+        }
         let modified = meta.modified().ok();
         let seen = (meta.len(), modified, FileIdentity::of(&meta));
         // Most of a walk is files that did not change: one lookup, nothing allocated.
@@ -316,7 +327,8 @@ impl ReadState {
             .or_insert_with(|| {
                 let mut found = found;
                 if let (true, Some(parse)) = (found.short_id, layout.full_id) {
-                    if let Some(full) = layouts::full_id(path, found.whole_file, parse) {
+                    let limit = options.whole_read_limit;
+                    if let Some(full) = layouts::full_id(path, found.whole_file, limit, parse) {
                         found.session_id = full;
                     }
                 }
@@ -373,16 +385,14 @@ impl ReadState {
             // `Reset`, so the re-read replaces the previous one.
             (true, Some(parse)) => {
                 tracked.whole_started = true;
-                layouts::read_whole_file(path, parse)
+                layouts::read_whole_file(path, options.whole_read_limit, parse)
             }
             _ => {
                 let reader = tracked.reader.get_or_insert_with(|| {
-                    Box::new(TranscriptReader::new(
-                        path,
-                        found.compressed,
-                        options.max_line,
-                        (layout.parser)(found.subagent.is_some()),
-                    ))
+                    let parser = (layout.parser)(found.subagent.is_some());
+                    let reader =
+                        TranscriptReader::new(path, found.compressed, options.max_line, parser);
+                    Box::new(reader.with_budget(options.whole_read_limit))
                 });
                 reader.read(plan)
             }
@@ -416,7 +426,8 @@ impl ReadState {
             }
         }
         if let Some(rule) = &layout.project {
-            self.add_project_folder(path, rule, first, &mut observations);
+            let problems = &mut result.problems;
+            self.add_project_folder(path, rule, first, &mut observations, problems);
         }
         if first || read.stats.reset || read.stats.lines > 0 {
             let folders = self.folders_of(&observations);
@@ -442,6 +453,7 @@ impl ReadState {
         rule: &crate::agents::ProjectFolder,
         first: bool,
         observations: &mut Vec<Observation>,
+        problems: &mut Vec<Problem>,
     ) {
         let Some(project) = layouts::project_of(path, rule) else {
             return;
@@ -449,7 +461,7 @@ impl ReadState {
         let root = match self.projects.get(project) {
             Some(root) => root.clone(),
             None => {
-                let Some(root) = layouts::project_root(project, rule) else {
+                let Some(root) = layouts::project_root(project, rule, problems) else {
                     return;
                 };
                 self.projects.insert(project.to_path_buf(), root.clone());
