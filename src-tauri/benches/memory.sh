@@ -246,7 +246,12 @@ done
 # ---- soak: a day of use, scaled down ----
 case ",$SKIP," in *,soak,*) SOAK_SECS=0 ;; esac
 if [ "$SOAK_SECS" -gt 0 ]; then
-  transitions() { sqlite3 -readonly "file:$STORE?mode=ro" 'SELECT count(*) FROM transitions' 2>/dev/null || echo 0; }
+  # The transitions the engine recorded in its store, read-only (python3 is in scripts/deps.sh).
+  transitions() {
+    python3 -c 'import sqlite3, sys
+print(sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True).execute("SELECT count(*) FROM transitions").fetchone()[0])' \
+      "$STORE" 2>/dev/null || echo 0
+  }
   notifications() { grep -c 'member=Notify' "$NOTIFY_LOG"; }
   # Sessions come and go on eight slots: a fake agent starts in a new folder, its session starts
   # working a second later, finishes and is prompted again a few times (each finish is a Needs you
