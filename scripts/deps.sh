@@ -50,6 +50,16 @@ want kitty
 want libgl1-mesa-dri
 want fonts-dejavu-core
 
+# The packages (scripts/package.sh, scripts/package-test.sh): Tauri's bundler needs nothing more
+# (its .rpm writer is built in, no rpmbuild); the test reads the .rpm with rpm, looks the man page up
+# with man-db, loads the completion the way bash-completion does, checks the user unit with
+# systemd-analyze (no running systemd needed) and the desktop entry with desktop-file-validate.
+want rpm
+want man-db
+want bash-completion
+want systemd
+want desktop-file-utils
+
 for extra in "$@"; do want "$extra"; done
 
 if [ "${#need_apt[@]}" -gt 0 ]; then

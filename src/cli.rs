@@ -25,6 +25,7 @@ use slate::sources::roots::Env;
 use slate::tracker::{ItemStatus, WorkItemInfo};
 use slate::{policy, report, settings, store};
 
+mod manual;
 mod serve;
 
 /// Slate watches every AI coding-agent session on this machine and tells you which ones need you.
@@ -128,6 +129,13 @@ enum Command {
         /// The address of the server to follow (default: the config's `[server] listen`).
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<String>,
+    },
+    /// Print the completion script for a shell, e.g. `slate completions bash > slate.bash`.
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page slate(1), or write it and one page per command into a folder.
+    Man {
+        #[arg(long, value_name = "FOLDER")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -377,6 +385,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Run { command } = &cli.command {
         return run_hosted(command);
     }
+    if let Some(done) = manual::run(&cli.command)? {
+        return Ok(done);
+    }
     let now = match &cli.now {
         Some(text) => Timestamp::parse_rfc3339(text)
             .with_context(|| format!("--now {text:?} is not an RFC 3339 time"))?,
@@ -569,7 +580,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Item { .. } | Command::Release { .. } => {
             unreachable!("handled before the engine runs")
         }
-        Command::Run { .. } => unreachable!("handled before the engine starts"),
+        Command::Run { .. } | Command::Completions { .. } | Command::Man { .. } => {
+            unreachable!("handled before the engine starts")
+        }
         Command::Serve { .. } | Command::Watch { .. } => {}
     }
     Ok(ExitCode::SUCCESS)

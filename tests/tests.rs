@@ -2,6 +2,7 @@
 
 mod api; // the HTTP API: JSON endpoints, the event stream, guard rails, serve and watch
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
+mod cli; // the command line as a packaged tool: closed pipes, exit codes, completions, man pages, the user unit
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic

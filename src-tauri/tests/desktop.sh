@@ -10,6 +10,10 @@
 # shows in the menu and the API), restarts the app, and takes screenshots into docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
+#        src-tauri/tests/desktop.sh --smoke --app /usr/bin/slate-app
+#          --app runs that binary instead of building one (the installed package's, in
+#          scripts/package-test.sh); --smoke runs only the start (the tray appears with its count)
+#          and one Working -> Needs you flip (the count follows, one notification fires).
 # Prints one line per check and ends with `N passed, N failed`; exits non-zero on a failure.
 set -uo pipefail
 
@@ -18,8 +22,21 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 . "$ROOT/src-tauri/tests/private-desktop.sh"
 
 if [ "${1:-}" != "--inside" ]; then
+  SLATE_DESKTOP_APP=""
+  SLATE_DESKTOP_SMOKE=""
+  while [ "$#" -gt 0 ]; do
+    case "$1" in
+      --smoke) SLATE_DESKTOP_SMOKE=1 ;;
+      --app) SLATE_DESKTOP_APP="${2:?--app needs a path}"; shift ;;
+      *) echo "usage: $0 [--smoke] [--app PATH]" >&2; exit 2 ;;
+    esac
+    shift
+  done
+  export SLATE_DESKTOP_APP SLATE_DESKTOP_SMOKE
   cd "$ROOT"
-  cargo build -p slate-app --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
+  if [ -z "$SLATE_DESKTOP_APP" ]; then
+    cargo build -p slate-app --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
+  fi
   private_desktop_run "$0" "$(mktemp -d /tmp/slate-desktop.XXXXXX)"
   status=$?
   [ "$status" -eq 97 ] && { echo "0 passed, 1 failed (Xvfb did not start)"; exit 1; }
@@ -29,7 +46,8 @@ fi
 
 # ---- inside the private D-Bus session ----
 cd "$ROOT"
-APP="$ROOT/target/debug/slate-app"
+APP="${SLATE_DESKTOP_APP:-$ROOT/target/debug/slate-app}"
+SMOKE="${SLATE_DESKTOP_SMOKE:-}"
 LOG="$WORK/app.log"
 NOTIFY_LOG="$WORK/notify.log"
 # Screenshots go to the work folder; SLATE_SCREENSHOTS=docs/screenshots refreshes the committed ones.
@@ -161,59 +179,64 @@ check "the menu has Open Slate, Pause notifications, Start at login and Quit" ha
 sleep 3
 check "no notification at start-up for a session already waiting" test "$(notify_count)" -eq 0
 
-# ---- 2. a second launch shows the first one's window and exits ----
-window_hidden() { ! window_visible; }
-check "the app starts in the tray with its window hidden" window_hidden
+# Nothing of WebKit runs before the window is first opened, in a package too.
 check "no WebKit process runs while the window has never been opened" no_webkit
-timeout 30 "$APP" >>"$WORK/second.log" 2>&1
-second_status=$?
-check "a second launch exits at once" test "$second_status" -eq 0
-check "a second launch shows the first one's window" eventually 10 window_visible
-check "the open window has its WebKit processes" some_webkit
-sleep 1
-import -window root "$SHOTS/app-window.png" 2>/dev/null
-wmctrl -c Slate
-check "closing the window closes it" eventually 5 window_hidden
-check "no WebKit process is alive after the window closes" eventually 10 no_webkit
-check "closing the window leaves the tray app running" kill -0 "$app_pid"
-click "Open Slate"
-check "Open Slate in the menu opens the window again" eventually 10 window_visible
-wmctrl -c Slate
-check "no WebKit process is alive after it closes again" eventually 10 no_webkit
 
-# ---- 2b. a hosted session: reported to the app's API the way `slate run` does, marked in the menu ----
-# The app listens on a free port and says which in its log; the token is in the config folder.
-api_base() { grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$LOG" | tail -1 | sed 's/^listening on //'; }
-report_hosted() { # session-id
-  curl -fsS -o /dev/null -X POST "$(api_base)/hosted" \
-    -H "Authorization: Bearer $(cat "$XDG_CONFIG_HOME/slate/token")" -H 'Content-Type: application/json' \
-    -d "{\"agent\":\"claude-code\",\"session_id\":\"$1\",\"titles\":[],\"last_draw\":null}"
-}
-check "a hosted report for the waiting session is accepted" report_hosted "$WEB"
-check "the menu marks the hosted session" eventually 5 menu_has "web · Claude Code (hosted) — "
-plain_web_gone() { ! menu_has "web · Claude Code — "; }
-check "the hosted session is listed once, with its mark" plain_web_gone
-check "a hosted mark does not change the count" label_is 1
+# The smoke run goes straight from the start to the first flip.
+if [ -z "$SMOKE" ]; then
+  # ---- 2. a second launch shows the first one's window and exits ----
+  window_hidden() { ! window_visible; }
+  check "the app starts in the tray with its window hidden" window_hidden
+  timeout 30 "$APP" >>"$WORK/second.log" 2>&1
+  second_status=$?
+  check "a second launch exits at once" test "$second_status" -eq 0
+  check "a second launch shows the first one's window" eventually 10 window_visible
+  check "the open window has its WebKit processes" some_webkit
+  sleep 1
+  import -window root "$SHOTS/app-window.png" 2>/dev/null
+  wmctrl -c Slate
+  check "closing the window closes it" eventually 5 window_hidden
+  check "no WebKit process is alive after the window closes" eventually 10 no_webkit
+  check "closing the window leaves the tray app running" kill -0 "$app_pid"
+  click "Open Slate"
+  check "Open Slate in the menu opens the window again" eventually 10 window_visible
+  wmctrl -c Slate
+  check "no WebKit process is alive after it closes again" eventually 10 no_webkit
 
-# ---- 2c. the config file: an edit applies at once; a broken one is said in the menu and the API ----
-CONFIG="$XDG_CONFIG_HOME/slate/config.toml"
-health() { curl -fsS "$(api_base)/health"; }
-idle_is() {
-  health | python3 -c 'import json, sys
+  # ---- 2b. a hosted session: reported to the app's API the way `slate run` does, marked in the menu ----
+  # The app listens on a free port and says which in its log; the token is in the config folder.
+  api_base() { grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$LOG" | tail -1 | sed 's/^listening on //'; }
+  report_hosted() { # session-id
+    curl -fsS -o /dev/null -X POST "$(api_base)/hosted" \
+      -H "Authorization: Bearer $(cat "$XDG_CONFIG_HOME/slate/token")" -H 'Content-Type: application/json' \
+      -d "{\"agent\":\"claude-code\",\"session_id\":\"$1\",\"titles\":[],\"last_draw\":null}"
+  }
+  check "a hosted report for the waiting session is accepted" report_hosted "$WEB"
+  check "the menu marks the hosted session" eventually 5 menu_has "web · Claude Code (hosted) — "
+  plain_web_gone() { ! menu_has "web · Claude Code — "; }
+  check "the hosted session is listed once, with its mark" plain_web_gone
+  check "a hosted mark does not change the count" label_is 1
+
+  # ---- 2c. the config file: an edit applies at once; a broken one is said in the menu and the API ----
+  CONFIG="$XDG_CONFIG_HOME/slate/config.toml"
+  health() { curl -fsS "$(api_base)/health"; }
+  idle_is() {
+    health | python3 -c 'import json, sys
 h = json.load(sys.stdin)
 sys.exit(0 if h["settings"]["config"]["project-policy"]["session_idle_minutes"] == int(sys.argv[1]) else 1)' "$1"
-}
-printf '[project-policy]\nsession_idle_minutes = 7\n' >"$CONFIG"
-check "a config edit applies to the running app (session_idle_minutes)" eventually 10 idle_is 7
-printf '[project-policy]\nsesion_idle_minutes = 9\n' >"$CONFIG"
-check "a broken config edit is said first in the tray menu" eventually 10 menu_has "Config error: the config file"
-health_names_it() { health | grep -q 'sesion_idle_minutes' && health | grep -q "$CONFIG"; }
-check "the window's API names the key and the file" health_names_it
-check "a broken edit keeps the last good settings" idle_is 7
-rm -f "$CONFIG"
-no_config_note() { ! menu_has "Config error"; }
-check "the menu's note goes when the file reads again" eventually 10 no_config_note
-check "without the file the defaults apply" eventually 10 idle_is 20
+  }
+  printf '[project-policy]\nsession_idle_minutes = 7\n' >"$CONFIG"
+  check "a config edit applies to the running app (session_idle_minutes)" eventually 10 idle_is 7
+  printf '[project-policy]\nsesion_idle_minutes = 9\n' >"$CONFIG"
+  check "a broken config edit is said first in the tray menu" eventually 10 menu_has "Config error: the config file"
+  health_names_it() { health | grep -q 'sesion_idle_minutes' && health | grep -q "$CONFIG"; }
+  check "the window's API names the key and the file" health_names_it
+  check "a broken edit keeps the last good settings" idle_is 7
+  rm -f "$CONFIG"
+  no_config_note() { ! menu_has "Config error"; }
+  check "the menu's note goes when the file reads again" eventually 10 no_config_note
+  check "without the file the defaults apply" eventually 10 idle_is 20
+fi
 
 # ---- 3. Working -> Needs you: the count follows and exactly one notification ----
 {
@@ -231,6 +254,11 @@ check "the notification names project and agent" grep -q '"acme-api · Claude Co
 check "the notification body gives the reason and the title" \
   bash -c "grep -A3 'acme-api · Claude Code needs you' '$NOTIFY_LOG' | grep -q 'Rate limiting'"
 import -window root "$SHOTS/app-notification.png" 2>/dev/null
+if [ -n "$SMOKE" ]; then
+  echo "$passed passed, $failed failed (smoke)"
+  [ "$failed" -eq 0 ]
+  exit
+fi
 
 # ---- 4. clicks: a session in the menu, a notification ----
 # The other agent's window is in front; the click must bring acme-api's tmux window back.
