@@ -297,7 +297,7 @@ print(sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True).execute("SELECT c
   last_sample=-10
   cycles=0 open_max=0 webkit_closed_max=0
   # With no window cycles the loop only samples, every 10 s.
-  gap=$(awk -v s="$SOAK_SECS" -v c="$CYCLES" 'BEGIN { printf "%.2f", c > 0 ? s / c : 10 }')
+  gap=$(awk -v s="$SOAK_SECS" -v c="$CYCLES" 'BEGIN { printf "%.2f", (c > 0 ? s / c : 10) }')
   echo "soak: ${SOAK_SECS} s, ${CYCLES} window cycles (one every ${gap} s), about ${TRANSITIONS} transitions"
   while [ $((SECONDS - soak_start)) -lt "$SOAK_SECS" ]; do
     cycle_start=$(date +%s.%N)
