@@ -3,9 +3,12 @@
 //! The page gets its data over HTTP like any browser, so the commands are only what belongs to
 //! the shell: where the API is, focusing a session's terminal (for a session on a remote machine,
 //! a local terminal attached to the remote's tmux, `slate::remote::attach`), start at login,
-//! pausing notifications, showing the window and quitting. The tray menu and the notification click
-//! handler call the same functions, so a menu click and a click in the page do the same thing.
-//! Errors cross to the page as their message (`CommandError` serializes as a string).
+//! pausing notifications, showing the window and quitting. They run in the window process (see
+//! `window`): what only the tray can do (pausing, quitting, redrawing the menu) is sent to it as
+//! a `window::Request`; focusing a terminal reads the session's process from the API and raises
+//! it from there. The tray menu and the notification click handler call the same focus, pause and
+//! autostart functions, so a menu click and a click in the page do the same thing. Errors cross
+//! to the page as their message (`CommandError` serializes as a string).
 
 use serde::{Serialize, Serializer};
 use tauri::{AppHandle, Manager, Runtime, State};
@@ -15,6 +18,7 @@ use slate::model::SessionKey;
 use slate::policy::menu::Pause;
 
 use crate::server::Endpoint;
+use crate::window::{Page, Request};
 use crate::Shell;
 
 #[derive(Debug, thiserror::Error)]
@@ -29,10 +33,10 @@ pub enum CommandError {
     RemoteFocus { reason: String, command: String },
     #[error("cannot change start at login: {0}")]
     Autostart(#[from] tauri_plugin_autostart::Error),
-    #[error("the main window is missing")]
-    NoWindow,
-    #[error(transparent)]
-    Tauri(#[from] tauri::Error),
+    #[error("cannot read session `{id}` from the API: {reason}")]
+    Api { id: String, reason: String },
+    #[error("cannot open the window: {0}")]
+    Window(#[from] std::io::Error),
 }
 
 impl Serialize for CommandError {
@@ -43,17 +47,17 @@ impl Serialize for CommandError {
 
 /// Where the page finds the loopback API, and the token its POSTs need.
 #[tauri::command]
-pub fn api_endpoint(shell: State<'_, Shell>) -> Endpoint {
-    shell.endpoint.clone()
+pub fn api_endpoint(page: State<'_, Page>) -> Endpoint {
+    page.endpoint.clone()
 }
 
 /// Raises the terminal that hosts session `id` (an id or a unique prefix of one, or `NAME:ID`
 /// for a session on a remote machine). It runs off the main thread: asking a remote where its
 /// session runs can take a few seconds.
 #[tauri::command]
-pub async fn focus_session(shell: State<'_, Shell>, id: String) -> Result<(), CommandError> {
-    let handle = shell.handle.clone();
-    tauri::async_runtime::spawn_blocking(move || focus_with(&handle, &id))
+pub async fn focus_session(page: State<'_, Page>, id: String) -> Result<(), CommandError> {
+    let endpoint = page.endpoint.clone();
+    tauri::async_runtime::spawn_blocking(move || focus_through_api(&endpoint, &id))
         .await
         .map_err(|err| CommandError::Focus {
             id: String::new(),
@@ -62,8 +66,14 @@ pub async fn focus_session(shell: State<'_, Shell>, id: String) -> Result<(), Co
 }
 
 #[tauri::command]
-pub fn set_autostart<R: Runtime>(app: AppHandle<R>, enabled: bool) -> Result<bool, CommandError> {
-    set_autostart_to(&app, enabled)
+pub fn set_autostart<R: Runtime>(
+    app: AppHandle<R>,
+    page: State<'_, Page>,
+    enabled: bool,
+) -> Result<bool, CommandError> {
+    let now_enabled = change_autostart(&app, enabled)?;
+    page.ask(Request::Refresh);
+    Ok(now_enabled)
 }
 
 #[tauri::command]
@@ -73,9 +83,8 @@ pub fn autostart_enabled<R: Runtime>(app: AppHandle<R>) -> Result<bool, CommandE
 
 /// Pauses notifications for `minutes`, or until resumed when `minutes` is absent; `0` resumes.
 #[tauri::command]
-pub fn pause_notifications<R: Runtime>(
-    app: AppHandle<R>,
-    shell: State<'_, Shell>,
+pub fn pause_notifications(
+    page: State<'_, Page>,
     minutes: Option<u32>,
 ) -> Result<(), CommandError> {
     let pause = match minutes {
@@ -86,18 +95,19 @@ pub fn pause_notifications<R: Runtime>(
                 .plus(std::time::Duration::from_secs(u64::from(minutes) * 60)),
         ),
     };
-    set_pause(&app, &shell, pause);
+    page.ask(Request::Pause(pause));
     Ok(())
 }
 
+/// Quits Slate: the tray ends, and the window with it.
 #[tauri::command]
-pub fn quit<R: Runtime>(app: AppHandle<R>) {
-    app.exit(0);
+pub fn quit(page: State<'_, Page>) {
+    page.ask(Request::Quit);
 }
 
 #[tauri::command]
-pub fn show_window<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandError> {
-    show(&app)
+pub fn show_window<R: Runtime>(app: AppHandle<R>) {
+    crate::window::raise(&app);
 }
 
 /// Focuses a session's terminal: finds its process, then asks the focus strategy to raise what
@@ -112,32 +122,68 @@ fn focus_with(handle: &slate::live::Handle, id: &str) -> Result<(), CommandError
         .ok_or_else(|| CommandError::UnknownSession(id.to_string()))?;
     let session = detail.session;
     if let Some(machine) = &session.machine {
-        return attach(handle, machine, session.id.as_str());
+        return attach(
+            &handle.settings().config,
+            machine.as_str(),
+            session.id.as_str(),
+        );
     }
-    let pid = session
-        .pid
-        .ok_or_else(|| CommandError::NoProcess(session.id.to_string()))?;
-    tracing::info!(session = %session.id, pid, "focus requested");
-    focus_terminal(pid).map_err(|reason| CommandError::Focus {
-        id: session.id.to_string(),
+    focus_pid(session.id.as_str(), session.pid)
+}
+
+/// [`focus`] from the window process: the session's process comes from `GET /sessions/{id}`.
+pub fn focus_through_api(endpoint: &Endpoint, id: &str) -> Result<(), CommandError> {
+    // An id is letters, digits and a few marks, with at most one `:` after a machine's name;
+    // anything else could not name a session and would not make a clean path.
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let readable = match id.split_once(':') {
+        Some((machine, rest)) => {
+            !machine.is_empty() && machine.chars().all(plain) && rest.chars().all(plain)
+        }
+        None => id.chars().all(plain),
+    };
+    if id.is_empty() || !readable {
+        return Err(CommandError::UnknownSession(id.to_string()));
+    }
+    let api_error = |reason: String| CommandError::Api {
+        id: id.to_string(),
         reason,
-    })
+    };
+    let address = slate::client::address_of(&endpoint.base)
+        .ok_or_else(|| api_error(format!("`{}` is not a loopback address", endpoint.base)))?;
+    let client = slate::client::Client::new(address, None);
+    let detail: serde_json::Value = match client.get_json(&format!("/sessions/{id}")) {
+        Ok(detail) => detail,
+        Err(slate::client::ClientError::Status { status: 404, .. }) => {
+            return Err(CommandError::UnknownSession(id.to_string()));
+        }
+        Err(err) => return Err(api_error(err.to_string())),
+    };
+    let session = &detail["session"];
+    let found = session["id"].as_str().unwrap_or(id);
+    if let Some(machine) = session["machine"].as_str() {
+        // The window process has no engine of its own: the remotes come from the config file,
+        // read as the tray read it.
+        let env = slate::sources::roots::Env::from_process();
+        let places =
+            slate::places::Places::from_env(&env).map_err(|err| api_error(err.to_string()))?;
+        let settings = slate::settings::Settings::load(&places.config_file());
+        return attach(&settings.config, machine, found);
+    }
+    let pid = session["pid"]
+        .as_u64()
+        .and_then(|pid| u32::try_from(pid).ok());
+    focus_pid(found, pid)
 }
 
 /// Opens a local terminal attached to the remote session `id` on `machine`, when the remote says
 /// it runs in tmux; otherwise says which command gets there.
-fn attach(
-    handle: &slate::live::Handle,
-    machine: &slate::model::Machine,
-    id: &str,
-) -> Result<(), CommandError> {
+fn attach(config: &slate::config::Config, machine: &str, id: &str) -> Result<(), CommandError> {
     use slate::remote::attach::{self, Plan};
-    let settings = handle.settings();
-    let entry = settings
-        .config
+    let entry = config
         .remotes
         .iter()
-        .find(|entry| &entry.name == machine)
+        .find(|entry| entry.name.as_str() == machine)
         .ok_or_else(|| CommandError::UnknownSession(format!("{machine}:{id}")))?;
     let options = slate::remote::LinkOptions::default();
     let plan = attach::plan(entry, &options, id).map_err(|failure| CommandError::Focus {
@@ -155,6 +201,15 @@ fn attach(
             command,
         }),
     }
+}
+
+fn focus_pid(id: &str, pid: Option<u32>) -> Result<(), CommandError> {
+    let pid = pid.ok_or_else(|| CommandError::NoProcess(id.to_string()))?;
+    tracing::info!(session = %id, pid, "focus requested");
+    focus_terminal(pid).map_err(|reason| CommandError::Focus {
+        id: id.to_string(),
+        reason,
+    })
 }
 
 /// Focuses the session `key` names (from the tray menu or a notification); failures are logged,
@@ -190,10 +245,17 @@ fn focus_terminal(pid: u32) -> Result<(), String> {
     }
 }
 
+/// Turns start at login on or off from the tray menu, and redraws the menu.
 pub fn set_autostart_to<R: Runtime>(
     app: &AppHandle<R>,
     enabled: bool,
 ) -> Result<bool, CommandError> {
+    let now_enabled = change_autostart(app, enabled)?;
+    crate::refresh_tray(app);
+    Ok(now_enabled)
+}
+
+fn change_autostart<R: Runtime>(app: &AppHandle<R>, enabled: bool) -> Result<bool, CommandError> {
     let autolaunch = app.autolaunch();
     if enabled {
         autolaunch.enable()?;
@@ -202,7 +264,6 @@ pub fn set_autostart_to<R: Runtime>(
     }
     let now_enabled = autolaunch.is_enabled()?;
     tracing::info!(enabled = now_enabled, "start at login changed");
-    crate::refresh_tray(app);
     Ok(now_enabled)
 }
 
@@ -212,13 +273,9 @@ pub fn set_pause<R: Runtime>(app: &AppHandle<R>, shell: &Shell, pause: Pause) {
     crate::refresh_tray(app);
 }
 
-/// Shows, unminimises and focuses the main window.
+/// Shows the window, starting its process when it is closed, and brings it to the front.
 pub fn show<R: Runtime>(app: &AppHandle<R>) -> Result<(), CommandError> {
-    let window = app
-        .get_webview_window("main")
-        .ok_or(CommandError::NoWindow)?;
-    window.show()?;
-    window.unminimize()?;
-    window.set_focus()?;
+    let shell = app.state::<Shell>();
+    crate::window::open(app, &shell.endpoint, crate::on_window_request)?;
     Ok(())
 }

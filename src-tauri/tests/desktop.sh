@@ -5,9 +5,10 @@
 # processes in tmux panes. It reads the tray over D-Bus (label, icon pixels, menu), turns a
 # session from Working to Needs you, marks a session hosted through the app's API, counts the
 # Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
-# notification with dunstctl, checks a second launch, edits the config file while the app runs (a
-# good edit applies, a broken one shows in the menu and the API; a remote machine that cannot be
-# reached is named in the menu), restarts the app, and takes screenshots into docs/screenshots/.
+# notification with dunstctl, checks a second launch and that the window's WebKit processes run only
+# while it is open, edits the config file while the app runs (a good edit applies, a broken one
+# shows in the menu and the API; a remote machine that cannot be reached is named in the menu),
+# restarts the app, and takes screenshots into docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
 #        src-tauri/tests/desktop.sh --smoke --app /usr/bin/slate-app
@@ -18,6 +19,8 @@
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=src-tauri/tests/private-desktop.sh
+. "$ROOT/src-tauri/tests/private-desktop.sh"
 
 if [ "${1:-}" != "--inside" ]; then
   SLATE_DESKTOP_APP=""
@@ -35,23 +38,9 @@ if [ "${1:-}" != "--inside" ]; then
   if [ -z "$SLATE_DESKTOP_APP" ]; then
     cargo build -p slate-app --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
   fi
-  WORK="$(mktemp -d /tmp/slate-desktop.XXXXXX)"
-  export WORK
-  export HOME="$WORK/home"
-  export XDG_RUNTIME_DIR="$WORK/run" XDG_CONFIG_HOME="$HOME/.config" XDG_CACHE_HOME="$HOME/.cache" \
-    XDG_DATA_HOME="$HOME/.local/share" XDG_STATE_HOME="$HOME/.local/state"
-  mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
-  unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME OPENCODE_DB CURSOR_CONFIG_DIR TMUX
-  # Xvfb picks a free display number itself and reports it on the given file descriptor.
-  exec 5<> <(:)
-  Xvfb -displayfd 5 -screen 0 1280x800x24 -nolisten tcp >"$WORK/xvfb.log" 2>&1 &
-  XVFB=$!
-  read -r -t 20 DISPLAY_NUMBER <&5 || { echo "0 passed, 1 failed (Xvfb did not start)"; exit 1; }
-  export DISPLAY=":$DISPLAY_NUMBER"
-  dbus-run-session -- "$0" --inside
+  private_desktop_run "$0" "$(mktemp -d /tmp/slate-desktop.XXXXXX)"
   status=$?
-  kill "$XVFB" 2>/dev/null
-  wait "$XVFB" 2>/dev/null
+  [ "$status" -eq 97 ] && { echo "0 passed, 1 failed (Xvfb did not start)"; exit 1; }
   if [ "$status" -eq 0 ] && [ -z "${SLATE_KEEP_DESKTOP_TEST:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK"; fi
   exit "$status"
 fi
@@ -72,13 +61,6 @@ pids=()
 ok() { echo "ok   - $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL - $1"; failed=$((failed + 1)); }
 check() { local name="$1"; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-# Retries a command for up to $1 seconds.
-eventually() {
-  local seconds="$1"; shift
-  local until=$((SECONDS + seconds))
-  while [ "$SECONDS" -le "$until" ]; do "$@" && return 0; sleep 0.25; done
-  return 1
-}
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
   [ -n "${app_pid:-}" ] && kill "$app_pid" 2>/dev/null
@@ -86,14 +68,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-openbox >"$WORK/openbox.log" 2>&1 & pids+=($!)
-dbus-monitor --session "type='method_call',interface='org.freedesktop.Notifications',member='Notify'" \
-  >"$NOTIFY_LOG" 2>&1 & pids+=($!)
-status-notifier-watcher >"$WORK/watcher.log" 2>&1 & pids+=($!)
-dunst >"$WORK/dunst.log" 2>&1 & pids+=($!)
-owned() { gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true; }
-eventually 20 owned org.kde.StatusNotifierWatcher || echo "note: no StatusNotifierWatcher on the bus"
-eventually 20 owned org.freedesktop.Notifications || echo "note: no notification server on the bus"
+private_desktop_services "$NOTIFY_LOG"
 
 # ---- fixture sessions: fake `claude` processes in tmux panes, then their transcripts ----
 mkdir -p "$WORK/bin" "$HOME/code/acme-api" "$HOME/code/web"
@@ -103,15 +78,6 @@ tmux -S "$TMUX_SOCKET" new-session -d -s agents -n acme -c "$HOME/code/acme-api"
 tmux -S "$TMUX_SOCKET" new-window -t agents -n web -c "$HOME/code/web" "$WORK/bin/claude 100000"
 ACME=de5c0001-0000-4000-8000-000000000001
 WEB=de5c0002-0000-4000-8000-000000000002
-transcript() { # folder id
-  local dir="$HOME/.claude/projects/$(printf '%s' "$1" | tr -c 'a-zA-Z0-9' '-')"
-  mkdir -p "$dir"
-  printf '%s' "$dir/$2.jsonl"
-}
-line() { # folder id json-fields
-  printf '{"cwd":"%s","sessionId":"%s","version":"2.1.332","uuid":"u-%s","timestamp":"%s",%s}\n' \
-    "$1" "$2" "$RANDOM$RANDOM" "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$3"
-}
 ACME_DIR="$HOME/code/acme-api"
 WEB_DIR="$HOME/code/web"
 ACME_FILE="$(transcript "$ACME_DIR" "$ACME")"
@@ -195,6 +161,7 @@ click() {
 notify_count() { grep -c 'member=Notify' "$NOTIFY_LOG"; }
 notified() { [ "$(notify_count)" -eq "$1" ]; }
 window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
+some_webkit() { [ "$(webkit_count)" -gt 0 ]; }
 log_has() { grep -q -- "$1" "$LOG"; }
 start_app() {
   SLATE_LISTEN=127.0.0.1:0 "$APP" "$@" >>"$LOG" 2>&1 &
@@ -213,6 +180,9 @@ check "the menu has Open Slate, Pause notifications, Start at login and Quit" ha
 sleep 3
 check "no notification at start-up for a session already waiting" test "$(notify_count)" -eq 0
 
+# Nothing of WebKit runs before the window is first opened, in a package too.
+check "no WebKit process runs while the window has never been opened" no_webkit
+
 # The smoke run goes straight from the start to the first flip.
 if [ -z "$SMOKE" ]; then
   # ---- 2. a second launch shows the first one's window and exits ----
@@ -222,11 +192,17 @@ if [ -z "$SMOKE" ]; then
   second_status=$?
   check "a second launch exits at once" test "$second_status" -eq 0
   check "a second launch shows the first one's window" eventually 10 window_visible
+  check "the open window has its WebKit processes" some_webkit
   sleep 1
   import -window root "$SHOTS/app-window.png" 2>/dev/null
   wmctrl -c Slate
-  check "closing the window hides it" eventually 5 window_hidden
+  check "closing the window closes it" eventually 5 window_hidden
+  check "no WebKit process is alive after the window closes" eventually 10 no_webkit
   check "closing the window leaves the tray app running" kill -0 "$app_pid"
+  click "Open Slate"
+  check "Open Slate in the menu opens the window again" eventually 10 window_visible
+  wmctrl -c Slate
+  check "no WebKit process is alive after it closes again" eventually 10 no_webkit
 
   # ---- 2b. a hosted session: reported to the app's API the way `slate run` does, marked in the menu ----
   # The app listens on a free port and says which in its log; the token is in the config folder.
@@ -372,6 +348,7 @@ import -window root "$SHOTS/app-demo.png" 2>/dev/null
 click "Quit Slate"
 demo_gone() { ! kill -0 "$app_pid" 2>/dev/null && [ -z "$(ls -A "$WORK/tmp")" ]; }
 check "quitting the demo removes its temporary HOME" eventually 10 demo_gone
+check "quitting closes the open window and its WebKit processes" eventually 10 no_webkit
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
