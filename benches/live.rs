@@ -191,6 +191,7 @@ fn latency() {
         store: None,
         clock: live::system_clock,
         settings: Default::default(),
+        remotes: None,
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Draws Slate's application icons (icons/32x32.png, 128x128.png, icon.png) with no image library.
+"""Draws Slate's application icons (icons/NxN.png at the icon theme's usual sizes from 16 to 256, and
+icon.png at 512) with no image library. The packages install each one into the hicolor theme, so
+menus and docks pick a drawn size instead of scaling one.
 
 The icon is a slate-grey tablet with three light lines, a list of sessions. The tray icons with
 the Needs-you badge are drawn at run time by src-tauri/src/badge.rs, not here.
@@ -49,5 +51,6 @@ def write_png(path, pixels):
         out.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
-for name, size in (("32x32.png", 32), ("128x128.png", 128), ("icon.png", 256)):
-    write_png(f"icons/{name}", tablet(size))
+for size in (16, 24, 32, 48, 64, 128, 256):
+    write_png(f"icons/{size}x{size}.png", tablet(size))
+write_png("icons/icon.png", tablet(512))

@@ -12,6 +12,10 @@ want pkg-config
 # Tests that drive real terminals: tmux, and an X11 desktop for `slate focus` (a virtual
 # display, a window manager that speaks EWMH, a terminal, and the tools that activate windows).
 want tmux
+# Remote machines (tests/remote.rs, benches/remote.rs): Slate runs the system ssh, and the tests
+# and the benchmark run a real sshd on 127.0.0.1.
+want openssh-client
+want openssh-server
 # The window page's test: headless Chromium driven over WebDriver from a Node script.
 want chromium
 want chromium-driver
@@ -50,6 +54,16 @@ want kitty
 want libgl1-mesa-dri
 want fonts-dejavu-core
 
+# The packages (scripts/package.sh, scripts/package-test.sh): Tauri's bundler needs nothing more
+# (its .rpm writer is built in, no rpmbuild); the test reads the .rpm with rpm, looks the man page up
+# with man-db, loads the completion the way bash-completion does, checks the user unit with
+# systemd-analyze (no running systemd needed) and the desktop entry with desktop-file-validate.
+want rpm
+want man-db
+want bash-completion
+want systemd
+want desktop-file-utils
+
 for extra in "$@"; do want "$extra"; done
 
 if [ "${#need_apt[@]}" -gt 0 ]; then
@@ -57,7 +71,17 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
+  # The tests run their own sshd on 127.0.0.1; installing openssh-server must not start the
+  # system's on every address. A policy-rc.d that refuses every start does that, for this
+  # install only (one already there is left alone).
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $sudo_cmd tee "$policy" >/dev/null
+    $sudo_cmd chmod +x "$policy"
+  fi
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  if [ -n "$policy" ]; then $sudo_cmd rm -f "$policy"; fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -14,6 +14,12 @@ echo "== the window page (headless Chromium)"
 node ui/test/run.mjs
 echo "== desktop (headless: Xvfb, D-Bus, tray, notifications)"
 src-tauri/tests/desktop.sh
+echo "== packages: build the .deb and .rpm, install the .deb, check it, remove it"
+# A release build of the app and the command line: about 15 CPU-minutes, so 8 or more on 2 cores.
+packaged=$SECONDS
+scripts/package.sh
+scripts/package-test.sh
+echo "packages: $((SECONDS - packaged)) s"
 echo "== hosted sessions end to end (the real Codex and Gemini CLIs under slate run)"
 # The CLIs are installed once into target/ (pinned versions; about 520 MB) and reused.
 SLATE_BIN="$PWD/target/debug/slate" SLATE_REC_NPM="$PWD/target/agent-clis" \

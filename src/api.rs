@@ -198,6 +198,7 @@ fn build(
         .route("/sessions/{id}/intent", post(set_intent))
         .route("/hosted", post(hosted))
         .route("/health", get(health))
+        .route("/remotes", get(remotes))
         .route("/", get(index_page))
         .route("/ui/", get(index_page))
         .route("/ui/index.html", get(index_page))
@@ -600,6 +601,17 @@ async fn set_intent(
         Ok(detail) => detail,
         Err(err) => return unfound(err),
     };
+    if let Some(machine) = &detail.session.machine {
+        // The intent belongs in the store of the machine the session runs on.
+        return error(
+            StatusCode::CONFLICT,
+            format!(
+                "session {} runs on {machine}: park, await or resume it there (`slate park {}` on {machine})",
+                detail.session.key().reference(),
+                detail.session.id
+            ),
+        );
+    }
     let key = SessionKey::new(detail.session.agent, detail.session.id.as_str());
     if let Err(err) = state.handle.set_intent(&key, &intent) {
         return error(StatusCode::SERVICE_UNAVAILABLE, err.to_string());
@@ -652,6 +664,11 @@ async fn hosted(
 
 async fn health(State(state): State<AppState>) -> Response {
     Json(state.handle.health()).into_response()
+}
+
+/// `GET /remotes`: each `[[remote]]` machine's link, as `slate remote list --json` prints it.
+async fn remotes(State(state): State<AppState>) -> Response {
+    Json(json!({ "remotes": state.handle.remotes() })).into_response()
 }
 
 async fn index_page(State(state): State<AppState>) -> Response {
@@ -708,9 +725,31 @@ fn update_event(update: &Update) -> SseEvent {
         Update::Session { session } => SseEvent::default()
             .event("session")
             .data(serde_json::to_string(session).unwrap_or_default()),
-        Update::Removed { agent, id } => SseEvent::default()
+        Update::Removed { .. } => SseEvent::default()
             .event("removed")
-            .data(json!({ "agent": agent, "id": id }).to_string()),
+            .data(serde_json::to_string(&Removed::of(update)).unwrap_or_default()),
+    }
+}
+
+/// The data of a `removed` event: `{"agent", "id"}`, and `"machine"` for a remote session.
+#[derive(serde::Serialize)]
+struct Removed<'a> {
+    agent: &'a AgentKind,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    machine: Option<&'a crate::model::Machine>,
+}
+
+impl<'a> Removed<'a> {
+    fn of(update: &'a Update) -> Option<Removed<'a>> {
+        match update {
+            Update::Removed { agent, id, machine } => Some(Removed {
+                agent,
+                id,
+                machine: machine.as_ref(),
+            }),
+            Update::Session { .. } => None,
+        }
     }
 }
 

@@ -38,18 +38,46 @@ impl ChildError {
 /// Runs `command` with no input and its errors discarded, and returns what it printed when it
 /// exits successfully within `limit`. A program still running at the limit is killed.
 pub fn output_within(command: &mut Command, limit: Duration) -> Result<Vec<u8>, ChildError> {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+    command.stderr(Stdio::null());
+    let finished = finish_within(command, limit)?;
+    if !finished.status.success() {
+        return Err(ChildError::Failed(finished.status));
+    }
+    Ok(finished.stdout)
+}
+
+/// How a program that ran to its end within its time limit ended.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    /// What it wrote on its error output, when that was asked for (the caller's `stderr` set to
+    /// piped), at most the last 8 KiB.
+    pub stderr: String,
+}
+
+/// Runs `command` with no input within `limit`, and returns how it ended, whatever its exit
+/// code, with what it printed and (when the caller piped it) what it wrote on its error output.
+/// A program still running at the limit is killed.
+pub fn finish_within(command: &mut Command, limit: Duration) -> Result<Finished, ChildError> {
+    command.stdin(Stdio::null()).stdout(Stdio::piped());
     let mut child = command.spawn().map_err(ChildError::Spawn)?;
-    // The thread ends when the pipe closes: when the child exits or is killed.
+    // The threads end when the pipes close: when the child exits or is killed.
     let (sender, receiver) = std::sync::mpsc::channel();
     if let Some(mut stdout) = child.stdout.take() {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
             let read = stdout.read_to_end(&mut bytes).map(|_| bytes);
             let _ = sender.send(read);
+        });
+    }
+    let (error_sender, errors) = std::sync::mpsc::channel();
+    if let Some(mut stderr) = child.stderr.take() {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = stderr.read_to_end(&mut bytes);
+            let start = bytes.len().saturating_sub(8 * 1024);
+            let _ = error_sender.send(String::from_utf8_lossy(&bytes[start..]).into_owned());
         });
     }
     let deadline = Instant::now() + limit;
@@ -70,12 +98,19 @@ pub fn output_within(command: &mut Command, limit: Duration) -> Result<Vec<u8>, 
             }
         }
     };
-    if !status.success() {
-        return Err(ChildError::Failed(status));
-    }
     let remaining = deadline.saturating_duration_since(Instant::now());
-    match receiver.recv_timeout(remaining.max(Duration::from_millis(100))) {
-        Ok(read) => read.map_err(ChildError::Read),
-        Err(_) => Err(ChildError::OutputOpen),
-    }
+    let stdout = match receiver.recv_timeout(remaining.max(Duration::from_millis(100))) {
+        Ok(read) => read.map_err(ChildError::Read)?,
+        Err(_) => return Err(ChildError::OutputOpen),
+    };
+    // The error output closes with the output, unless a grandchild holds it open: then it is
+    // not waited for.
+    let stderr = errors
+        .recv_timeout(Duration::from_millis(100))
+        .unwrap_or_default();
+    Ok(Finished {
+        status,
+        stdout,
+        stderr,
+    })
 }

@@ -25,6 +25,8 @@ use slate::sources::roots::Env;
 use slate::tracker::{ItemStatus, WorkItemInfo};
 use slate::{policy, report, settings, store};
 
+mod manual;
+mod remote;
 mod serve;
 
 /// Slate watches every AI coding-agent session on this machine and tells you which ones need you.
@@ -119,6 +121,11 @@ enum Command {
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<String>,
     },
+    /// Other machines whose sessions Slate follows over SSH.
+    Remote {
+        #[command(subcommand)]
+        command: remote::RemoteCommand,
+    },
     /// Print each change of the live list as it happens, from this HOME's running Slate or, when
     /// none answers, from an engine of its own.
     Watch {
@@ -128,6 +135,13 @@ enum Command {
         /// The address of the server to follow (default: the config's `[server] listen`).
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<String>,
+    },
+    /// Print the completion script for a shell, e.g. `slate completions bash > slate.bash`.
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page slate(1), or write it and one page per command into a folder.
+    Man {
+        #[arg(long, value_name = "FOLDER")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -257,6 +271,19 @@ fn running_server(client: Client, timeout: Duration) -> Option<Server> {
     }
 }
 
+/// True when `SLATE_STANDALONE=1` asks this command to decide on its own.
+fn standalone_asked() -> bool {
+    std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1")
+}
+
+/// The running Slate, unless `SLATE_STANDALONE=1` asks this command to decide on its own.
+fn server_unless_standalone(setup: &Setup) -> Option<Server> {
+    if standalone_asked() {
+        return None;
+    }
+    running_server(setup.client(), Duration::from_millis(300))
+}
+
 /// The live list of a running Slate server.
 fn sessions_from_server(server: &Client) -> Option<Vec<Session>> {
     let value: serde_json::Value = server.get_json("/sessions/live").ok()?;
@@ -328,16 +355,19 @@ fn find_session(
 }
 
 /// What a list of sessions is, besides its sessions: which were asked for, which engine
-/// answered, and the places this process could not read (`None` when it read none itself).
+/// answered, the places this process could not read (`None` when it read none itself), and, with
+/// remote machines configured, how each answered (`None` without any).
 struct Listing<'a> {
     listed: report::Listed,
     server: Option<&'a Server>,
     unread: Option<Vec<&'a Problem>>,
+    remotes: Option<&'a [slate::remote::Report]>,
 }
 
 /// Prints sessions as the `slate sessions` table or as `{"sessions":[…], "engine":{…}}` (with
 /// `"unread"`, the places this process could not read, when it read the disk itself), Needs you
-/// first.
+/// first. With remote machines configured, the table has a MACHINE column and names each remote
+/// that did not answer, and the JSON adds `"remotes"` (as `slate remote list --json` says them).
 fn print_sessions(
     mut sessions: Vec<Session>,
     json: bool,
@@ -355,13 +385,22 @@ fn print_sessions(
         if listing.unread.is_some() {
             body["unread"] = serde_json::to_value(unread)?;
         }
+        if let Some(remotes) = listing.remotes {
+            body["remotes"] = serde_json::to_value(remotes)?;
+        }
         writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
     } else {
-        write!(
-            out,
-            "{}",
-            report::table(&sessions, now, listing.listed, unread)
-        )?;
+        let machines =
+            listing.remotes.is_some() || sessions.iter().any(|session| session.machine.is_some());
+        let table = report::table_with(&sessions, now, listing.listed, unread, machines);
+        write!(out, "{table}")?;
+        for remote in listing.remotes.unwrap_or_default() {
+            if remote.status == slate::remote::Status::Unreachable {
+                let error = remote.error.as_deref().unwrap_or("no answer");
+                let line = format!("{}: unreachable ({error})", remote.name);
+                writeln!(out, "{}", report::terminal_text(&line))?;
+            }
+        }
         if let Some(server) = listing.server {
             writeln!(
                 out,
@@ -377,6 +416,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Run { command } = &cli.command {
         return run_hosted(command);
     }
+    if let Some(done) = manual::run(&cli.command)? {
+        return Ok(done);
+    }
     let now = match &cli.now {
         Some(text) => Timestamp::parse_rfc3339(text)
             .with_context(|| format!("--now {text:?} is not an RFC 3339 time"))?,
@@ -385,6 +427,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let setup = Setup::read()?;
     if let Some(done) = run_store_command(&cli.command, &setup, now)? {
         return Ok(done);
+    }
+    if let Command::Remote { command } = &cli.command {
+        return remote::run(command, &setup, now);
     }
     let mut options = settings::engine_options(setup.env.clone(), &setup.config);
     if let Some(path) = &cli.processes {
@@ -411,10 +456,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // server; the closed history this process reads is added to it. A replay (`--now`,
     // `--processes`) or `SLATE_STANDALONE=1` always decides on its own.
     // Only the commands that read sessions ask; the others write Slate's store or read only
-    // this process's engine.
-    let standalone = cli.now.is_some()
-        || cli.processes.is_some()
-        || std::env::var_os("SLATE_STANDALONE").is_some_and(|value| value == "1");
+    // this process's engine (`slate doctor` asks for the remotes' links only).
+    let standalone = cli.now.is_some() || cli.processes.is_some() || standalone_asked();
     let reads = matches!(
         cli.command,
         Command::Sessions { .. } | Command::Show { .. } | Command::Focus { .. }
@@ -424,6 +467,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     } else {
         running_server(setup.client(), Duration::from_millis(300))
     };
+    let has_remotes = !setup.config.remotes.is_empty();
     if let (
         Some(server),
         Command::Sessions {
@@ -434,15 +478,38 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     ) = (&server, &cli.command)
     {
         if let Some(sessions) = sessions_from_server(&server.client) {
+            let remotes =
+                has_remotes.then(|| remote::served_reports(&server.client).unwrap_or_default());
             let listing = Listing {
                 listed: report::Listed::Live,
                 server: Some(server),
                 unread: None,
+                remotes: remotes.as_deref(),
             };
             print_sessions(sessions, *json, now, &listing)?;
             return Ok(ExitCode::SUCCESS);
         }
     }
+    match &cli.command {
+        Command::Focus { id, dry_run } => {
+            // A remote session is seen through its own machine, never by a local pid.
+            if let Some((entry, rest)) = remote::reference(&setup.config, id) {
+                return remote::focus(entry, rest, *dry_run, &mut std::io::stdout().lock());
+            }
+        }
+        Command::Park { id, .. } => remote::refuse_remote(&setup.config, id, "park")?,
+        Command::Await { id, .. } => remote::refuse_remote(&setup.config, id, "await")?,
+        Command::Resume { id } => remote::refuse_remote(&setup.config, id, "resume")?,
+        Command::Claim { session, .. } => {
+            remote::refuse_remote(&setup.config, session, "claim")?;
+        }
+        _ => {}
+    }
+    // Without a running Slate, the remotes are asked once, while this machine is read.
+    let asked = match (&server, &cli.command) {
+        (None, Command::Sessions { .. }) => remote::Asked::start(&setup.config),
+        _ => None,
+    };
     let mut engine = Engine::new(options);
     // Intents and claims first, so the first decision of every session already shows them. A
     // store that does not exist yet holds none, and is not created just to read it.
@@ -471,7 +538,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             all,
             reclaimable,
         } => {
-            let (sessions, from) = match &server {
+            let (mut sessions, from) = match &server {
                 Some(server) => match sessions_from_server(&server.client) {
                     Some(live) => (
                         with_history(&server.client, live, engine.sessions()),
@@ -480,6 +547,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     None => (engine.sessions(), None),
                 },
                 None => (engine.sessions(), None),
+            };
+            let remotes = match (asked, &server) {
+                (Some(asked), _) => {
+                    let asked = remote::Asked::finish(&setup.config, asked, now);
+                    sessions.extend(asked.sessions);
+                    Some(asked.reports)
+                }
+                (None, Some(server)) if has_remotes => {
+                    Some(remote::served_reports(&server.client).unwrap_or_default())
+                }
+                _ => None,
             };
             let unread = report::unread(&engine.problems().recent);
             let mut sessions: Vec<Session> = sessions
@@ -504,13 +582,34 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     },
                     server: from,
                     unread: Some(unread),
+                    remotes: remotes.as_deref(),
                 };
                 print_sessions(sessions, json, now, &listing)?;
             }
         }
         Command::Show { id, json } => {
-            let (session, evidence) =
-                find_session(&engine, server.as_ref().map(|server| &server.client), &id)?;
+            let served = server.as_ref().map(|server| &server.client);
+            let (session, evidence) = match (remote::reference(&setup.config, &id), served) {
+                // With no Slate running here, the remote itself says how the session stands.
+                (Some((entry, rest)), None) => {
+                    let session = remote::asked_session(entry, rest)?;
+                    let note = format!(
+                        "the evidence is on {}: `slate show {}` there",
+                        entry.name, session.id
+                    );
+                    (session, vec![note])
+                }
+                _ => {
+                    let (session, mut evidence) = find_session(&engine, served, &id)?;
+                    if let (Some(machine), true) = (&session.machine, evidence.is_empty()) {
+                        evidence.push(format!(
+                            "the evidence is on {machine}: `slate show {}` there",
+                            session.id
+                        ));
+                    }
+                    (session, evidence)
+                }
+            };
             if json {
                 let mut value = serde_json::to_value(&session)?;
                 value["evidence"] = serde_json::json!(evidence);
@@ -528,7 +627,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 find_session(&engine, server.as_ref().map(|server| &server.client), &id)?;
             return focus(&session, dry_run, &mut out);
         }
-        Command::Doctor => write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?,
+        Command::Doctor => {
+            write!(out, "{}", report::terminal_text(&doctor(&engine, now)))?;
+            if !setup.config.remotes.is_empty() {
+                let server = server_unless_standalone(&setup);
+                let client = server.as_ref().map(|server| &server.client);
+                let (reports, from) = remote::reports(&setup, client, now);
+                write!(out, "{}", remote::doctor(&reports, &from, now))?;
+            }
+        }
         Command::Park { id, reason } => {
             let intent = Intent {
                 state: IntentState::Parked,
@@ -578,7 +685,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Item { .. } | Command::Release { .. } => {
             unreachable!("handled before the engine runs")
         }
-        Command::Run { .. } => unreachable!("handled before the engine starts"),
+        Command::Run { .. }
+        | Command::Remote { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => {
+            unreachable!("handled before the engine starts")
+        }
         Command::Serve { .. } | Command::Watch { .. } => {}
     }
     Ok(ExitCode::SUCCESS)

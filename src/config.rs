@@ -1,10 +1,12 @@
 //! The config file: one serde struct with its defaults, parsed from text, and the migrations that
 //! move keys written under earlier names to where they live now.
 //!
-//! Everything here works on text, except [`load_or_default`] at the bottom, which is the one
-//! function that touches the file system: it reads the file, migrates it, writes the migrated text
-//! back, and parses it. Where the file lives is `places`' business; what the values mean, how an
-//! error is handled and how a change reaches a running engine is `settings`'.
+//! Everything here works on text, except [`load_or_default`] and [`edit_file`] at the bottom,
+//! the two functions that touch the file system: the first reads the file, migrates it, writes
+//! the migrated text back, and parses it; the second applies an edit a command asks for (`slate
+//! remote add`) and writes the file back with the person's comments and order kept
+//! (`toml_edit`). Where the file lives is `places`' business; what the values mean, how an error
+//! is handled and how a change reaches a running engine is `settings`'.
 
 use std::fs;
 use std::io::{self, Write};
@@ -13,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::model::Timestamp;
+use crate::model::{Machine, Timestamp};
 
 /// The port Slate listens on unless the config says otherwise.
 pub const DEFAULT_PORT: u16 = 7411;
@@ -28,6 +30,83 @@ pub struct Config {
     pub server: Server,
     pub notifications: Notifications,
     pub cleanup: Cleanup,
+    /// `[[remote]]`: other machines whose sessions Slate follows over SSH, in the file's order.
+    #[serde(rename = "remote", skip_serializing_if = "Vec::is_empty")]
+    pub remotes: Vec<RemoteEntry>,
+}
+
+/// One `[[remote]]` entry: a machine Slate follows with the system `ssh`.
+///
+/// ```toml
+/// [[remote]]
+/// name = "box"
+/// destination = "dev@box.example.com"
+/// ssh_args = ["-p", "2222"]
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteEntry {
+    /// What its sessions are marked with, and the `NAME` of `NAME:ID`.
+    pub name: Machine,
+    /// Anything `ssh` accepts as its destination: a `~/.ssh/config` host, `user@host`,
+    /// `ssh://user@host:port`. Never one that starts with `-`, which `ssh` would read as an option.
+    #[serde(deserialize_with = "destination")]
+    pub destination: String,
+    /// Arguments for `ssh` before the destination, such as `-F file`, `-p 2222` or `-i key`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssh_args: Vec<String>,
+}
+
+impl RemoteEntry {
+    /// An entry with its destination and arguments checked as the config file's are.
+    pub fn new(
+        name: Machine,
+        destination: &str,
+        ssh_args: Vec<String>,
+    ) -> Result<RemoteEntry, String> {
+        check_destination(destination)?;
+        for arg in &ssh_args {
+            check_ssh_arg(arg)?;
+        }
+        Ok(RemoteEntry {
+            name,
+            destination: destination.to_owned(),
+            ssh_args,
+        })
+    }
+}
+
+/// A destination is passed to `ssh` as one argument and never through a shell; one that starts
+/// with `-` would be read as an option, and whitespace or a control character names no host.
+fn check_destination(text: &str) -> Result<(), String> {
+    if text.is_empty() {
+        return Err("a remote's destination is empty".to_owned());
+    }
+    if text.starts_with('-') {
+        return Err(format!(
+            "destination {text:?} starts with `-`, which ssh would read as an option; \
+             put ssh options in ssh_args"
+        ));
+    }
+    if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "destination {text:?} has a space or a control character; name a host ssh knows"
+        ));
+    }
+    Ok(())
+}
+
+fn check_ssh_arg(text: &str) -> Result<(), String> {
+    if text.chars().any(char::is_control) {
+        return Err(format!("ssh argument {text:?} has a control character"));
+    }
+    Ok(())
+}
+
+fn destination<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    check_destination(&text).map_err(serde::de::Error::custom)?;
+    Ok(text)
 }
 
 /// `[project-policy]`: the policy behind the `session_state` facets (docs/states.md §4).
@@ -114,6 +193,8 @@ pub enum ConfigError {
     },
     #[error("cannot read the config file {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
+    #[error("cannot write the config file {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
 }
 
 impl ConfigError {
@@ -133,7 +214,7 @@ impl ConfigError {
                 key,
                 message,
             },
-            read @ ConfigError::Read { .. } => read,
+            other @ (ConfigError::Read { .. } | ConfigError::Write { .. }) => other,
         }
     }
 }
@@ -185,8 +266,122 @@ pub struct Migrated {
 impl Config {
     /// Parses the config file's text. An empty text gives the defaults.
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|err| invalid(text, &err))
+        let config: Config = toml::from_str(text).map_err(|err| invalid(text, &err))?;
+        for (index, remote) in config.remotes.iter().enumerate() {
+            if let Some(arg) = remote
+                .ssh_args
+                .iter()
+                .find(|arg| check_ssh_arg(arg).is_err())
+            {
+                return Err(remote_error(
+                    text,
+                    &remote.name,
+                    "ssh_args",
+                    check_ssh_arg(arg),
+                ));
+            }
+            if config.remotes[..index]
+                .iter()
+                .any(|earlier| earlier.name == remote.name)
+            {
+                return Err(remote_error(
+                    text,
+                    &remote.name,
+                    "name",
+                    Err(format!(
+                        "two remotes are named {:?}; each needs its own name",
+                        remote.name.as_str()
+                    )),
+                ));
+            }
+        }
+        Ok(config)
     }
+}
+
+/// An error in the `[[remote]]` entry named `name`, at the line where that name is written last.
+fn remote_error(text: &str, name: &Machine, key: &str, message: Result<(), String>) -> ConfigError {
+    let message = message.err().unwrap_or_default();
+    let needle = format!("\"{}\"", name.as_str());
+    let line = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim_start().starts_with("name") && line.contains(&needle))
+        .map(|(number, _)| number + 1)
+        .last();
+    ConfigError::Invalid {
+        place: place(None, line, Some("[remote]"), Some(key)),
+        line,
+        section: Some("[remote]".to_owned()),
+        key: Some(key.to_owned()),
+        message,
+    }
+}
+
+/// `text` with `entry` added as a new `[[remote]]` table at the end, everything else (comments,
+/// order, spacing) as it was. An entry whose name is taken is refused.
+pub fn with_remote_added(text: &str, entry: &RemoteEntry) -> Result<String, ConfigError> {
+    let config = Config::parse(text)?;
+    if config
+        .remotes
+        .iter()
+        .any(|remote| remote.name == entry.name)
+    {
+        return Err(invalid_whole(format!(
+            "a remote named {:?} is already configured (`slate remote remove {}` first)",
+            entry.name.as_str(),
+            entry.name
+        )));
+    }
+    let mut document = editable(text)?;
+    let remotes = document
+        .entry("remote")
+        .or_insert_with(|| toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
+        .as_array_of_tables_mut()
+        .ok_or_else(|| invalid_whole("`remote` must be written as [[remote]] tables".to_owned()))?;
+    let mut table = toml_edit::Table::new();
+    table.insert("name", toml_edit::value(entry.name.as_str()));
+    table.insert("destination", toml_edit::value(entry.destination.as_str()));
+    if !entry.ssh_args.is_empty() {
+        let args: toml_edit::Array = entry.ssh_args.iter().map(String::as_str).collect();
+        table.insert("ssh_args", toml_edit::value(args));
+    }
+    remotes.push(table);
+    checked(document.to_string())
+}
+
+/// `text` without the `[[remote]]` table named `name`, everything else as it was; `None` when no
+/// remote has that name.
+pub fn with_remote_removed(text: &str, name: &Machine) -> Result<Option<String>, ConfigError> {
+    Config::parse(text)?;
+    let mut document = editable(text)?;
+    let Some(remotes) = document
+        .get_mut("remote")
+        .and_then(toml_edit::Item::as_array_of_tables_mut)
+    else {
+        return Ok(None);
+    };
+    let Some(index) = remotes.iter().position(|table| {
+        table.get("name").and_then(toml_edit::Item::as_str) == Some(name.as_str())
+    }) else {
+        return Ok(None);
+    };
+    remotes.remove(index);
+    if remotes.is_empty() {
+        document.remove("remote");
+    }
+    checked(document.to_string()).map(Some)
+}
+
+fn editable(text: &str) -> Result<toml_edit::DocumentMut, ConfigError> {
+    text.parse()
+        .map_err(|err: toml_edit::TomlError| invalid_whole(err.message().trim().to_owned()))
+}
+
+/// An edited text, if it still parses: an edit never writes a config that would not load.
+fn checked(text: String) -> Result<String, ConfigError> {
+    Config::parse(&text)?;
+    Ok(text)
 }
 
 /// Moves keys written under earlier names to their current place, preserving their values:
@@ -387,6 +582,39 @@ pub fn load_or_default(path: &Path) -> Result<(Config, Vec<String>), ConfigError
     Ok((config, notes))
 }
 
+/// Applies `edit` to the config file's text (an empty text when there is no file yet) and
+/// writes the result back in place of the file (a temporary file in the same folder, then a
+/// rename), creating the folder when needed. `edit` returns `None` to leave the file alone; the
+/// return value says whether it was written. A file that does not parse is not edited: the
+/// error names it.
+pub fn edit_file(
+    path: &Path,
+    edit: impl FnOnce(&str) -> Result<Option<String>, ConfigError>,
+) -> Result<bool, ConfigError> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let Some(edited) = edit(&text).map_err(|err| err.in_file(path))? else {
+        return Ok(false);
+    };
+    let written = path
+        .parent()
+        .map_or(Ok(()), fs::create_dir_all)
+        .and_then(|()| replace(path, &edited));
+    written.map_err(|source| ConfigError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(true)
+}
+
 /// `<name>.bak`, or `<name>.bak-2` and so on when the person already keeps a file by that name.
 fn free_backup_path(path: &Path) -> PathBuf {
     let mut backup = with_suffix(path, ".bak");
@@ -400,6 +628,12 @@ fn free_backup_path(path: &Path) -> PathBuf {
 
 fn write_back(path: &Path, backup: &Path, text: &str) -> io::Result<()> {
     fs::copy(path, backup)?;
+    replace(path, text)
+}
+
+/// Writes `text` to a temporary file beside `path` and renames it over `path`, so a reader sees
+/// the old file or the new one, never half of one.
+fn replace(path: &Path, text: &str) -> io::Result<()> {
     let temp = with_suffix(path, &format!(".tmp-{}", std::process::id()));
     let written = fs::File::create(&temp).and_then(|mut file| {
         file.write_all(text.as_bytes())?;

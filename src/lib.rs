@@ -45,6 +45,7 @@ pub mod live;
 pub mod model;
 pub mod places;
 pub mod policy;
+pub mod remote;
 pub mod report;
 pub mod schedule;
 pub mod settings;

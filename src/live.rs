@@ -14,8 +14,16 @@
 //! reclaim_after_minutes` has passed (a timer of the schedule takes them off). The loop also
 //! watches the config file and applies a change at once (`settings`).
 //!
+//! The live list also holds the sessions of the config's `[[remote]]` machines, when the service
+//! runs with links (`Service::remotes`): one `remote::link::Link` per remote hands what its
+//! `ssh … slate watch --json` prints to this loop as `Event::Remote`, `remote::view` keeps each
+//! machine's sessions and says which changed, and they are published and broadcast with this
+//! machine's own, each carrying its `machine`. A config edit that adds or removes a remote starts
+//! or stops its link.
+//!
 //! This module owns the loop and fan-out. It does not decide states (`tracker` does), read files
-//! (`sources` does), plan its own timers (`schedule` does), or speak HTTP (`api` does).
+//! (`sources` does), plan its own timers (`schedule` does), speak HTTP (`api` does) or SSH
+//! (`remote::link` does).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -27,8 +35,13 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::engine::{merge, Engine, FindError, Options, RootReport};
-use crate::model::{AgentKind, HostedSignals, Intent, Session, SessionKey, Status, Timestamp};
+use crate::model::{
+    AgentKind, HostedSignals, Intent, Machine, Session, SessionKey, Status, Timestamp,
+};
 use crate::policy::{self, notifications, Leaves};
+use crate::remote::link::Link;
+use crate::remote::view::{LinkEvent, Remotes};
+use crate::remote::{self, LinkOptions};
 use crate::report;
 use crate::schedule::{Schedule, Task};
 use crate::settings::{self, Reload, Settings};
@@ -61,6 +74,8 @@ pub enum Event {
     HostedProcess { pid: u32, signals: HostedSignals },
     /// The terminal reader located processes' terminals or read panes (`terminals`).
     Terminals(terminals::Delivery),
+    /// What the link to a remote machine reported.
+    Remote { machine: Machine, event: LinkEvent },
     /// Stop the loop.
     Shutdown,
 }
@@ -80,8 +95,14 @@ pub enum IntentError {
 pub enum Update {
     /// A session on the live list appeared or changed; the whole session object.
     Session { session: Box<Session> },
-    /// A session left the live list (it closed, or its time on the list as closed is up).
-    Removed { agent: AgentKind, id: String },
+    /// A session left the live list (it closed, or its time on the list as closed is up, or
+    /// its remote machine was taken out of the config). `machine` is absent for this machine's.
+    Removed {
+        agent: AgentKind,
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        machine: Option<Machine>,
+    },
 }
 
 impl Update {
@@ -89,7 +110,20 @@ impl Update {
     pub fn as_notification(&self) -> notifications::Input<'_> {
         match self {
             Update::Session { session } => notifications::Input::Changed(session),
-            Update::Removed { agent, id } => notifications::Input::Removed { agent: *agent, id },
+            Update::Removed { agent, id, machine } => notifications::Input::Removed {
+                agent: *agent,
+                id,
+                machine: machine.as_ref(),
+            },
+        }
+    }
+
+    /// The removal of the session `key` names.
+    pub fn removed(key: &SessionKey) -> Update {
+        Update::Removed {
+            agent: key.agent,
+            id: key.id.as_str().to_string(),
+            machine: key.machine.clone(),
         }
     }
 }
@@ -120,6 +154,9 @@ pub struct Health {
     pub wakeups: u64,
     /// The config in force, its file, and what is wrong with the file now (`error`).
     pub settings: Settings,
+    /// Each `[[remote]]` machine's link (empty when there are none, or the service runs
+    /// without links).
+    pub remotes: Vec<remote::Report>,
 }
 
 /// What the loop publishes after every round.
@@ -133,6 +170,8 @@ struct Published {
     policy: Policy,
     /// The live list, by key: what subscribers see.
     live: HashMap<SessionKey, Session>,
+    /// Every remote machine's sessions, by key (each key names its machine).
+    remote: HashMap<SessionKey, Session>,
     evidence: HashMap<SessionKey, Vec<Evidence>>,
     health: Health,
 }
@@ -148,6 +187,7 @@ struct Shared {
     refreshes_asked: std::sync::atomic::AtomicU64,
     refreshes_done: tokio::sync::watch::Sender<u64>,
     settings_changed: tokio::sync::watch::Sender<Settings>,
+    remotes_changed: tokio::sync::watch::Sender<Vec<remote::Report>>,
     clock: fn() -> Timestamp,
 }
 
@@ -178,8 +218,26 @@ impl Handle {
     }
 
     /// Like `session`, but says why `id` names no single session (`engine::pick`'s rules).
+    /// `NAME:ID` names a session on the remote machine `NAME`; a bare id, one on this machine.
     pub fn find(&self, id: &str) -> Result<Detail, FindError> {
         let published = self.shared.published.read().expect("lock poisoned");
+        if let Some((machine, rest)) = remote_reference(id, &published.health.remotes) {
+            let keys = published
+                .remote
+                .keys()
+                .filter(|key| key.machine.as_ref() == Some(&machine));
+            let key = crate::engine::pick(keys, rest).map_err(|err| match err {
+                FindError::NotFound(_) => FindError::NotFound(id.to_string()),
+                other => other,
+            })?;
+            let session = published.remote[key].clone();
+            return Ok(Detail {
+                session,
+                evidence: Vec::new(),
+                transitions: Vec::new(),
+                needs_you_ms: None,
+            });
+        }
         let keys = published.sessions.keys().chain(published.closed.keys());
         let key = crate::engine::pick(keys, id)?;
         let (session, evidence) = match published.sessions.get(key) {
@@ -231,6 +289,17 @@ impl Handle {
     /// The settings in force and the config file's problem, if any.
     pub fn settings(&self) -> Settings {
         self.shared.settings_changed.borrow().clone()
+    }
+
+    /// Where each remote machine's link stands.
+    pub fn remotes(&self) -> Vec<remote::Report> {
+        self.shared.remotes_changed.borrow().clone()
+    }
+
+    /// A receiver that wakes whenever a remote's link changes (connected, lost, configured), for
+    /// the tray, which names an unreachable machine even when it has no sessions.
+    pub fn watch_remotes(&self) -> tokio::sync::watch::Receiver<Vec<remote::Report>> {
+        self.shared.remotes_changed.subscribe()
     }
 
     /// A receiver that wakes whenever the settings change (an edit applied, or a broken edit
@@ -294,6 +363,16 @@ impl Handle {
     }
 }
 
+/// The remote machine and the id in `NAME:ID`, when `NAME` is one of `remotes`.
+fn remote_reference<'a>(id: &'a str, remotes: &[remote::Report]) -> Option<(Machine, &'a str)> {
+    let (name, rest) = id.split_once(':')?;
+    let machine = Machine::new(name).ok()?;
+    remotes
+        .iter()
+        .any(|report| report.name == machine)
+        .then_some((machine, rest))
+}
+
 fn live_list(published: &Published) -> Vec<Session> {
     let mut sessions: Vec<Session> = published.live.values().cloned().collect();
     report::sort_for_display(&mut sessions);
@@ -326,6 +405,9 @@ pub struct Service {
     /// The config in force at start and the file to follow (`Settings::default()`: the
     /// defaults, and no file).
     pub settings: Settings,
+    /// How to run the links to the config's `[[remote]]` machines; `None` runs none (the
+    /// engine `slate watch` starts for itself, which is what a remote runs for a link).
+    pub remotes: Option<LinkOptions>,
 }
 
 /// Starts the loop on its own thread and returns its handle once the first full read is
@@ -335,6 +417,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
     let (updates, _) = broadcast::channel(SUBSCRIBER_BACKLOG);
     let (refreshes_done, _) = tokio::sync::watch::channel(0);
     let (settings_changed, _) = tokio::sync::watch::channel(service.settings.clone());
+    let (remotes_changed, _) = tokio::sync::watch::channel(Vec::new());
     let store_recovered_from = service
         .store
         .as_ref()
@@ -348,6 +431,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         refreshes_asked: std::sync::atomic::AtomicU64::new(0),
         refreshes_done,
         settings_changed,
+        remotes_changed,
         clock: service.clock,
     });
     let handle = Handle {
@@ -383,6 +467,11 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
                 wakeups: 0,
                 reclaim_after: settings::reclaim_after(&service.settings.config),
                 settings: service.settings,
+                remotes: Remotes::default(),
+                links: BTreeMap::new(),
+                link_options: service.remotes,
+                remote_touched: Vec::new(),
+                events: events.clone(),
             };
             state.run(inbox, ready_tx);
         })
@@ -458,6 +547,15 @@ struct LoopState {
     settings: Settings,
     /// How long a closed, reclaimable session stays on the live list (from the settings).
     reclaim_after: Duration,
+    /// The remote machines' sessions and link states.
+    remotes: Remotes,
+    /// One link per configured remote, while the service runs links.
+    links: BTreeMap<Machine, Link>,
+    link_options: Option<LinkOptions>,
+    /// Remote sessions whose object changed since the last publish.
+    remote_touched: Vec<SessionKey>,
+    /// The loop's own inbox, for the links to report to.
+    events: mpsc::Sender<Event>,
 }
 
 impl LoopState {
@@ -473,6 +571,8 @@ impl LoopState {
         self.publish(first, Round::First);
         self.refresh_watches();
         let _ = ready.send(());
+        // The links start once this machine's own list is out: a slow remote never delays it.
+        self.follow_remotes(now);
 
         loop {
             let event = match self.schedule.next_wake() {
@@ -537,6 +637,11 @@ impl LoopState {
             }
             Event::Hosted { key, signals } => {
                 self.engine.apply(Input::Hosted { key, signals }, now)
+            }
+            Event::Remote { machine, event } => {
+                let touched = self.remotes.apply(&machine, event, now);
+                self.remote_touched.extend(touched);
+                Vec::new()
             }
             Event::IntentsChanged => self.load_custody(now),
             Event::HostedProcess { pid, signals } => {
@@ -632,12 +737,42 @@ impl LoopState {
         if reload == Reload::Kept {
             return Vec::new();
         }
+        self.follow_remotes(now);
         self.reclaim_after = settings::reclaim_after(&self.settings.config);
         let policy = settings::policy(&self.settings.config, self.engine.tracker().policy());
         if policy == *self.engine.tracker().policy() {
             return Vec::new();
         }
         self.engine.apply(Input::Policy(policy), now)
+    }
+
+    /// Starts a link for each configured remote that has none, and stops the links of remotes
+    /// taken out of the config or changed (a changed one starts again with its new entry). Their
+    /// sessions follow at the next publish.
+    fn follow_remotes(&mut self, now: Timestamp) {
+        let Some(options) = &self.link_options else {
+            return;
+        };
+        let entries = &self.settings.config.remotes;
+        self.links
+            .retain(|_, link| entries.iter().any(|entry| entry == link.entry()));
+        for entry in entries {
+            if self.links.contains_key(&entry.name) {
+                continue;
+            }
+            let events = self.events.clone();
+            let machine = entry.name.clone();
+            let sink = Box::new(move |event| {
+                let _ = events.send(Event::Remote {
+                    machine: machine.clone(),
+                    event,
+                });
+            });
+            let link = Link::start(entry.clone(), options.clone(), self.clock, sink);
+            self.links.insert(entry.name.clone(), link);
+        }
+        let gone = self.remotes.configure(entries, now);
+        self.remote_touched.extend(gone);
     }
 
     /// Reads intents, work items and claims from the store into the engine. A store that cannot
@@ -796,10 +931,18 @@ impl LoopState {
         let mut published = shared.published.write().expect("lock poisoned");
         self.take_sessions(&mut published, &changes, round, checked);
         self.recheck_git(&mut published, &mut changes, checked);
+        let touched = std::mem::take(&mut self.remote_touched);
+        for key in &touched {
+            match self.remotes.session(key) {
+                Some(session) => published.remote.insert(key.clone(), session.clone()),
+                None => published.remote.remove(key),
+            };
+        }
         let live = listed(&published, now, self.reclaim_after);
+        let changed = changes.iter().map(|change| &change.key).chain(&touched);
         let updates = match round {
             Round::First => Vec::new(),
-            Round::Next => live_updates(&published.live, &live, &changes),
+            Round::Next => live_updates(&published.live, &live, changed),
         };
         let leaves = next_leave(&live, now, self.reclaim_after);
         published.live = live;
@@ -818,7 +961,16 @@ impl LoopState {
             store_recovered_from: self.store_recovered_from.clone(),
             wakeups: self.wakeups,
             settings: self.settings.clone(),
+            remotes: self.remotes.reports(),
         };
+        let reports = &published.health.remotes;
+        self.shared.remotes_changed.send_if_modified(|told| {
+            let news = told != reports;
+            if news {
+                told.clone_from(reports);
+            }
+            news
+        });
         (updates, leaves)
     }
 
@@ -910,7 +1062,8 @@ impl LoopState {
 }
 
 /// The live list at `now`: the full sessions `policy::on_live_list` keeps, and, when closed
-/// sessions stay a while (`reclaim_after`), the closed summaries that ended since.
+/// sessions stay a while (`reclaim_after`), the closed summaries that ended since; and every
+/// remote machine's sessions, which their machine listed.
 fn listed(
     published: &Published,
     now: Timestamp,
@@ -932,6 +1085,12 @@ fn listed(
             }
         }
     }
+    live.extend(
+        published
+            .remote
+            .iter()
+            .map(|(key, session)| (key.clone(), session.clone())),
+    );
     live
 }
 
@@ -951,29 +1110,26 @@ fn next_leave(
         .min()
 }
 
-/// What subscribers are told when the live list goes from `before` to `after` through
-/// `changes`: every changed session still listed, every session newly listed, and every session
-/// that left.
-fn live_updates(
+/// What subscribers are told when the live list goes from `before` to `after` with the
+/// sessions `changed`: every changed session still listed, every session newly listed, and every
+/// session that left.
+fn live_updates<'a>(
     before: &HashMap<SessionKey, Session>,
-    after: &HashMap<SessionKey, Session>,
-    changes: &[Change],
+    after: &'a HashMap<SessionKey, Session>,
+    changed: impl IntoIterator<Item = &'a SessionKey>,
 ) -> Vec<Update> {
-    let removed = |key: &SessionKey| Update::Removed {
-        agent: key.agent,
-        id: key.id.as_str().to_string(),
-    };
+    let removed = Update::removed;
     let mut told: HashSet<&SessionKey> = HashSet::new();
     let mut updates = Vec::new();
-    for change in changes {
-        if !told.insert(&change.key) {
+    for key in changed {
+        if !told.insert(key) {
             continue;
         }
-        match after.get(&change.key) {
+        match after.get(key) {
             Some(session) => updates.push(Update::Session {
                 session: Box::new(session.clone()),
             }),
-            None if before.contains_key(&change.key) => updates.push(removed(&change.key)),
+            None if before.contains_key(key) => updates.push(removed(key)),
             None => {}
         }
     }

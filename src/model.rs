@@ -185,25 +185,100 @@ impl fmt::Display for SessionId {
     }
 }
 
-/// A session is identified by its agent and the agent's own id (docs/states.md §1).
+/// The name of another machine whose sessions Slate follows over SSH (`[[remote]] name` in the
+/// config): a letter or digit, then up to 31 letters, digits, `.`, `_` or `-`. It never holds a
+/// `:`, so `NAME:ID` names a session on it. Cheap to clone: every session from that machine
+/// carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Machine(std::sync::Arc<str>);
+
+impl Machine {
+    /// The longest machine name.
+    pub const MAX: usize = 32;
+
+    pub fn new(name: &str) -> Result<Machine, MachineNameError> {
+        let mut chars = name.chars();
+        let first_fits = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
+        let rest_fits = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if !first_fits || !rest_fits || name.len() > Machine::MAX {
+            return Err(MachineNameError(name.chars().take(40).collect()));
+        }
+        Ok(Machine(name.into()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A machine name that does not fit [`Machine`]'s rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0:?} is not a machine name: use a letter or digit, then up to 31 letters, digits, `.`, `_` or `-`"
+)]
+pub struct MachineNameError(String);
+
+impl fmt::Display for Machine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Machine {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Machine {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Machine::new(&name).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A session is identified by its agent and the agent's own id (docs/states.md §1), and, for a
+/// session on another machine, that machine's name: the same transcript seen on two machines
+/// is two sessions, and a remote session's key never equals a local one's.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SessionKey {
     pub agent: AgentKind,
     pub id: SessionId,
+    /// `None` for a session on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<Machine>,
 }
 
 impl SessionKey {
+    /// The key of a session on this machine.
     pub fn new(agent: AgentKind, id: impl Into<String>) -> SessionKey {
         SessionKey {
             agent,
             id: SessionId::new(id),
+            machine: None,
+        }
+    }
+
+    /// The same session as seen from another machine, where it lives on `machine`.
+    pub fn on(self, machine: Option<Machine>) -> SessionKey {
+        SessionKey { machine, ..self }
+    }
+
+    /// How a command names the session: its id, or `NAME:ID` for one on another machine.
+    pub fn reference(&self) -> String {
+        match &self.machine {
+            Some(machine) => format!("{machine}:{}", self.id),
+            None => self.id.to_string(),
         }
     }
 }
 
 impl fmt::Display for SessionKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.agent, self.id)
+        match &self.machine {
+            Some(machine) => write!(f, "{machine}:{}:{}", self.agent, self.id),
+            None => write!(f, "{}:{}", self.agent, self.id),
+        }
     }
 }
 
@@ -655,12 +730,21 @@ pub struct Session {
     pub behind: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty: Option<u32>,
+    /// The machine the session runs on: `null` for this one, else the remote's name (`[[remote]]
+    /// name`). Set by the live service as a remote's sessions arrive, never by the tracker.
+    #[serde(default)]
+    pub machine: Option<Machine>,
+    /// For a session on a remote machine that Slate cannot reach now: since when. The session
+    /// keeps the state its machine last reported, and does not count as needing you
+    /// (`policy::needs_you`) until the machine answers again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreachable_since: Option<Timestamp>,
 }
 
 impl Session {
     /// The key the engine and the store know this session by.
     pub fn key(&self) -> SessionKey {
-        SessionKey::new(self.agent, self.id.as_str())
+        SessionKey::new(self.agent, self.id.as_str()).on(self.machine.clone())
     }
 
     /// Reads a session object as a server sent it, tolerating an older server that sent no

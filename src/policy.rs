@@ -15,9 +15,11 @@ use std::time::Duration;
 use crate::model::{Session, Status, Timestamp};
 
 /// Whether a session needs the person now: the tray's count, the menu's list, the window's
-/// "needs you" and `/health`'s `needs_you` all count these.
+/// "needs you" and `/health`'s `needs_you` all count these. A session on a remote machine Slate
+/// cannot reach now keeps its last status but is not counted: nobody knows whether it still
+/// waits, and the menu names the unreachable machine instead.
 pub fn needs_you(session: &Session) -> bool {
-    session.status == Status::Waiting
+    session.status == Status::Waiting && session.unreachable_since.is_none()
 }
 
 /// How many of `sessions` need the person.

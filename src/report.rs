@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::model::{
-    AgentKind, Intent, IntentState, Problem, Session, SessionKey, Status, Timestamp,
-};
+use crate::model::{Intent, IntentState, Machine, Problem, Session, SessionKey, Status, Timestamp};
 use crate::tracker::{self, WorkItemInfo};
 
 /// Makes text safe to print on a terminal: a control character is shown, never obeyed. C0
@@ -214,8 +212,23 @@ fn cell(text: &str, width: usize) -> String {
 
 /// The `slate sessions` table of the sessions `listed` asked for, then the places that could not
 /// be read (`unread_note`). Sessions must already be sorted. An empty list says what it lacks,
-/// and suggests `--all` only when it was not given.
+/// and suggests `--all` only when it was not given. A MACHINE column comes first when any
+/// session is on a remote machine.
 pub fn table(sessions: &[Session], now: Timestamp, listed: Listed, unread: &[&Problem]) -> String {
+    let machines = sessions.iter().any(|session| session.machine.is_some());
+    table_with(sessions, now, listed, unread, machines)
+}
+
+/// The `slate sessions` table, with the MACHINE column when `machines` (any remote is
+/// configured, whether or not it answered): `local` for this machine's sessions, the remote's
+/// name for the others. A session on a remote that cannot be reached says so after its age.
+pub fn table_with(
+    sessions: &[Session],
+    now: Timestamp,
+    listed: Listed,
+    unread: &[&Problem],
+    machines: bool,
+) -> String {
     let mut out = String::new();
     if sessions.is_empty() {
         let (empty, flag) = match listed {
@@ -238,9 +251,17 @@ pub fn table(sessions: &[Session], now: Timestamp, listed: Listed, unread: &[&Pr
         out.push_str(&unread_note(unread));
         return out;
     }
+    let machine_cell = |name: &str| {
+        if machines {
+            format!("{} ", cell(name, 12))
+        } else {
+            String::new()
+        }
+    };
     let _ = writeln!(
         out,
-        "{} {} {} {} {} AGE",
+        "{}{} {} {} {} {} AGE",
+        machine_cell("MACHINE"),
         cell("STATUS", 9),
         cell("REASON", 36),
         cell("AGENT", 11),
@@ -255,6 +276,12 @@ pub fn table(sessions: &[Session], now: Timestamp, listed: Listed, unread: &[&Pr
             .unwrap_or("—");
         let project = session.project.as_deref().unwrap_or("—");
         let hosted = if session.hosted { " (hosted)" } else { "" };
+        let unreachable = if session.unreachable_since.is_some() {
+            " (unreachable)"
+        } else {
+            ""
+        };
+        let machine = session.machine.as_ref().map_or("local", Machine::as_str);
         // A parked or awaiting session says so before its reason, which it keeps.
         let reason = match intent_label(&session.session_state.intent) {
             Some(label) => format!("{label} · {}", session.session_state.reason.text),
@@ -266,7 +293,8 @@ pub fn table(sessions: &[Session], now: Timestamp, listed: Listed, unread: &[&Pr
             .unwrap_or_else(|| "—".to_string());
         let _ = writeln!(
             out,
-            "{} {} {} {} {} {age}{hosted}",
+            "{}{} {} {} {} {} {age}{hosted}{unreachable}",
+            machine_cell(machine),
             cell(session.status.label(), 9),
             cell(&reason, 36),
             cell(session.agent.display_name(), 11),
@@ -274,10 +302,7 @@ pub fn table(sessions: &[Session], now: Timestamp, listed: Listed, unread: &[&Pr
             cell(&one_line(title), 40),
         );
     }
-    let needs_you = sessions
-        .iter()
-        .filter(|session| session.status == Status::Waiting)
-        .count();
+    let needs_you = crate::policy::needs_you_count(sessions);
     let _ = writeln!(
         out,
         "\n{} session{}, {needs_you} need{} you",
@@ -305,6 +330,15 @@ pub fn show(session: &Session, evidence: &[impl std::fmt::Display], now: Timesta
         let _ = writeln!(out, "{:<12} {value}", format!("{label}:"));
     };
     line("session", format!("{} {}", session.agent, session.id));
+    if let Some(machine) = &session.machine {
+        let reach = match session.unreachable_since {
+            Some(since) => {
+                format!(" (unreachable since {since}; this is the state it last reported)")
+            }
+            None => String::new(),
+        };
+        line("machine", format!("{machine}{reach}"));
+    }
     line(
         "status",
         format!(
@@ -382,7 +416,8 @@ pub fn show(session: &Session, evidence: &[impl std::fmt::Display], now: Timesta
 }
 
 /// One `slate watch` line for a session that appeared or changed:
-/// `HH:MM:SS  Needs you  Claude Code acme — Finished its turn`.
+/// `HH:MM:SS  Needs you  Claude Code acme — Finished its turn`, with `box · ` before the agent
+/// for a session on a remote machine.
 pub fn watch_line(session: &Session, now: Timestamp) -> String {
     let project = session
         .project
@@ -390,22 +425,30 @@ pub fn watch_line(session: &Session, now: Timestamp) -> String {
         .or(session.folder.as_deref())
         .unwrap_or("-");
     finish(format!(
-        "{}  {:<9}  {} {project} — {}",
+        "{}  {:<9}  {}{} {project} — {}",
         clock_time(now),
         session.status.label(),
+        machine_prefix(session.machine.as_ref()),
         session.agent.display_name(),
         session.session_state.reason.text
     ))
 }
 
 /// One `slate watch` line for a session that left the live list.
-pub fn watch_removed(agent: AgentKind, id: &str, now: Timestamp) -> String {
+pub fn watch_removed(key: &SessionKey, now: Timestamp) -> String {
     finish(format!(
-        "{}  {:<9}  {} {id}",
+        "{}  {:<9}  {}{} {}",
         clock_time(now),
         "Closed",
-        agent.display_name()
+        machine_prefix(key.machine.as_ref()),
+        key.agent.display_name(),
+        key.id
     ))
+}
+
+/// `box · ` for a remote machine's session; nothing for this machine's.
+fn machine_prefix(machine: Option<&Machine>) -> String {
+    machine.map_or_else(String::new, |machine| format!("{machine} · "))
 }
 
 /// The time of day in UTC: the `time` crate reads the local offset only where that is sound,

@@ -22,8 +22,8 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
 use crate::model::{
-    AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionId,
-    SessionKey, Status, Timestamp,
+    AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionKey, Status,
+    Timestamp,
 };
 
 /// How long a write waits for another writer before it gives up with [`StoreError::Locked`].
@@ -929,8 +929,5 @@ fn decode_key(
         column: "agent",
         value: agent.to_owned(),
     })?;
-    Ok(SessionKey {
-        agent,
-        id: SessionId(session_id),
-    })
+    Ok(SessionKey::new(agent, session_id))
 }

@@ -64,6 +64,7 @@ pub(crate) fn service(home: &Path) -> Service {
         store: None,
         clock: live::system_clock,
         settings: Default::default(),
+        remotes: None,
     }
 }
 

@@ -203,6 +203,7 @@ async fn a_live_session_follows_its_checkouts_branch() {
         store: None,
         clock: live::system_clock,
         settings: Default::default(),
+        remotes: None,
     });
     let (snapshot, mut updates) = handle.subscribe();
     assert_eq!(snapshot.len(), 1, "{snapshot:#?}");

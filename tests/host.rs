@@ -372,6 +372,7 @@ async fn a_silent_hosted_terminal_under_an_open_call_turns_needs_you() {
         store: None,
         clock: fake_clock,
         settings: Default::default(),
+        remotes: None,
     });
     let key = SessionKey::new(AgentKind::CLAUDE_CODE, SESSION);
     let state = |handle: &live::Handle| {
@@ -448,6 +449,7 @@ async fn a_cli_started_under_slate_run_after_the_last_scan_is_linked_at_its_firs
         store: None,
         clock: live::system_clock,
         settings: Default::default(),
+        remotes: None,
     });
     let (listed, mut updates) = handle.subscribe();
     let session = listed

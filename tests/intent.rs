@@ -109,17 +109,8 @@ fn slate(home: &Home, args: &[&str]) -> String {
 
 /// Runs `slate` over `home` at `NOW`, whatever the outcome.
 fn run(home: &Home, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_slate"))
+    crate::util::slate_over(&home.root, &home.processes, NOW)
         .args(args)
-        .arg("--now")
-        .arg(NOW)
-        .arg("--processes")
-        .arg(&home.processes)
-        .env_clear()
-        .env("HOME", home.root.join("home"))
-        .env("XDG_DATA_HOME", home.root.join("data"))
-        .env("XDG_CONFIG_HOME", home.root.join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .output()
         .expect("slate runs")
 }
@@ -320,6 +311,7 @@ async fn the_command_line_and_the_api_accept_and_refuse_the_same_awaited_actors(
         store: Some(slate::store::open(&temp.path().join("slate.db")).expect("a store")),
         clock: live::system_clock,
         settings: Default::default(),
+        remotes: None,
     };
     let (handle, thread) = live::start(service);
     let router = api::router(

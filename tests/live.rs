@@ -30,6 +30,7 @@ fn service(home: &Path, started: Timestamp) -> Service {
         store: None,
         clock: live::system_clock,
         settings: Default::default(),
+        remotes: None,
     }
 }
 

@@ -19,6 +19,7 @@ fn state(pause: Pause, autostart: bool) -> MenuState<'static> {
         pause,
         autostart,
         config_error: None,
+        remotes: &[],
     }
 }
 
@@ -174,6 +175,7 @@ fn a_config_error_is_said_first_in_the_menu_and_in_the_tooltip() {
             pause: Pause::Off,
             autostart: false,
             config_error: Some(error),
+            remotes: &[],
         },
         now(),
     );

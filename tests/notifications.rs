@@ -224,6 +224,7 @@ fn a_removed_session_is_forgotten() {
                 Some(Update::Removed {
                     agent: AgentKind::CLAUDE_CODE,
                     id: "s1".to_string(),
+                    machine: None,
                 }),
             ),
             // Back with no known previous status: not a flip.

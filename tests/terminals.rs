@@ -576,6 +576,7 @@ fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
         store: None,
         clock: slate::live::system_clock,
         settings: Default::default(),
+        remotes: None,
     });
     let ours = |handle: &slate::live::Handle| {
         handle

@@ -2,6 +2,7 @@
 
 mod api; // the HTTP API: JSON endpoints, the event stream, guard rails, serve and watch
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
+mod cli; // the command line as a packaged tool: closed pipes, exit codes, completions, man pages, the user unit
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
@@ -25,8 +26,10 @@ mod policy; // what every surface shares: needs you, the live list and when a se
 mod processes; // the process scan, folder resolution and recorded tables
 mod recordings; // real CLI recordings replayed through the whole engine
 mod registry; // the agent registry: built-in descriptions, wire ids, a toy agent through the engine
+mod remote; // sessions on other machines over SSH: the link, the merged view, a real sshd on loopback
 mod schedule; // the live loop's timers from data, with made-up instants
 mod screens; // the screen grammars against real screens recorded from the CLIs, and lookalikes
+mod sshd; // a real OpenSSH server on 127.0.0.1 for the remote tests: throwaway keys, forced HOMEs
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod terminals; // sensed terminals: where a pane is, the tools' outputs, real tmux, kitty's socket
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map

@@ -70,6 +70,23 @@ pub fn claude_process_table(started: Timestamp) -> ProcessTable {
     }
 }
 
+/// The real `slate` binary over a temporary `root` (HOME in `root/home`, data and config beside
+/// it) and nothing of the real environment but PATH, replaying `processes` at `now`.
+pub fn slate_over(root: &Path, processes: &Path, now: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
+    command
+        .arg("--now")
+        .arg(now)
+        .arg("--processes")
+        .arg(processes)
+        .env_clear()
+        .env("HOME", root.join("home"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    command
+}
+
 /// A session in `status` with reason `code`/`text`, built from the wire format.
 pub fn wire_session(project: &str, id: &str, status: Status, code: &str, text: &str) -> Session {
     let value = serde_json::json!({

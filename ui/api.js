@@ -71,9 +71,19 @@ async function errorOf(response) {
   return new ApiError(message, response.status);
 }
 
-/** The key a session is known by on the page: sessions of two agents may share an id. */
+/**
+ * The key a session is known by on the page: sessions of two agents may share an id, and so may
+ * sessions on two machines (`machine` is null, or absent, for this machine's; a `removed` event
+ * carries it the same way).
+ */
 export function sessionKey(session) {
-  return `${session.agent}:${session.id}`;
+  const machine = session.machine ? `${session.machine}/` : "";
+  return `${machine}${session.agent}:${session.id}`;
+}
+
+/** How the API names a session: its id, or `NAME:ID` for one on a remote machine. */
+export function reference(session) {
+  return session.machine ? `${session.machine}:${session.id}` : session.id;
 }
 
 export class Api {
@@ -127,6 +137,14 @@ export class Api {
   }
 
   /**
+   * The remote machines' links, from `GET /health`'s `remotes`: one `{name, destination, status,
+   * since, error?, sessions}` per `[[remote]]` of the config (an older server sends none).
+   */
+  static remotesOf(health) {
+    return health && Array.isArray(health.remotes) ? health.remotes.filter((remote) => remote && remote.name) : [];
+  }
+
+  /**
    * The agents the server looks for, from `GET /health`'s `roots`: one `{agent, name, product,
    * path, found}` per agent root, in the server's order (`name` is the short name, `product` the
    * agent's own; an older server sends neither). Null when the server does not answer.
@@ -174,7 +192,7 @@ export class Api {
   /**
    * Opens the live stream and keeps it open: when it drops, it is reopened after a growing pause
    * (1 s, 2 s, 4 s … 30 s), and the first `snapshot` after a reopen replaces the whole list.
-   * Handlers: onSnapshot(sessions), onSession(session), onRemoved({agent, id}), onConnection(state)
+   * Handlers: onSnapshot(sessions), onSession(session), onRemoved({agent, id, machine?}), onConnection(state)
    * with state "connecting" | "open" | "retrying". Returns a function that closes the stream.
    */
   subscribe(handlers) {

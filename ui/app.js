@@ -7,9 +7,12 @@
 //! and folders come from the server too (`Api.agents`), so an agent the page has never heard of
 //! shows by its own name, and a config error the server reports in `/health` is shown above the
 //! list. A session without `session_state` (an older server) is shown from its top-level
-//! `status`, with no facets.
+//! `status`, with no facets. A session on a remote machine is marked with the machine's name;
+//! while the server cannot reach that machine (`unreachable_since`), it is greyed out, keeps the
+//! state its machine last reported, and is not counted as needing you, and the machines the
+//! server cannot reach are named above the list (`/health`'s `remotes`).
 
-import { Api, resolveEndpoint, sessionKey } from "./api.js";
+import { Api, reference, resolveEndpoint, sessionKey } from "./api.js";
 
 /** How often the relative times ("12 s", "5 min") are brought up to date: one timer for the page. */
 const CLOCK_TICK_MS = 15_000;
@@ -92,10 +95,18 @@ export function span(ms) {
   return `${Math.floor(hours / 24)} d`;
 }
 
-/** How many listed sessions carry `status`. */
+/** Whether the server says it cannot reach the session's machine now. */
+function unreachable(session) {
+  return Boolean(session.machine && session.unreachable_since);
+}
+
+/**
+ * How many listed sessions carry `status`. A session whose machine cannot be reached is not
+ * counted: the server does not count it as needing you either.
+ */
 function countOf(status) {
   let n = 0;
-  for (const session of state.sessions.values()) if (statusOf(session) === status) n += 1;
+  for (const session of state.sessions.values()) if (statusOf(session) === status && !unreachable(session)) n += 1;
   return n;
 }
 
@@ -168,6 +179,17 @@ function branchNode(session) {
   return el("span", { class: "branch", title: label, "aria-label": label, text: parts.join(" ") });
 }
 
+/** The machine a remote session runs on, as a mark on its row; nothing for this machine's. */
+function machineNode(session) {
+  if (!session.machine) return null;
+  const away = unreachable(session);
+  const since = away ? Date.parse(session.unreachable_since) : NaN;
+  const label = away
+    ? `On ${session.machine}, unreachable${Number.isNaN(since) ? "" : ` since ${new Date(since).toLocaleTimeString()}`}: this is the state it last reported`
+    : `On ${session.machine}`;
+  return el("span", { class: away ? "machine unreachable" : "machine", title: label, "aria-label": label, text: session.machine });
+}
+
 function rowNode(session) {
   const key = sessionKey(session);
   const status = statusOf(session);
@@ -177,7 +199,7 @@ function rowNode(session) {
   return el(
     "div",
     {
-      class: `row status-${status}`,
+      class: `row status-${status}${unreachable(session) ? " unreachable" : ""}`,
       role: "option",
       id: rowId(key),
       "data-key": key,
@@ -198,6 +220,7 @@ function rowNode(session) {
     el(
       "div",
       { class: "row-meta" },
+      machineNode(session),
       el("span", { class: "project", title: session.folder || "", text: session.project || session.folder || "no folder" }),
       branchNode(session),
       el("span", { class: "agent", text: agentName(session.agent) }),
@@ -225,6 +248,22 @@ function renderHeader() {
   banner.hidden = !error;
   banner.textContent = error ? `The config file is not in force: ${error}` : "";
 
+  const away = Api.remotesOf(state.health).filter((remote) => remote.status === "unreachable");
+  const remotes = $("remotes");
+  remotes.hidden = away.length === 0;
+  remotes.replaceChildren(
+    ...away.map((remote) =>
+      el(
+        "span",
+        { class: "remote-down", title: remote.error || "" },
+        el("strong", { text: remote.name }),
+        " is unreachable",
+        remote.since ? [" (since ", agoNode(Date.parse(remote.since) || null, " ago"), ")"] : "",
+        remote.error ? `: ${remote.error}` : "",
+      ),
+    ),
+  );
+
   const conn = $("connection");
   conn.dataset.state = state.connection;
   conn.textContent = state.connection === "open" ? "Live" : state.connection === "retrying" ? "Offline" : "Connecting…";
@@ -242,7 +281,8 @@ function renderList() {
     if (status !== groupStatus) {
       groupStatus = status;
       const headingId = `group-${status}`;
-      const count = sessions.filter((s) => statusOf(s) === status).length;
+      // A session whose machine cannot be reached is listed but, as in the header, not counted.
+      const count = sessions.filter((s) => statusOf(s) === status && !unreachable(s)).length;
       group = el(
         "div",
         { class: `group group-${status}`, role: "group", "aria-labelledby": headingId },
@@ -383,15 +423,25 @@ function renderDetails() {
       el("div", { class: "details-title" }, el("span", { class: `pill status-${status}`, text: statusLabel(status) }), el("h2", { id: "details-heading", text: heading })),
     ),
     el("p", { class: "details-reason", text: reasonOf(session) }),
+    unreachable(session)
+      ? el("p", { class: "note unreachable-note", text: `Slate cannot reach ${session.machine} now: this is the state it last reported, and it is not counted.` })
+      : null,
     el(
       "div",
       { class: "actions" },
       state.api && state.api.canFocus
-        ? el("button", { type: "button", id: "focus", class: "primary", onclick: () => focusSelected() }, "Focus terminal")
+        ? el(
+            "button",
+            { type: "button", id: "focus", class: "primary", onclick: () => focusSelected() },
+            session.machine ? `Attach on ${session.machine}` : "Focus terminal",
+          )
         : null,
       el("button", { type: "button", id: "refresh-details", onclick: () => refresh() }, "Refresh"),
     ),
-    intentNode(session),
+    // Intents live in the store of the machine the session runs on.
+    session.machine
+      ? el("p", { class: "note", text: `Park or await it on ${session.machine}: slate park ${session.id} --reason …` })
+      : intentNode(session),
     facetsNode(session),
     el(
       "section",
@@ -400,6 +450,7 @@ function renderDetails() {
       el(
         "dl",
         {},
+        facetRow("Machine", session.machine || ""),
         facetRow("Agent", agentName(session.agent), session.cli_version ? ` ${session.cli_version}` : "", session.model ? ` · ${session.model}` : ""),
         facetRow("Project", session.project),
         facetRow("Folder", code(session.folder)),
@@ -504,7 +555,7 @@ async function loadDetails() {
   if (!session || !state.api) return;
   if (!state.details || state.details.key !== key) state.details = { key, data: null, error: null };
   try {
-    const data = await state.api.details(session.id);
+    const data = await state.api.details(reference(session));
     if (state.selected !== key) return;
     state.details = { key, data, error: null };
   } catch (error) {
@@ -585,7 +636,7 @@ async function focusSelected() {
   const session = state.selected && state.sessions.get(state.selected);
   if (!session || !state.api || !state.api.canFocus) return;
   try {
-    await state.api.focus(session.id);
+    await state.api.focus(reference(session));
   } catch (error) {
     say(`Could not focus: ${error && error.message ? error.message : error}`, true);
   }

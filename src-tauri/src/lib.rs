@@ -4,21 +4,25 @@
 //! config (a broken file gives the defaults, and the error is shown in the window, the menu and
 //! the tooltip), starts the engine's live service in-process (or the demo's, with `--demo`) with
 //! the options `slate::settings` makes of the config, serves the loopback API from it, registers
-//! the plugins and the commands, creates the tray, and follows the service's updates and settings
-//! on one task that recounts the tray and asks the engine's notification policy what to show.
+//! the plugins, creates the tray, and follows the service's updates and settings on one task that
+//! recounts the tray and asks the engine's notification policy what to show. With `--window` it
+//! is instead the window's own process, which `window` starts while the window is open.
 //! The policy lives in the engine crate (`slate::policy`: the Needs-you count, the menu model, the
 //! notification decision); here are only the Tauri glue modules: `badge` draws the count, `tray`
 //! builds the native menu, `notify` shows a notification, `commands` holds the actions the page,
-//! the menu and a notification click share, and `server` binds the API.
+//! the menu and a notification click share, `window` the window's lifecycle, `memory` the tray's
+//! runtime and GTK choices, and `server` binds the API.
 //!
 //! It deliberately decides no session state (the engine does) and keeps no `AppHandle` in a
 //! global: the shared state is a [`Shell`] managed by Tauri and passed where it is needed.
 
 pub mod badge;
 pub mod commands;
+pub mod memory;
 pub mod notify;
 pub mod server;
 pub mod tray;
+pub mod window;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -32,7 +36,7 @@ use slate::policy::menu::{self, MenuAction, MenuState, Pause};
 use slate::policy::notifications::{self, Click, Input, Notifier};
 use slate::settings::{self, Settings};
 use slate::sources::roots::Env;
-use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+use tauri::{AppHandle, Manager, RunEvent, Runtime};
 use tauri_plugin_autostart::ManagerExt;
 use tauri_plugin_notification::NotificationExt;
 use tokio::sync::broadcast::error::RecvError;
@@ -60,6 +64,8 @@ struct Flags {
     demo: bool,
     /// Show the window at start.
     show: bool,
+    /// Be the window's process (see `window`), started by the tray.
+    window: bool,
 }
 
 impl Flags {
@@ -70,6 +76,7 @@ impl Flags {
                 "--demo" => flags.demo = true,
                 "--show" => flags.show = true,
                 "--hidden" => flags.show = false,
+                window::FLAG => flags.window = true,
                 other => tracing::warn!("ignoring the unknown argument {other:?}"),
             }
         }
@@ -87,16 +94,63 @@ pub fn run() {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,slate_app=info")),
         )
         .init();
-    if let Err(err) = run_app(Flags::parse(std::env::args().skip(1))) {
+    let flags = Flags::parse(std::env::args().skip(1));
+    if !flags.window {
+        // Before GTK and before any other thread starts.
+        memory::turn_gl_off();
+    }
+    let context = tauri::generate_context!();
+    let result = memory::start_runtime()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| {
+            let result = if flags.window {
+                window::run(context)
+            } else {
+                run_app(flags, context)
+            };
+            // The runtime lives until the app ends; `run` only returns on an error.
+            drop(runtime);
+            result
+        });
+    if let Err(err) = result {
         eprintln!("slate-app: {err:#}");
         std::process::exit(1);
     }
 }
 
-fn run_app(flags: Flags) -> anyhow::Result<()> {
+fn run_app(flags: Flags, context: tauri::Context<tauri::Wry>) -> anyhow::Result<()> {
     let env = Env::from_process();
     let places = Places::from_env(&env)?;
     let settings = Settings::load(&places.config_file());
+
+    let app = tauri::Builder::default()
+        // The single-instance plugin goes first, so a second launch shows this one's window
+        // before anything else of the second process starts. Plugins start in `build`, so a
+        // second launch exits there, before it would start an engine (which would write its
+        // own view of every session into the store) or take the API's port.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            if let Err(err) = commands::show(app) {
+                tracing::warn!("cannot show the window for a second launch: {err}");
+            }
+        }))
+        .plugin(tauri_plugin_notification::init())
+        .plugin(
+            tauri_plugin_autostart::Builder::new()
+                .arg("--hidden")
+                .build(),
+        )
+        // The tray has no window of its own: the window is a process it starts (see `window`),
+        // which handles the page's commands.
+        .manage(window::Launcher::default())
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            setup(&handle)?;
+            if flags.show || flags.demo {
+                commands::show(&handle)?;
+            }
+            Ok(())
+        })
+        .build(context)?;
 
     // The demo must outlive the engine reading its files, so it is kept until the app exits.
     let demo = if flags.demo {
@@ -124,56 +178,18 @@ fn run_app(flags: Flags) -> anyhow::Result<()> {
         count: Mutex::new(0),
         tooltip: Mutex::new(String::new()),
     };
+    app.manage(shell);
 
-    let app = tauri::Builder::default()
-        // The single-instance plugin goes first, so a second launch shows this one's window
-        // before anything else of the second process starts.
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
-            if let Err(err) = commands::show(app) {
-                tracing::warn!("cannot show the window for a second launch: {err}");
-            }
-        }))
-        .plugin(tauri_plugin_notification::init())
-        .plugin(
-            tauri_plugin_autostart::Builder::new()
-                .arg("--hidden")
-                .build(),
-        )
-        .manage(shell)
-        .invoke_handler(tauri::generate_handler![
-            commands::api_endpoint,
-            commands::focus_session,
-            commands::set_autostart,
-            commands::autostart_enabled,
-            commands::pause_notifications,
-            commands::quit,
-            commands::show_window,
-        ])
-        .on_window_event(|window, event| {
-            // Closing the window only hides it: the tray keeps running.
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                api.prevent_close();
-                let _ = window.hide();
-            }
-        })
-        .setup(move |app| {
-            let handle = app.handle().clone();
-            setup(&handle)?;
-            if flags.show || flags.demo {
-                commands::show(&handle)?;
-            }
-            Ok(())
-        })
-        .build(tauri::generate_context!())?;
     let mut demo = demo;
     let mut engine_thread = Some(engine_thread);
-    app.run(move |_app, event| match event {
-        // With every window hidden there is nothing to close, but a platform may still ask to
-        // exit; only an explicit Quit (which passes an exit code) ends the tray app.
+    app.run(move |app, event| match event {
+        // The tray has no window, but a platform may still ask to exit; only an explicit Quit
+        // (which passes an exit code) ends the tray app.
         RunEvent::ExitRequested { api, code, .. } if code.is_none() => api.prevent_exit(),
         // `run` never returns (the event loop ends the process), so the engine is stopped and
         // the demo's temporary HOME removed here.
         RunEvent::Exit => {
+            window::close(app);
             handle.shutdown();
             if let Some(thread) = engine_thread.take() {
                 let _ = thread.join();
@@ -203,6 +219,7 @@ fn engine_service(env: &Env, places: &Places, settings: Settings) -> Service {
         store: open_store(&places.store_file()),
         clock: live::system_clock,
         settings,
+        remotes: Some(slate::remote::LinkOptions::default()),
     }
 }
 
@@ -222,6 +239,8 @@ fn demo_service(demo: &slate::demo::Demo, settings: Settings) -> Service {
         store: None,
         clock: live::system_clock,
         settings,
+        // The demo shows its own made-up sessions only.
+        remotes: None,
     }
 }
 
@@ -278,10 +297,28 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
 
     let follower = app.clone();
     let settings = shell.handle.watch_settings();
+    let remotes = shell.handle.watch_remotes();
     tauri::async_runtime::spawn(async move {
-        follow(follower, Notifier::seed(&snapshot), updates, settings).await;
+        follow(
+            follower,
+            Notifier::seed(&snapshot),
+            updates,
+            settings,
+            remotes,
+        )
+        .await;
     });
     Ok(())
+}
+
+/// What the tray does when the window process asks (see `window::Request`).
+pub fn on_window_request<R: Runtime>(app: &AppHandle<R>, request: window::Request) {
+    tracing::info!(?request, "the window asked");
+    match request {
+        window::Request::Pause(pause) => commands::set_pause(app, &app.state::<Shell>(), pause),
+        window::Request::Quit => app.exit(0),
+        window::Request::Refresh => refresh_tray(app),
+    }
 }
 
 fn on_menu<R: Runtime>(app: &AppHandle<R>, action: MenuAction) {
@@ -325,6 +362,8 @@ enum Woke {
     Update(Result<Update, RecvError>),
     /// The config file was applied, or broke: the pause may follow it, and the tray says it.
     Settings,
+    /// A remote machine's link came up or went down: the menu names the unreachable ones.
+    Remotes,
     /// The policy's deadline or the end of a timed pause.
     Deadline,
 }
@@ -332,12 +371,14 @@ enum Woke {
 /// Follows the engine: every update recounts the tray and goes through the notification policy;
 /// the policy's deadline wakes the loop when a burst window closes, and the end of a timed pause
 /// wakes it to update the menu. A change of the settings updates the pause when the config's
-/// `[notifications]` changed, and the tray's note of a config error.
+/// `[notifications]` changed, and the tray's note of a config error; a change of a remote's link
+/// updates the menu's note of unreachable machines.
 async fn follow<R: Runtime>(
     app: AppHandle<R>,
     mut notifier: Notifier,
     mut updates: tokio::sync::broadcast::Receiver<Update>,
     mut settings: tokio::sync::watch::Receiver<Settings>,
+    mut remotes: tokio::sync::watch::Receiver<Vec<slate::remote::Report>>,
 ) {
     let mut deadline: Option<Timestamp> = None;
     let mut told = settings.borrow_and_update().config.notifications.clone();
@@ -348,11 +389,17 @@ async fn follow<R: Runtime>(
         let woke = tokio::select! {
             received = updates.recv() => Woke::Update(received),
             Ok(()) = settings.changed() => Woke::Settings,
+            Ok(()) = remotes.changed() => Woke::Remotes,
             () = sleep_or_never(wait) => Woke::Deadline,
         };
         let received = match woke {
             Woke::Update(received) => Some(received),
             Woke::Deadline => None,
+            Woke::Remotes => {
+                remotes.borrow_and_update();
+                refresh_tray(&app);
+                continue;
+            }
             Woke::Settings => {
                 let wanted = settings.borrow_and_update().config.notifications.clone();
                 if wanted != told {
@@ -469,10 +516,12 @@ fn menu_entries<R: Runtime>(
     let pause = *shell.pause.lock().expect("lock poisoned");
     let autostart = app.autolaunch().is_enabled().unwrap_or(false);
     let settings = shell.handle.settings();
+    let remotes = shell.handle.remotes();
     let state = MenuState {
         pause,
         autostart,
         config_error: settings.error.as_deref(),
+        remotes: &remotes,
     };
     menu::menu_model(live, state, live::system_clock())
 }

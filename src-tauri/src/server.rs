@@ -10,11 +10,11 @@
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use slate::live;
 
 /// What the page needs to reach the API.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Endpoint {
     /// `http://127.0.0.1:<port>`, without a trailing slash.
     pub base: String,

@@ -5,43 +5,50 @@
 # processes in tmux panes. It reads the tray over D-Bus (label, icon pixels, menu), turns a
 # session from Working to Needs you, marks a session hosted through the app's API, counts the
 # Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
-# notification with dunstctl, checks a second launch, edits the config file while the app runs (a
-# good edit applies, a broken one shows in the menu and the API), restarts the app, and takes
-# screenshots into docs/screenshots/.
+# notification with dunstctl, checks a second launch and that the window's WebKit processes run only
+# while it is open, edits the config file while the app runs (a good edit applies, a broken one
+# shows in the menu and the API; a remote machine that cannot be reached is named in the menu),
+# restarts the app, and takes screenshots into docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
+#        src-tauri/tests/desktop.sh --smoke --app /usr/bin/slate-app
+#          --app runs that binary instead of building one (the installed package's, in
+#          scripts/package-test.sh); --smoke runs only the start (the tray appears with its count)
+#          and one Working -> Needs you flip (the count follows, one notification fires).
 # Prints one line per check and ends with `N passed, N failed`; exits non-zero on a failure.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=src-tauri/tests/private-desktop.sh
+. "$ROOT/src-tauri/tests/private-desktop.sh"
 
 if [ "${1:-}" != "--inside" ]; then
+  SLATE_DESKTOP_APP=""
+  SLATE_DESKTOP_SMOKE=""
+  while [ "$#" -gt 0 ]; do
+    case "$1" in
+      --smoke) SLATE_DESKTOP_SMOKE=1 ;;
+      --app) SLATE_DESKTOP_APP="${2:?--app needs a path}"; shift ;;
+      *) echo "usage: $0 [--smoke] [--app PATH]" >&2; exit 2 ;;
+    esac
+    shift
+  done
+  export SLATE_DESKTOP_APP SLATE_DESKTOP_SMOKE
   cd "$ROOT"
-  cargo build -p slate-app --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
-  WORK="$(mktemp -d /tmp/slate-desktop.XXXXXX)"
-  export WORK
-  export HOME="$WORK/home"
-  export XDG_RUNTIME_DIR="$WORK/run" XDG_CONFIG_HOME="$HOME/.config" XDG_CACHE_HOME="$HOME/.cache" \
-    XDG_DATA_HOME="$HOME/.local/share" XDG_STATE_HOME="$HOME/.local/state"
-  mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
-  unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME OPENCODE_DB CURSOR_CONFIG_DIR TMUX
-  # Xvfb picks a free display number itself and reports it on the given file descriptor.
-  exec 5<> <(:)
-  Xvfb -displayfd 5 -screen 0 1280x800x24 -nolisten tcp >"$WORK/xvfb.log" 2>&1 &
-  XVFB=$!
-  read -r -t 20 DISPLAY_NUMBER <&5 || { echo "0 passed, 1 failed (Xvfb did not start)"; exit 1; }
-  export DISPLAY=":$DISPLAY_NUMBER"
-  dbus-run-session -- "$0" --inside
+  if [ -z "$SLATE_DESKTOP_APP" ]; then
+    cargo build -p slate-app --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
+  fi
+  private_desktop_run "$0" "$(mktemp -d /tmp/slate-desktop.XXXXXX)"
   status=$?
-  kill "$XVFB" 2>/dev/null
-  wait "$XVFB" 2>/dev/null
+  [ "$status" -eq 97 ] && { echo "0 passed, 1 failed (Xvfb did not start)"; exit 1; }
   if [ "$status" -eq 0 ] && [ -z "${SLATE_KEEP_DESKTOP_TEST:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK"; fi
   exit "$status"
 fi
 
 # ---- inside the private D-Bus session ----
 cd "$ROOT"
-APP="$ROOT/target/debug/slate-app"
+APP="${SLATE_DESKTOP_APP:-$ROOT/target/debug/slate-app}"
+SMOKE="${SLATE_DESKTOP_SMOKE:-}"
 LOG="$WORK/app.log"
 NOTIFY_LOG="$WORK/notify.log"
 # Screenshots go to the work folder; SLATE_SCREENSHOTS=docs/screenshots refreshes the committed ones.
@@ -54,13 +61,6 @@ pids=()
 ok() { echo "ok   - $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL - $1"; failed=$((failed + 1)); }
 check() { local name="$1"; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-# Retries a command for up to $1 seconds.
-eventually() {
-  local seconds="$1"; shift
-  local until=$((SECONDS + seconds))
-  while [ "$SECONDS" -le "$until" ]; do "$@" && return 0; sleep 0.25; done
-  return 1
-}
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
   [ -n "${app_pid:-}" ] && kill "$app_pid" 2>/dev/null
@@ -68,14 +68,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-openbox >"$WORK/openbox.log" 2>&1 & pids+=($!)
-dbus-monitor --session "type='method_call',interface='org.freedesktop.Notifications',member='Notify'" \
-  >"$NOTIFY_LOG" 2>&1 & pids+=($!)
-status-notifier-watcher >"$WORK/watcher.log" 2>&1 & pids+=($!)
-dunst >"$WORK/dunst.log" 2>&1 & pids+=($!)
-owned() { gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true; }
-eventually 20 owned org.kde.StatusNotifierWatcher || echo "note: no StatusNotifierWatcher on the bus"
-eventually 20 owned org.freedesktop.Notifications || echo "note: no notification server on the bus"
+private_desktop_services "$NOTIFY_LOG"
 
 # ---- fixture sessions: fake `claude` processes in tmux panes, then their transcripts ----
 mkdir -p "$WORK/bin" "$HOME/code/acme-api" "$HOME/code/web"
@@ -85,15 +78,6 @@ tmux -S "$TMUX_SOCKET" new-session -d -s agents -n acme -c "$HOME/code/acme-api"
 tmux -S "$TMUX_SOCKET" new-window -t agents -n web -c "$HOME/code/web" "$WORK/bin/claude 100000"
 ACME=de5c0001-0000-4000-8000-000000000001
 WEB=de5c0002-0000-4000-8000-000000000002
-transcript() { # folder id
-  local dir="$HOME/.claude/projects/$(printf '%s' "$1" | tr -c 'a-zA-Z0-9' '-')"
-  mkdir -p "$dir"
-  printf '%s' "$dir/$2.jsonl"
-}
-line() { # folder id json-fields
-  printf '{"cwd":"%s","sessionId":"%s","version":"2.1.332","uuid":"u-%s","timestamp":"%s",%s}\n' \
-    "$1" "$2" "$RANDOM$RANDOM" "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$3"
-}
 ACME_DIR="$HOME/code/acme-api"
 WEB_DIR="$HOME/code/web"
 ACME_FILE="$(transcript "$ACME_DIR" "$ACME")"
@@ -177,6 +161,7 @@ click() {
 notify_count() { grep -c 'member=Notify' "$NOTIFY_LOG"; }
 notified() { [ "$(notify_count)" -eq "$1" ]; }
 window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
+some_webkit() { [ "$(webkit_count)" -gt 0 ]; }
 log_has() { grep -q -- "$1" "$LOG"; }
 start_app() {
   SLATE_LISTEN=127.0.0.1:0 "$APP" "$@" >>"$LOG" 2>&1 &
@@ -195,52 +180,75 @@ check "the menu has Open Slate, Pause notifications, Start at login and Quit" ha
 sleep 3
 check "no notification at start-up for a session already waiting" test "$(notify_count)" -eq 0
 
-# ---- 2. a second launch shows the first one's window and exits ----
-window_hidden() { ! window_visible; }
-check "the app starts in the tray with its window hidden" window_hidden
-timeout 30 "$APP" >>"$WORK/second.log" 2>&1
-second_status=$?
-check "a second launch exits at once" test "$second_status" -eq 0
-check "a second launch shows the first one's window" eventually 10 window_visible
-sleep 1
-import -window root "$SHOTS/app-window.png" 2>/dev/null
-wmctrl -c Slate
-check "closing the window hides it" eventually 5 window_hidden
-check "closing the window leaves the tray app running" kill -0 "$app_pid"
+# Nothing of WebKit runs before the window is first opened, in a package too.
+check "no WebKit process runs while the window has never been opened" no_webkit
 
-# ---- 2b. a hosted session: reported to the app's API the way `slate run` does, marked in the menu ----
-# The app listens on a free port and says which in its log; the token is in the config folder.
-api_base() { grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$LOG" | tail -1 | sed 's/^listening on //'; }
-report_hosted() { # session-id
-  curl -fsS -o /dev/null -X POST "$(api_base)/hosted" \
-    -H "Authorization: Bearer $(cat "$XDG_CONFIG_HOME/slate/token")" -H 'Content-Type: application/json' \
-    -d "{\"agent\":\"claude-code\",\"session_id\":\"$1\",\"titles\":[],\"last_draw\":null}"
-}
-check "a hosted report for the waiting session is accepted" report_hosted "$WEB"
-check "the menu marks the hosted session" eventually 5 menu_has "web · Claude Code (hosted) — "
-plain_web_gone() { ! menu_has "web · Claude Code — "; }
-check "the hosted session is listed once, with its mark" plain_web_gone
-check "a hosted mark does not change the count" label_is 1
+# The smoke run goes straight from the start to the first flip.
+if [ -z "$SMOKE" ]; then
+  # ---- 2. a second launch shows the first one's window and exits ----
+  window_hidden() { ! window_visible; }
+  check "the app starts in the tray with its window hidden" window_hidden
+  timeout 30 "$APP" >>"$WORK/second.log" 2>&1
+  second_status=$?
+  check "a second launch exits at once" test "$second_status" -eq 0
+  check "a second launch shows the first one's window" eventually 10 window_visible
+  check "the open window has its WebKit processes" some_webkit
+  sleep 1
+  import -window root "$SHOTS/app-window.png" 2>/dev/null
+  wmctrl -c Slate
+  check "closing the window closes it" eventually 5 window_hidden
+  check "no WebKit process is alive after the window closes" eventually 10 no_webkit
+  check "closing the window leaves the tray app running" kill -0 "$app_pid"
+  click "Open Slate"
+  check "Open Slate in the menu opens the window again" eventually 10 window_visible
+  wmctrl -c Slate
+  check "no WebKit process is alive after it closes again" eventually 10 no_webkit
 
-# ---- 2c. the config file: an edit applies at once; a broken one is said in the menu and the API ----
-CONFIG="$XDG_CONFIG_HOME/slate/config.toml"
-health() { curl -fsS "$(api_base)/health"; }
-idle_is() {
-  health | python3 -c 'import json, sys
+  # ---- 2b. a hosted session: reported to the app's API the way `slate run` does, marked in the menu ----
+  # The app listens on a free port and says which in its log; the token is in the config folder.
+  api_base() { grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$LOG" | tail -1 | sed 's/^listening on //'; }
+  report_hosted() { # session-id
+    curl -fsS -o /dev/null -X POST "$(api_base)/hosted" \
+      -H "Authorization: Bearer $(cat "$XDG_CONFIG_HOME/slate/token")" -H 'Content-Type: application/json' \
+      -d "{\"agent\":\"claude-code\",\"session_id\":\"$1\",\"titles\":[],\"last_draw\":null}"
+  }
+  check "a hosted report for the waiting session is accepted" report_hosted "$WEB"
+  check "the menu marks the hosted session" eventually 5 menu_has "web · Claude Code (hosted) — "
+  plain_web_gone() { ! menu_has "web · Claude Code — "; }
+  check "the hosted session is listed once, with its mark" plain_web_gone
+  check "a hosted mark does not change the count" label_is 1
+
+  # ---- 2c. the config file: an edit applies at once; a broken one is said in the menu and the API ----
+  CONFIG="$XDG_CONFIG_HOME/slate/config.toml"
+  health() { curl -fsS "$(api_base)/health"; }
+  idle_is() {
+    health | python3 -c 'import json, sys
 h = json.load(sys.stdin)
 sys.exit(0 if h["settings"]["config"]["project-policy"]["session_idle_minutes"] == int(sys.argv[1]) else 1)' "$1"
-}
-printf '[project-policy]\nsession_idle_minutes = 7\n' >"$CONFIG"
-check "a config edit applies to the running app (session_idle_minutes)" eventually 10 idle_is 7
-printf '[project-policy]\nsesion_idle_minutes = 9\n' >"$CONFIG"
-check "a broken config edit is said first in the tray menu" eventually 10 menu_has "Config error: the config file"
-health_names_it() { health | grep -q 'sesion_idle_minutes' && health | grep -q "$CONFIG"; }
-check "the window's API names the key and the file" health_names_it
-check "a broken edit keeps the last good settings" idle_is 7
+  }
+  printf '[project-policy]\nsession_idle_minutes = 7\n' >"$CONFIG"
+  check "a config edit applies to the running app (session_idle_minutes)" eventually 10 idle_is 7
+  printf '[project-policy]\nsesion_idle_minutes = 9\n' >"$CONFIG"
+  check "a broken config edit is said first in the tray menu" eventually 10 menu_has "Config error: the config file"
+  health_names_it() { health | grep -q 'sesion_idle_minutes' && health | grep -q "$CONFIG"; }
+  check "the window's API names the key and the file" health_names_it
+  check "a broken edit keeps the last good settings" idle_is 7
+  rm -f "$CONFIG"
+  no_config_note() { ! menu_has "Config error"; }
+  check "the menu's note goes when the file reads again" eventually 10 no_config_note
+  check "without the file the defaults apply" eventually 10 idle_is 20
+fi
+
+# ---- 2d. a remote machine that cannot be reached: named in the menu, counted nowhere ----
+# The system ssh runs for it, with a proxy command that fails at once: nothing leaves this machine.
+printf '[[remote]]\nname = "box"\ndestination = "box"\nssh_args = ["-F", "/dev/null", "-o", "ProxyCommand=false"]\n' >"$CONFIG"
+check "the menu names a remote machine that cannot be reached" eventually 15 menu_has "box is unreachable (since "
+remote_unreachable() { curl -fsS "$(api_base)/remotes" | grep -q '"status":"unreachable"'; }
+check "the API says the remote is unreachable" remote_unreachable
+check "an unreachable remote changes no count" label_is 1
 rm -f "$CONFIG"
-no_config_note() { ! menu_has "Config error"; }
-check "the menu's note goes when the file reads again" eventually 10 no_config_note
-check "without the file the defaults apply" eventually 10 idle_is 20
+no_remote_note() { ! menu_has "box is unreachable"; }
+check "the note goes with the remote" eventually 10 no_remote_note
 
 # ---- 3. Working -> Needs you: the count follows and exactly one notification ----
 {
@@ -258,6 +266,11 @@ check "the notification names project and agent" grep -q '"acme-api · Claude Co
 check "the notification body gives the reason and the title" \
   bash -c "grep -A3 'acme-api · Claude Code needs you' '$NOTIFY_LOG' | grep -q 'Rate limiting'"
 import -window root "$SHOTS/app-notification.png" 2>/dev/null
+if [ -n "$SMOKE" ]; then
+  echo "$passed passed, $failed failed (smoke)"
+  [ "$failed" -eq 0 ]
+  exit
+fi
 
 # ---- 4. clicks: a session in the menu, a notification ----
 # The other agent's window is in front; the click must bring acme-api's tmux window back.
@@ -335,6 +348,7 @@ import -window root "$SHOTS/app-demo.png" 2>/dev/null
 click "Quit Slate"
 demo_gone() { ! kill -0 "$app_pid" 2>/dev/null && [ -z "$(ls -A "$WORK/tmp")" ]; }
 check "quitting the demo removes its temporary HOME" eventually 10 demo_gone
+check "quitting closes the open window and its WebKit processes" eventually 10 no_webkit
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,9 +1,12 @@
 //! `slate serve` and `slate watch`: the commands that run for as long as the person wants.
 //!
-//! `serve` opens the store, starts the live service (which follows the config file from then on)
-//! and serves the API on loopback until Ctrl-C or SIGTERM. `watch` follows the event stream of a
-//! running server that holds this HOME's token, or runs an engine of its own when none does, and
-//! prints one line (or one JSON object) per change. Both only wire the library's pieces together; the rules live in the
+//! `serve` opens the store, starts the live service (which follows the config file from then on,
+//! and the config's remote machines over SSH) and serves the API on loopback until Ctrl-C or
+//! SIGTERM. `watch` follows the event stream of a running server that holds this HOME's token,
+//! or runs an engine of its own (this machine only) when none does, and prints one line (or one
+//! JSON object) per change, the list as it stands first. `slate watch --json` is also what
+//! another machine's Slate runs over SSH to follow this one (`remote`), so it stops as soon as
+//! nobody reads its output. Both only wire the library's pieces together; the rules live in the
 //! library.
 
 use std::io::Write;
@@ -78,6 +81,7 @@ pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::R
         store,
         clock: live::system_clock,
         settings,
+        remotes: Some(slate::remote::LinkOptions::default()),
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -138,6 +142,7 @@ pub fn watch(
         None => setup.client(),
     };
     let address = client.address();
+    exit_when_unread();
     let mut out = std::io::stdout().lock();
     let server = if address.port() == 0 {
         None
@@ -153,10 +158,19 @@ pub fn watch(
                 continue;
             };
             let line = match event.event.as_str() {
+                // An older server's sessions lack facets this one has: `from_wire` fills them.
                 "snapshot" => Printed::Snapshot(
-                    serde_json::from_value(data["sessions"].clone()).unwrap_or_default(),
+                    data["sessions"]
+                        .as_array()
+                        .map(|sessions| {
+                            sessions
+                                .iter()
+                                .filter_map(|session| Session::from_wire(session.clone()).ok())
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                 ),
-                "session" => match serde_json::from_value(data) {
+                "session" => match Session::from_wire(data) {
                     Ok(session) => Printed::Update(Update::Session {
                         session: Box::new(session),
                     }),
@@ -168,6 +182,7 @@ pub fn watch(
                         Err(_) => continue,
                     },
                     id: data["id"].as_str().unwrap_or_default().to_string(),
+                    machine: serde_json::from_value(data["machine"].clone()).unwrap_or_default(),
                 }),
                 _ => continue,
             };
@@ -182,6 +197,9 @@ pub fn watch(
         store: None,
         clock: live::system_clock,
         settings: Settings::new(None, setup.config.clone()),
+        // This is the engine a remote runs for another machine's link: it follows no remotes
+        // of its own, so two machines that follow each other never loop.
+        remotes: None,
     });
     let engine = engine_json(None);
     let (snapshot, mut updates) = handle.subscribe();
@@ -217,9 +235,13 @@ fn print(
     let now = live::system_clock();
     if json {
         let value = match printed {
-            Printed::Snapshot(sessions) => {
-                serde_json::json!({ "type": "snapshot", "sessions": sessions, "engine": engine })
-            }
+            // The version lets a machine that follows this one over SSH say what runs here.
+            Printed::Snapshot(sessions) => serde_json::json!({
+                "type": "snapshot",
+                "sessions": sessions,
+                "engine": engine,
+                "version": env!("CARGO_PKG_VERSION"),
+            }),
             Printed::Update(update) => serde_json::to_value(update)?,
         };
         writeln!(out, "{value}")?;
@@ -233,11 +255,49 @@ fn print(
             Printed::Update(Update::Session { session }) => {
                 writeln!(out, "{}", report::watch_line(session, now))?;
             }
-            Printed::Update(Update::Removed { agent, id }) => {
-                writeln!(out, "{}", report::watch_removed(*agent, id, now))?;
+            Printed::Update(Update::Removed { agent, id, machine }) => {
+                let key = slate::model::SessionKey::new(*agent, id.as_str()).on(machine.clone());
+                writeln!(out, "{}", report::watch_removed(&key, now))?;
             }
         }
     }
     out.flush()?;
     Ok(())
+}
+
+/// Ends this process as soon as nobody reads its output: when `slate watch` runs for another
+/// machine over SSH and the link drops, `sshd` closes the pipe, and a watcher that prints
+/// nothing for hours would otherwise live on (and keep its engine running) until its next line.
+/// A thread waits on the output for the hang-up or error a closed pipe or terminal reports.
+fn exit_when_unread() {
+    #[cfg(unix)]
+    {
+        let spawned = std::thread::Builder::new()
+            .name("slate-watch-output".to_string())
+            .spawn(|| {
+                use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+                use std::os::fd::AsFd;
+                let stdout = std::io::stdout();
+                let closed = PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL;
+                loop {
+                    let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+                    match poll(&mut fds, PollTimeout::NONE) {
+                        Ok(_)
+                            if fds[0]
+                                .revents()
+                                .is_some_and(|events| events.intersects(closed)) =>
+                        {
+                            std::process::exit(0)
+                        }
+                        Ok(_) => {}
+                        Err(nix::errno::Errno::EINTR) => {}
+                        // A descriptor poll cannot watch (a regular file): nothing to wait for.
+                        Err(_) => return,
+                    }
+                }
+            });
+        if let Err(err) = spawned {
+            tracing::debug!("cannot watch the output for its reader: {err}");
+        }
+    }
 }

@@ -1,13 +1,15 @@
 //! The tray menu as plain data, and the tray's tooltip.
 //!
-//! [`menu_model`] describes the whole menu: the sessions that need you (a click focuses one),
-//! Open Slate, Pause notifications, Start at login and Quit, and a note when the config file does
-//! not read. Menu ids read back into [`MenuAction`]s. The desktop shell builds its native menu
+//! [`menu_model`] describes the whole menu: the sessions that need you (a click focuses one,
+//! a remote one by attaching to it), a note naming each remote machine Slate cannot reach, Open
+//! Slate, Pause notifications, Start at login and Quit, and a note when the config file does not
+//! read. Menu ids read back into [`MenuAction`]s. The desktop shell builds its native menu
 //! from these entries and decides what a click does; this module only describes.
 
 use crate::config::Notifications;
-use crate::model::{AgentKind, IntentState, Session, SessionKey, Timestamp};
+use crate::model::{AgentKind, IntentState, Machine, Session, SessionKey, Timestamp};
 use crate::policy::{needs_you, notifications};
+use crate::remote::{Report, Status};
 
 /// A menu entry's reason text is cut here, so one chatty session cannot widen the whole menu.
 const MAX_REASON: usize = 60;
@@ -61,7 +63,10 @@ impl MenuAction {
     /// The menu id that stands for this action.
     pub fn id(&self) -> String {
         match self {
-            MenuAction::Focus(key) => format!("focus:{}:{}", key.agent.as_str(), key.id),
+            MenuAction::Focus(key) => match &key.machine {
+                Some(machine) => format!("focus@{machine}:{}:{}", key.agent.as_str(), key.id),
+                None => format!("focus:{}:{}", key.agent.as_str(), key.id),
+            },
             MenuAction::OpenWindow => "open".to_string(),
             MenuAction::PauseForAnHour => "pause-hour".to_string(),
             MenuAction::PauseUntilResumed => "pause-resumed".to_string(),
@@ -73,6 +78,12 @@ impl MenuAction {
 
     /// Reads a menu id back; `None` for an id this module did not make.
     pub fn parse(id: &str) -> Option<MenuAction> {
+        if let Some(rest) = id.strip_prefix("focus@") {
+            let (machine, rest) = rest.split_once(':')?;
+            let (agent, session) = rest.split_once(':')?;
+            let key = SessionKey::new(AgentKind::from_wire(agent).ok()?, session);
+            return Some(MenuAction::Focus(key.on(Some(Machine::new(machine).ok()?))));
+        }
         if let Some(rest) = id.strip_prefix("focus:") {
             let (agent, session) = rest.split_once(':')?;
             return Some(MenuAction::Focus(SessionKey::new(
@@ -120,16 +131,21 @@ pub struct MenuState<'a> {
     pub autostart: bool,
     /// Why the config file is not in force, when it does not read.
     pub config_error: Option<&'a str>,
+    /// The remote machines' links, to name those that cannot be reached.
+    pub remotes: &'a [Report],
 }
 
 /// Describes the whole menu from the live list: a config error first when there is one, the
-/// sessions that need you (or a note that none do), then the app's own actions. Sessions on the
-/// live list that do not need you (working, or closed and still held) are not in the menu.
+/// sessions that need you (or a note that none do), a note for each remote machine that cannot
+/// be reached (its sessions, which no longer count, are not in the menu), then the app's own
+/// actions. Sessions on the live list that do not need you (working, or closed and still held)
+/// are not in the menu.
 pub fn menu_model(live: &[Session], state: MenuState<'_>, now: Timestamp) -> Vec<Entry> {
     let MenuState {
         pause,
         autostart,
         config_error,
+        remotes,
     } = state;
     let mut entries = Vec::new();
     if let Some(error) = config_error {
@@ -148,6 +164,12 @@ pub fn menu_model(live: &[Session], state: MenuState<'_>, now: Timestamp) -> Vec
             action: MenuAction::Focus(session.key()),
             label: session_label(session),
         });
+    }
+    for remote in remotes
+        .iter()
+        .filter(|remote| remote.status == Status::Unreachable)
+    {
+        entries.push(Entry::Note(unreachable_label(remote)));
     }
     entries.push(Entry::Separator);
     entries.push(Entry::Item {
@@ -205,6 +227,16 @@ pub fn session_label(session: &Session) -> String {
     };
     // A lone `&` would become a mnemonic marker in the menu.
     format!("{parked}{} — {reason}", notifications::label(session)).replace('&', "&&")
+}
+
+/// "box is unreachable (since 14:05 UTC)": a remote machine whose link is down.
+pub fn unreachable_label(remote: &Report) -> String {
+    format!(
+        "{} is unreachable (since {})",
+        remote.name,
+        clock_time(remote.since)
+    )
+    .replace('&', "&&")
 }
 
 /// "14:05 UTC": the menus have no locale to format with, so the pause end is given in UTC.

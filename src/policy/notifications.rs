@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use crate::model::{AgentKind, Session, SessionKey, Status, Timestamp};
+use crate::model::{AgentKind, Machine, Session, SessionKey, Status, Timestamp};
 use crate::tracker::notifications_muted;
 
 /// Changes closer together than this are told in one summary notification.
@@ -42,8 +42,13 @@ pub struct NotificationPlan {
 pub enum Input<'a> {
     /// A session on the live list appeared or changed (the live service's `Update::Session`).
     Changed(&'a Session),
-    /// A session left the live list (`Update::Removed`).
-    Removed { agent: AgentKind, id: &'a str },
+    /// A session left the live list (`Update::Removed`); `machine` is the remote machine it was
+    /// on, `None` for this one.
+    Removed {
+        agent: AgentKind,
+        id: &'a str,
+        machine: Option<&'a Machine>,
+    },
     /// The deadline [`decide`] returned has passed.
     Tick,
 }
@@ -114,8 +119,8 @@ pub fn decide(notifier: &mut Notifier, input: Input<'_>, now: Timestamp, paused:
                 notifier.window_closes.get_or_insert(now.plus(BURST));
             }
         }
-        Input::Removed { agent, id } => {
-            let key = SessionKey::new(agent, id);
+        Input::Removed { agent, id, machine } => {
+            let key = SessionKey::new(agent, id).on(machine.cloned());
             notifier.statuses.remove(&key);
             notifier.pending.retain(|_, pending| pending.key() != key);
         }
@@ -165,7 +170,8 @@ fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
 
 /// "acme-api · Claude Code": the project and the agent, as the tray menu also names a session.
 /// A session started with `slate run` is "acme-api · Codex (hosted)", the way `slate sessions`
-/// marks it, so the notification, the menu and the command line name it alike.
+/// marks it, so the notification, the menu and the command line name it alike. A session on a
+/// remote machine names the machine first: "box · api-server · Codex".
 pub fn label(session: &Session) -> String {
     let project = session
         .project
@@ -173,7 +179,14 @@ pub fn label(session: &Session) -> String {
         .or(session.folder.as_deref())
         .unwrap_or("unknown project");
     let hosted = if session.hosted { " (hosted)" } else { "" };
-    format!("{project} · {}{hosted}", session.agent.display_name())
+    let machine = match &session.machine {
+        Some(machine) => format!("{machine} · "),
+        None => String::new(),
+    };
+    format!(
+        "{machine}{project} · {}{hosted}",
+        session.agent.display_name()
+    )
 }
 
 /// The reason, then the session's title (or its last prompt when it has no title).

@@ -188,6 +188,9 @@ impl Tracker {
             ahead: None,
             behind: None,
             dirty: None,
+            // The tracker decides this machine's sessions only.
+            machine: None,
+            unreachable_since: None,
         }
     }
 

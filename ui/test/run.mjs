@@ -166,6 +166,7 @@ function startFakeApi() {
     refreshes: [],
     intents: [],
     focusCalls: [],
+    detailsAsked: [],
     health: {
       version: "0.1.0-test",
       // The engine's roots with the agents' names, as `/health` sends them, plus an agent no
@@ -195,14 +196,15 @@ function startFakeApi() {
       api.details = new Map(entries.map((entry) => [entry.session.id, entry.details]));
     },
     push(event, data) {
+      const same = (s) => s.id === data.id && s.agent === data.agent && (s.machine || null) === (data.machine || null);
       if (event === "session") {
-        const at = api.sessions.findIndex((s) => s.id === data.id && s.agent === data.agent);
+        const at = api.sessions.findIndex(same);
         if (at >= 0) api.sessions[at] = data;
         else api.sessions.push(data);
         const details = api.details.get(data.id);
         if (details) details.session = data;
       }
-      if (event === "removed") api.sessions = api.sessions.filter((s) => !(s.id === data.id && s.agent === data.agent));
+      if (event === "removed") api.sessions = api.sessions.filter((s) => !same(s));
       for (const res of api.streams) res.write(`event: ${event}\ndata: ${JSON.stringify(shiftTimes(data, api.shiftMs))}\n\n`);
     },
     dropStreams() {
@@ -258,7 +260,10 @@ function startFakeApi() {
     }
     if (req.method === "GET" && path === "/health") return send(res, 200, api.health);
     if (req.method === "GET" && path.startsWith("/sessions/")) {
-      const id = decodeURIComponent(path.slice("/sessions/".length));
+      // `NAME:ID` names a session on a remote machine, as the real API takes it.
+      const asked = decodeURIComponent(path.slice("/sessions/".length));
+      api.detailsAsked.push(asked);
+      const id = asked.includes(":") ? asked.slice(asked.indexOf(":") + 1) : asked;
       const matches = [...api.details.keys()].filter((key) => key.startsWith(id));
       if (matches.length !== 1) return send(res, 404, { error: `no session ${id}` });
       return send(res, 200, api.details.get(matches[0]));
@@ -485,7 +490,7 @@ function ok(value, what) {
   if (!value) throw new Error(what);
 }
 
-const keyOf = (entry) => `${entry.session.agent}:${entry.session.id}`;
+const keyOf = (entry) => `${entry.session.machine ? `${entry.session.machine}/` : ""}${entry.session.agent}:${entry.session.id}`;
 
 async function main() {
   const now = Date.now();
@@ -809,6 +814,62 @@ async function main() {
       equal(call[1], { id: w.permission.session.id }, "focus_session arguments");
       await browser.click("#focus");
       equal((await browser.exec("return window.__invoked;")).filter(([cmd]) => cmd === "focus_session").length, 2, "the button focuses too");
+    });
+
+    await check("a remote machine's sessions are marked, and an unreachable one's are greyed, uncounted and named", async () => {
+      const onBox = aged("permission", 30_000, now, (s) => ({ ...s, machine: "box", id: "b0c5e55e-1111-4222-8333-444444444444", project: "api-server" }));
+      const awaySince = new Date(now - 20_000).toISOString();
+      const onGpu = aged("question", 60_000, now, (s) => ({ ...s, machine: "gpu", id: "9b0c5e55-1111-4222-8333-444444444444", project: "train", unreachable_since: awaySince }));
+      api.health.remotes = [
+        { name: "box", destination: "dev@box.example.com", status: "connected", since: new Date(now - 3600_000).toISOString(), sessions: 1 },
+        { name: "gpu", destination: "gpu.lab", status: "unreachable", since: awaySince, error: "ssh: connect to host gpu.lab port 22: Connection refused", sessions: 1 },
+      ];
+      try {
+        await load([w.working, onBox, onGpu], { tauri: origin });
+        await browser.until("the remotes banner", "return !document.getElementById('remotes').hidden;");
+        const rows = await browser.exec(ROWS);
+        equal(rows.map((r) => r.key), [keyOf(onBox), keyOf(onGpu), keyOf(w.working)], "row order");
+        const machines = await browser.exec("return [...document.querySelectorAll('#list .row')].map((row) => [row.querySelector('.machine') ? row.querySelector('.machine').textContent : null, row.classList.contains('unreachable')]);");
+        equal(machines, [["box", false], ["gpu", true], [null, false]], "machine marks and the greyed row");
+        equal(await browser.exec(COUNT), "1 needs you 1 working", "the unreachable machine's session is not counted");
+        const groups = await browser.exec("return [...document.querySelectorAll('.group-heading')].map((h) => h.textContent.replace(/\\s+/g, ' ').trim());");
+        equal(groups, ["Needs you 1", "Working 1"], "group headings count only what can be reached");
+        const banner = await browser.exec("return document.getElementById('remotes').textContent;");
+        ok(banner.startsWith("gpu is unreachable (since ") && banner.includes("Connection refused"), `the banner names the machine: ${banner}`);
+        ok(!banner.includes("box"), `a connected machine is not named: ${banner}`);
+        await browser.screenshot(join(shots, "remote-light.png"));
+
+        await browser.click(`#list .row[data-key="${keyOf(onBox)}"]`);
+        const d = await browser.until("the remote session's details", DETAILS_LOADED);
+        equal(d.facts.Machine, "box", "machine facet");
+        ok(api.detailsAsked.includes(`box:${onBox.session.id}`), `details asked as box:ID: ${JSON.stringify(api.detailsAsked)}`);
+        ok(!(await browser.exec("return !!document.getElementById('intent-form');")), "no park form for a remote session");
+        ok(d.notes.some((n) => n.includes("on box: slate park")), `says where to park it: ${JSON.stringify(d.notes)}`);
+        equal(await browser.exec("return document.getElementById('focus').textContent;"), "Attach on box", "the focus button attaches");
+        await browser.click("#focus");
+        await browser.until("the focus call", "return window.__invoked.some(([cmd]) => cmd === 'focus_session');");
+        const call = (await browser.exec("return window.__invoked;")).find(([cmd]) => cmd === "focus_session");
+        equal(call[1], { id: `box:${onBox.session.id}` }, "focus_session names the machine");
+        await browser.click("#close-details");
+
+        await browser.click(`#list .row[data-key="${keyOf(onGpu)}"]`);
+        const away = await browser.until("the unreachable session's details", DETAILS_LOADED);
+        ok(away.notes.some((n) => n.startsWith("Slate cannot reach gpu now")), `the details say so: ${JSON.stringify(away.notes)}`);
+        await browser.click("#close-details");
+
+        // The machine comes back: its session is counted again, and a removal names its machine.
+        const back = structuredClone(onGpu.session);
+        delete back.unreachable_since;
+        api.health.remotes[1] = { ...api.health.remotes[1], status: "connected", error: undefined };
+        api.push("session", back);
+        await browser.exec("document.dispatchEvent(new Event('visibilitychange'));");
+        await browser.until("the count back", "return document.getElementById('count').textContent === '2' && document.getElementById('remotes').hidden;");
+        api.push("removed", { agent: onBox.session.agent, id: onBox.session.id, machine: "box" });
+        await browser.until("the remote row to leave", "return document.querySelectorAll('#list .row').length === 2;");
+        equal((await browser.exec(ROWS)).map((r) => r.key), [keyOf(onGpu), keyOf(w.working)], "rows after the removal");
+      } finally {
+        delete api.health.remotes;
+      }
     });
 
     await check("?api= points the page at another server", async () => {

@@ -1,0 +1,313 @@
+//! The window: a process of its own, alive only while the person has the window open.
+//!
+//! The tray, the notifications and the engine need no webview, and a webview costs far more than
+//! the rest of the app: WebKit's web and network processes, and in the process that hosts the
+//! view, WebKit's and Mesa's code and heaps, which stay resident after the view is gone (measured
+//! in the README's performance table). So the tray process never creates one. Opening the window
+//! (Open Slate in the tray menu, a notification click, a second launch, `--show`) starts this
+//! same binary with [`FLAG`]; that process builds the window declared in `tauri.conf.json`
+//! (`create: false`), and ends when the window is closed, taking WebKit's processes with it.
+//! Reopening is quick: the page is embedded in the binary and its first snapshot comes from the
+//! tray process's engine over the loopback API.
+//!
+//! The two processes talk over the window process's standard input and output, one line at a
+//! time. The tray writes the API's [`Endpoint`] as JSON first, then `show` whenever the person
+//! opens the window again; end of input means the tray is gone, and the window closes. The window
+//! writes a [`Request`] line for what only the tray can do (pause notifications, quit, redraw the
+//! menu). This module owns that lifecycle and the protocol; what the page may invoke is in
+//! `commands`, what it shows in `ui/`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::Mutex;
+
+use slate::model::Timestamp;
+use slate::policy::menu::Pause;
+use tauri::{AppHandle, Manager, Runtime, WebviewWindowBuilder};
+
+use crate::server::Endpoint;
+
+/// The window's label, as declared in `tauri.conf.json` and named by the capabilities.
+pub const LABEL: &str = "main";
+
+/// The argument that makes the binary the window process.
+pub const FLAG: &str = "--window";
+
+/// What the window process asks of the tray, one line each on its standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// Pause or resume notifications.
+    Pause(Pause),
+    /// Quit Slate: the tray, and with it the window.
+    Quit,
+    /// Redraw the tray menu (start at login changed).
+    Refresh,
+}
+
+impl Request {
+    /// The line that carries the request, without its newline.
+    pub fn to_line(self) -> String {
+        match self {
+            Request::Pause(Pause::Off) => "pause off".to_string(),
+            Request::Pause(Pause::UntilResumed) => "pause until-resumed".to_string(),
+            Request::Pause(Pause::Until(until)) => format!("pause until {}", until.millis()),
+            Request::Quit => "quit".to_string(),
+            Request::Refresh => "refresh".to_string(),
+        }
+    }
+
+    /// Reads a line written by [`Request::to_line`]; anything else is `None`.
+    pub fn parse(line: &str) -> Option<Request> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["pause", "off"] => Some(Request::Pause(Pause::Off)),
+            ["pause", "until-resumed"] => Some(Request::Pause(Pause::UntilResumed)),
+            ["pause", "until", millis] => millis
+                .parse()
+                .ok()
+                .map(|millis| Request::Pause(Pause::Until(Timestamp::from_millis(millis)))),
+            ["quit"] => Some(Request::Quit),
+            ["refresh"] => Some(Request::Refresh),
+            _ => None,
+        }
+    }
+}
+
+/// The tray process's side: the window process it started, while one runs.
+#[derive(Default)]
+pub struct Launcher {
+    running: Mutex<Option<Running>>,
+}
+
+struct Running {
+    pid: u32,
+    input: ChildStdin,
+}
+
+/// Shows the window: tells the running window process to come to the front, or starts one.
+/// `requests` is what the tray does with each [`Request`] the window process sends; it runs on
+/// the thread that follows that process.
+pub fn open<R: Runtime>(
+    app: &AppHandle<R>,
+    endpoint: &Endpoint,
+    requests: fn(&AppHandle<R>, Request),
+) -> std::io::Result<()> {
+    let launcher = app.state::<Launcher>();
+    let mut running = launcher.running.lock().expect("lock poisoned");
+    if let Some(window) = running.as_mut() {
+        // A window process that has just ended fails the write; another one is started below.
+        if writeln!(window.input, "show")
+            .and_then(|_| window.input.flush())
+            .is_ok()
+        {
+            return Ok(());
+        }
+    }
+    let mut command = Command::new(own_binary()?);
+    command
+        .arg(FLAG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    // The tray turns GTK's OpenGL off for itself (see `crate::memory`); the window draws a page
+    // and should have it.
+    if crate::memory::gl_turned_off() {
+        command.env_remove("GDK_GL");
+    }
+    let mut child = command.spawn()?;
+    let pid = child.id();
+    let mut input = child.stdin.take().expect("the window's input is piped");
+    let output = child.stdout.take().expect("the window's output is piped");
+    let first = serde_json::to_string(endpoint).map_err(std::io::Error::other)?;
+    writeln!(input, "{first}")?;
+    input.flush()?;
+    tracing::info!(pid, "the window opened");
+    *running = Some(Running { pid, input });
+    drop(running);
+
+    // One thread follows the window process: its requests, then its end.
+    let follower = app.clone();
+    std::thread::Builder::new()
+        .name("slate-window".to_string())
+        .spawn(move || {
+            for line in BufReader::new(output).lines() {
+                let Ok(line) = line else { break };
+                match Request::parse(&line) {
+                    Some(request) => requests(&follower, request),
+                    None => tracing::warn!(line, "ignoring an unknown request from the window"),
+                }
+            }
+            let status = child.wait();
+            tracing::info!(pid, ?status, "the window closed");
+            let launcher = follower.state::<Launcher>();
+            let mut running = launcher.running.lock().expect("lock poisoned");
+            if running.as_ref().is_some_and(|window| window.pid == pid) {
+                *running = None;
+            }
+        })?;
+    Ok(())
+}
+
+/// This binary. When an upgrade replaced it while the tray runs, Linux names the old file
+/// `… (deleted)`; `/proc/self/exe` still starts the same build as the tray, which is what must
+/// speak the other end of the line protocol.
+fn own_binary() -> std::io::Result<std::path::PathBuf> {
+    let path = std::env::current_exe()?;
+    if cfg!(target_os = "linux") && path.to_string_lossy().ends_with(" (deleted)") {
+        return Ok(std::path::PathBuf::from("/proc/self/exe"));
+    }
+    Ok(path)
+}
+
+/// Closes the window process, if one runs (the tray is quitting). Closing its input is enough:
+/// the window process ends at the end of its input.
+pub fn close<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(launcher) = app.try_state::<Launcher>() {
+        launcher.running.lock().expect("lock poisoned").take();
+    }
+}
+
+/// What the window process shares with the commands the page invokes.
+pub struct Page {
+    /// Where the page finds the API, from the tray.
+    pub endpoint: Endpoint,
+    /// The line to the tray.
+    tray: Mutex<std::io::Stdout>,
+}
+
+impl Page {
+    /// Sends a request to the tray.
+    pub fn ask(&self, request: Request) {
+        let mut tray = self.tray.lock().expect("lock poisoned");
+        if let Err(err) = writeln!(tray, "{}", request.to_line()).and_then(|_| tray.flush()) {
+            tracing::warn!("cannot reach the tray: {err}");
+        }
+    }
+}
+
+/// Runs the window process until its window is closed or the tray goes away.
+pub fn run(context: tauri::Context<tauri::Wry>) -> anyhow::Result<()> {
+    let mut first = String::new();
+    std::io::stdin().lock().read_line(&mut first)?;
+    let endpoint: Endpoint = serde_json::from_str(first.trim())
+        .map_err(|err| anyhow::anyhow!("the window expects the API's endpoint first: {err}"))?;
+    let page = Page {
+        endpoint,
+        tray: Mutex::new(std::io::stdout()),
+    };
+    tauri::Builder::default()
+        .plugin(
+            tauri_plugin_autostart::Builder::new()
+                .arg("--hidden")
+                .build(),
+        )
+        .manage(page)
+        .invoke_handler(tauri::generate_handler![
+            crate::commands::api_endpoint,
+            crate::commands::focus_session,
+            crate::commands::set_autostart,
+            crate::commands::autostart_enabled,
+            crate::commands::pause_notifications,
+            crate::commands::quit,
+            crate::commands::show_window,
+        ])
+        .setup(|app| {
+            let handle = app.handle().clone();
+            let config = handle
+                .config()
+                .app
+                .windows
+                .iter()
+                .find(|window| window.label == LABEL)
+                .cloned()
+                .ok_or(tauri::Error::WindowNotFound)?;
+            WebviewWindowBuilder::from_config(&handle, &config)?.build()?;
+            raise(&handle);
+            std::thread::Builder::new()
+                .name("slate-tray-line".to_string())
+                .spawn(move || follow_tray(handle))?;
+            Ok(())
+        })
+        .run(context)?;
+    Ok(())
+}
+
+/// Reads the tray's lines: `show` raises the window; the end of input (the tray quit or died)
+/// ends the window process.
+fn follow_tray(app: AppHandle) {
+    for line in std::io::stdin().lock().lines() {
+        match line.as_deref() {
+            Ok("show") => {
+                let queued = app.clone();
+                let _ = app.run_on_main_thread(move || raise(&queued));
+            }
+            Ok(other) => tracing::warn!(line = other, "ignoring an unknown line from the tray"),
+            Err(_) => break,
+        }
+    }
+    app.exit(0);
+}
+
+/// Shows, unminimises and focuses the window.
+pub fn raise<R: Runtime>(app: &AppHandle<R>) {
+    let Some(window) = app.get_webview_window(LABEL) else {
+        return;
+    };
+    let shown = window
+        .show()
+        .and_then(|_| window.unminimize())
+        .and_then(|_| window.set_focus());
+    if let Err(err) = shown {
+        tracing::warn!("cannot raise the window: {err}");
+    }
+}
+
+/// The line protocol between the window process and the tray: every request reads back as itself,
+/// and anything else is refused rather than guessed at.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_request_reads_back_from_its_line() {
+        let requests = [
+            Request::Pause(Pause::Off),
+            Request::Pause(Pause::UntilResumed),
+            Request::Pause(Pause::Until(Timestamp::from_millis(1_764_590_400_123))),
+            Request::Quit,
+            Request::Refresh,
+        ];
+        for request in requests {
+            let line = request.to_line();
+            assert!(!line.contains('\n'), "{line:?} is one line");
+            assert_eq!(Request::parse(&line), Some(request), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn lines_are_read_with_their_surrounding_spaces() {
+        assert_eq!(Request::parse("  quit \r"), Some(Request::Quit));
+        assert_eq!(
+            Request::parse("pause   until-resumed"),
+            Some(Request::Pause(Pause::UntilResumed))
+        );
+    }
+
+    #[test]
+    fn unknown_or_malformed_lines_are_refused() {
+        for line in [
+            "",
+            "show",
+            "Quit",
+            "quit now",
+            "pause",
+            "pause soon",
+            "pause until",
+            "pause until tomorrow",
+            "pause until 12 13",
+            "refresh please",
+            "{\"base\":\"http://127.0.0.1:7411\"}",
+        ] {
+            assert_eq!(Request::parse(line), None, "{line:?}");
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! Sessions on other machines, followed over SSH: what a link is, the fixed commands Slate runs
+//! on a remote, the `ssh` argument lists, and what a link's failure means.
+//!
+//! Slate runs no network service of its own. For each `[[remote]]` of the config it runs the
+//! system `ssh` (so `~/.ssh/config`, agents, `ProxyJump` and `ControlMaster` work as the person
+//! set them up) with one long-lived command, `slate watch --json`, whose NDJSON is a snapshot of
+//! the remote's live list and then each change as it happens: push, not poll. The pieces:
+//!
+//! - this module: the options and timings of a link ([`LinkOptions`], [`LinkTiming`]), the
+//!   remote commands as a closed set of fixed words ([`RemoteCommand`]), the `ssh` argument
+//!   lists built from them ([`ssh_args`], [`attach_args`]), the link's state as `slate remote
+//!   list` reports it ([`Report`]), and what a failed link means ([`Failure`], [`classify`]);
+//! - `remote::wire`: one NDJSON line of `slate watch --json` (or the answer of `slate sessions
+//!   --json`) read into sessions, with a newer or older Slate's session objects tolerated;
+//! - `remote::view`: the merged view of every remote, a pure state machine fed with link events:
+//!   which sessions each remote has, which changed, and which are unreachable since when;
+//! - `remote::backoff`: when to try again after a link failed;
+//! - `remote::link`: the I/O: one thread per remote running `ssh`, and the one-shot questions;
+//! - `remote::attach`: `slate focus NAME:ID`, a local terminal attached to the remote's tmux.
+//!
+//! Everything here but `link` and `attach` is pure: no I/O, no clock. No argument a person or a
+//! remote wrote ever reaches a local shell: `ssh` is started with an argument list, and the
+//! words sent to the remote's shell are fixed or checked ([`RemoteCommand::words`]).
+
+pub mod attach;
+pub mod backoff;
+pub mod link;
+pub mod view;
+pub mod wire;
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::RemoteEntry;
+use crate::model::{Machine, Timestamp};
+
+/// How links are run: the `ssh` program and the timings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkOptions {
+    /// The program to run: the system `ssh` (found on `PATH`) unless a test or the benchmark
+    /// stands in for it.
+    pub ssh: OsString,
+    pub timing: LinkTiming,
+}
+
+impl Default for LinkOptions {
+    fn default() -> LinkOptions {
+        LinkOptions {
+            ssh: OsString::from("ssh"),
+            timing: LinkTiming::default(),
+        }
+    }
+}
+
+/// The timings of a link. The defaults are the product's: a dead link is noticed within 30 s,
+/// a failed one is tried again after 1 s, doubling to 60 s, and a remote without a usable
+/// `slate` is tried again every 5 minutes. Tests shorten them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkTiming {
+    /// `ssh -o ConnectTimeout`: how long the TCP connection and the SSH handshake may take.
+    pub connect_timeout: Duration,
+    /// `ssh -o ServerAliveInterval`: after this long without a byte from the remote, `ssh` asks
+    /// whether it is still there.
+    pub alive_interval: Duration,
+    /// `ssh -o ServerAliveCountMax`: how many such questions may go unanswered before `ssh`
+    /// gives the link up.
+    pub alive_count: u32,
+    /// The first wait before trying a failed link again.
+    pub first_retry: Duration,
+    /// The longest wait between two attempts.
+    pub most_retry: Duration,
+    /// The wait when the remote has no `slate`, or one too old to stream: nothing changes until
+    /// someone installs it, so there is no hurry.
+    pub slow_retry: Duration,
+    /// How long a one-shot question (`slate sessions` without a running Slate) may take.
+    pub ask_limit: Duration,
+}
+
+impl Default for LinkTiming {
+    fn default() -> LinkTiming {
+        LinkTiming {
+            connect_timeout: Duration::from_secs(10),
+            alive_interval: Duration::from_secs(10),
+            alive_count: 2,
+            first_retry: Duration::from_secs(1),
+            most_retry: Duration::from_secs(60),
+            slow_retry: Duration::from_secs(300),
+            ask_limit: Duration::from_secs(5),
+        }
+    }
+}
+
+impl LinkTiming {
+    /// The longest a dead link goes unnoticed: the remote may have gone quiet just after its
+    /// last byte, then `ssh` waits `alive_interval` before each of its `alive_count` questions,
+    /// and gives up one interval after the last. With the defaults, 30 s.
+    pub fn dead_link_noticed_within(&self) -> Duration {
+        self.alive_interval * (self.alive_count + 1)
+    }
+}
+
+/// The commands Slate runs on a remote. Each is a fixed list of words: nothing a person or a
+/// remote wrote is interpolated into them.
+///
+/// `ssh` joins the words after the destination with spaces and hands them to the remote's shell,
+/// so a word that carries data must be one that shell reads as itself. [`words`] checks every
+/// word against that rule, which is what makes forwarding an answer a small addition: a variant
+/// `Approve { id, fingerprint }` whose words are `slate approve <id> --dialog <fingerprint>` (an
+/// id and a fingerprint are hex, letters, digits and `-`), run once with [`link::ask`] like
+/// [`RemoteCommand::Sessions`].
+///
+/// [`words`]: RemoteCommand::words
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteCommand {
+    /// `slate watch --json`: the snapshot, then every change, for as long as the link lives.
+    Watch,
+    /// `slate sessions --json`: the live list once.
+    Sessions,
+}
+
+impl RemoteCommand {
+    /// The words to run on the remote, each checked to be read by a shell as itself.
+    pub fn words(&self) -> Result<Vec<String>, UnsafeWord> {
+        let words: &[&str] = match self {
+            RemoteCommand::Watch => &["slate", "watch", "--json"],
+            RemoteCommand::Sessions => &["slate", "sessions", "--json"],
+        };
+        words
+            .iter()
+            .map(|word| shell_safe(word).map(str::to_owned))
+            .collect()
+    }
+}
+
+/// A word that a remote shell would not read as itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} cannot be sent to a remote shell as it is")]
+pub struct UnsafeWord(pub String);
+
+/// `word` when every character of it is one a POSIX shell, fish or PowerShell reads as itself
+/// (ASCII letters, digits, `-`, `_`, `.`, `/` and `:`); else an error.
+pub fn shell_safe(word: &str) -> Result<&str, UnsafeWord> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':');
+    if word.is_empty() || !word.chars().all(plain) {
+        return Err(UnsafeWord(word.to_owned()));
+    }
+    Ok(word)
+}
+
+/// `text` quoted for a POSIX shell: in single quotes, with each `'` written `'\''`.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The arguments of the `ssh` that runs `command` on `remote`: Slate's own options first (so a
+/// person's `ssh_args` cannot turn off batch mode or the keep-alives: the first value `ssh`
+/// reads for an option wins), then the remote's `ssh_args`, then `--`, the destination and the
+/// command's words. Every piece is its own argument: no local shell reads them.
+pub fn ssh_args(
+    remote: &RemoteEntry,
+    timing: &LinkTiming,
+    command: &RemoteCommand,
+) -> Result<Vec<String>, UnsafeWord> {
+    let seconds = |duration: Duration| duration.as_secs().max(1).to_string();
+    let mut args: Vec<String> = vec![
+        // No pseudo-terminal: the output is NDJSON, and a terminal would mangle it.
+        "-T".into(),
+        // Never a password prompt nobody can see.
+        "-o".into(),
+        "BatchMode=yes".into(),
+        "-o".into(),
+        format!("ConnectTimeout={}", seconds(timing.connect_timeout)),
+        "-o".into(),
+        format!("ServerAliveInterval={}", seconds(timing.alive_interval)),
+        "-o".into(),
+        format!("ServerAliveCountMax={}", timing.alive_count),
+        // A host whose config forwards ports would otherwise try to bind them once per link.
+        "-o".into(),
+        "ClearAllForwardings=yes".into(),
+    ];
+    args.extend(remote.ssh_args.iter().cloned());
+    args.push("--".into());
+    args.push(remote.destination.clone());
+    args.extend(command.words()?);
+    Ok(args)
+}
+
+/// The arguments of the `ssh` a person runs to attach to the remote's tmux session `session`:
+/// `ssh -t [ssh_args] -- DEST tmux attach -t <session>`. A session name a shell would not read
+/// as itself is quoted for the remote's shell, since tmux allows any text in one.
+pub fn attach_args(remote: &RemoteEntry, session: &str) -> Vec<String> {
+    let session = match shell_safe(session) {
+        Ok(plain) => plain.to_owned(),
+        Err(_) => shell_quote(session),
+    };
+    let mut args: Vec<String> = vec!["-t".into()];
+    args.extend(remote.ssh_args.iter().cloned());
+    args.extend([
+        "--".into(),
+        remote.destination.clone(),
+        "tmux".into(),
+        "attach".into(),
+        "-t".into(),
+        session,
+    ]);
+    args
+}
+
+/// The arguments of an `ssh` that opens a shell on the remote: where to go when Slate does not
+/// know which terminal there shows the session.
+pub fn shell_args(remote: &RemoteEntry) -> Vec<String> {
+    let mut args: Vec<String> = remote.ssh_args.clone();
+    args.extend(["--".into(), remote.destination.clone()]);
+    args
+}
+
+/// A command line as a person would type it: each argument quoted when a shell would not read
+/// it as itself.
+pub fn command_line(program: &str, args: &[String]) -> String {
+    std::iter::once(program.to_owned())
+        .chain(args.iter().map(|arg| match shell_safe(arg) {
+            Ok(arg) => arg.to_owned(),
+            Err(_) => shell_quote(arg),
+        }))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Where a link stands, as `slate remote list` says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The remote sent its snapshot, and the link is up.
+    Connected,
+    /// The first attempt is under way.
+    Connecting,
+    /// The link failed or dropped; its sessions keep their last state, marked unreachable.
+    Unreachable,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Connected => "connected",
+            Status::Connecting => "connecting",
+            Status::Unreachable => "unreachable",
+        }
+    }
+}
+
+/// One remote as `slate remote list --json` and `GET /remotes` report it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub name: Machine,
+    pub destination: String,
+    pub status: Status,
+    /// Since when the status holds.
+    pub since: Timestamp,
+    /// Why the remote is unreachable, or the last line that could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How many of its sessions are listed.
+    pub sessions: usize,
+    /// When the next attempt is due, while unreachable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_attempt: Option<Timestamp>,
+    /// The remote's Slate version, when its snapshot said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// What kind of failure ended a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The remote has no `slate` on the `PATH` its shell gives a command.
+    NoSlate,
+    /// The remote's `slate` has no `slate watch --json`, or printed something else.
+    OldSlate,
+    /// The connection failed or dropped, or the remote's `slate` stopped.
+    Link,
+}
+
+/// Why a link ended, in words for `slate remote list` and `slate doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: FailureKind,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn no_slate(name: &Machine) -> Failure {
+        Failure {
+            kind: FailureKind::NoSlate,
+            message: format!(
+                "slate not found on {name}: install it there (on the PATH of a non-interactive \
+                 shell, e.g. /usr/local/bin)"
+            ),
+        }
+    }
+
+    pub fn old_slate(name: &Machine) -> Failure {
+        Failure {
+            kind: FailureKind::OldSlate,
+            message: format!(
+                "slate on {name} is too old to stream (no `slate watch --json`): update it there"
+            ),
+        }
+    }
+
+    pub fn link(message: impl Into<String>) -> Failure {
+        Failure {
+            kind: FailureKind::Link,
+            message: message.into(),
+        }
+    }
+}
+
+/// What an ended `ssh` means: its exit code (`None` when killed by a signal), the end of what
+/// it wrote on stderr, and whether the remote had begun to stream. `ssh` itself exits with 255
+/// on its own errors; otherwise the code is the remote command's, and a shell says 127 for a
+/// command it cannot find.
+pub fn classify(name: &Machine, code: Option<i32>, stderr: &str, streamed: bool) -> Failure {
+    let last = stderr
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .map(|line| line.chars().take(300).collect::<String>());
+    let names_slate = stderr.lines().any(|line| line.contains("slate"));
+    if !streamed && code != Some(255) {
+        let missing = stderr.contains("command not found")
+            || stderr.contains("not recognized as")
+            || (names_slate && (stderr.contains("not found") || stderr.contains("No such file")));
+        if code == Some(127) || missing {
+            return Failure::no_slate(name);
+        }
+        let refused = stderr.contains("unrecognized subcommand")
+            || stderr.contains("unexpected argument")
+            || stderr.contains("Found argument");
+        if code == Some(2) && refused {
+            return Failure::old_slate(name);
+        }
+    }
+    match (code, last) {
+        (Some(255), Some(line)) => Failure::link(line),
+        (Some(255), None) => Failure::link(format!("ssh could not reach {name}")),
+        (Some(code), Some(line)) => Failure::link(format!(
+            "the link to {name} closed (exit code {code}): {line}"
+        )),
+        (Some(code), None) => {
+            Failure::link(format!("the link to {name} closed (exit code {code})"))
+        }
+        (None, _) => Failure::link(format!("the link to {name} was cut")),
+    }
+}

@@ -1,0 +1,367 @@
+//! The I/O of remotes: one long-lived `ssh DEST slate watch --json` per remote, kept up with
+//! backoff, and the one-shot questions (`ssh DEST slate sessions --json`) of a command that
+//! finds no running Slate.
+//!
+//! A [`Link`] owns one thread that runs `ssh` (with [`crate::remote::ssh_args`]: batch mode,
+//! keep-alives, the person's own `ssh_args`, the fixed command), reads its output line by line
+//! (`LineBuffer`, so a line split across reads waits for its end and a line past
+//! [`MAX_LINE`] is skipped, not held), reads each line (`remote::wire`) and hands what it read to
+//! the live service as [`LinkEvent`]s. The first line must be a snapshot; a remote that prints
+//! something else has a Slate too old to stream. When `ssh` ends, the thread says why
+//! ([`crate::remote::classify`]), waits what `remote::backoff` says (or the slow retry, when the
+//! remote has no usable `slate`), and starts it again. A second thread drains `ssh`'s error
+//! output, keeping its end for the explanation, so a chatty remote never stalls on a full pipe.
+//! Dropping a `Link` kills its `ssh` and waits for its thread. What the events mean is
+//! `remote::view`'s business; this module decides nothing.
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::child::{self, ChildError};
+use crate::config::RemoteEntry;
+use crate::lines::{LineBuffer, LineEvent};
+use crate::model::{Session, Timestamp};
+use crate::remote::backoff::Backoff;
+use crate::remote::view::LinkEvent;
+use crate::remote::wire::{self, Line};
+use crate::remote::{classify, ssh_args, Failure, FailureKind, LinkOptions, RemoteCommand};
+
+/// The longest line read from a remote: a snapshot of thousands of sessions is far below it.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// How much of `ssh`'s error output is kept to explain a failure.
+const STDERR_KEPT: usize = 8 * 1024;
+
+/// What a link hands its events to.
+pub type Sink = Box<dyn Fn(LinkEvent) + Send>;
+
+/// The answers of one question to several remotes, in their order: each one's sessions, or why
+/// it gave none.
+pub type Answers = Vec<Result<Vec<Session>, Failure>>;
+
+/// One remote's link: a thread that keeps `ssh … slate watch --json` running.
+pub struct Link {
+    entry: RemoteEntry,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    /// True once the link is to stop; the condition variable wakes a thread waiting to retry.
+    stopped: Mutex<bool>,
+    wake: Condvar,
+    /// The `ssh` running now, to kill when the link stops.
+    child: Mutex<Option<Child>>,
+}
+
+impl Shared {
+    fn stopped(&self) -> bool {
+        *self.stopped.lock().expect("lock poisoned")
+    }
+
+    fn stop(&self) {
+        *self.stopped.lock().expect("lock poisoned") = true;
+        self.wake.notify_all();
+        if let Some(child) = self.child.lock().expect("lock poisoned").as_mut() {
+            let _ = child.kill();
+        }
+    }
+
+    /// Waits `wait`, or less when the link is stopped; true when it was.
+    fn sleep(&self, wait: Duration) -> bool {
+        let stopped = self.stopped.lock().expect("lock poisoned");
+        let (stopped, _) = self
+            .wake
+            .wait_timeout_while(stopped, wait, |stopped| !*stopped)
+            .expect("lock poisoned");
+        *stopped
+    }
+}
+
+impl Link {
+    /// Starts following `entry`: `sink` gets every event, from the link's own thread, and
+    /// `clock` dates the next attempts.
+    pub fn start(
+        entry: RemoteEntry,
+        options: LinkOptions,
+        clock: fn() -> Timestamp,
+        sink: Sink,
+    ) -> Link {
+        let shared = Arc::new(Shared {
+            stopped: Mutex::new(false),
+            wake: Condvar::new(),
+            child: Mutex::new(None),
+        });
+        let thread = {
+            let shared = shared.clone();
+            let entry = entry.clone();
+            std::thread::Builder::new()
+                .name(format!("slate-remote-{}", entry.name))
+                .spawn(move || follow(&entry, &options, clock, &sink, &shared))
+                .expect("a remote link's thread starts")
+        };
+        Link {
+            entry,
+            shared,
+            thread: Some(thread),
+        }
+    }
+
+    /// The config entry this link follows.
+    pub fn entry(&self) -> &RemoteEntry {
+        &self.entry
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.shared.stop();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The link's thread: attempt, explain, wait, and again, until stopped.
+fn follow(
+    entry: &RemoteEntry,
+    options: &LinkOptions,
+    clock: fn() -> Timestamp,
+    sink: &Sink,
+    shared: &Shared,
+) {
+    let timing = &options.timing;
+    let mut backoff = Backoff::new(timing.first_retry, timing.most_retry);
+    while !shared.stopped() {
+        sink(LinkEvent::Attempt);
+        let (failure, up_for) = attempt(entry, options, sink, shared);
+        if shared.stopped() {
+            return;
+        }
+        let wait = match failure.kind {
+            FailureKind::NoSlate | FailureKind::OldSlate => timing.slow_retry,
+            FailureKind::Link => backoff.ended(up_for, fastrand::f64()),
+        };
+        tracing::info!(remote = %entry.name, "{}; trying again in {:?}", failure.message, wait);
+        sink(LinkEvent::Lost {
+            failure,
+            retry_at: clock().plus(wait),
+        });
+        if shared.sleep(wait) {
+            return;
+        }
+    }
+}
+
+/// One run of `ssh`: until it ends, every line it prints goes to `sink`. Returns why it ended
+/// and how long it was up after its snapshot.
+fn attempt(
+    entry: &RemoteEntry,
+    options: &LinkOptions,
+    sink: &Sink,
+    shared: &Shared,
+) -> (Failure, Option<Duration>) {
+    let args = match ssh_args(entry, &options.timing, &RemoteCommand::Watch) {
+        Ok(args) => args,
+        Err(err) => return (Failure::link(err.to_string()), None),
+    };
+    let mut child = match Command::new(&options.ssh)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(err) => {
+            let program = options.ssh.to_string_lossy();
+            return (Failure::link(format!("cannot run {program}: {err}")), None);
+        }
+    };
+    let stdout = child.stdout.take();
+    let errors = child.stderr.take().map(drain);
+    *shared.child.lock().expect("lock poisoned") = Some(child);
+    if shared.stopped() {
+        shared.stop();
+    }
+    let mut up_since = None;
+    let mut protocol = None;
+    if let Some(mut stdout) = stdout {
+        let mut buffer = LineBuffer::new(0, MAX_LINE);
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let read = match stdout.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            buffer.push(&chunk[..read], |event| {
+                if protocol.is_some() {
+                    return;
+                }
+                protocol = line(entry, event, &mut up_since, sink);
+            });
+            if protocol.is_some() {
+                // Nothing more from this remote makes sense: stop listening to it.
+                if let Some(child) = shared.child.lock().expect("lock poisoned").as_mut() {
+                    let _ = child.kill();
+                }
+                break;
+            }
+        }
+    }
+    let child = shared.child.lock().expect("lock poisoned").take();
+    let code = child
+        .and_then(|mut child| child.wait().ok())
+        .and_then(|status| status.code());
+    let stderr = errors
+        .and_then(|errors| errors.recv_timeout(Duration::from_millis(200)).ok())
+        .unwrap_or_default();
+    let up_for = up_since.map(|since: Instant| since.elapsed());
+    let failure =
+        protocol.unwrap_or_else(|| classify(&entry.name, code, &stderr, up_for.is_some()));
+    (failure, up_for)
+}
+
+/// Handles one line: hands it to `sink`, and returns a failure when the remote broke the
+/// protocol (its first line is not a snapshot, or the snapshot is too long to read).
+fn line(
+    entry: &RemoteEntry,
+    event: LineEvent<'_>,
+    up_since: &mut Option<Instant>,
+    sink: &Sink,
+) -> Option<Failure> {
+    let first = up_since.is_none();
+    match event {
+        LineEvent::Oversized { len } if first => Some(Failure::link(format!(
+            "the snapshot from {} is {len} bytes long, more than the {MAX_LINE} read",
+            entry.name
+        ))),
+        LineEvent::Oversized { len } => {
+            sink(LinkEvent::Garbled(format!(
+                "a line of {len} bytes from {} was skipped: longer than {MAX_LINE}",
+                entry.name
+            )));
+            None
+        }
+        LineEvent::Line(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => None,
+        LineEvent::Line(bytes) => match wire::parse_line(bytes) {
+            Ok(line @ Line::Snapshot { .. }) => {
+                if first {
+                    *up_since = Some(Instant::now());
+                }
+                sink(LinkEvent::Line(line));
+                None
+            }
+            Ok(_) | Err(_) if first => Some(Failure::old_slate(&entry.name)),
+            Ok(line) => {
+                sink(LinkEvent::Line(line));
+                None
+            }
+            Err(err) => {
+                sink(LinkEvent::Garbled(format!("{}: {err}", entry.name)));
+                None
+            }
+        },
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own, keeping the last `STDERR_KEPT` bytes, and
+/// sends them when the pipe closes.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut kept: Vec<u8> = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while let Ok(read) = pipe.read(&mut chunk) {
+            if read == 0 {
+                break;
+            }
+            kept.extend_from_slice(&chunk[..read]);
+            if kept.len() > 2 * STDERR_KEPT {
+                kept.drain(..kept.len() - STDERR_KEPT);
+            }
+        }
+        let start = kept.len().saturating_sub(STDERR_KEPT);
+        let _ = sender.send(String::from_utf8_lossy(&kept[start..]).into_owned());
+    });
+    receiver
+}
+
+/// Runs `command` on `entry`'s machine once, within the one-shot limit, and returns what it
+/// printed.
+pub fn ask(
+    entry: &RemoteEntry,
+    options: &LinkOptions,
+    command: &RemoteCommand,
+) -> Result<Vec<u8>, Failure> {
+    let args =
+        ssh_args(entry, &options.timing, command).map_err(|err| Failure::link(err.to_string()))?;
+    let limit = options.timing.ask_limit;
+    let mut ssh = Command::new(&options.ssh);
+    ssh.args(&args).stderr(Stdio::piped());
+    match child::finish_within(&mut ssh, limit) {
+        Ok(finished) if finished.status.success() => Ok(finished.stdout),
+        Ok(finished) => Err(classify(
+            &entry.name,
+            finished.status.code(),
+            &finished.stderr,
+            false,
+        )),
+        Err(err) if err.is_timeout() => Err(Failure::link(format!(
+            "{} did not answer within {} s",
+            entry.name,
+            limit.as_secs_f64()
+        ))),
+        Err(ChildError::Spawn(err)) => Err(Failure::link(format!(
+            "cannot run {}: {err}",
+            options.ssh.to_string_lossy()
+        ))),
+        Err(err) => Err(Failure::link(format!("asking {}: {err}", entry.name))),
+    }
+}
+
+/// The live list of `entry`'s machine, asked once (`slate sessions --json`), each session
+/// marked with the machine.
+pub fn ask_sessions(entry: &RemoteEntry, options: &LinkOptions) -> Result<Vec<Session>, Failure> {
+    let answer = ask(entry, options, &RemoteCommand::Sessions)?;
+    let (mut sessions, _) = wire::parse_sessions(&answer).map_err(|err| {
+        if answer.trim_ascii().is_empty() {
+            Failure::old_slate(&entry.name)
+        } else {
+            Failure::link(format!("{}: {err}", entry.name))
+        }
+    })?;
+    for session in &mut sessions {
+        session.machine = Some(entry.name.clone());
+    }
+    Ok(sessions)
+}
+
+/// Asks every remote at once, each within the one-shot limit, so the slowest one bounds the
+/// wait; answers come back in `entries`' order.
+pub fn ask_all(entries: &[RemoteEntry], options: &LinkOptions) -> Answers {
+    std::thread::scope(|scope| {
+        let asked: Vec<_> = entries
+            .iter()
+            .map(|entry| scope.spawn(move || ask_sessions(entry, options)))
+            .collect();
+        asked
+            .into_iter()
+            .map(|thread| {
+                thread
+                    .join()
+                    .unwrap_or_else(|_| Err(Failure::link("the question failed")))
+            })
+            .collect()
+    })
+}
+
+/// Starts [`ask_all`] on a thread of its own, so a command can read this machine meanwhile.
+pub fn ask_all_later(entries: Vec<RemoteEntry>, options: LinkOptions) -> JoinHandle<Answers> {
+    std::thread::spawn(move || ask_all(&entries, &options))
+}

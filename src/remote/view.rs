@@ -1,0 +1,236 @@
+//! The merged view of every remote: which sessions each one has, where each link stands, and
+//! which sessions changed with each thing a link reported.
+//!
+//! A pure state machine. The live service feeds it the links' events ([`LinkEvent`]) with the
+//! time, and gets back the keys of the sessions whose published object changed, so it tells
+//! subscribers exactly what moved. The rules that make a dropped link neither lose nor invent a
+//! notification live here:
+//!
+//! - a link that drops keeps its sessions listed with the state last reported, each marked
+//!   `unreachable_since` (and so not counted as needing anyone, `policy::needs_you`);
+//! - the snapshot after a reconnect replaces them and is compared with them: a session whose
+//!   object is the same apart from the mark reports a change only to clear the mark, with its
+//!   status as before, so the notification policy (which fires on Working → Needs you) sees no
+//!   new turn; one that finished its turn while the link was down does go from Working to Needs
+//!   you, which is news that was not told yet;
+//! - a session first seen already waiting (in a first snapshot, or later) comes with no earlier
+//!   status, which the notification policy treats as start-up: nothing fires.
+//!
+//! Every session here carries its machine in `machine` and in its key, so no remote session is
+//! ever confused with a local one or with another machine's.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::config::RemoteEntry;
+use crate::model::{Machine, Session, SessionKey, Timestamp};
+use crate::remote::wire::Line;
+use crate::remote::{Failure, Report, Status};
+
+/// What a link reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LinkEvent {
+    /// An attempt started: `ssh` is running, and no snapshot came yet.
+    Attempt,
+    /// A line from the remote, read.
+    Line(Line),
+    /// A line that could not be read; the link goes on.
+    Garbled(String),
+    /// The link ended (or never came up): why, and when the next attempt is due.
+    Lost {
+        failure: Failure,
+        retry_at: Timestamp,
+    },
+}
+
+/// Every remote's sessions and link state.
+#[derive(Debug, Default, Clone)]
+pub struct Remotes {
+    machines: BTreeMap<Machine, Remote>,
+}
+
+#[derive(Debug, Clone)]
+struct Remote {
+    destination: String,
+    status: Status,
+    since: Timestamp,
+    error: Option<String>,
+    next_attempt: Option<Timestamp>,
+    version: Option<String>,
+    sessions: BTreeMap<SessionKey, Session>,
+}
+
+impl Remotes {
+    /// Follows the config's remotes: a new one starts connecting, one no longer configured goes
+    /// with its sessions (their keys are returned, as changed), one whose destination changed
+    /// keeps its sessions until its new link says otherwise.
+    pub fn configure(&mut self, entries: &[RemoteEntry], now: Timestamp) -> Vec<SessionKey> {
+        let wanted: BTreeSet<&Machine> = entries.iter().map(|entry| &entry.name).collect();
+        let mut changed = Vec::new();
+        self.machines.retain(|name, remote| {
+            let keep = wanted.contains(name);
+            if !keep {
+                changed.extend(remote.sessions.keys().cloned());
+            }
+            keep
+        });
+        for entry in entries {
+            let remote = self
+                .machines
+                .entry(entry.name.clone())
+                .or_insert_with(|| Remote {
+                    destination: entry.destination.clone(),
+                    status: Status::Connecting,
+                    since: now,
+                    error: None,
+                    next_attempt: None,
+                    version: None,
+                    sessions: BTreeMap::new(),
+                });
+            remote.destination = entry.destination.clone();
+        }
+        changed
+    }
+
+    /// Applies what the link of `machine` reported at `now`, and returns the keys of the
+    /// sessions whose object changed (appeared, changed, left, or was marked or unmarked
+    /// unreachable). A report from a machine no longer configured is ignored.
+    pub fn apply(
+        &mut self,
+        machine: &Machine,
+        event: LinkEvent,
+        now: Timestamp,
+    ) -> Vec<SessionKey> {
+        let Some(remote) = self.machines.get_mut(machine) else {
+            return Vec::new();
+        };
+        match event {
+            LinkEvent::Attempt => {
+                remote.next_attempt = None;
+                Vec::new()
+            }
+            LinkEvent::Line(Line::Snapshot {
+                sessions,
+                skipped,
+                version,
+            }) => {
+                remote.set_status(Status::Connected, now);
+                remote.next_attempt = None;
+                remote.version = version;
+                remote.error = (skipped > 0)
+                    .then(|| format!("{skipped} session objects from {machine} could not be read"));
+                let fresh: BTreeMap<SessionKey, Session> = sessions
+                    .into_iter()
+                    .map(|session| adopt(session, machine))
+                    .map(|session| (session.key(), session))
+                    .collect();
+                let old = std::mem::replace(&mut remote.sessions, fresh);
+                let mut changed: Vec<SessionKey> = remote
+                    .sessions
+                    .iter()
+                    .filter(|(key, session)| old.get(*key) != Some(*session))
+                    .map(|(key, _)| key.clone())
+                    .collect();
+                changed.extend(
+                    old.into_keys()
+                        .filter(|key| !remote.sessions.contains_key(key)),
+                );
+                changed
+            }
+            LinkEvent::Line(Line::Session(session)) => {
+                let session = adopt(*session, machine);
+                let key = session.key();
+                if remote.sessions.get(&key) == Some(&session) {
+                    return Vec::new();
+                }
+                remote.sessions.insert(key.clone(), session);
+                vec![key]
+            }
+            LinkEvent::Line(Line::Removed(key)) => {
+                let key = key.on(Some(machine.clone()));
+                match remote.sessions.remove(&key) {
+                    Some(_) => vec![key],
+                    None => Vec::new(),
+                }
+            }
+            LinkEvent::Line(Line::Ignored) => Vec::new(),
+            LinkEvent::Garbled(error) => {
+                remote.error = Some(error);
+                Vec::new()
+            }
+            LinkEvent::Lost { failure, retry_at } => {
+                remote.error = Some(failure.message);
+                remote.next_attempt = Some(retry_at);
+                if remote.status == Status::Unreachable {
+                    return Vec::new();
+                }
+                remote.set_status(Status::Unreachable, now);
+                remote
+                    .sessions
+                    .iter_mut()
+                    .map(|(key, session)| {
+                        session.unreachable_since = Some(now);
+                        key.clone()
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Every remote session, each with its machine.
+    pub fn sessions(&self) -> impl Iterator<Item = &Session> {
+        self.machines
+            .values()
+            .flat_map(|remote| remote.sessions.values())
+    }
+
+    /// One remote session by its key.
+    pub fn session(&self, key: &SessionKey) -> Option<&Session> {
+        let machine = key.machine.as_ref()?;
+        self.machines.get(machine)?.sessions.get(key)
+    }
+
+    /// The sessions of one machine; `None` when no remote has that name.
+    pub fn sessions_of(&self, machine: &Machine) -> Option<impl Iterator<Item = &Session>> {
+        self.machines
+            .get(machine)
+            .map(|remote| remote.sessions.values())
+    }
+
+    /// Every remote's report, in name order.
+    pub fn reports(&self) -> Vec<Report> {
+        self.machines
+            .iter()
+            .map(|(name, remote)| Report {
+                name: name.clone(),
+                destination: remote.destination.clone(),
+                status: remote.status,
+                since: remote.since,
+                error: remote.error.clone(),
+                sessions: remote.sessions.len(),
+                next_attempt: remote.next_attempt,
+                version: remote.version.clone(),
+            })
+            .collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.machines.is_empty()
+    }
+}
+
+impl Remote {
+    fn set_status(&mut self, status: Status, now: Timestamp) {
+        if self.status != status {
+            self.status = status;
+            self.since = now;
+        }
+    }
+}
+
+/// A remote's session as this machine lists it: marked with its machine, and reachable (it just
+/// arrived).
+fn adopt(mut session: Session, machine: &Machine) -> Session {
+    session.machine = Some(machine.clone());
+    session.unreachable_since = None;
+    session
+}
