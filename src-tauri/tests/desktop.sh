@@ -237,18 +237,18 @@ sys.exit(0 if h["settings"]["config"]["project-policy"]["session_idle_minutes"] 
   no_config_note() { ! menu_has "Config error"; }
   check "the menu's note goes when the file reads again" eventually 10 no_config_note
   check "without the file the defaults apply" eventually 10 idle_is 20
-fi
 
-# ---- 2d. a remote machine that cannot be reached: named in the menu, counted nowhere ----
-# The system ssh runs for it, with a proxy command that fails at once: nothing leaves this machine.
-printf '[[remote]]\nname = "box"\ndestination = "box"\nssh_args = ["-F", "/dev/null", "-o", "ProxyCommand=false"]\n' >"$CONFIG"
-check "the menu names a remote machine that cannot be reached" eventually 15 menu_has "box is unreachable (since "
-remote_unreachable() { curl -fsS "$(api_base)/remotes" | grep -q '"status":"unreachable"'; }
-check "the API says the remote is unreachable" remote_unreachable
-check "an unreachable remote changes no count" label_is 1
-rm -f "$CONFIG"
-no_remote_note() { ! menu_has "box is unreachable"; }
-check "the note goes with the remote" eventually 10 no_remote_note
+  # ---- 2d. a remote machine that cannot be reached: named in the menu, counted nowhere ----
+  # The system ssh runs for it, with a proxy command that fails at once: nothing leaves this machine.
+  printf '[[remote]]\nname = "box"\ndestination = "box"\nssh_args = ["-F", "/dev/null", "-o", "ProxyCommand=false"]\n' >"$CONFIG"
+  check "the menu names a remote machine that cannot be reached" eventually 15 menu_has "box is unreachable (since "
+  remote_unreachable() { curl -fsS "$(api_base)/remotes" | grep -q '"status":"unreachable"'; }
+  check "the API says the remote is unreachable" remote_unreachable
+  check "an unreachable remote changes no count" label_is 1
+  rm -f "$CONFIG"
+  no_remote_note() { ! menu_has "box is unreachable"; }
+  check "the note goes with the remote" eventually 10 no_remote_note
+fi
 
 # ---- 3. Working -> Needs you: the count follows and exactly one notification ----
 {
