@@ -248,3 +248,287 @@ fn the_session_object_offers_only_what_does_not_widen() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A stand-in agent in a real tmux pane: it draws a recorded screen and reacts to keys.
+
+use std::time::{Duration, Instant};
+
+use slate::answers::{self, ErrorCode, RespondRequest, Surface, Target};
+use slate::model::SessionKey;
+
+use crate::terminals::{codex_rollout_with_id, fixture};
+use crate::util::Tmux;
+
+/// The stand-in (Python, which the CI machine has): a program named `codex` (so the process scan
+/// takes it for Codex) that draws the screen file named in its control file whenever that
+/// changes, writes every key it gets to its key log, and, when it reacts, answers `1` (allow) by
+/// drawing Codex at work and Escape (deny) or another digit by drawing its composer. One that
+/// ignores keys only logs them.
+const STAND_IN: &str = r#"
+import os, select, sys, termios, tty
+control, log, mode, working, idle = sys.argv[1:6]
+tty.setraw(0)
+shown = None
+while True:
+    with open(control) as f:
+        want = f.read()
+    if want and want != shown:
+        with open(want) as f:
+            text = f.read()
+        os.write(1, b"\x1b[H\x1b[2J" + text.replace("\n", "\r\n").encode())
+        shown = want
+    ready, _, _ = select.select([0], [], [], 0.05)
+    if not ready:
+        continue
+    keys = os.read(0, 64)
+    with open(log, "ab") as f:
+        f.write(keys)
+    if mode == "react":
+        last = keys[-1:]
+        after = working if last == b"1" else idle if last in (b"\x1b", b"2", b"3") else None
+        if after:
+            with open(control + ".new", "w") as f:
+                f.write(after)
+            os.replace(control + ".new", control)
+"#;
+
+const SESSION_ID: &str = "01a228e1-7d37-7ed1-9043-e56f4039d0f1";
+
+struct StandIn {
+    temp: tempfile::TempDir,
+    tmux: Tmux,
+    home: PathBuf,
+    control: PathBuf,
+    log: PathBuf,
+    pid: u32,
+}
+
+impl StandIn {
+    fn start(mode: &str) -> StandIn {
+        let temp = tempfile::tempdir().unwrap();
+        let home = temp.path().join("home");
+        let folder = temp.path().join("acme-api");
+        std::fs::create_dir_all(&folder).unwrap();
+        let folder = std::fs::canonicalize(&folder).unwrap();
+        let script = temp.path().join("stand-in.py");
+        std::fs::write(&script, STAND_IN).unwrap();
+        let control = temp.path().join("control");
+        let log = temp.path().join("keys.log");
+        std::fs::write(
+            &control,
+            screen("permission-touch.txt").display().to_string(),
+        )
+        .unwrap();
+        std::fs::write(&log, "").unwrap();
+        let tmux = Tmux::start_sized(
+            &format!(
+                "bash -c 'cd \"{}\" && exec -a codex python3 \"{}\" \"{}\" \"{}\" {mode} \"{}\" \"{}\"'",
+                folder.display(),
+                script.display(),
+                control.display(),
+                log.display(),
+                screen("working-sleep.txt").display(),
+                screen("idle.txt").display(),
+            ),
+            160,
+            45,
+        );
+        let pid: u32 = tmux
+            .run(&["display", "-p", "-t", "%0", "#{pane_pid}"])
+            .trim()
+            .parse()
+            .expect("tmux says the pane's pid");
+        codex_rollout_with_id(&home, &folder, slate::live::system_clock(), SESSION_ID);
+        let stand_in = StandIn {
+            temp,
+            tmux,
+            home,
+            control,
+            log,
+            pid,
+        };
+        stand_in.wait_showing("permission-touch.txt");
+        stand_in
+    }
+
+    /// Draws another recorded screen and waits until the pane shows it.
+    fn show(&self, file: &str) {
+        let new = self.control.with_extension("next");
+        std::fs::write(&new, screen(file).display().to_string()).unwrap();
+        std::fs::rename(&new, &self.control).unwrap();
+        self.wait_showing(file);
+    }
+
+    fn wait_showing(&self, file: &str) {
+        let want = read_screen(
+            AgentKind::CODEX,
+            &std::fs::read_to_string(screen(file)).unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let now = read_screen(
+                AgentKind::CODEX,
+                &self.tmux.run(&["capture-pane", "-p", "-t", "%0"]),
+            );
+            if now == want {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the pane never showed {file}: {now:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Every key the stand-in got since the last call, and forgets them.
+    fn keys(&self) -> String {
+        let keys = std::fs::read_to_string(&self.log).unwrap();
+        std::fs::write(&self.log, "").unwrap();
+        keys
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            key: SessionKey::new(AgentKind::CODEX, SESSION_ID),
+            pid: Some(self.pid),
+            hosted: false,
+            machine: None,
+        }
+    }
+}
+
+fn screen(file: &str) -> PathBuf {
+    fixture(&format!("screens/codex/0.171.0/{file}"))
+}
+
+/// The fingerprint of a recorded Codex dialog, as a person would have seen it.
+fn print_of(file: &str) -> String {
+    let text = std::fs::read_to_string(screen(file)).unwrap();
+    let dialog = read_screen(AgentKind::CODEX, &text)
+        .dialog()
+        .cloned()
+        .unwrap();
+    keys::fingerprint(AgentKind::CODEX, &dialog)
+}
+
+fn request(action: Action, option: Option<u32>, dialog: &str) -> RespondRequest {
+    RespondRequest {
+        action,
+        option: option.map(OptionRef::Number),
+        text: None,
+        dialog: dialog.to_string(),
+        surface: Some(Surface::Cli),
+    }
+}
+
+#[test]
+fn answers_reach_the_stand_in_once_and_only_when_its_screen_shows_the_dialog_seen() {
+    let stand_in = StandIn::start("react");
+    let permission = print_of("permission-touch.txt");
+    let target = stand_in.target();
+
+    // Approve: the digit alone, and the dialog leaves.
+    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let responded = done.result.expect("approve is delivered");
+    assert_eq!(responded.option, Some(1));
+    assert_eq!(stand_in.keys(), "1");
+    assert_eq!(done.summary.as_deref(), Some("Run: touch x.txt"));
+    stand_in.wait_showing("working-sleep.txt");
+
+    // Deny: Escape, and the dialog leaves.
+    stand_in.show("permission-touch.txt");
+    let done = answers::respond(&target, &request(Action::Deny, None, &permission));
+    assert_eq!(done.result.expect("deny is delivered").option, Some(3));
+    assert_eq!(stand_in.keys(), "\u{1b}");
+
+    // A question, answered by its number.
+    stand_in.show("question.txt");
+    let question = print_of("question.txt");
+    let done = answers::respond(&target, &request(Action::Answer, Some(2), &question));
+    assert_eq!(
+        done.result.expect("the answer is delivered").option,
+        Some(2)
+    );
+    assert_eq!(stand_in.keys(), "2");
+
+    // The dialog swapped between the reading the person saw and the answer: refused, and
+    // nothing typed.
+    stand_in.show("permission-touch.txt");
+    stand_in.show("question.txt");
+    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let error = done.result.expect_err("a changed dialog is refused");
+    assert_eq!(error.code, ErrorCode::DialogChanged, "{error}");
+    assert!(error.message.contains("the dialog changed"), "{error}");
+    assert_eq!(stand_in.keys(), "");
+
+    // A working session: refused, nothing typed.
+    stand_in.show("working-sleep.txt");
+    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let error = done.result.expect_err("a working session is refused");
+    assert_eq!(error.code, ErrorCode::NotAtDialog, "{error}");
+    assert_eq!(stand_in.keys(), "");
+
+    // An option that widens permissions ("don't ask again"): refused, nothing typed.
+    stand_in.show("permission-touch.txt");
+    let done = answers::respond(&target, &request(Action::Answer, Some(2), &permission));
+    let error = done.result.expect_err("a widening option is refused");
+    assert_eq!(error.code, ErrorCode::NotOffered, "{error}");
+    assert!(error.message.contains("widens"), "{error}");
+    assert_eq!(stand_in.keys(), "");
+
+    // A fingerprint that is not one is a bad request, before anything is read.
+    let done = answers::respond(&target, &request(Action::Approve, None, "not-a-print"));
+    assert_eq!(done.result.unwrap_err().code, ErrorCode::BadRequest);
+    // So is an option with approve.
+    let done = answers::respond(&target, &request(Action::Approve, Some(1), &permission));
+    assert_eq!(done.result.unwrap_err().code, ErrorCode::BadRequest);
+    assert_eq!(stand_in.keys(), "");
+
+    // A process in a plain terminal: Slate cannot type there, and says what would make it
+    // possible.
+    let mut plain = std::process::Command::new("env")
+        .args(["-i", "PATH=/usr/bin:/bin", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let done = answers::respond(
+        &Target {
+            pid: Some(plain.id()),
+            ..stand_in.target()
+        },
+        &request(Action::Approve, None, &permission),
+    );
+    let _ = plain.kill();
+    let _ = plain.wait();
+    let error = done.result.expect_err("a plain terminal is refused");
+    assert_eq!(error.code, ErrorCode::CannotType, "{error}");
+    assert!(error.message.contains("start it in tmux"), "{error}");
+    // The dialog is still there, untouched.
+    stand_in.wait_showing("permission-touch.txt");
+    assert_eq!(stand_in.keys(), "");
+    drop(stand_in.temp);
+}
+
+#[test]
+fn keys_without_effect_are_sent_once_and_reported() {
+    let stand_in = StandIn::start("ignore");
+    let permission = print_of("permission-touch.txt");
+    let started = Instant::now();
+    let done = answers::respond(
+        &stand_in.target(),
+        &request(Action::Approve, None, &permission),
+    );
+    let error = done.result.clone().expect_err("the dialog stayed");
+    assert_eq!(error.code, ErrorCode::NoEffect, "{error}");
+    assert!(started.elapsed() >= answers::CONFIRM_WITHIN);
+    // One send, never a retry.
+    assert_eq!(stand_in.keys(), "1");
+    let record = done.record(
+        &request(Action::Approve, None, &permission),
+        slate::live::system_clock(),
+    );
+    assert_eq!(record.outcome, "no_effect");
+    assert_eq!(record.surface, Surface::Cli);
+    assert_eq!(record.fingerprint, permission);
+}
