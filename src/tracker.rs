@@ -783,6 +783,7 @@ impl Tracker {
                     )
                     || previous.session.hosted != decision.session.hosted
                     || previous.session.terminal != decision.session.terminal
+                    || previous.session.dialog != decision.session.dialog
             });
             let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
             if changed && listed {
