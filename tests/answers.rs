@@ -77,6 +77,17 @@ fn typed(fewest: &[String]) -> Option<String> {
         .find_map(|key| key.strip_prefix("lit:").map(str::to_string))
 }
 
+/// One replayed answer: the dialog, its screen, the `keys.toml` table, the action and option
+/// asked for, and the action its trials in `screens.toml` name.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Action,
+    Option<u32>,
+    &'static str,
+);
+
 #[test]
 fn the_keys_of_every_recorded_dialog_are_the_keys_the_real_cli_took() {
     let mut checked = 0;
@@ -87,8 +98,7 @@ fn the_keys_of_every_recorded_dialog_are_the_keys_the_real_cli_took() {
             toml::from_str(&std::fs::read_to_string(folder.join("keys.toml")).unwrap()).unwrap();
         let agent = AgentKind::parse(&index.agent).unwrap();
         let name = format!("{} {}", index.agent, index.version);
-        // (the dialog, its screen, the keys.toml table, the choice, the trials' action)
-        let cases: Vec<(&str, &str, &str, Action, Option<u32>, &str)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 "permission",
                 "permission-touch",
