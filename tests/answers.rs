@@ -837,3 +837,66 @@ fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_sta
     assert_eq!(body["dialog"]["summary"], "Run: touch x.txt");
     assert_eq!(stand_in.keys(), "\u{1b}");
 }
+
+#[test]
+fn a_session_from_the_wire_keeps_a_dialog_it_reads_and_drops_one_it_cannot() {
+    let session = crate::util::wire_session(
+        "acme",
+        "s1",
+        slate::model::Status::Waiting,
+        "permission_prompt",
+        "asks",
+    );
+    let mut value = serde_json::to_value(&session).unwrap();
+    assert!(
+        value.get("dialog").is_none(),
+        "absent, not null, without a dialog"
+    );
+    value["dialog"] = serde_json::json!({
+        "kind": "permission",
+        "summary": "Run: touch x.txt",
+        "options": [
+            {"number": 1, "label": "Yes", "action": "approve"},
+            {"number": 2, "label": "Yes, always", "action": null},
+            {"number": null, "label": "No", "action": "deny"}
+        ],
+        "fingerprint": "9f86d081884c7d65",
+        "answerable": false,
+        "why_not": "plain terminal: start it in tmux or under `slate run` to answer from here"
+    });
+    let read = slate::model::Session::from_wire(value.clone()).unwrap();
+    let dialog = read.dialog.expect("a dialog this build reads");
+    assert_eq!(dialog.options[2].number, None);
+    assert!(!dialog.answerable);
+    // A newer server's dialog (a kind or an action this build does not know) is left out, and the
+    // session still reads.
+    value["dialog"]["kind"] = serde_json::json!("poll");
+    let read = slate::model::Session::from_wire(value.clone()).unwrap();
+    assert!(read.dialog.is_none());
+    value["dialog"]["kind"] = serde_json::json!("question");
+    value["dialog"]["options"][0]["action"] = serde_json::json!("always");
+    assert!(slate::model::Session::from_wire(value)
+        .unwrap()
+        .dialog
+        .is_none());
+}
+
+#[test]
+fn a_session_on_another_machine_is_answered_there() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join(".config/slate");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[[remote]]\nname = \"box\"\ndestination = \"box.example\"\n",
+    )
+    .unwrap();
+    let output = slate(home.path(), &["approve", "box:4d2c1a7e"])
+        .env("SLATE_STANDALONE", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(6), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("ssh box slate approve 4d2c1a7e"), "{said}");
+}
