@@ -792,6 +792,39 @@ fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_sta
     assert!(said.contains("widens"), "{said}");
     assert_eq!(stand_in.keys(), "");
 
+    // On a terminal (util-linux `script` gives the command one), it asks; "n" answers nothing.
+    let slate_line = format!(
+        "'{}' approve {}",
+        env!("CARGO_BIN_EXE_slate"),
+        &SESSION_ID[..8]
+    );
+    let mut asked = std::process::Command::new("script");
+    for (name, value) in slate(&stand_in.home, &[]).get_envs() {
+        match value {
+            Some(value) => asked.env(name, value),
+            None => asked.env_remove(name),
+        };
+    }
+    let mut child = asked
+        .env("SLATE_STANDALONE", "1")
+        .args(["-qec", &slate_line, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        // The answer waits in the terminal's input until the question reads it.
+        stdin.write_all(b"n\n").unwrap();
+    }
+    let declined = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&declined.stdout);
+    assert_eq!(declined.status.code(), Some(8), "{said}");
+    assert!(said.contains("Answer it? [y/N]"), "{said}");
+    assert!(said.contains("not answered"), "{said}");
+    assert_eq!(stand_in.keys(), "");
+
     // Approve, with standard input not a terminal: no question, the dialog shown, exit 0.
     let approved = cli(&["approve", &SESSION_ID[..8]]);
     let out = String::from_utf8_lossy(&approved.stdout);
