@@ -933,3 +933,33 @@ fn a_session_on_another_machine_is_answered_there() {
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(said.contains("ssh box slate approve 4d2c1a7e"), "{said}");
 }
+
+#[test]
+fn keys_go_to_kitty_as_one_send_text_that_asks_for_no_answer() {
+    use std::io::Read;
+    let temp = tempfile::tempdir().unwrap();
+    let socket = temp.path().join("kitty.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let received = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut frame = Vec::new();
+        stream.read_to_end(&mut frame).unwrap();
+        frame
+    });
+    let address = slate::terminals::panes::Address::Kitty {
+        listen_on: format!("unix:{}", socket.display()),
+        window: "3".into(),
+    };
+    // kitty answers nothing to send-text: a send that waited for an answer would fail here.
+    slate::terminals::typing::send(&address, &[keys::Key::Digit(1)]).unwrap();
+    let frame = received.join().unwrap();
+    let body = frame
+        .strip_prefix(b"\x1bP@kitty-cmd")
+        .and_then(|rest| rest.strip_suffix(b"\x1b\\"))
+        .expect("one kitty frame");
+    let command: serde_json::Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(command["cmd"], "send-text");
+    assert_eq!(command["no_response"], true);
+    assert_eq!(command["payload"]["match"], "id:3");
+    assert_eq!(command["payload"]["data"], "text:1");
+}

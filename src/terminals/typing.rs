@@ -2,8 +2,8 @@
 //!
 //! [`send`] turns the keys of one answer (`agents::keys::Key`) into the terminal's own form and
 //! sends them: tmux `send-keys` to the pane (`-l` for literal text), kitty's remote-control
-//! `send-text` straight over its socket (as sensing reads it), `wezterm cli send-text
-//! --no-paste`. A pause in the keys splits them into separate sends with a sleep between, for the
+//! `send-text` straight over its socket (as sensing reads it; kitty answers nothing to it, so the
+//! frame asks for no answer), `wezterm cli send-text --no-paste`. A pause in the keys splits them into separate sends with a sleep between, for the
 //! agents that lose keys sent in one burst. Each send has the same time limit as a read.
 //!
 //! It types only into the addresses `terminals` reads (never `TIOCSTI`, never synthetic typing
@@ -33,8 +33,7 @@ pub fn send(address: &Address, keys: &[Key]) -> Result<(), String> {
                         run(&wezterm_send(socket.as_deref(), pane, keys))
                     }
                     Address::Kitty { listen_on, window } => {
-                        super::kitty_command(listen_on, "send-text", kitty_send(window, keys))
-                            .map(drop)
+                        super::kitty_tell(listen_on, "send-text", kitty_send(window, keys))
                     }
                 };
                 sent.map_err(|why| {
