@@ -28,7 +28,6 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::agents::screens::{self, Dialog, Screen, ScreenSeen};
-use crate::agents::titles::{classify_title, TitleKind};
 use crate::agents::ProcessRole;
 use crate::engine::Engine;
 use crate::focus::strategy::CommandLine;
@@ -182,8 +181,7 @@ fn read_tmux(socket: &str, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec<Outc
     }
 }
 
-/// The panes of a kitty or a WezTerm: one listing for the titles, then the screen of each pane
-/// whose title does not already say that a dialog waits.
+/// The panes of a kitty or a WezTerm: one listing for the titles, then the screen of each pane.
 fn read_listed(
     jobs: Vec<Job>,
     clock: fn() -> Timestamp,
@@ -208,8 +206,9 @@ fn read_listed(
                 return failed(job, format!("{program}: window {pane} is gone"));
             };
             let agent = job.key.agent;
-            let decided = classify_title(agent, &title) == TitleKind::ActionRequired;
-            let screen = if decided || screens::grammar(agent).is_none() {
+            // A title that says a dialog waits decides the status, but the screen is read all the
+            // same: its dialog, with its options, is what an answer checks against.
+            let screen = if screens::grammar(agent).is_none() {
                 String::new()
             } else {
                 match get_text(&pane, wants_colours(agent)) {

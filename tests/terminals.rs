@@ -453,8 +453,15 @@ fn kitty_is_read_over_its_socket_and_a_silent_one_fails_in_time() {
         ],
         clock,
     ));
-    // The title says a dialog waits, so its screen is not even asked for.
-    assert_eq!(read["kitty-1"], Ok((ScreenKind::Unknown, None)));
+    // The title says a dialog waits, and the screen is read too: its dialog is what an answer
+    // checks against.
+    assert_eq!(
+        read["kitty-1"],
+        Ok((
+            ScreenKind::Permission,
+            Some("Run: touch kitty-probe.txt".to_string())
+        ))
+    );
     assert!(read["kitty-7"]
         .clone()
         .unwrap_err()
