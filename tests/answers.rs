@@ -858,8 +858,15 @@ fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_sta
     );
     let show = cli(&["show", &SESSION_ID[..8], "--json"]);
     let body = json(&String::from_utf8_lossy(&show.stdout));
-    assert_eq!(body["session"]["answers"][0]["outcome"], "answered");
-    assert_eq!(body["session"]["answers"][0]["surface"], "cli");
+    // Newest first: the refusal at the working screen is recorded too.
+    let outcomes: Vec<&str> = body["session"]["answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|answer| answer["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["not_at_dialog", "answered", "not_offered"]);
+    assert_eq!(body["session"]["answers"][1]["surface"], "cli");
 
     // Deny, as JSON.
     stand_in.show("permission-touch.txt");

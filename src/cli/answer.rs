@@ -92,6 +92,7 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
                 session.session_state.reason.text
             ),
         );
+        record(setup, &session, ask, None, &error);
         return finish(ask, Some(&session), Err(error));
     };
     let option = ask.option.as_deref().map(OptionRef::parse);
@@ -106,11 +107,9 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
             .why_not
             .clone()
             .unwrap_or_else(|| "slate cannot type into this terminal".to_string());
-        return finish(
-            ask,
-            Some(&session),
-            Err(RespondError::new(ErrorCode::CannotType, why)),
-        );
+        let error = RespondError::new(ErrorCode::CannotType, why);
+        record(setup, &session, ask, Some(&dialog), &error);
+        return finish(ask, Some(&session), Err(error));
     }
     if !ask.yes && std::io::stdin().is_terminal() && !confirmed()? {
         eprintln!("slate: not answered");
@@ -133,19 +132,58 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
                 machine: None,
             };
             let attempt = answers::respond(&target, &request);
-            let record = attempt.record(&request, slate::live::system_clock());
-            match setup.open_store() {
-                Ok(store) => {
-                    if let Err(err) = store.record_answer(&target.key, &record) {
-                        eprintln!("slate: the answer was not recorded: {err}");
-                    }
-                }
-                Err(err) => eprintln!("slate: the answer was not recorded: {err:#}"),
-            }
+            keep(
+                setup,
+                &target.key,
+                &attempt.record(&request, slate::live::system_clock()),
+            );
             attempt.result
         }
     };
     finish(ask, Some(&session), result)
+}
+
+/// Records in the store an answer refused here, before any screen was read for it (there is no
+/// fingerprint to send without a dialog shown): every attempt is kept.
+fn record(
+    setup: &Setup,
+    session: &Session,
+    ask: &Ask,
+    dialog: Option<&SessionDialog>,
+    error: &RespondError,
+) {
+    if session.machine.is_some() {
+        return;
+    }
+    let record = answers::Record {
+        surface: Surface::Cli,
+        action: ask.action,
+        option: ask.option.clone(),
+        fingerprint: dialog
+            .map(|dialog| dialog.fingerprint.clone())
+            .unwrap_or_default(),
+        summary: dialog.map(|dialog| dialog.summary.clone()),
+        outcome: error.code.as_str().to_string(),
+        detail: Some(error.message.clone()),
+        at: slate::live::system_clock(),
+    };
+    keep(
+        setup,
+        &SessionKey::new(session.agent, session.id.as_str()),
+        &record,
+    );
+}
+
+/// Writes one attempt to the store, saying on stderr when it cannot.
+fn keep(setup: &Setup, key: &SessionKey, record: &answers::Record) {
+    match setup.open_store() {
+        Ok(store) => {
+            if let Err(err) = store.record_answer(key, record) {
+                eprintln!("slate: the answer was not recorded: {err}");
+            }
+        }
+        Err(err) => eprintln!("slate: the answer was not recorded: {err:#}"),
+    }
 }
 
 /// Asks on the terminal whether to answer; anything but yes is no.
