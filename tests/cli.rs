@@ -160,7 +160,13 @@ fn the_exit_codes_are_the_ones_the_manual_documents() {
         .split("\n.SH ")
         .next()
         .unwrap_or_default();
-    for term in ["\\fB0\\fR", "\\fB1\\fR", "\\fB2\\fR", "\\fBslate run\\fR"] {
+    for term in [
+        "\\fB0\\fR",
+        "\\fB1\\fR",
+        "\\fB2\\fR",
+        "\\fBslate run\\fR",
+        "\\fBslate serve\\fR",
+    ] {
         assert!(
             exit_status.contains(term),
             "EXIT STATUS lacks {term}: {exit_status}"
@@ -382,7 +388,14 @@ fn the_user_unit_runs_slate_serve_from_the_package_and_restarts_on_failure() {
         ("Unit", &["Description", "Documentation"]),
         (
             "Service",
-            &["Type", "ExecStart", "Restart", "RestartSec", "Environment"],
+            &[
+                "Type",
+                "ExecStart",
+                "Restart",
+                "RestartSec",
+                "RestartPreventExitStatus",
+                "Environment",
+            ],
         ),
         ("Install", &["WantedBy"]),
     ];
@@ -407,6 +420,11 @@ fn the_user_unit_runs_slate_serve_from_the_package_and_restarts_on_failure() {
         Some("exec" | "simple")
     ));
     assert_eq!(value("Service", "Restart").as_deref(), Some("on-failure"));
+    // `slate serve` exits with 3 when this user's Slate (the app) already serves: no restart then.
+    assert_eq!(
+        value("Service", "RestartPreventExitStatus").as_deref(),
+        Some("3")
+    );
     assert!(value("Unit", "Description").is_some_and(|text| !text.is_empty()));
     // A user manager has no multi-user.target; default.target is what `enable` hooks into.
     assert_eq!(

@@ -13,6 +13,7 @@ use slate::model::{
     AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionKey, Status,
     Timestamp,
 };
+use slate::policy::menu::Pause;
 use slate::store::{self, Store, StoreError, StoredIntent, Transition, WorkItem};
 
 fn key(id: &str) -> SessionKey {
@@ -364,11 +365,13 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
         let store = store::open(&path).unwrap();
         store.put_work_item(&item("kept")).unwrap();
     }
-    // Put the file back as version 2 left it: with both tables, one of them holding a row.
+    // Put the file back as version 2 left it: with both tables, one of them holding a row, and
+    // without what later versions add.
     rusqlite::Connection::open(&path)
         .unwrap()
         .execute_batch(
-            "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            "DROP TABLE notification_pause;
+             CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              INSERT INTO settings VALUES ('autostart', 'true');
              CREATE TABLE presence (
                  agent TEXT NOT NULL, session_id TEXT NOT NULL, pid INTEGER NOT NULL,
@@ -397,8 +400,88 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
     };
     assert_eq!(
         tables,
-        vec!["claims", "intents", "transitions", "work_items"],
+        vec![
+            "claims",
+            "intents",
+            "notification_pause",
+            "transitions",
+            "work_items"
+        ],
         "{tables:?}"
+    );
+}
+
+/// The desktop app's notification pause outlives the process that set it: until resumed, or
+/// until a time that is still ahead. A pause whose end has passed reads as none, and resuming
+/// removes it.
+#[test]
+fn the_notification_pause_is_kept_until_resumed_or_until_it_ends() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    {
+        let store = store::open(&path).unwrap();
+        assert_eq!(store.notification_pause(at(0)).unwrap(), Pause::Off);
+        store
+            .set_notification_pause(Pause::UntilResumed, at(10))
+            .unwrap();
+    }
+    // Another process (the app after a restart) opens the file and finds the pause.
+    let store = store::open(&path).unwrap();
+    assert_eq!(
+        store.notification_pause(at(1_000_000)).unwrap(),
+        Pause::UntilResumed
+    );
+
+    // A timed pause replaces it, holds until its end, and is no pause from then on.
+    store
+        .set_notification_pause(Pause::Until(at(3600)), at(20))
+        .unwrap();
+    assert_eq!(
+        store.notification_pause(at(3599)).unwrap(),
+        Pause::Until(at(3600))
+    );
+    assert_eq!(store.notification_pause(at(3600)).unwrap(), Pause::Off);
+    assert_eq!(store.notification_pause(at(7200)).unwrap(), Pause::Off);
+
+    // Resuming removes it.
+    store
+        .set_notification_pause(Pause::UntilResumed, at(30))
+        .unwrap();
+    store.set_notification_pause(Pause::Off, at(40)).unwrap();
+    assert_eq!(store.notification_pause(at(41)).unwrap(), Pause::Off);
+    let rows: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM notification_pause", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    assert_eq!(rows, 0, "one row at most, and none once resumed");
+}
+
+/// A store of version 3 (before the pause was kept) gains the table and keeps what it held: the
+/// migration only adds.
+#[test]
+fn version_4_adds_the_pause_to_a_version_3_store() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    {
+        let store = store::open(&path).unwrap();
+        store.put_work_item(&item("kept")).unwrap();
+    }
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TABLE notification_pause; PRAGMA user_version = 3;")
+        .unwrap();
+    let store = store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.work_item("kept").unwrap(), Some(item("kept")));
+    assert_eq!(store.notification_pause(at(0)).unwrap(), Pause::Off);
+    store
+        .set_notification_pause(Pause::UntilResumed, at(1))
+        .unwrap();
+    assert_eq!(
+        store.notification_pause(at(2)).unwrap(),
+        Pause::UntilResumed
     );
 }
 
