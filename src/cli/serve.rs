@@ -16,10 +16,11 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use slate::api::{self, Security};
+use slate::client::Answer;
 use slate::config::{self, Config};
 use slate::engine::Options;
-use slate::client::Answer;
 use slate::live::{self, Service, Timing, Update};
+use slate::mirror::Told;
 use slate::model::{ServerKind, Session};
 use slate::report;
 use slate::settings::Settings;
@@ -197,37 +198,10 @@ pub fn watch(
         let engine = engine_json(Some(&server));
         let mut events = server.client.events()?;
         while let Some(event) = events.next_event()? {
-            let Ok(data) = serde_json::from_str::<serde_json::Value>(&event.data) else {
-                continue;
-            };
-            let line = match event.event.as_str() {
-                // An older server's sessions lack facets this one has: `from_wire` fills them.
-                "snapshot" => Printed::Snapshot(
-                    data["sessions"]
-                        .as_array()
-                        .map(|sessions| {
-                            sessions
-                                .iter()
-                                .filter_map(|session| Session::from_wire(session.clone()).ok())
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                ),
-                "session" => match Session::from_wire(data) {
-                    Ok(session) => Printed::Update(Update::Session {
-                        session: Box::new(session),
-                    }),
-                    Err(_) => continue,
-                },
-                "removed" => Printed::Update(Update::Removed {
-                    agent: match serde_json::from_value(data["agent"].clone()) {
-                        Ok(agent) => agent,
-                        Err(_) => continue,
-                    },
-                    id: data["id"].as_str().unwrap_or_default().to_string(),
-                    machine: serde_json::from_value(data["machine"].clone()).unwrap_or_default(),
-                }),
-                _ => continue,
+            let line = match slate::mirror::read_event(&event) {
+                Some(Told::Snapshot(sessions)) => Printed::Snapshot(sessions),
+                Some(Told::Update(update)) => Printed::Update(update),
+                None => continue,
             };
             print(&mut out, &line, json, &engine)?;
         }
