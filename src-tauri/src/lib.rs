@@ -697,6 +697,9 @@ fn replace_source<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Source> {
         .own
         .as_ref()
         .ok_or_else(|| anyhow::anyhow!("the demo follows no service"))?;
+    // Stop following first: the old follower retries every second, and would otherwise find the
+    // engine started below on the same port and follow the app's own API.
+    shell.source().stop();
     let token_file = own.places.token_file();
     let (source, endpoint, engine) = match source::find(own.listen, &token_file) {
         Found::Ours(follower) => {
@@ -716,11 +719,7 @@ fn replace_source<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Source> {
             start_engine(service, listener, &token_file)?
         }
     };
-    let old = std::mem::replace(
-        &mut *shell.source.write().expect("lock poisoned"),
-        source.clone(),
-    );
-    old.stop();
+    *shell.source.write().expect("lock poisoned") = source.clone();
     *shell.endpoint.lock().expect("lock poisoned") = endpoint.clone();
     if let Some(engine) = engine {
         *shell.engine.lock().expect("lock poisoned") = Some(engine);
