@@ -438,7 +438,20 @@ fn the_user_unit_runs_slate_serve_from_the_package_and_restarts_on_failure() {
         }
     }
 
-    // The packages install the unit and the binary it runs where the unit says.
+    // The packages install the unit and the binary it runs where the unit says, and that binary
+    // is the one scripts/package.sh builds: with the cargo profile it names, which Cargo.toml
+    // defines, so the bundler and the file list read the same target folder.
+    let script = std::fs::read_to_string(repository("scripts/package.sh")).expect("the script");
+    let profile = script
+        .lines()
+        .find_map(|line| line.strip_prefix("profile="))
+        .expect("scripts/package.sh names its cargo profile");
+    let manifest = std::fs::read_to_string(repository("Cargo.toml")).expect("the manifest");
+    assert!(
+        manifest.contains(&format!("[profile.{profile}]")),
+        "Cargo.toml defines no profile {profile}"
+    );
+    let built = format!("../target/{profile}/slate");
     let config: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(repository("src-tauri/tauri.conf.json")).expect("the config"),
     )
@@ -449,10 +462,7 @@ fn the_user_unit_runs_slate_serve_from_the_package_and_restarts_on_failure() {
             files["/usr/lib/systemd/user/slate.service"], "../packaging/slate.service",
             "{format}"
         );
-        assert_eq!(
-            files["/usr/bin/slate"], "../target/release/slate",
-            "{format}"
-        );
+        assert_eq!(files["/usr/bin/slate"], built.as_str(), "{format}");
         for installed in [
             "/usr/share/bash-completion/completions/slate",
             "/usr/share/zsh/vendor-completions/_slate",

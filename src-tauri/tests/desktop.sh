@@ -8,7 +8,10 @@
 # notification with dunstctl, checks a second launch and that the window's WebKit processes run only
 # while it is open, edits the config file while the app runs (a good edit applies, a broken one
 # shows in the menu and the API; a remote machine that cannot be reached is named in the menu),
-# restarts the app, and takes screenshots into docs/screenshots/.
+# restarts the app with a pause that holds across the restart (in the store and the menu), starts
+# `slate serve` first and checks the app then uses it (no second engine, the same tray count and
+# one notification), that `slate serve` refuses while the service or the app serves, naming it,
+# and that the app takes over when the service stops; it takes screenshots into docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
 #        src-tauri/tests/desktop.sh --smoke --app /usr/bin/slate-app
@@ -392,10 +395,12 @@ PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 "$SLATE" serve --listen "127.0.0.1:$PORT" >"$WORK/serve.log" 2>&1 &
 serve_pid=$!
 pids+=("$serve_pid")
-serving() { grep -q "listening on http://127.0.0.1:$PORT" "$WORK/serve.log"; }
+serving() { grep -qs "listening on http://127.0.0.1:$PORT" "$WORK/serve.log"; }
 check "slate serve listens on port $PORT" eventually 20 serving
-health_kind() { curl -fsS "http://127.0.0.1:$PORT/health" | python3 -c 'import json, sys; print(json.load(sys.stdin)["kind"])'; }
-check "the service's /health says it is the service" test "$(health_kind)" = service
+# Which Slate answers on the port, as its /health says: "$(health_says kind) $(health_says pid)".
+health_says() { curl -fsS "http://127.0.0.1:$PORT/health" | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+check "the service's /health says it is the service, with its pid" \
+  test "$(health_says kind) $(health_says pid)" = "service $serve_pid"
 before="$(notify_count)"
 item=""
 item_path=""
@@ -405,12 +410,16 @@ check "the menu says the app uses the Slate service" eventually 5 menu_has "Usin
 check "the app's log says it uses the service" eventually 5 log_has "using the Slate service"
 check "the app opens no listener of its own" test -z "$(listening_ports "$app_pid")"
 check "the app holds no descriptor on the store (the service is its one writer)" test "$(store_descriptors "$app_pid")" -eq 0
+check "the API on the port is still the service's, not a second engine's" \
+  test "$(health_says kind) $(health_says pid)" = "service $serve_pid"
 check "the service holds the store" test "$(store_descriptors "$serve_pid")" -gt 0
 {
   line "$WEB_DIR" "$WEB" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Tables done."}]}'
   line "$WEB_DIR" "$WEB" '"type":"system","subtype":"turn_duration","durationMs":900'
 } >>"$WEB_FILE"
 check "a flip the service sees moves the app's tray to 2" eventually 10 label_is 2
+check "the tray icon follows the service's count to the 2-badge, pixel for pixel" icon_shows needs-2
+check "the menu lists the session the service saw flip" eventually 5 menu_has "web · Claude Code — "
 one_more() { [ "$(notify_count)" -eq $((before + 1)) ]; }
 check "the app notifies the service's flip exactly once" eventually 6 one_more
 sleep 3
@@ -447,7 +456,8 @@ refused_status=$?
 check "slate serve does not start while the app serves" test "$refused_status" -eq 3
 check "slate serve names the app and its pid" \
   test "$refused" = "slate: the Slate app already serves on 127.0.0.1:$PORT (pid $app_pid); it is this user's engine, so this one does not start"
-check "the app's /health says it is the app" test "$(health_kind)" = app
+check "the port's /health now says it is the app, with the app's pid" \
+  test "$(health_says kind) $(health_says pid)" = "app $app_pid"
 click "Quit Slate"
 check "Quit ends the app" eventually 10 bash -c "! kill -0 $app_pid 2>/dev/null"
 
