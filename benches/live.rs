@@ -9,12 +9,17 @@
 //!   store in place;
 //! - peak memory of a `slate serve` child with 5 event-stream clients that never read, while 50
 //!   parked sessions (each with a reason at the 2 kB limit) change a few thousand times, next to
-//!   the same churn with no such client.
+//!   the same churn with no such client;
+//! - the cost of sensing terminals: a `slate serve` child (live process scan) over 50 Codex
+//!   sessions whose processes (stand-ins named `codex`) sit in 50 panes of a private tmux server,
+//!   first with no tool call open (nothing is read), then with 10 of them in an open call (their
+//!   panes are read once a second): CPU of the server and the tmux clients it ran, and of the tmux
+//!   server that answered.
 //!
 //! Run with `cargo bench --bench live`. Knobs: `SLATE_BENCH_APPENDS` (1000),
 //! `SLATE_BENCH_IDLE_SECS` (60), `SLATE_BENCH_FILES` (20000) and `SLATE_BENCH_GB` (5) for the
 //! history, `SLATE_BENCH_CHANGES` (3000) for the stalled clients, `SLATE_BENCH_SKIP`
-//! (comma-separated: latency, idle, start, stalled).
+//! (comma-separated: latency, idle, start, stalled, sensing).
 
 use std::collections::HashMap;
 use std::fs;
@@ -60,6 +65,9 @@ fn main() {
     }
     if !skip.contains("stalled") {
         stalled();
+    }
+    if !skip.contains("sensing") {
+        sensing();
     }
 }
 
@@ -353,11 +361,7 @@ impl Server {
 
     /// User plus system CPU time so far, from `/proc/<pid>/stat`.
     fn cpu(&self) -> Option<Duration> {
-        let stat = fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
-        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-        let ticks: u64 =
-            fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-        Some(Duration::from_millis(ticks * 1000 / clock_ticks()))
+        process_cpu(self.child.id(), false)
     }
 
     /// CPU time and loop wake-ups over `seconds` of doing nothing, after 2 s for start-up work
@@ -399,6 +403,19 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// User plus system CPU time of process `pid` so far, from `/proc/<pid>/stat`, with that of the
+/// children it has waited for when `children`.
+fn process_cpu(pid: u32, children: bool) -> Option<Duration> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let field = |index: usize| fields.get(index)?.parse::<u64>().ok();
+    let mut ticks = field(11)? + field(12)?;
+    if children {
+        ticks += field(13)? + field(14)?;
+    }
+    Some(Duration::from_millis(ticks * 1000 / clock_ticks()))
 }
 
 fn clock_ticks() -> u64 {
@@ -568,4 +585,173 @@ fn stalled() {
         );
         server.stop();
     }
+}
+
+/// The first lines of a Codex 0.171.0 rollout of one session in `folder`: a turn that finished.
+fn rollout(id: &str, folder: &Path) -> String {
+    let at = live::system_clock();
+    let folder = folder.display();
+    [
+        format!(
+            r#"{{"timestamp":"{at}","type":"session_meta","payload":{{"id":"{id}","timestamp":"{at}","cwd":"{folder}","originator":"codex_cli_rs","cli_version":"0.171.0"}}}}"#
+        ),
+        prompt_line(at),
+        format!(
+            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"task_complete","last_agent_message":"Done."}}}}"#
+        ),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+fn prompt_line(at: Timestamp) -> String {
+    format!(
+        r#"{{"timestamp":"{at}","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"go on"}}]}}}}"#
+    )
+}
+
+/// The lines Codex appends for a new turn that asks to run an escalated command and waits for
+/// approval: a tool call left open.
+fn open_call() -> String {
+    let at = live::system_clock();
+    [
+        prompt_line(at),
+        format!(
+            r#"{{"timestamp":"{at}","type":"response_item","payload":{{"type":"function_call","name":"exec_command","arguments":"{{\"cmd\": \"make\", \"sandbox_permissions\": \"require_escalated\"}}","call_id":"call_1"}}}}"#
+        ),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+/// A private tmux server for the sensing bench, killed when dropped.
+struct BenchTmux(String);
+
+impl BenchTmux {
+    fn run(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.0, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+}
+
+impl Drop for BenchTmux {
+    fn drop(&mut self) {
+        self.run(&["kill-server"]);
+    }
+}
+
+/// (f) What sensing terminals costs: 50 Codex sessions in the panes of a private tmux server,
+/// first with no tool call open, then with 10 of them in an open call.
+fn sensing() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("sensing: tmux is not installed; skipped");
+        return;
+    }
+    let seconds = env_number("SLATE_BENCH_IDLE_SECS", 60.0);
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    let tmux = BenchTmux(format!("slate-bench-{}", std::process::id()));
+    let mut folders = Vec::new();
+    for index in 0..LIVE {
+        let folder = temp.path().join(format!("project-{index}"));
+        fs::create_dir_all(&folder).unwrap();
+        let folder = fs::canonicalize(&folder).unwrap();
+        // A stand-in for Codex: a program named `codex` in the project's folder, showing a screen
+        // as busy as a real one (40 lines of text).
+        let command = format!(
+            "cd '{}' && seq 1 40 && exec -a codex sleep 100000",
+            folder.display()
+        );
+        if index == 0 {
+            tmux.run(&[
+                "new-session",
+                "-d",
+                "-x",
+                "160",
+                "-y",
+                "45",
+                "bash",
+                "-c",
+                &command,
+            ]);
+        } else {
+            tmux.run(&["new-window", "-d", "bash", "-c", &command]);
+        }
+        folders.push(folder);
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let day = home.join(".codex/sessions/2026/12/01");
+    fs::create_dir_all(&day).unwrap();
+    let id = |index: usize| format!("01a228e1-7d37-7ed1-9043-{index:012}");
+    let path = |index: usize| day.join(format!("rollout-2026-12-01T00-00-00-{}.jsonl", id(index)));
+    for (index, folder) in folders.iter().enumerate() {
+        fs::write(path(index), rollout(&id(index), folder)).unwrap();
+    }
+    let tmux_server: u32 = tmux
+        .run(&["display", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    let server = Server::start(&home, temp.path(), None);
+    let measure = |label: &str| {
+        std::thread::sleep(Duration::from_secs(3));
+        let pid = server.child.id();
+        let cpu = || {
+            Some((
+                process_cpu(pid, false)?,
+                process_cpu(pid, true)?,
+                process_cpu(tmux_server, false)?,
+            ))
+        };
+        let Some(before) = cpu() else {
+            println!("sensing: CPU time unavailable (needs Linux /proc)");
+            return;
+        };
+        let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        let elapsed = started.elapsed().as_secs_f64();
+        let after = cpu().unwrap();
+        let own = after.0.saturating_sub(before.0).as_secs_f64();
+        let clients = after.1.saturating_sub(before.1).as_secs_f64() - own;
+        let tmux_used = after.2.saturating_sub(before.2).as_secs_f64();
+        let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0) - wakeups;
+        let sessions = server.get("/sessions/live")["sessions"].clone();
+        let list = sessions.as_array().cloned().unwrap_or_default();
+        let sensed = list
+            .iter()
+            .filter(|session| session["terminal"]["sensed"] == true)
+            .count();
+        let working = list
+            .iter()
+            .filter(|session| session["status"] == "working")
+            .count();
+        let share = |used: f64| used / elapsed * 100.0;
+        println!(
+            "sensing, {label}: {elapsed:.0} s: slate serve {own:.3} CPU s ({:.3}% of one core), \
+             the tmux clients it ran {clients:.3} CPU s ({:.3}%), the tmux server {tmux_used:.3} \
+             CPU s ({:.3}%), in all {:.3}% of one core; {:.1} wake-ups/min; {sensed} of {} \
+             sessions in a sensed pane, {working} working",
+            share(own),
+            share(clients),
+            share(tmux_used),
+            share(own + clients + tmux_used),
+            wakeups as f64 * 60.0 / elapsed,
+            list.len(),
+        );
+    };
+    measure("50 sessions in tmux panes, no call open");
+    for index in 0..10 {
+        let mut file = fs::OpenOptions::new()
+            .append(true)
+            .open(path(index))
+            .unwrap();
+        file.write_all(open_call().as_bytes()).unwrap();
+    }
+    measure("10 of them in an open tool call (panes read once a second)");
+    server.stop();
 }

@@ -48,7 +48,7 @@ want xterm
 want x11-utils
 want xdotool
 want wmctrl
-# Terminal sensing in kitty (fixtures/recorder/record_terminals.sh and the tests built on it):
+# Terminal sensing in kitty (fixtures/recorder/record_terminals.sh, and sensed_e2e.sh's kitty check):
 # kitty from Debian runs under Xvfb with Mesa's software OpenGL and needs one monospace font.
 want kitty
 want libgl1-mesa-dri

@@ -25,3 +25,9 @@ echo "== hosted sessions end to end (the real Codex and Gemini CLIs under slate 
 # The CLIs are installed once into target/ (pinned versions; about 520 MB) and reused.
 SLATE_BIN="$PWD/target/debug/slate" SLATE_REC_NPM="$PWD/target/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 fixtures/recorder/hosted_e2e.sh all
+echo "== sensed terminals end to end (the real CLIs unwrapped in tmux panes, and Codex in kitty)"
+# Codex, Gemini CLI, OpenCode and Claude Code started directly in a private tmux server (not under
+# slate run), and Codex in a headless kitty with remote control; the pinned CLIs share target/.
+SLATE_BIN="$PWD/target/debug/slate" SLATE_REC_NPM="$PWD/target/agent-clis" \
+  CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
+  CLAUDE_PKG_VERSION=2.1.332 fixtures/recorder/sensed_e2e.sh all

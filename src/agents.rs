@@ -16,6 +16,7 @@ pub mod cursor;
 pub mod description;
 pub mod gemini;
 pub mod opencode;
+pub mod screens;
 pub mod titles;
 
 pub use description::{

@@ -521,6 +521,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         engine.load_custody(&setup.open_store()?, now)?;
     }
     engine.refresh(now);
+    // With no server running, the panes of sessions in a tool call are read once here, so a
+    // prompt on screen shows; a replay reads no terminal.
+    let reads_terminals = matches!(
+        cli.command,
+        Command::Sessions { .. } | Command::Show { .. } | Command::Doctor
+    );
+    if reads_terminals && cli.now.is_none() && engine.scans_live_processes() {
+        slate::terminals::sense_once(&mut engine, now, slate::live::system_clock);
+    }
     let reclaim_after = settings::reclaim_after(&setup.config);
     let mut out = std::io::stdout().lock();
     match cli.command {
@@ -800,6 +809,11 @@ fn doctor(engine: &Engine, now: Timestamp) -> String {
             session.status.label(),
             session.session_state.reason.text
         );
+        let terminal = match &session.terminal {
+            Some(terminal) => terminal.describe(),
+            None => "unknown (no live process vouches for it)".to_string(),
+        };
+        let _ = writeln!(out, "      terminal: {terminal}");
         for fact in engine.evidence(&key) {
             let _ = writeln!(out, "      - {fact}");
         }

@@ -217,9 +217,24 @@ impl Engine {
         };
         let seen = processes::recognise_all(self.registry, &table);
         let mut inputs = vec![Input::Processes(seen.clone())];
+        inputs.extend(self.listings(&seen, None, now));
+        self.apply_inputs(inputs, now)
+    }
+
+    /// Reads the agents' listings (only `agent`'s when given) against the live processes `seen`.
+    fn listings(
+        &mut self,
+        seen: &[SeenProcess],
+        agent: Option<AgentKind>,
+        now: Timestamp,
+    ) -> Vec<Input> {
+        let mut inputs = Vec::new();
         for description in self.registry.iter() {
-            let agent = description.kind();
-            let (Some(rule), Some(root)) = (&description.listing, self.roots.get(agent)) else {
+            let kind = description.kind();
+            if agent.is_some_and(|agent| agent != kind) {
+                continue;
+            }
+            let (Some(rule), Some(root)) = (&description.listing, self.roots.get(kind)) else {
                 continue;
             };
             let mut problems = Vec::new();
@@ -228,7 +243,7 @@ impl Engine {
             // it; then ask the agent's own listing command. Only for the live table: a recorded
             // one is a replay.
             let unlisted = seen.iter().any(|process| {
-                process.recognised.agent == agent
+                process.recognised.agent == kind
                     && matches!(
                         process.recognised.role,
                         ProcessRole::Interactive | ProcessRole::Print
@@ -241,7 +256,7 @@ impl Engine {
             let live = matches!(self.process_source, ProcessSource::Live);
             if let Some(command) = self
                 .listing_commands
-                .get_mut(&agent)
+                .get_mut(&kind)
                 .filter(|_| unlisted && live)
             {
                 let extra = command.entries(now, &mut problems);
@@ -251,9 +266,22 @@ impl Engine {
                 listings::merge_entries(&mut listing, extra);
             }
             self.record_problems(problems);
-            inputs.push(Input::Listing { agent, listing });
+            inputs.push(Input::Listing {
+                agent: kind,
+                listing,
+            });
         }
-        self.apply_inputs(inputs, now)
+        inputs
+    }
+
+    /// The agent whose listing's registry folder holds `path`: a registry entry changed.
+    fn listed_in(&self, path: &Path) -> Option<AgentKind> {
+        let folder = path.parent()?;
+        self.registry.iter().find_map(|description| {
+            let rule = description.listing.as_ref()?;
+            let root = self.roots.get(description.kind())?;
+            (folder == root.join(rule.registry)).then(|| description.kind())
+        })
     }
 
     /// Walks every root and reads what changed as of `now`: the transcripts, then the stores.
@@ -280,8 +308,15 @@ impl Engine {
         self.apply_scan(result, now)
     }
 
-    /// Reads one file the watcher says changed: a transcript, or a file of a store.
+    /// Reads one file the watcher says changed: a transcript, a file of a store, or an entry of
+    /// an agent's listing (whose status change, such as a dialog answered, should not wait for
+    /// the next process scan).
     pub fn read_path(&mut self, path: &Path, now: Timestamp) -> Vec<Change> {
+        if let Some(agent) = self.listed_in(path) {
+            let seen = self.tracker.processes().to_vec();
+            let inputs = self.listings(&seen, Some(agent), now);
+            return self.apply_inputs(inputs, now);
+        }
         let mut problems = Vec::new();
         let registry = self.registry;
         let stored = self
@@ -373,6 +408,25 @@ impl Engine {
     /// Applies any other input (hosted-session signals, for instance).
     pub fn apply(&mut self, input: Input, now: Timestamp) -> Vec<Change> {
         self.apply_inputs(vec![input], now)
+    }
+
+    /// Applies several inputs at once, deciding once.
+    pub fn apply_all(&mut self, inputs: Vec<Input>, now: Timestamp) -> Vec<Change> {
+        if inputs.is_empty() {
+            return Vec::new();
+        }
+        self.apply_inputs(inputs, now)
+    }
+
+    /// Counts a problem an edge outside the engine met (a terminal that could not be read).
+    pub fn record_problem(&mut self, problem: Problem) {
+        self.record_problems(vec![problem]);
+    }
+
+    /// True when the engine scans the live process table (not a recorded one): only then are
+    /// its processes' terminals real, to be located and read.
+    pub fn scans_live_processes(&self) -> bool {
+        matches!(self.process_source, ProcessSource::Live)
     }
 
     /// When the engine next needs a tick.

@@ -91,16 +91,34 @@ pub fn execute(plan: &Plan) -> Result<Outcome, FocusError> {
     })
 }
 
-/// Collects what `strategy::choose` needs about process `pid`.
-pub fn gather(pid: u32) -> Facts {
-    let tools = Tools {
+/// Which helper programs are on the `PATH`.
+pub fn tools() -> Tools {
+    Tools {
         tmux: on_path("tmux"),
         xdotool: on_path("xdotool"),
         wmctrl: on_path("wmctrl"),
         kitty: on_path("kitty"),
         wezterm: on_path("wezterm"),
         osascript: on_path("osascript"),
-    };
+    }
+}
+
+/// Each process in `pids` in its terminal (its ancestors, its terminal device and the
+/// environment that says where it runs), from one read of the process table; `None` for a
+/// process that is gone. This is what `terminals` locates sessions' panes with.
+pub fn hosts(pids: &[u32]) -> Vec<(u32, Option<Host>)> {
+    if pids.is_empty() {
+        return Vec::new();
+    }
+    let mut table = ProcessView::new();
+    pids.iter()
+        .map(|pid| (*pid, table.host(*pid, None)))
+        .collect()
+}
+
+/// Collects what `strategy::choose` needs about process `pid`.
+pub fn gather(pid: u32) -> Facts {
+    let tools = tools();
     let platform = if cfg!(target_os = "linux") {
         Platform::Linux
     } else if cfg!(target_os = "macos") {
@@ -219,10 +237,8 @@ impl ProcessView {
                     .collect(),
             })
             .collect();
-        let env = self
-            .system
-            .process(Pid::from_u32(pid))
-            .map(|process| {
+        let environment = |pid: &Pid| {
+            self.system.process(*pid).map(|process| {
                 let entries: Vec<String> = process
                     .environ()
                     .iter()
@@ -230,7 +246,27 @@ impl ProcessView {
                     .collect();
                 Environment::from_entries(entries.iter().map(String::as_str))
             })
-            .unwrap_or_default();
+        };
+        // A CLI started with a clean environment (`env -i`) inside a pane does not carry the
+        // variables that say where it runs, but the shell it was started from does: the nearest
+        // ancestor that names a terminal speaks for it, up to the terminal's own process, whose
+        // variables (if any) are those of wherever the terminal itself was started.
+        let mut env = environment(&chain[0]).unwrap_or_default();
+        if !env.names_a_terminal() {
+            for (ancestor, pid) in ancestors.iter().zip(&chain).skip(1) {
+                if strategy::draws_terminals(&ancestor.program()) {
+                    break;
+                }
+                if let Some(found) = environment(pid).filter(Environment::names_a_terminal) {
+                    env = Environment {
+                        display: env.display.or(found.display.clone()),
+                        wayland_display: env.wayland_display.or(found.wayland_display.clone()),
+                        ..found
+                    };
+                    break;
+                }
+            }
+        }
         Some(Host {
             pid,
             ancestors,

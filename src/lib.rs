@@ -23,6 +23,9 @@
 //! - `store`: Slate's own SQLite file: transition history, intents, claims, the notification
 //!   pause.
 //! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
+//! - `terminals`: reading the tmux panes, kitty windows and WezTerm panes of sessions Slate does
+//!   not host (their titles and what their screens show), off the live loop; where a pane is and
+//!   how its tools' output reads is pure (`terminals::panes`).
 //! - `live`: the live service, with its timing as plain data in `schedule`; `watch`: the file
 //!   watcher's hints; `api`: the loopback HTTP API; `token`: the API's bearer token; `client`:
 //!   the one client for a running Slate; `mirror`: following a running Slate's live list from
@@ -51,6 +54,7 @@ pub mod schedule;
 pub mod settings;
 pub mod sources;
 pub mod store;
+pub mod terminals;
 pub mod token;
 pub mod tracker;
 pub mod watch;

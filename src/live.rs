@@ -48,6 +48,7 @@ use crate::settings::{self, Reload, Settings};
 use crate::sources::git::GitCache;
 use crate::sources::roots::WatchSpec;
 use crate::store::{Store, Transition};
+use crate::terminals::{self, Sensing};
 use crate::tracker::{Change, Closed, Evidence, Input, Policy};
 use crate::watch::{self, Hint};
 
@@ -71,6 +72,8 @@ pub enum Event {
     /// A hosted terminal reported its signals by the pid of the program it runs (`POST /hosted`
     /// without a session id): they go to the session that process vouches for.
     HostedProcess { pid: u32, signals: HostedSignals },
+    /// The terminal reader located processes' terminals or read panes (`terminals`).
+    Terminals(terminals::Delivery),
     /// What the link to a remote machine reported.
     Remote { machine: Machine, event: LinkEvent },
     /// Stop the loop.
@@ -439,6 +442,13 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         .name("slate-engine".to_string())
         .spawn(move || {
             let engine = Engine::new(service.options);
+            // Terminals are read only where the processes are real: a recorded table is a replay.
+            let sensing = engine.scans_live_processes().then(|| {
+                let delivered = events.clone();
+                Sensing::start(service.clock, move |delivery| {
+                    let _ = delivered.send(Event::Terminals(delivery));
+                })
+            });
             let hints = events.clone();
             let watcher = watch::start(engine.watch_paths(), move |hint| {
                 let _ = hints.send(Event::Hint(hint));
@@ -453,6 +463,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
                 watcher,
                 git: GitCache::default(),
                 git_recheck: GitRecheck::Nothing,
+                sensing,
                 wakeups: 0,
                 reclaim_after: settings::reclaim_after(&service.settings.config),
                 settings: service.settings,
@@ -530,6 +541,8 @@ struct LoopState {
     /// Git facts of live sessions' folders, added to the sessions as they are published.
     git: GitCache,
     git_recheck: GitRecheck,
+    /// The terminals of sessions Slate does not host, read off the loop; `None` for a replay.
+    sensing: Option<Sensing>,
     wakeups: u64,
     settings: Settings,
     /// How long a closed, reclaimable session stays on the live list (from the settings).
@@ -550,7 +563,8 @@ impl LoopState {
         let now = (self.clock)();
         self.load_custody(now);
         let started = Instant::now();
-        let first = self.engine.refresh(now);
+        let mut first = self.engine.refresh(now);
+        first = merge(first, self.processes_scanned(now));
         let done = Instant::now();
         self.schedule.scanned(done);
         self.schedule.walked(done, done - started);
@@ -616,6 +630,7 @@ impl LoopState {
                 let mut changes = self.reload_settings(now);
                 changes = merge(changes, self.load_custody(now));
                 changes = merge(changes, self.engine.refresh(now));
+                changes = merge(changes, self.processes_scanned(now));
                 self.refresh_watches();
                 self.schedule.refreshed(Instant::now());
                 changes
@@ -636,6 +651,16 @@ impl LoopState {
                 let seen = can_vouch(&self.engine, pid);
                 self.schedule.hosted_report(pid, seen, Instant::now());
                 changes
+            }
+            Event::Terminals(delivery) => {
+                let Some(sensing) = &mut self.sensing else {
+                    return Vec::new();
+                };
+                let (inputs, problems) = sensing.delivered(delivery, Instant::now());
+                for problem in problems {
+                    self.engine.record_problem(problem);
+                }
+                self.engine.apply_all(inputs, now)
             }
             // `run` stops before handing this over.
             Event::Shutdown => Vec::new(),
@@ -663,7 +688,18 @@ impl LoopState {
                 self.refresh_watches();
                 changes
             }
-            Task::Scan => self.engine.scan_processes(now),
+            Task::Scan => {
+                let changes = self.engine.scan_processes(now);
+                merge(changes, self.processes_scanned(now))
+            }
+            Task::ReadPanes => {
+                let Some(sensing) = &mut self.sensing else {
+                    return Vec::new();
+                };
+                let wanted = self.engine.tracker().terminals_wanted();
+                let inputs = sensing.read_due(&wanted, Instant::now());
+                self.engine.apply_all(inputs, now)
+            }
             Task::Rewalk => {
                 let started = Instant::now();
                 let changes = self.engine.scan_files(now);
@@ -675,6 +711,16 @@ impl LoopState {
             // The publish that follows takes off the sessions whose time is up.
             Task::Leave => Vec::new(),
         }
+    }
+
+    /// After a process scan: new agent processes' terminals are located (off the loop), and the
+    /// terminals of processes gone are forgotten.
+    fn processes_scanned(&mut self, now: Timestamp) -> Vec<Change> {
+        let Some(sensing) = &mut self.sensing else {
+            return Vec::new();
+        };
+        let inputs = sensing.scanned(self.engine.processes());
+        self.engine.apply_all(inputs, now)
     }
 
     /// Reads the config file again. What parses applies at once: the tracker's policy (every
@@ -832,6 +878,15 @@ impl LoopState {
         self.schedule
             .set_deadline(self.engine.next_deadline().map(at));
         self.schedule.set_leave(leaves.map(at));
+        if let Some(sensing) = &self.sensing {
+            let wanted = self.engine.tracker().terminals_wanted();
+            self.schedule
+                .set_panes(sensing.next_read(&wanted, Instant::now()));
+            let awaiting = self.engine.tracker().awaiting_scan();
+            if !awaiting.is_empty() {
+                self.schedule.awaiting_scan(&awaiting, Instant::now());
+            }
+        }
     }
 
     /// Writes the status transitions in `changes` to the store (and, in the first round, the

@@ -715,6 +715,11 @@ pub struct Session {
     pub cli_version: Option<String>,
     /// True when the session runs under `slate run`.
     pub hosted: bool,
+    /// How Slate sees the session's terminal, for a session with a live process: hosted by
+    /// `slate run`, or a tmux pane, a kitty window or a WezTerm pane it reads from outside, or a
+    /// terminal it cannot read. Absent from an older server's session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<TerminalView>,
     pub status: Status,
     pub session_state: SessionState,
     /// For a live session in a git checkout: commits ahead of and behind the branch's upstream,
@@ -746,7 +751,8 @@ impl Session {
     /// `session_state` (docs/states.md §4: consumers show what they can). The missing facets are filled
     /// from the top-level `status` and `row_time`, with an `unknown` reason, no intent, and a
     /// custody that claims nothing (never `reclaimable`, since nothing says so). A missing
-    /// `hosted` reads as false. Anything else malformed is still an error.
+    /// `hosted` reads as false, and a missing or unreadable `terminal` as none. Anything else
+    /// malformed is still an error.
     pub fn from_wire(mut value: serde_json::Value) -> Result<Session, serde_json::Error> {
         use serde::de::Error as _;
         let Some(object) = value.as_object_mut() else {
@@ -755,6 +761,14 @@ impl Session {
         object
             .entry("hosted")
             .or_insert(serde_json::Value::Bool(false));
+        // A terminal this build cannot read (a kind a newer server knows) is left out rather than
+        // failing the whole session.
+        let readable = object.get("terminal").is_none_or(|terminal| {
+            serde_json::from_value::<Option<TerminalView>>(terminal.clone()).is_ok()
+        });
+        if !readable {
+            object.remove("terminal");
+        }
         let present = object
             .get("session_state")
             .is_some_and(|state| !state.is_null());
@@ -878,6 +892,95 @@ pub struct HostedSignals {
     pub last_draw: Option<Timestamp>,
 }
 
+/// How Slate sees a session's terminal (docs/states.md §1 "sensed terminal"): the wire field
+/// `terminal`, `{"kind": "tmux", "pane": "%3", "sensed": true}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TerminalView {
+    pub kind: TerminalKind,
+    /// The pane in its terminal: a tmux pane id (`%3`), a kitty window id, a WezTerm pane id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane: Option<String>,
+    /// True when Slate reads the terminal's title and screen from outside.
+    #[serde(default)]
+    pub sensed: bool,
+    /// Why Slate does not read it, when it does not (said by `slate doctor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl TerminalView {
+    /// The terminal of a session under `slate run`, which Slate owns.
+    pub fn hosted() -> TerminalView {
+        TerminalView {
+            kind: TerminalKind::Hosted,
+            pane: None,
+            sensed: false,
+            note: None,
+        }
+    }
+
+    /// A terminal Slate does not read, and why.
+    pub fn unread(
+        kind: TerminalKind,
+        pane: Option<String>,
+        note: impl Into<String>,
+    ) -> TerminalView {
+        TerminalView {
+            kind,
+            pane,
+            sensed: false,
+            note: Some(note.into()),
+        }
+    }
+
+    /// How a person reads it in `slate doctor`.
+    pub fn describe(&self) -> String {
+        let place = match (&self.kind, &self.pane) {
+            (TerminalKind::Hosted, _) => return "hosted by `slate run`".to_string(),
+            (TerminalKind::Plain | TerminalKind::Unknown, _) if self.note.is_some() => {
+                return self.note.clone().unwrap_or_default()
+            }
+            (TerminalKind::Tmux, Some(pane)) => format!("tmux pane {pane}"),
+            (TerminalKind::Kitty, Some(window)) => format!("kitty window {window}"),
+            (TerminalKind::Wezterm, Some(pane)) => format!("WezTerm pane {pane}"),
+            (kind, _) => kind.as_str().to_string(),
+        };
+        match (&self.note, self.sensed) {
+            (_, true) => format!("{place}, read by Slate"),
+            (Some(note), false) => format!("{place}: {note}"),
+            (None, false) => format!("{place}, not read"),
+        }
+    }
+}
+
+/// What kind of terminal a session runs in, as Slate sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminalKind {
+    /// Under `slate run`: Slate owns the pseudo-terminal.
+    Hosted,
+    Tmux,
+    Kitty,
+    Wezterm,
+    /// A terminal Slate has no way to read (a plain terminal emulator, `screen`, an IDE's).
+    Plain,
+    /// The process's environment could not be read (another user's process, or it is gone).
+    Unknown,
+}
+
+impl TerminalKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TerminalKind::Hosted => "hosted",
+            TerminalKind::Tmux => "tmux",
+            TerminalKind::Kitty => "kitty",
+            TerminalKind::Wezterm => "wezterm",
+            TerminalKind::Plain => "plain terminal",
+            TerminalKind::Unknown => "unknown terminal",
+        }
+    }
+}
+
 /// A counted problem: something went wrong reading the outside world, and the engine went on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
@@ -933,6 +1036,9 @@ pub enum ProblemKind {
     StoreUnexpected,
     /// A store could not be opened or read.
     StoreUnreadable,
+    /// A terminal Slate reads from outside (a tmux pane, a kitty window, a WezTerm pane) did not
+    /// answer in time, is gone, or cannot be asked (kitty without remote control).
+    TerminalUnreadable,
     /// A folder or a file could not be listed, opened or read.
     Unreadable,
     /// A file of a store's file tree could not be read.
@@ -940,7 +1046,7 @@ pub enum ProblemKind {
 }
 
 impl ProblemKind {
-    pub const ALL: [ProblemKind; 16] = [
+    pub const ALL: [ProblemKind; 17] = [
         ProblemKind::FutureTime,
         ProblemKind::HugeFile,
         ProblemKind::HugeLine,
@@ -955,6 +1061,7 @@ impl ProblemKind {
         ProblemKind::StoreTimeout,
         ProblemKind::StoreUnexpected,
         ProblemKind::StoreUnreadable,
+        ProblemKind::TerminalUnreadable,
         ProblemKind::Unreadable,
         ProblemKind::UnreadableFile,
     ];
@@ -975,6 +1082,7 @@ impl ProblemKind {
             ProblemKind::StoreTimeout => "store_timeout",
             ProblemKind::StoreUnexpected => "store_unexpected",
             ProblemKind::StoreUnreadable => "store_unreadable",
+            ProblemKind::TerminalUnreadable => "terminal_unreadable",
             ProblemKind::Unreadable => "unreadable",
             ProblemKind::UnreadableFile => "unreadable_file",
         }
@@ -1013,7 +1121,8 @@ impl ProblemKind {
             | ProblemKind::ListingTimeout
             | ProblemKind::MalformedLine
             | ProblemKind::MalformedListing
-            | ProblemKind::MalformedRow => false,
+            | ProblemKind::MalformedRow
+            | ProblemKind::TerminalUnreadable => false,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The live loop's timing as plain state: when to read hinted files, scan processes, walk the
-//! roots again, tick the tracker and drop a closed session from the live list.
+//! roots again, read the terminals of sessions in a tool call, tick the tracker and drop a closed
+//! session from the live list.
 //!
 //! A [`Schedule`] holds one instant per [`Timer`]. The loop asks [`Schedule::next_wake`] how long
 //! it may sleep, and [`Schedule::due`] what to do when it wakes; it tells the schedule what
@@ -15,6 +16,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+use crate::model::SessionKey;
 
 /// How often the loop does its periodic work. `Default` gives docs/states.md §5's values.
 #[derive(Debug, Clone)]
@@ -51,6 +54,9 @@ pub enum Timer {
     Scan,
     /// Walk every root again: watcher events are hints, and some are missed.
     Rewalk,
+    /// Read the terminals (tmux panes, kitty windows, WezTerm panes) of sessions whose reading
+    /// could change a decision: at most once a second, and only while one has a tool call open.
+    Panes,
     /// The tracker's next deadline: a decision flips by time alone.
     Deadline,
     /// A closed, reclaimable session's time on the live list is up.
@@ -66,6 +72,8 @@ pub enum Task {
     Scan,
     /// Walk every root; report how long it took with [`Schedule::walked`].
     Rewalk,
+    /// Send the reads of the terminals that are due.
+    ReadPanes,
     /// Let time pass in the tracker.
     Tick,
     /// Publish again, so sessions whose time on the live list is up leave it.
@@ -96,6 +104,9 @@ pub struct Schedule {
     last_scan: Instant,
     /// Hosted pids no scan had seen when they first reported, and when that was.
     unseen_hosted: HashMap<u32, Instant>,
+    /// Sessions that waited for a process scan when first seen so (`awaiting_scan`), and when
+    /// that was.
+    unvouched: HashMap<SessionKey, Instant>,
 }
 
 impl Schedule {
@@ -113,6 +124,7 @@ impl Schedule {
             pending: BTreeSet::new(),
             last_scan: now,
             unseen_hosted: HashMap::new(),
+            unvouched: HashMap::new(),
         }
     }
 
@@ -160,6 +172,7 @@ impl Schedule {
                     self.arm(Timer::Rewalk, Some(now + self.timing.rewalk));
                     Task::Rewalk
                 }
+                Timer::Panes => Task::ReadPanes,
                 Timer::Deadline => Task::Tick,
                 Timer::Leave => Task::Leave,
             });
@@ -219,9 +232,35 @@ impl Schedule {
         }
     }
 
+    /// Sessions that wait for a process scan at `now` (`Tracker::awaiting_scan`: a tool call no
+    /// process vouches for, a listing entry whose pid no scan has seen; a CLI started since the
+    /// last scan). Its terminal can be read, and its listing vouch for it, only once a scan has
+    /// seen its process, and its dialog would wait for the next periodic scan to read Needs you;
+    /// so, as for a hosted report (`hosted_report`), the next scan comes at most `hosted_rescan`
+    /// after the last one, for as long as one periodic scan would take per session.
+    pub fn awaiting_scan(&mut self, keys: &[SessionKey], now: Instant) {
+        self.unvouched
+            .retain(|_, first| now < *first + FORGET_UNSEEN_HOSTED);
+        let mut soon = false;
+        for key in keys {
+            let first = *self.unvouched.entry(key.clone()).or_insert(now);
+            soon |= now < first + self.timing.process_scan;
+        }
+        if soon {
+            let soon = self.last_scan + self.timing.hosted_rescan;
+            let next = self.when(Timer::Scan).map_or(soon, |at| at.min(soon));
+            self.arm(Timer::Scan, Some(next));
+        }
+    }
+
     /// The tracker's next deadline, as an instant (`None`: nothing flips by time alone).
     pub fn set_deadline(&mut self, at: Option<Instant>) {
         self.arm(Timer::Deadline, at);
+    }
+
+    /// When the terminals are next read (`None`: no session's reading could change a decision).
+    pub fn set_panes(&mut self, at: Option<Instant>) {
+        self.arm(Timer::Panes, at);
     }
 
     /// When the next closed session leaves the live list (`None`: none will by time alone).

@@ -24,10 +24,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::agents::screens::ScreenSeen;
 use crate::agents::{AgentProcess, Observation};
 use crate::model::{
     Activity, AgentKind, HostedSignals, Intent, IntentState, Listing, Presence, ProcessInfo,
-    Reason, Session, SessionKey, Status, Timestamp,
+    Reason, Session, SessionKey, Status, TerminalView, Timestamp,
 };
 
 pub use crate::model::ItemStatus;
@@ -68,11 +69,30 @@ pub enum Input {
     /// Signals from a hosted pseudo-terminal whose session is not known yet: they belong to the
     /// session that the process `pid` (or its parent) vouches for.
     HostedProcess { pid: u32, signals: HostedSignals },
+    /// How Slate sees the terminal of each live agent process, by pid (docs/states.md §1 "sensed
+    /// terminal"). The list replaces the earlier one.
+    Terminals(Vec<(u32, TerminalView)>),
+    /// One reading of a session's terminal from outside (a tmux pane, a kitty window, a WezTerm
+    /// pane), or `None` when it could not be read or is no longer read: the session goes back to
+    /// the rules without it.
+    Sensed {
+        key: SessionKey,
+        reading: Option<Sensed>,
+    },
     /// The policy changed (the config file was edited): every live session is decided again
     /// under the new one.
     Policy(Policy),
     /// Time passed; nothing else happened.
     Tick,
+}
+
+/// One reading of a terminal Slate reads from outside: the pane's title and what its screen
+/// shows, at one moment. A screen's text never comes here, only what its grammar made of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sensed {
+    pub at: Timestamp,
+    pub title: Option<String>,
+    pub screen: ScreenSeen,
 }
 
 /// A work item as the tracker sees it: plain data, copied from the store by the engine.
@@ -196,6 +216,8 @@ pub struct Tracker {
     claims: Vec<(String, SessionKey, Timestamp)>,
     /// Hosted signals reported by pid, before or without a session key.
     hosted_processes: HashMap<u32, HostedSignals>,
+    /// How Slate sees the terminal of each live agent process, by pid.
+    terminals: HashMap<u32, TerminalView>,
 }
 
 /// The sessions one round of inputs may have changed.
@@ -219,6 +241,8 @@ struct Entry {
     /// Sessions that roll up into this one (Codex sub-agent threads and the like).
     children: HashSet<SessionKey>,
     hosted: Option<HostedSignals>,
+    /// What its terminal showed when Slate last read it from outside.
+    sensed: Option<signals::SensedSignals>,
     /// When the vouching process was seen dead (docs/states.md §1, presence `gone`).
     gone_at: Option<Timestamp>,
     /// True once any observation was folded into `log`.
@@ -302,6 +326,7 @@ impl Closed {
             pid: None,
             deadline: None,
             evidence: self.evidence.clone(),
+            reads_terminal: false,
         }
     }
 }
@@ -320,6 +345,9 @@ struct Decision {
     deadline: Option<Timestamp>,
     evidence: Vec<Evidence>,
     session: Session,
+    /// True when a reading of the session's terminal could change this decision (see
+    /// `Tracker::terminals_wanted`).
+    reads_terminal: bool,
 }
 
 impl Tracker {
@@ -455,6 +483,16 @@ impl Tracker {
                 }
                 scope.live = true;
             }
+            Input::Terminals(terminals) => {
+                self.terminals = terminals.into_iter().collect();
+                scope.live = true;
+            }
+            Input::Sensed { key, reading } => {
+                if reading.is_some() || self.entries.contains_key(&key) {
+                    signals::merge_sensed(&mut self.entry_mut(&key).sensed, reading);
+                    scope.keys.insert(key);
+                }
+            }
             Input::Policy(policy) => {
                 self.policy = policy;
                 scope.live = true;
@@ -526,6 +564,60 @@ impl Tracker {
         &self.processes
     }
 
+    /// The sessions whose terminal a reading could change, each with the process that vouches
+    /// for it: live, not hosted (a hosted terminal reports itself), not decided by the agent's
+    /// listing, and with a tool call open. That is also when a terminal rule's deadline can be
+    /// pending; with no call open, nothing on screen changes a decision, so nothing is read.
+    pub fn terminals_wanted(&self) -> Vec<(SessionKey, u32)> {
+        let mut wanted: Vec<(SessionKey, u32)> = self
+            .entries
+            .iter()
+            .filter_map(|(key, entry)| {
+                let decision = entry.decision.as_ref()?;
+                decision
+                    .reads_terminal
+                    .then_some((key.clone(), decision.pid?))
+            })
+            .collect();
+        wanted.sort();
+        wanted
+    }
+
+    /// Sessions that wait for a process scan to be seen as they are: a live session with a tool
+    /// call open that no process vouches for (a CLI started since the last scan: its terminal
+    /// cannot be read until a scan finds it), and a session an agent's listing names under a pid
+    /// the last scan did not see (its listing cannot vouch for it until then).
+    pub fn awaiting_scan(&self) -> Vec<SessionKey> {
+        let seen: HashSet<u32> = self.processes.iter().map(|p| p.info.pid).collect();
+        let unvouched_calls = self.entries.iter().filter(|(_, entry)| {
+            entry.hosted.is_none()
+                && entry.log.newest_open_call().is_some()
+                && entry.decision.as_ref().is_some_and(|decision| {
+                    decision.pid.is_none() && decision.status != Status::Ended
+                })
+        });
+        let available = self
+            .listings
+            .iter()
+            .filter(|(_, listing)| listing.available);
+        let listed_unseen = available.flat_map(|(agent, listing)| {
+            listing
+                .entries
+                .iter()
+                .filter(|entry| entry.pid.is_some_and(|pid| !seen.contains(&pid)))
+                .map(|entry| SessionKey::new(*agent, entry.session_id.clone()))
+        });
+        unvouched_calls
+            .map(|(key, _)| key.clone())
+            .chain(listed_unseen)
+            .collect()
+    }
+
+    /// How Slate sees the terminal of process `pid`, as the edges last said.
+    pub fn terminal(&self, pid: u32) -> Option<&TerminalView> {
+        self.terminals.get(&pid)
+    }
+
     /// The entry of `key`, made (or brought back from a closed summary) when there is none.
     fn entry_mut(&mut self, key: &SessionKey) -> &mut Entry {
         self.reopen(key);
@@ -567,6 +659,7 @@ impl Tracker {
             && entry.subagents.is_empty()
             && entry.children.is_empty()
             && entry.hosted.is_none()
+            && entry.sensed.is_none()
             && entry.gone_at.is_none()
             && !vouches.contains_key(key)
             && !self.intents.contains_key(key)
@@ -673,6 +766,7 @@ impl Tracker {
                         &decision.session.session_state,
                     )
                     || previous.session.hosted != decision.session.hosted
+                    || previous.session.terminal != decision.session.terminal
             });
             let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
             if changed && listed {
@@ -707,7 +801,13 @@ impl Tracker {
         };
         let pid = vouch.map(|vouch| vouch.pid);
         let row_time = log.last.as_ref().map(|last| last.at);
+        let reads_terminal = verdict.status != Status::Ended
+            && pid.is_some()
+            && entry.hosted.is_none()
+            && log.newest_open_call().is_some()
+            && !self.listing_decides(key, vouch);
         Decision {
+            reads_terminal,
             session: self.session_object(key, entry, &verdict, activity, pid, row_time),
             status: verdict.status,
             reason: verdict.reason,

@@ -21,6 +21,8 @@ use slate::model::{
 use slate::sources::roots::Env;
 use slate::tracker::{Evidence, Input, Policy, Tracker};
 
+use crate::util::Tmux;
+
 fn scan_in_pieces(stream: &[u8], cuts: &[usize]) -> Vec<String> {
     let mut scanner = TitleScanner::new();
     let mut titles = Vec::new();
@@ -131,64 +133,6 @@ fn reports_carry_changes_only() {
     reports.see(Seen::Title(at(11.0), "✳ Claude Code".into()));
     let report = reports.due(at(11.0)).expect("a new title is reported");
     assert_eq!(report.titles, vec![(at(11.0), "✳ Claude Code".into())]);
-}
-
-/// A private tmux server, killed when the test ends however it ends.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(command: &str) -> Tmux {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let tmux = Tmux {
-            socket: format!("slate-host-{}-{nanos}", std::process::id()),
-        };
-        let status = Command::new("tmux")
-            .args(["-L", &tmux.socket, "-f", "/dev/null"])
-            .args(["new-session", "-d", "-x", "100", "-y", "30", command])
-            .args([";", "set-option", "-g", "remain-on-exit", "on"])
-            .status()
-            .expect("tmux runs");
-        assert!(status.success());
-        tmux
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let output = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .expect("tmux runs");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-S", "-"])
-    }
-
-    fn wait_for(&self, what: &str, until: impl Fn(&Tmux) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !until(self) {
-            assert!(
-                Instant::now() < deadline,
-                "waited 10 s for {what}; the pane shows:\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
 }
 
 /// A stand-in for the engine's `POST /hosted`: it answers 204 and hands over each body.

@@ -406,6 +406,23 @@ fn a_session_from_an_older_server_without_session_state_still_reads() {
     let session = Session::from_wire(current.clone()).expect("a current session reads");
     assert_eq!(session.session_state.reason.code.as_str(), "turn_finished");
 
+    // The terminal as Slate sees it reads back; one a newer server describes in a way this build
+    // does not know is left out, and the session still reads.
+    let mut sensed = current.clone();
+    sensed["terminal"] = serde_json::json!({"kind": "tmux", "pane": "%3", "sensed": true});
+    let terminal = Session::from_wire(sensed)
+        .unwrap()
+        .terminal
+        .expect("a terminal");
+    assert_eq!(
+        (terminal.kind, terminal.pane.as_deref(), terminal.sensed),
+        (slate::model::TerminalKind::Tmux, Some("%3"), true)
+    );
+    let mut newer = current.clone();
+    newer["terminal"] = serde_json::json!({"kind": "some-future-terminal", "pane": 3});
+    assert_eq!(Session::from_wire(newer).unwrap().terminal, None);
+    assert_eq!(Session::from_wire(current.clone()).unwrap().terminal, None);
+
     // Without a status there is nothing to show.
     assert!(Session::from_wire(serde_json::json!({"agent": "claude-code", "id": "x"})).is_err());
 }

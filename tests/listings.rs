@@ -186,3 +186,51 @@ fn without_claude_on_the_path_nothing_runs() {
     assert_eq!(command.entries(at(0), &mut problems), Vec::new());
     assert_eq!(problems, Vec::new());
 }
+
+#[test]
+fn a_changed_registry_entry_is_read_at_once_not_at_the_next_scan() {
+    use slate::engine::{Engine, Options, ProcessSource};
+    use slate::model::{ReasonCode, Status};
+
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let now = slate::live::system_clock();
+    crate::util::working_transcript(home, now);
+    let mut table =
+        crate::util::claude_process_table(now.minus(std::time::Duration::from_secs(60)));
+    table.processes[0].start_ticks = Some(777);
+    let entry = home.join(".claude/sessions/4242.json");
+    std::fs::create_dir_all(entry.parent().unwrap()).unwrap();
+    let write = |status: &str, waiting_for: &str| {
+        let body = serde_json::json!({
+            "pid": 4242, "sessionId": crate::util::SESSION, "cwd": "/work/acme",
+            "procStart": "777", "kind": "interactive", "status": status,
+            "waitingFor": waiting_for,
+        });
+        std::fs::write(&entry, body.to_string()).unwrap();
+    };
+    write("busy", "");
+    let mut options = Options::from_env(slate::sources::roots::Env {
+        home: Some(home.to_path_buf()),
+        ..slate::sources::roots::Env::default()
+    });
+    options.processes = ProcessSource::Recorded(table);
+    let mut engine = Engine::new(options);
+    engine.refresh(now);
+    let status = |engine: &Engine| {
+        let session = engine.find(crate::util::SESSION).expect("the session");
+        (session.status, session.session_state.reason.code)
+    };
+    assert_eq!(status(&engine).0, Status::Working);
+    // The dialog opens: the CLI rewrites its entry, and the watcher's hint is read at once.
+    write("waiting", "permission prompt");
+    engine.read_path(&entry, now.plus(std::time::Duration::from_secs(1)));
+    assert_eq!(
+        status(&engine),
+        (Status::Waiting, ReasonCode::PermissionPrompt)
+    );
+    // Approved: busy again.
+    write("busy", "");
+    engine.read_path(&entry, now.plus(std::time::Duration::from_secs(2)));
+    assert_eq!(status(&engine).0, Status::Working);
+}

@@ -93,57 +93,86 @@ fn set_mtimes(dir: &Path, home: &Path, recording: &Recording, captured: Timestam
 /// so it cannot tell `process_gone` from `not_listed` or `no_process`.
 const CLOSED: &[&str] = &["process_gone", "not_listed", "no_process", "print_finished"];
 
+/// One recording replayed: the engine over its files, its process table and its moment.
+struct Replayed {
+    recording: Recording,
+    name: String,
+    agent: AgentKind,
+    now: Timestamp,
+    engine: Engine,
+    /// Keeps the temporary HOME while the engine reads it.
+    _home: tempfile::TempDir,
+}
+
+fn replay(dir: &Path) -> Replayed {
+    let text = std::fs::read_to_string(dir.join("recording.json")).unwrap();
+    let recording: Recording =
+        serde_json::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+    let name = format!(
+        "{} {} {}",
+        recording.agent, recording.cli_version, recording.scenario
+    );
+    let captured = Timestamp::parse_rfc3339(&recording.captured_at).expect("captured_at");
+    let agent = AgentKind::parse(&recording.agent).expect("known agent");
+    // A single look at a closed session of an agent without a listing cannot tell a process
+    // that just exited from one Slate cannot see: docs/states.md §3 rule 1 closes it once the
+    // window has passed. (A live engine closes it at once, having seen the process die; the
+    // `rule1-codex-daemon-does-not-vouch` scenario shows that.) Claude Code's registry
+    // decides at once, so its closed recordings are checked at the moment of capture.
+    let now = if recording.expected.status == "ended" && agent != AgentKind::CLAUDE_CODE {
+        captured.plus(Duration::from_secs(46))
+    } else {
+        captured
+    };
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    copy_tree(&dir.join("home"), &home);
+    set_mtimes(&home, &home, &recording, captured);
+    let table = processes::load_table(&dir.join("processes.json")).unwrap();
+    let env = Env {
+        home: Some(home.clone()),
+        xdg_data_home: Some(home.join(".local/share")),
+        xdg_config_home: Some(home.join(".config")),
+        ..Env::default()
+    };
+    let mut options = Options::from_env(env);
+    options.processes = ProcessSource::Recorded(table);
+    let mut engine = Engine::new(options);
+    engine.refresh(now);
+    Replayed {
+        recording,
+        name,
+        agent,
+        now,
+        engine,
+        _home: temp,
+    }
+}
+
+impl Replayed {
+    fn session(&self) -> Option<slate::model::Session> {
+        self.engine.sessions().into_iter().find(|session| {
+            session.agent == self.agent && session.id.as_str() == self.recording.session_id
+        })
+    }
+}
+
 #[test]
 fn real_cli_recordings_get_their_prescribed_state() {
     let dirs = recordings();
     assert!(!dirs.is_empty(), "no recordings under fixtures/recordings");
     let mut failures = Vec::new();
     for dir in &dirs {
-        let text = std::fs::read_to_string(dir.join("recording.json")).unwrap();
-        let recording: Recording =
-            serde_json::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
-        let name = format!(
-            "{} {} {}",
-            recording.agent, recording.cli_version, recording.scenario
-        );
-        let captured = Timestamp::parse_rfc3339(&recording.captured_at).expect("captured_at");
-        let agent = AgentKind::parse(&recording.agent).expect("known agent");
-        // A single look at a closed session of an agent without a listing cannot tell a process
-        // that just exited from one Slate cannot see: docs/states.md §3 rule 1 closes it once the
-        // window has passed. (A live engine closes it at once, having seen the process die; the
-        // `rule1-codex-daemon-does-not-vouch` scenario shows that.) Claude Code's registry
-        // decides at once, so its closed recordings are checked at the moment of capture.
-        let now = if recording.expected.status == "ended" && agent != AgentKind::CLAUDE_CODE {
-            captured.plus(Duration::from_secs(46))
-        } else {
-            captured
-        };
-        let temp = tempfile::tempdir().unwrap();
-        let home = temp.path().join("home");
-        copy_tree(&dir.join("home"), &home);
-        set_mtimes(&home, &home, &recording, captured);
-        let table = processes::load_table(&dir.join("processes.json")).unwrap();
-        let env = Env {
-            home: Some(home.clone()),
-            xdg_data_home: Some(home.join(".local/share")),
-            xdg_config_home: Some(home.join(".config")),
-            ..Env::default()
-        };
-        let mut options = Options::from_env(env);
-        options.processes = ProcessSource::Recorded(table);
-        let mut engine = Engine::new(options);
-        engine.refresh(now);
-        let session = engine
-            .sessions()
-            .into_iter()
-            .find(|session| session.agent == agent && session.id.as_str() == recording.session_id);
-        let Some(session) = session else {
+        let replayed = replay(dir);
+        let (recording, name, agent) = (&replayed.recording, &replayed.name, replayed.agent);
+        let Some(session) = replayed.session() else {
             failures.push(format!(
                 "{name}: session {} not found",
                 recording.session_id
             ));
             continue;
         };
+        let engine = &replayed.engine;
         let state = &session.session_state;
         let reason = state.reason.code.as_str();
         let reason_ok = reason == recording.expected.reason
@@ -160,5 +189,104 @@ fn real_cli_recordings_get_their_prescribed_state() {
             ));
         }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What a recording reads as when its terminal is read from outside (a tmux pane, not hosted):
+/// its recorded screen and last title fed as one reading. A dialog on screen is Needs you at once,
+/// a tool at work stays Working, and wherever no tool call is open, or the agent's listing
+/// decides, the reading changes nothing.
+fn sensed_expectation(recording: &Recording) -> (&'static str, &'static str) {
+    let agent = recording.agent.as_str();
+    match (agent, recording.scenario.as_str()) {
+        ("claude-code", _) => leak(&recording.expected),
+        (_, "permission") => ("waiting", "permission_prompt"),
+        (_, "question") => ("waiting", "question"),
+        _ => leak(&recording.expected),
+    }
+}
+
+fn leak(expected: &Expected) -> (&'static str, &'static str) {
+    (
+        Box::leak(expected.status.clone().into_boxed_str()),
+        Box::leak(expected.reason.clone().into_boxed_str()),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+struct SeenTitle {
+    title: String,
+}
+
+#[test]
+fn real_cli_recordings_read_with_their_screens_get_the_sensed_state() {
+    let mut failures = Vec::new();
+    let mut read = 0;
+    for dir in recordings() {
+        if !dir.join("screen.txt").is_file() {
+            continue;
+        }
+        let mut replayed = replay(&dir);
+        let Some(session) = replayed.session() else {
+            continue;
+        };
+        let now = replayed.now;
+        let agent = replayed.agent;
+        let key = session.key();
+        let title = std::fs::read_to_string(dir.join("titles.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .rev()
+            .find_map(|line| serde_json::from_str::<SeenTitle>(line).ok())
+            .map(|seen| seen.title);
+        let screen = std::fs::read_to_string(dir.join("screen.txt")).unwrap();
+        let mut inputs = Vec::new();
+        if let Some(pid) = session.pid {
+            let view = slate::model::TerminalView {
+                kind: slate::model::TerminalKind::Tmux,
+                pane: Some("%0".into()),
+                sensed: true,
+                note: None,
+            };
+            inputs.push(slate::tracker::Input::Terminals(vec![(pid, view)]));
+        }
+        let wanted = replayed
+            .engine
+            .tracker()
+            .terminals_wanted()
+            .iter()
+            .any(|(wanted, _)| *wanted == key);
+        if wanted {
+            read += 1;
+        }
+        inputs.push(slate::tracker::Input::Sensed {
+            key: key.clone(),
+            reading: Some(slate::tracker::Sensed {
+                at: now,
+                title,
+                screen: slate::agents::screens::read_screen(agent, &screen).seen(),
+            }),
+        });
+        replayed.engine.apply_all(inputs, now);
+        let session = replayed.session().expect("still there");
+        let (status, reason) = sensed_expectation(&replayed.recording);
+        let state = &session.session_state;
+        let got = state.reason.code.as_str();
+        let reason_ok = got == reason || status == "ended" && CLOSED.contains(&got);
+        if state.status.as_str() != status || !reason_ok {
+            failures.push(format!(
+                "{}: expected {status}/{reason} when sensed, got {}/{} ({}); evidence: {:?}",
+                replayed.name,
+                state.status.as_str(),
+                state.reason.code.as_str(),
+                state.reason.text,
+                replayed.engine.evidence(&key)
+            ));
+        }
+    }
+    assert!(
+        read >= 6,
+        "only {read} recordings had a terminal worth reading"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

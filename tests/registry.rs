@@ -52,6 +52,7 @@ static TOY: Description = Description {
     }),
     listing: None,
     titles: None,
+    screens: None,
 };
 
 const TOY_KIND: AgentKind = AgentKind::of(&TOY);

@@ -150,3 +150,40 @@ fn the_tracker_deadline_and_the_live_list_timer_wake_the_loop() {
         ]
     );
 }
+
+#[test]
+fn terminal_reads_come_after_the_scan_and_before_the_tracker_ticks() {
+    let t0 = Instant::now();
+    let mut schedule = started(t0);
+    schedule.set_panes(Some(t0 + secs(15.0)));
+    schedule.set_deadline(Some(t0 + secs(15.0)));
+    assert_eq!(
+        schedule.due(t0 + secs(15.0)),
+        [Task::Scan, Task::ReadPanes, Task::Tick]
+    );
+    // Reads are not periodic of their own: the loop arms them again while a session wants one.
+    assert_eq!(schedule.when(Timer::Panes), None);
+    schedule.set_panes(Some(t0 + secs(16.0)));
+    assert_eq!(schedule.next_wake(), Some(t0 + secs(16.0)));
+    schedule.set_panes(None);
+    assert_eq!(schedule.next_wake(), Some(t0 + secs(30.0)));
+}
+
+#[test]
+fn a_tool_call_no_process_vouches_for_brings_the_scan_forward_for_a_while() {
+    use slate::model::{AgentKind, SessionKey};
+    let t0 = Instant::now();
+    let mut schedule = started(t0);
+    let key = SessionKey::new(AgentKind::CODEX, "new-session");
+    // A CLI started since the last scan opened a call at 1 s: the next scan comes 2 s after the
+    // last one, not 15.
+    schedule.awaiting_scan(std::slice::from_ref(&key), t0 + secs(1.0));
+    assert_eq!(schedule.when(Timer::Scan), Some(t0 + secs(2.0)));
+    assert_eq!(schedule.due(t0 + secs(2.0)), [Task::Scan]);
+    schedule.awaiting_scan(std::slice::from_ref(&key), t0 + secs(2.1));
+    assert_eq!(schedule.when(Timer::Scan), Some(t0 + secs(4.0)));
+    // A session no scan ever finds a process for stops asking after one scan period.
+    assert_eq!(schedule.due(t0 + secs(4.0)), [Task::Scan]);
+    schedule.awaiting_scan(std::slice::from_ref(&key), t0 + secs(16.5));
+    assert_eq!(schedule.when(Timer::Scan), Some(t0 + secs(19.0)));
+}

@@ -29,8 +29,10 @@ mod recordings; // real CLI recordings replayed through the whole engine
 mod registry; // the agent registry: built-in descriptions, wire ids, a toy agent through the engine
 mod remote; // sessions on other machines over SSH: the link, the merged view, a real sshd on loopback
 mod schedule; // the live loop's timers from data, with made-up instants
+mod screens; // the screen grammars against real screens recorded from the CLIs, and lookalikes
 mod sshd; // a real OpenSSH server on 127.0.0.1 for the remote tests: throwaway keys, forced HOMEs
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
+mod terminals; // sensed terminals: where a pane is, the tools' outputs, real tmux, kitty's socket
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod titles; // the title grammars against real titles recorded from the CLIs
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock

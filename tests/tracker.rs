@@ -70,6 +70,42 @@ struct Step {
     /// A report from a hosted session's terminal.
     #[serde(default)]
     hosted: Option<HostedSpec>,
+    /// Where the terminals of live processes are (replacing the earlier list).
+    #[serde(default)]
+    terminals: Option<Vec<TerminalSpec>>,
+    /// One reading of `session`'s terminal from outside (a tmux pane, a kitty window).
+    #[serde(default)]
+    sensed: Option<SensedSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TerminalSpec {
+    pid: u32,
+    kind: slate::model::TerminalKind,
+    #[serde(default)]
+    pane: Option<String>,
+    #[serde(default = "yes")]
+    sensed: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SensedSpec {
+    #[serde(default)]
+    title: Option<String>,
+    /// What the screen shows: permission, question, plan, idle, working or unknown.
+    #[serde(default)]
+    screen: Option<slate::agents::screens::ScreenKind>,
+    #[serde(default)]
+    summary: Option<String>,
+    /// The terminal could not be read: what it showed is forgotten.
+    #[serde(default)]
+    unreadable: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -203,6 +239,12 @@ struct Expect {
     pid: Option<u32>,
     #[serde(default)]
     hosted: Option<bool>,
+    /// The kind of the session's `terminal` (`none` for no terminal).
+    #[serde(default)]
+    terminal: Option<String>,
+    /// Whether the session is among those whose terminal a reading could change.
+    #[serde(default)]
+    read: Option<bool>,
 }
 
 fn default_item_status() -> String {
@@ -402,6 +444,37 @@ fn inputs(
             },
         });
     }
+    if let Some(terminals) = &step.terminals {
+        let views = terminals
+            .iter()
+            .map(|spec| {
+                let view = slate::model::TerminalView {
+                    kind: spec.kind,
+                    pane: spec.pane.clone(),
+                    sensed: spec.sensed,
+                    note: None,
+                };
+                (spec.pid, view)
+            })
+            .collect();
+        inputs.push(Input::Terminals(views));
+    }
+    if let Some(spec) = &step.sensed {
+        let reading = (!spec.unreadable).then(|| slate::tracker::Sensed {
+            at: at(step.at),
+            title: spec.title.clone(),
+            screen: slate::agents::screens::ScreenSeen {
+                kind: spec
+                    .screen
+                    .unwrap_or(slate::agents::screens::ScreenKind::Unknown),
+                summary: spec.summary.clone(),
+            },
+        });
+        inputs.push(Input::Sensed {
+            key: key.clone(),
+            reading,
+        });
+    }
     let mut observations = Vec::new();
     let info = Info {
         cwd: step.folder.clone(),
@@ -549,6 +622,27 @@ fn check(path: &Path) {
                 if let Some(hosted) = expect.hosted {
                     assert_eq!(session.hosted, hosted, "{name}: hosted at {time}s");
                 }
+                if let Some(kind) = &expect.terminal {
+                    let seen = session
+                        .terminal
+                        .as_ref()
+                        .map_or("none", |terminal| match terminal.kind {
+                            slate::model::TerminalKind::Hosted => "hosted",
+                            slate::model::TerminalKind::Tmux => "tmux",
+                            slate::model::TerminalKind::Kitty => "kitty",
+                            slate::model::TerminalKind::Wezterm => "wezterm",
+                            slate::model::TerminalKind::Plain => "plain",
+                            slate::model::TerminalKind::Unknown => "unknown",
+                        });
+                    assert_eq!(seen, kind, "{name}: terminal at {time}s");
+                }
+                if let Some(read) = expect.read {
+                    let wanted = tracker
+                        .terminals_wanted()
+                        .iter()
+                        .any(|(key, _)| key.id.as_str() == expect.session);
+                    assert_eq!(wanted, read, "{name}: terminal wanted read at {time}s");
+                }
             }
         }
     }
@@ -666,4 +760,92 @@ fn closed_history_is_kept_as_summaries_until_something_touches_it() {
     );
     assert!(tracker.closed().is_empty());
     assert!(tracker.session(&gone).is_none());
+}
+
+#[test]
+fn a_cli_started_since_the_last_scan_waits_for_one() {
+    let now = Timestamp::from_millis(1_800_000_000_000);
+    let mut tracker = Tracker::new(Policy::default());
+    let key = SessionKey::new(AgentKind::CODEX, "new-1");
+    // A tool call opens in a session no process vouches for yet.
+    tracker.apply(
+        Input::Observed(Batch {
+            key: key.clone(),
+            role: TranscriptRole::Main,
+            transcript: "/h/.codex/sessions/new-1.jsonl".into(),
+            last_write: now,
+            observations: vec![
+                Observation::Info(Info {
+                    cwd: Some("/work/acme".into()),
+                    ..Info::default()
+                }),
+                Observation::Record(Record {
+                    at: Some(now),
+                    kind: RecordKind::ToolCall {
+                        call_id: "c1".into(),
+                        name: "exec_command".into(),
+                        detail: Some("touch x.txt".into()),
+                        kind: CallKind::Escalated,
+                    },
+                }),
+            ],
+            folders: Vec::new(),
+        }),
+        now,
+    );
+    assert_eq!(tracker.awaiting_scan(), vec![key.clone()]);
+    // A listing names a session under a pid no scan has seen.
+    let listed = SessionKey::new(AgentKind::CLAUDE_CODE, "listed-1");
+    let entry = ListingEntry {
+        session_id: "listed-1".into(),
+        pid: Some(4343),
+        proc_start: None,
+        started_at: None,
+        cwd: None,
+        status: Some(ListedStatus::Busy),
+        waiting_for: None,
+        interactive: true,
+        updated_at: None,
+    };
+    tracker.apply(
+        Input::Listing {
+            agent: AgentKind::CLAUDE_CODE,
+            listing: Listing {
+                available: true,
+                entries: vec![entry],
+            },
+        },
+        now,
+    );
+    let mut awaiting = tracker.awaiting_scan();
+    awaiting.sort();
+    assert_eq!(awaiting, vec![listed.clone(), key.clone()]);
+    // The scan sees both processes: nothing waits any more.
+    let process = |pid: u32, agent: AgentKind, name: &str| SeenProcess {
+        info: ProcessInfo {
+            pid,
+            ppid: None,
+            name: name.into(),
+            exe: None,
+            cmd: vec![name.into()],
+            cwd: Some("/work/acme".into()),
+            start_time: now.minus(std::time::Duration::from_secs(5)),
+            start_ticks: None,
+        },
+        recognised: AgentProcess {
+            agent,
+            role: ProcessRole::Interactive,
+            folder_arg: None,
+            session_arg: None,
+        },
+        folder: Some("/work/acme".into()),
+    };
+    tracker.apply(
+        Input::Processes(vec![
+            process(4242, AgentKind::CODEX, "codex"),
+            process(4343, AgentKind::CLAUDE_CODE, "claude"),
+        ]),
+        now,
+    );
+    assert_eq!(tracker.awaiting_scan(), Vec::<SessionKey>::new());
 }

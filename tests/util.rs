@@ -1,10 +1,11 @@
 //! What several test modules build the same way: a Claude Code session in a temporary HOME, in
-//! the middle of a tool call, and the recorded process that vouches for it; and session objects as
-//! a server sends them, for the policy tests.
+//! the middle of a tool call, and the recorded process that vouches for it; session objects as
+//! a server sends them, for the policy tests; and a private tmux server.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use slate::model::{ProcessInfo, ProcessTable, Session, Status, Timestamp};
 
@@ -144,4 +145,75 @@ pub fn claim_docs(store: &slate::store::Store, now: Timestamp) {
         .unwrap();
     let key = slate::model::SessionKey::new(slate::model::AgentKind::CLAUDE_CODE, SESSION);
     store.claim("docs", &key, now).unwrap();
+}
+
+/// A private tmux server, killed when the test ends however it ends.
+pub struct Tmux {
+    pub socket: String,
+}
+
+impl Tmux {
+    pub fn start(command: &str) -> Tmux {
+        Tmux::start_sized(command, 100, 30)
+    }
+
+    /// A server whose first pane, `cols` by `rows`, runs `command`.
+    pub fn start_sized(command: &str, cols: u16, rows: u16) -> Tmux {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let tmux = Tmux {
+            socket: format!("slate-host-{}-{nanos}", std::process::id()),
+        };
+        let status = Command::new("tmux")
+            .args(["-L", &tmux.socket, "-f", "/dev/null"])
+            .args([
+                "new-session",
+                "-d",
+                "-x",
+                &cols.to_string(),
+                "-y",
+                &rows.to_string(),
+            ])
+            .arg(command)
+            .args([";", "set-option", "-g", "remain-on-exit", "on"])
+            .status()
+            .expect("tmux runs");
+        assert!(status.success());
+        tmux
+    }
+
+    pub fn run(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    pub fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-S", "-"])
+    }
+
+    pub fn wait_for(&self, what: &str, until: impl Fn(&Tmux) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !until(self) {
+            assert!(
+                Instant::now() < deadline,
+                "waited 10 s for {what}; the pane shows:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
 }

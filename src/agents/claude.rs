@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value};
 
+use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
     one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
@@ -74,6 +75,47 @@ pub static DESCRIPTION: Description = Description {
         action_required: &[],
         idle: &["✳"],
         otherwise: TitleKind::Other,
+    }),
+    // Dialogs are drawn under a full-width rule at the bottom; the highlighted option carries
+    // `❯` (docs/formats.md §10). The permission dialog shows the command between two dashed
+    // rules in 2.1.332 and under "Bash command" in 2.1.197.
+    screens: Some(ScreenGrammar {
+        dialogs: &[
+            DialogShape {
+                kind: DialogKind::Permission,
+                footer: "Tab to amend",
+                top: Top::Line("────"),
+                holds: &["Do you want to"],
+                options: OptionLayout::Numbered,
+                summary: &[
+                    ("Run", Summary::Between("╌")),
+                    ("Run", Summary::After("Bash command")),
+                ],
+                widens: &["always", "don't ask again", "auto mode"],
+            },
+            DialogShape {
+                kind: DialogKind::Question,
+                footer: "Enter to select",
+                top: Top::Line("☐"),
+                holds: &[],
+                options: OptionLayout::Numbered,
+                summary: &[("Question", Summary::After("☐"))],
+                widens: &[],
+            },
+            DialogShape {
+                kind: DialogKind::Plan,
+                footer: "ctrl+g to edit in",
+                top: Top::Line("────"),
+                holds: &["Would you like to proceed?"],
+                options: OptionLayout::Numbered,
+                summary: &[("Plan", Summary::Above("Here is Claude's plan:"))],
+                widens: &["auto mode", "auto-accept", "always"],
+            },
+        ],
+        working: &["esc to interrupt"],
+        idle: &["for shortcuts", "mode on", "for agents"],
+        status_lines: 4,
+        markers: &["❯"],
     }),
 };
 

@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Value};
 
+use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
     one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
@@ -62,6 +63,43 @@ pub static DESCRIPTION: Description = Description {
         action_required: &["[ ! ] Action Required", "[ . ] Action Required"],
         idle: &[],
         otherwise: TitleKind::Idle,
+    }),
+    // The bottom pane shows one dialog at a time, its options marked `›` when highlighted, its
+    // key hints last (docs/formats.md §10).
+    screens: Some(ScreenGrammar {
+        dialogs: &[
+            DialogShape {
+                kind: DialogKind::Permission,
+                footer: "Press enter to confirm",
+                top: Top::Line("Would you like to"),
+                holds: &[],
+                options: OptionLayout::Numbered,
+                summary: &[("Run", Summary::Prefix("$ "))],
+                widens: &["don't ask again", "always", "for this session"],
+            },
+            DialogShape {
+                kind: DialogKind::Question,
+                footer: "enter to submit",
+                top: Top::Line("Question "),
+                holds: &[],
+                options: OptionLayout::Numbered,
+                summary: &[("Question", Summary::After("Question "))],
+                widens: &[],
+            },
+            DialogShape {
+                kind: DialogKind::Plan,
+                footer: "esc back",
+                top: Top::Line("Implement this plan?"),
+                holds: &[],
+                options: OptionLayout::Numbered,
+                summary: &[("Plan", Summary::Above("Proposed Plan"))],
+                widens: &["clear context"],
+            },
+        ],
+        working: &["esc to interrupt"],
+        idle: &["for shortcuts", "Ask Codex to do anything"],
+        status_lines: 6,
+        markers: &["›"],
     }),
 };
 

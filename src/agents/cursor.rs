@@ -48,6 +48,7 @@ pub static DESCRIPTION: Description = Description {
     listing: None,
     // Its terminal titles are not known.
     titles: None,
+    screens: None,
 };
 
 /// cursor-agent itself.

@@ -3,17 +3,18 @@
 //! A description holds the agent's wire id and names, how its processes are recognised, where its
 //! files live relative to the environment, which folders to watch, how its sessions are stored (a
 //! transcript layout with a line parser, or a store the sources know how to read), its own listing
-//! of live sessions if it keeps one, and its terminal-title grammar. Everything in it is data or a
+//! of live sessions if it keeps one, and its terminal-title and screen grammars. Everything in it is data or a
 //! pure function: the sources do the reading the description asks for, the tracker reads the
 //! titles through it, and every other module loops over a [`Registry`] of descriptions rather than
 //! naming agents. It deliberately holds no I/O: no path is resolved, no file opened and no
 //! process spawned here (`sources` does that), and no state is decided (`tracker` does that).
 //!
-//! The agents' screen grammars and dialog keys, when Slate learns to read terminals and answer
-//! prompts, belong here too, as new fields beside [`Description::titles`].
+//! The keys that answer an agent's dialogs, when Slate learns to answer prompts, belong here too,
+//! as a field beside [`Description::screens`].
 
 use std::fmt;
 
+use crate::agents::screens::ScreenGrammar;
 use crate::agents::titles::Grammar;
 use crate::agents::{AgentProcess, LineError, Observation};
 use crate::model::{AgentKind, ListingEntry, ProcessInfo, Timestamp};
@@ -34,8 +35,11 @@ pub struct Description {
     pub listing: Option<ListingRule>,
     /// The agent's terminal titles, when they are known (docs/formats.md §9).
     pub titles: Option<Grammar>,
-    // What its screen shows and the keys that answer its dialogs (docs/formats.md §10) belong
-    // here too, beside `titles`, once Slate reads terminals and answers prompts.
+    /// What its screen shows: its dialogs, the agent at work, its composer (docs/formats.md
+    /// §10), when they are known.
+    pub screens: Option<ScreenGrammar>,
+    // The keys that answer its dialogs belong here too, beside `screens`, once Slate answers
+    // prompts.
 }
 
 impl Description {

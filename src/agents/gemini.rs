@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
     one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
@@ -68,6 +69,46 @@ pub static DESCRIPTION: Description = Description {
         action_required: &["✋  Action Required"],
         idle: &["◇  Ready", "Gemini CLI"],
         otherwise: TitleKind::Other,
+    }),
+    // Dialogs are boxes at the bottom, the highlighted option marked `●`; the permission box has
+    // no key hints, its last option ends in `(esc)` (docs/formats.md §10).
+    screens: Some(ScreenGrammar {
+        dialogs: &[
+            DialogShape {
+                kind: DialogKind::Plan,
+                footer: "Ctrl+G to edit plan",
+                top: Top::Line("Ready to start implementation?"),
+                holds: &[],
+                options: OptionLayout::Numbered,
+                summary: &[("Plan", Summary::After("Ready to start implementation?"))],
+                widens: &["automatically", "always"],
+            },
+            DialogShape {
+                kind: DialogKind::Question,
+                footer: "Enter to select",
+                top: Top::Line("Answer Questions"),
+                holds: &[],
+                options: OptionLayout::Numbered,
+                summary: &[("Question", Summary::After("Answer Questions"))],
+                widens: &[],
+            },
+            DialogShape {
+                kind: DialogKind::Permission,
+                footer: "(esc)",
+                top: Top::Line("? "),
+                holds: &[],
+                options: OptionLayout::Numbered,
+                summary: &[
+                    ("Run", Summary::Prefix("? Shell")),
+                    ("Permission", Summary::Prefix("? ")),
+                ],
+                widens: &["for this session", "always"],
+            },
+        ],
+        working: &["esc to cancel"],
+        idle: &["Type your message", "for shortcuts"],
+        status_lines: 7,
+        markers: &["●"],
     }),
 };
 

@@ -11,6 +11,7 @@
 
 use serde_json::Value;
 
+use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
     one_line, program_name, AgentProcess, Base, CallKind, Description, Info, LineError,
@@ -54,6 +55,45 @@ pub static DESCRIPTION: Description = Description {
         action_required: &[],
         idle: &["OC | ", "OpenCode"],
         otherwise: TitleKind::Other,
+    }),
+    // Dialogs are a block behind the `┃` bar at the bottom; the permission dialog draws its
+    // options in a row beside its key hints, and the highlighted option is marked by its
+    // background colour only (docs/formats.md §10). Its title never changes, so the screen is
+    // what tells a dialog.
+    screens: Some(ScreenGrammar {
+        dialogs: &[
+            DialogShape {
+                kind: DialogKind::Permission,
+                footer: "⇆ select",
+                top: Top::Block("┃"),
+                holds: &["Permission required"],
+                options: OptionLayout::Row("ctrl+f"),
+                summary: &[("Run", Summary::Prefix("$ "))],
+                widens: &["always"],
+            },
+            DialogShape {
+                kind: DialogKind::Plan,
+                footer: "esc dismiss",
+                top: Top::Block("┃"),
+                holds: &["start implementing"],
+                options: OptionLayout::Numbered,
+                summary: &[("Plan", Summary::Within("Plan at ", " is complete"))],
+                widens: &[],
+            },
+            DialogShape {
+                kind: DialogKind::Question,
+                footer: "esc dismiss",
+                top: Top::Block("┃"),
+                holds: &[],
+                options: OptionLayout::Numbered,
+                summary: &[("Question", Summary::First)],
+                widens: &[],
+            },
+        ],
+        working: &["esc interrupt"],
+        idle: &["ctrl+p commands"],
+        status_lines: 3,
+        markers: &[],
     }),
 };
 

@@ -97,6 +97,11 @@ impl Environment {
         env
     }
 
+    /// True when a variable says which multiplexer or terminal the process runs in.
+    pub fn names_a_terminal(&self) -> bool {
+        self.tmux.is_some() || self.kitty_window_id.is_some() || self.wezterm_pane.is_some()
+    }
+
     /// The tmux server's socket path: `$TMUX` is `<socket>,<server pid>,<session index>`.
     pub fn tmux_socket(&self) -> Option<&str> {
         let value = self.tmux.as_deref()?;
@@ -446,6 +451,16 @@ const TABBED_TERMINALS: &[&str] = &[
     "code",
     "cursor",
 ];
+
+/// True for a program that draws terminals for the processes below it (a multiplexer's server,
+/// a terminal emulator): the variables that say where a process runs stop at it.
+pub fn draws_terminals(program: &str) -> bool {
+    program.starts_with("tmux")
+        || program.starts_with("screen")
+        || program.starts_with("wezterm")
+        || TABBED_TERMINALS.contains(&program)
+        || matches!(program, "xterm" | "urxvt" | "st" | "konsole" | "sshd")
+}
 
 /// Decides how to bring the session of `facts` to the front.
 pub fn choose(facts: &Facts) -> Plan {

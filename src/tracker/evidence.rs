@@ -9,6 +9,7 @@
 use std::fmt;
 
 use super::VouchKind;
+use crate::agents::screens::ScreenKind;
 use crate::agents::titles::TitleKind;
 use crate::model::{AgentKind, ListedStatus, Timestamp};
 
@@ -84,6 +85,13 @@ pub enum Evidence {
     },
     /// The terminal drew nothing under an open tool call.
     TerminalSilent { since: Timestamp },
+    /// What the terminal's screen shows, read with the agent's screen grammar, and since when:
+    /// its kind, and a dialog's summary.
+    Screen {
+        kind: ScreenKind,
+        summary: Option<String>,
+        since: Timestamp,
+    },
     /// The terminal's title, seen moving, stopped.
     TitleStopped { at: Timestamp },
 }
@@ -190,14 +198,33 @@ impl fmt::Display for Evidence {
             }
             Evidence::Title { text, kind, since } => write!(
                 f,
-                "the hosted terminal's title has read {text:?} ({kind:?}) since {since}"
+                "the terminal's title has read {text:?} ({kind:?}) since {since}"
             ),
+            Evidence::Screen {
+                kind,
+                summary,
+                since,
+            } => {
+                let what = match kind {
+                    ScreenKind::Permission => "a permission dialog",
+                    ScreenKind::Question => "a question",
+                    ScreenKind::Plan => "a plan to approve",
+                    ScreenKind::Idle => "the composer, waiting",
+                    ScreenKind::Working => "the agent at work",
+                    ScreenKind::Unknown => "nothing its grammar knows",
+                };
+                write!(f, "the terminal's screen has shown {what} since {since}")?;
+                if let Some(summary) = summary {
+                    write!(f, " ({summary})")?;
+                }
+                Ok(())
+            }
             Evidence::TerminalSilent { since } => write!(
                 f,
                 "the hosted terminal has drawn nothing since {since} under an open tool call"
             ),
             Evidence::TitleStopped { at } => {
-                write!(f, "the hosted terminal's title stopped moving at {at}")
+                write!(f, "the terminal's title stopped moving at {at}")
             }
         }
     }

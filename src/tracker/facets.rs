@@ -15,7 +15,7 @@ use super::rules::Verdict;
 use super::{Entry, Policy, Tracker, WorkItemInfo};
 use crate::model::{
     Activity, Actor, Awaiting, Custody, Intent, IntentState, ItemStatus, NextActor, Presence,
-    Session, SessionId, SessionKey, SessionState, Status, Timestamp,
+    Session, SessionId, SessionKey, SessionState, Status, TerminalView, Timestamp,
 };
 
 /// The activity facet: working, between turns, or silent.
@@ -168,6 +168,11 @@ impl Tracker {
             model: log.model.clone(),
             cli_version: log.cli_version.clone(),
             hosted: entry.hosted.is_some(),
+            terminal: if entry.hosted.is_some() {
+                Some(TerminalView::hosted())
+            } else {
+                pid.and_then(|pid| self.terminals.get(&pid)).cloned()
+            },
             status,
             session_state: SessionState {
                 status,

@@ -13,8 +13,11 @@ use super::log::{Log, OpenCall};
 use super::signals::{self, Terminal};
 use super::vouch::{Vouch, VouchKind};
 use super::{Entry, Policy, Tracker};
+use crate::agents::screens::DialogKind;
 use crate::agents::{CallKind, RecordKind};
-use crate::model::{ListedStatus, Presence, Reason, ReasonCode, SessionKey, Status, Timestamp};
+use crate::model::{
+    ListedStatus, ListingEntry, Presence, Reason, ReasonCode, SessionKey, Status, Timestamp,
+};
 
 /// What the rules decided, before it is dressed as a session object.
 pub(super) struct Verdict {
@@ -75,12 +78,7 @@ impl Tracker {
             .listings
             .get(&key.agent)
             .filter(|listing| listing.available);
-        let listed = listing.and_then(|listing| {
-            listing
-                .entries
-                .iter()
-                .find(|listed| listed.session_id == key.id.as_str())
-        });
+        let listed = self.listed(key);
         if let Some(listed) = listed {
             evidence.push(Evidence::Listed {
                 status: listed.status,
@@ -178,10 +176,18 @@ impl Tracker {
             }
         }
 
-        // Rules 4, 5 and 6c: what the session's terminal shows.
+        // Rules 4, 5 and 6c: what the session's terminal shows. A hosted terminal reports every
+        // title and draw; a terminal read from outside counts while a tool call is open, which is
+        // when it is read.
         let mut terminal_deadline = None;
-        if let Some(hosted) = &entry.hosted {
-            let terminal = Terminal::from(hosted);
+        let terminal = match (&entry.hosted, &entry.sensed) {
+            (Some(hosted), _) => Some(Terminal::from(hosted)),
+            (None, Some(sensed)) if log.newest_open_call().is_some() => {
+                Some(Terminal::from(sensed))
+            }
+            _ => None,
+        };
+        if let Some(terminal) = terminal {
             let read = signals::rules(key.agent, terminal, log, &posture, now, policy);
             evidence.extend(read.evidence);
             if let Some((status, reason, since, deadline)) = read.verdict {
@@ -223,6 +229,27 @@ impl Tracker {
                 finish(log, reason, posture.since, closes_at)
             }
         }
+    }
+
+    /// The agent's own listing's entry for this session, when the agent keeps an available
+    /// listing that names it.
+    fn listed(&self, key: &SessionKey) -> Option<&ListingEntry> {
+        self.listings
+            .get(&key.agent)
+            .filter(|listing| listing.available)?
+            .entries
+            .iter()
+            .find(|listed| listed.session_id == key.id.as_str())
+    }
+
+    /// True when the agent's listing decides the session's status (rules 2–3): it lists the
+    /// session under the process that vouches for it, with a status. Nothing the terminal shows
+    /// changes such a decision.
+    pub(super) fn listing_decides(&self, key: &SessionKey, vouch: Option<Vouch>) -> bool {
+        matches!(vouch, Some(v) if v.kind == VouchKind::Listing)
+            && self
+                .listed(key)
+                .is_some_and(|listed| listed.status.is_some())
     }
 
     /// The newest write of any of the session's sub-agents: its own sub-agent transcripts, and
@@ -464,10 +491,7 @@ fn waiting_reason(waiting_for: Option<&str>, log: &Log) -> Reason {
 pub(super) fn dialog(call: &OpenCall) -> Option<Reason> {
     match call.kind {
         CallKind::Question => Some(question(Some(call))),
-        CallKind::PlanApproval => Some(Reason::new(
-            ReasonCode::PlanApproval,
-            "A plan is waiting for approval",
-        )),
+        CallKind::PlanApproval => Some(plan_approval()),
         _ => None,
     }
 }
@@ -479,6 +503,33 @@ pub(super) fn question(call: Option<&OpenCall>) -> Reason {
         None => "Asks you a question".to_string(),
     };
     Reason::new(ReasonCode::Question, text)
+}
+
+/// A dialog the terminal shows on screen, with what it says: a permission prompt with its
+/// summary (`Run: touch x.txt`), a question, or a plan to approve.
+pub(super) fn shown(kind: DialogKind, summary: Option<&str>, log: &Log) -> Reason {
+    // The summary is `<word>: <what>`; a question and a plan read best by what they are about.
+    let about = summary.map(|summary| summary.split_once(": ").map_or(summary, |(_, about)| about));
+    match (kind, summary, about) {
+        (DialogKind::Permission, Some(summary), _) => Reason::new(
+            ReasonCode::PermissionPrompt,
+            format!("Asks permission: {summary}"),
+        ),
+        (DialogKind::Permission, None, _) => permission(log),
+        (DialogKind::Question, _, Some(about)) => {
+            Reason::new(ReasonCode::Question, format!("Asks: {about}"))
+        }
+        (DialogKind::Question, _, None) => question(log.newest_open_call()),
+        (DialogKind::Plan, _, Some(about)) => Reason::new(
+            ReasonCode::PlanApproval,
+            format!("A plan is waiting for approval: {about}"),
+        ),
+        (DialogKind::Plan, _, None) => plan_approval(),
+    }
+}
+
+fn plan_approval() -> Reason {
+    Reason::new(ReasonCode::PlanApproval, "A plan is waiting for approval")
 }
 
 /// A permission prompt, naming the tool call it is about when one is open.

@@ -1,14 +1,16 @@
 //! What a session's terminal shows, and the rules that read it (docs/states.md §3 rules 4, 5
 //! and 6c).
 //!
-//! A terminal gives two signals: the titles the agent set (each with when it was seen) and when
-//! the terminal last drew anything. Today they come from hosted sessions, whose pseudo-terminal
-//! `slate run` owns and reports, by session or by the pid of the process it started; this module
-//! keeps those reports (`merge`, `attach_hosted`). The rules do not read the reports themselves
-//! but a `Terminal`, a view of the two signals that does not say where they came from, so a
-//! second source of the same signals (panes sensed in tmux, kitty or WezTerm) can be read by the
-//! same rules. What a title means for an agent is `agents::titles`' grammar; the transcript's
-//! own reading is `rules`'.
+//! A terminal gives up to three signals: the titles the agent set (each with when it was seen),
+//! when the terminal last drew anything, and what its screen shows. They come from two sources.
+//! A hosted session's pseudo-terminal, which `slate run` owns, reports titles and draws, by
+//! session or by the pid of the process it started (`merge`, `attach_hosted`). A terminal Slate
+//! reads from outside (a tmux pane, a kitty window, a WezTerm pane: "sensed") gives its title and
+//! what its screen shows at each read (`merge_sensed`); Slate does not see its draws between
+//! reads. The rules do not read either source but a `Terminal`, a view of the signals that does
+//! not say where they came from, so one set of rules decides both. What a title and a screen mean
+//! for an agent are `agents::titles`' and `agents::screens`' grammars; the transcript's own
+//! reading is `rules`'.
 
 use std::collections::{HashMap, HashSet};
 
@@ -16,7 +18,8 @@ use super::evidence::Evidence;
 use super::log::Log;
 use super::rules::{self, earliest, Outcome, Posture};
 use super::vouch::Vouch;
-use super::{Policy, SeenProcess, Tracker};
+use super::{Policy, SeenProcess, Sensed, Tracker};
+use crate::agents::screens::{DialogKind, ScreenKind, ScreenSeen};
 use crate::agents::titles::{animates, classify_title, TitleKind};
 use crate::agents::CallKind;
 use crate::model::{AgentKind, HostedSignals, Reason, ReasonCode, SessionKey, Status, Timestamp};
@@ -45,6 +48,39 @@ pub(super) fn merge(held: &mut Option<HostedSignals>, signals: HostedSignals) {
     let excess = held.titles.len().saturating_sub(TITLES_KEPT);
     held.titles.drain(..excess);
     held.last_draw = held.last_draw.max(signals.last_draw);
+}
+
+/// What a terminal read from outside showed, over its reads: the titles, each kept from the read
+/// that first saw it, and the screen's reading with the read that first saw it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct SensedSignals {
+    titles: Vec<(Timestamp, String)>,
+    screen: Option<(Timestamp, ScreenSeen)>,
+}
+
+/// Folds one reading of a terminal read from outside into what is held for it; `None` forgets
+/// it all. A title is kept when it differs from the last one, so the time kept is when it first
+/// showed; the same holds for the screen's reading.
+pub(super) fn merge_sensed(held: &mut Option<SensedSignals>, reading: Option<Sensed>) {
+    let Some(reading) = reading else {
+        *held = None;
+        return;
+    };
+    let held = held.get_or_insert_with(SensedSignals::default);
+    if let Some(title) = reading.title {
+        if held.titles.last().is_none_or(|(_, last)| *last != title) {
+            held.titles.push((reading.at, title));
+        }
+    }
+    let excess = held.titles.len().saturating_sub(TITLES_KEPT);
+    held.titles.drain(..excess);
+    if held
+        .screen
+        .as_ref()
+        .is_none_or(|(_, seen)| *seen != reading.screen)
+    {
+        held.screen = Some((reading.at, reading.screen));
+    }
 }
 
 impl Tracker {
@@ -80,20 +116,34 @@ impl Tracker {
     }
 }
 
-/// The two signals of a session's terminal, whatever reported them.
+/// The signals of a session's terminal, whatever reported them.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Terminal<'a> {
     /// The titles seen, oldest first, each with when it was seen.
     titles: &'a [(Timestamp, String)],
-    /// When the terminal last drew anything.
-    last_draw: Option<Timestamp>,
+    /// When the terminal last drew anything, where Slate sees every draw (a hosted terminal:
+    /// `Some`, holding `None` before the first draw); `None` for a terminal read from outside.
+    last_draw: Option<Option<Timestamp>>,
+    /// What the screen showed at the last read, and since when.
+    screen: Option<&'a (Timestamp, ScreenSeen)>,
 }
 
 impl<'a> From<&'a HostedSignals> for Terminal<'a> {
     fn from(signals: &'a HostedSignals) -> Terminal<'a> {
         Terminal {
             titles: &signals.titles,
-            last_draw: signals.last_draw,
+            last_draw: Some(signals.last_draw),
+            screen: None,
+        }
+    }
+}
+
+impl<'a> From<&'a SensedSignals> for Terminal<'a> {
+    fn from(signals: &'a SensedSignals) -> Terminal<'a> {
+        Terminal {
+            titles: &signals.titles,
+            last_draw: None,
+            screen: signals.screen.as_ref(),
         }
     }
 }
@@ -138,12 +188,15 @@ pub(super) struct Reading {
     pub(super) evidence: Vec<Evidence>,
 }
 
-/// Rules 4, 5 and 6c for a session whose terminal Slate can see. An action-required title is
-/// Needs you at once; a spinner that moved within `title_moving` keeps the session Working over
-/// the timing rules (never over a turn the transcript ended); an open tool call under a terminal
-/// that has drawn nothing for `terminal_silence` is a prompt; a static busy title keeps Working
-/// like a moving one; and a title that was seen to move and then stopped for `title_moving` is
-/// Needs you (`title_stopped`) unless the transcript names a more specific reason.
+/// Rules 4, 5 and 6c for a session whose terminal Slate can see. An action-required title, and a
+/// dialog on screen, are Needs you at once; a spinner that moved within `title_moving` keeps the
+/// session Working over the timing rules (never over a turn the transcript ended), and so does a
+/// screen that shows the agent at work; an open tool call under a terminal that has drawn nothing
+/// for `terminal_silence` is a prompt (only where Slate sees every draw: a terminal read from
+/// outside is read for its screen instead); a static busy title keeps Working like a moving one;
+/// and a title that was seen to move and then stopped for `title_moving` is Needs you
+/// (`title_stopped`) unless the transcript names a more specific reason. An idle or unknown screen
+/// decides nothing.
 pub(super) fn rules(
     agent: AgentKind,
     terminal: Terminal<'_>,
@@ -172,6 +225,27 @@ pub(super) fn rules(
             kind: title.kind,
             since: title.changed_at,
         });
+    }
+    // The dialog on screen says more than a title that only asks for action, so it goes first.
+    if let Some((since, seen)) = terminal.screen {
+        reading.evidence.push(Evidence::Screen {
+            kind: seen.kind,
+            summary: seen.summary.clone(),
+            since: *since,
+        });
+        let dialog = match seen.kind {
+            ScreenKind::Permission => Some(DialogKind::Permission),
+            ScreenKind::Question => Some(DialogKind::Question),
+            ScreenKind::Plan => Some(DialogKind::Plan),
+            ScreenKind::Idle | ScreenKind::Working | ScreenKind::Unknown => None,
+        };
+        if let Some(dialog) = dialog {
+            let reason = rules::shown(dialog, seen.summary.as_deref(), log);
+            reading.verdict = Some((Status::Waiting, reason, *since, None));
+            return reading;
+        }
+    }
+    if let Some(title) = &current {
         if title.kind == TitleKind::ActionRequired {
             let reason = match log.newest_open_call() {
                 Some(call) if call.kind == CallKind::Question => rules::question(Some(call)),
@@ -190,10 +264,19 @@ pub(super) fn rules(
             return reading;
         }
     }
-    if let Some(call) = log.newest_open_call() {
-        let silent_from = terminal
-            .last_draw
-            .map_or(call.at, |drawn| drawn.max(call.at));
+    if let Some((since, seen)) = terminal.screen {
+        if seen.kind == ScreenKind::Working && !transcript_decides {
+            let reason = Reason::new(
+                ReasonCode::ToolRunning,
+                "The terminal shows the agent at work",
+            );
+            let deadline = reading.deadline;
+            reading.verdict = keep_working(reason, *since, deadline);
+            return reading;
+        }
+    }
+    if let (Some(call), Some(last_draw)) = (log.newest_open_call(), terminal.last_draw) {
+        let silent_from = last_draw.map_or(call.at, |drawn| drawn.max(call.at));
         let prompt_at = silent_from.plus(policy.terminal_silence);
         if now >= prompt_at {
             reading

@@ -1,0 +1,720 @@
+//! Reading an agent's terminal screen with its screen grammar (docs/formats.md §10).
+//!
+//! A terminal that Slate can read from outside (a tmux pane, a kitty window, a WezTerm pane) shows
+//! what the agent draws: its permission, question and plan dialogs, a tool at work, or the empty
+//! composer. Each agent's [`ScreenGrammar`] is data in its description
+//! (`agents::<agent>::DESCRIPTION.screens`), beside its title grammar; [`read_screen`] reads the
+//! visible text of one screen with it into a [`Screen`]: the dialog on screen (its kind, a short
+//! summary such as `Run: touch x.txt`, its options in order), or that the agent works, is idle, or
+//! shows nothing this grammar knows. A screen that matches nothing known is
+//! [`Screen::Unknown`]: it never produces a guess.
+//!
+//! A dialog counts only at the bottom of the screen, where the agent draws it: its last line (its
+//! key hints) must be the last line with text on it. A tool's output that quotes a dialog higher up
+//! (`cat` of a file holding one, a model's answer) is followed by more output and the composer,
+//! so it never reads as a dialog.
+//!
+//! The text may carry colour escapes (`tmux capture-pane -e`, `kitty @ get-text --ansi`): they are
+//! removed, and where an agent marks the highlighted option only by colour, its background tells.
+//! This module is pure: it decides no state (the tracker does, with the reading's kind and
+//! summary) and it keeps no text. Answering a dialog is not its business either; the types here
+//! (the options with their numbers, the highlight and whether an option widens permissions) are
+//! what an answering program would build on.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::AgentKind;
+
+/// What one screen shows, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScreenKind {
+    /// A dialog asks permission to run a tool.
+    Permission,
+    /// A dialog asks the person a question.
+    Question,
+    /// A dialog puts a plan up for approval.
+    Plan,
+    /// The composer waits for a prompt; no dialog is open and nothing runs.
+    Idle,
+    /// The agent works: a tool runs or the model answers.
+    Working,
+    /// Nothing this agent's grammar knows.
+    Unknown,
+}
+
+impl ScreenKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScreenKind::Permission => "permission",
+            ScreenKind::Question => "question",
+            ScreenKind::Plan => "plan",
+            ScreenKind::Idle => "idle",
+            ScreenKind::Working => "working",
+            ScreenKind::Unknown => "unknown",
+        }
+    }
+
+    /// True for a dialog that waits for the person.
+    pub fn is_dialog(self) -> bool {
+        matches!(
+            self,
+            ScreenKind::Permission | ScreenKind::Question | ScreenKind::Plan
+        )
+    }
+}
+
+/// What a dialog asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DialogKind {
+    Permission,
+    Question,
+    Plan,
+}
+
+impl DialogKind {
+    pub fn screen_kind(self) -> ScreenKind {
+        match self {
+            DialogKind::Permission => ScreenKind::Permission,
+            DialogKind::Question => ScreenKind::Question,
+            DialogKind::Plan => ScreenKind::Plan,
+        }
+    }
+}
+
+/// One option of a dialog, as the screen labels it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DialogOption {
+    /// The label's first line, without its number and without a description beside it.
+    pub label: String,
+    /// The number in front of the label (`2.`), when the dialog numbers its options.
+    pub number: Option<u32>,
+    /// True for the option that Enter would choose, when the screen marks it.
+    pub highlighted: bool,
+    /// True for an option that allows more than this one call ("always", "don't ask again",
+    /// "for this session", an automatic mode): a program answering for the person must leave it
+    /// to the person.
+    pub widens: bool,
+}
+
+/// A dialog on screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dialog {
+    pub kind: DialogKind,
+    /// The dialog as a person would say it: `Run: touch x.txt`, `Question: Which database?`,
+    /// `Plan: Fixture plan`. This, with the kind, is all of a screen that Slate keeps.
+    pub summary: String,
+    /// The options in the order they are drawn.
+    pub options: Vec<DialogOption>,
+}
+
+impl Dialog {
+    /// The option the screen marks as the one Enter chooses, if it marks exactly one.
+    pub fn highlighted(&self) -> Option<&DialogOption> {
+        let mut marked = self.options.iter().filter(|option| option.highlighted);
+        let first = marked.next()?;
+        marked.next().is_none().then_some(first)
+    }
+}
+
+/// What a screen shows, read with its agent's grammar.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Screen {
+    Dialog(Dialog),
+    Working,
+    Idle,
+    Unknown,
+}
+
+impl Screen {
+    pub fn kind(&self) -> ScreenKind {
+        match self {
+            Screen::Dialog(dialog) => dialog.kind.screen_kind(),
+            Screen::Working => ScreenKind::Working,
+            Screen::Idle => ScreenKind::Idle,
+            Screen::Unknown => ScreenKind::Unknown,
+        }
+    }
+
+    pub fn dialog(&self) -> Option<&Dialog> {
+        match self {
+            Screen::Dialog(dialog) => Some(dialog),
+            _ => None,
+        }
+    }
+
+    /// What Slate keeps of a screen: its kind and a dialog's summary, never its text.
+    pub fn seen(&self) -> ScreenSeen {
+        ScreenSeen {
+            kind: self.kind(),
+            summary: self.dialog().map(|dialog| dialog.summary.clone()),
+        }
+    }
+}
+
+/// What Slate keeps of one reading of a screen: the kind, and a dialog's short summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenSeen {
+    pub kind: ScreenKind,
+    pub summary: Option<String>,
+}
+
+/// One agent's screen grammar, part of its description.
+#[derive(Debug, Clone, Copy)]
+pub struct ScreenGrammar {
+    /// The agent's dialogs, tried in order: the first that the bottom of the screen shows wins.
+    pub dialogs: &'static [DialogShape],
+    /// Texts that say the agent works (`esc to interrupt`), when one of the last `status_lines`
+    /// lines with text on them holds one.
+    pub working: &'static [&'static str],
+    /// Texts that say the composer waits (`? for shortcuts`), found the same way.
+    pub idle: &'static [&'static str],
+    /// How many of the screen's last lines with text on them hold the status and the composer.
+    pub status_lines: usize,
+    /// The marks drawn in front of the highlighted option (`›`, `❯`, `●`). Empty when the agent
+    /// marks it with a colour only: then the option drawn on a background of its own is the one.
+    pub markers: &'static [&'static str],
+}
+
+/// One dialog of an agent, as drawn at the bottom of its screen.
+#[derive(Debug, Clone, Copy)]
+pub struct DialogShape {
+    pub kind: DialogKind,
+    /// Text of the dialog's last line (its key hints, or its last option): only blank lines and
+    /// frames may follow it on screen.
+    pub footer: &'static str,
+    /// Where the dialog begins, above the footer.
+    pub top: Top,
+    /// Texts that must all appear in the dialog (what tells a plan from a question).
+    pub holds: &'static [&'static str],
+    pub options: OptionLayout,
+    /// How the summary is found: alternatives, each with the word in front of what it finds
+    /// (`Run`), tried in order; the first that finds a line wins. When none does, the summary is
+    /// the dialog's kind (`Permission`).
+    pub summary: &'static [(&'static str, Summary)],
+    /// Words in an option's label (in lower case) that make it widen permissions.
+    pub widens: &'static [&'static str],
+}
+
+/// Where a dialog begins.
+#[derive(Debug, Clone, Copy)]
+pub enum Top {
+    /// The nearest line above the footer that starts with this text (frames and indentation
+    /// aside).
+    Line(&'static str),
+    /// The first of the lines above the footer that all carry this frame (OpenCode draws its
+    /// dialogs as a block behind one bar).
+    Block(&'static str),
+}
+
+/// How a dialog lays out its options.
+#[derive(Debug, Clone, Copy)]
+pub enum OptionLayout {
+    /// One option a line, `N. label`: the last run numbered from 1 in the dialog (a plan's own
+    /// numbered list above them is not options).
+    Numbered,
+    /// All options on the footer's line, before its key hints (which start with this text), apart
+    /// from each other by three or more spaces. A narrow pane cuts the hints short, never the
+    /// options before them.
+    Row(&'static str),
+}
+
+/// Where a dialog's summary is.
+#[derive(Debug, Clone, Copy)]
+pub enum Summary {
+    /// The rest of the first line in the dialog that starts with this text (`$ ` before a
+    /// command).
+    Prefix(&'static str),
+    /// The text between the two on the first line in the dialog that starts with the first
+    /// (`Plan at ` … ` is complete`).
+    Within(&'static str, &'static str),
+    /// The first line with text after the first line in the dialog that holds this text,
+    /// skipping rules.
+    After(&'static str),
+    /// The first line with text between the first two dashed rules (`╌`) in the dialog.
+    Between(&'static str),
+    /// The dialog's first line with text, skipping rules.
+    First,
+    /// Like `After`, but the marker may be anywhere above the footer: a long plan pushes its title
+    /// above the dialog's top.
+    Above(&'static str),
+}
+
+/// The grammar of one agent, if its screens are known.
+pub fn grammar(agent: AgentKind) -> Option<&'static ScreenGrammar> {
+    agent.description()?.screens.as_ref()
+}
+
+/// Reads one screen of `agent` (plain text, or text with colour escapes).
+pub fn read_screen(agent: AgentKind, text: &str) -> Screen {
+    match grammar(agent) {
+        Some(grammar) => read_with(grammar, text),
+        None => Screen::Unknown,
+    }
+}
+
+/// Reads one screen with `grammar`.
+pub fn read_with(grammar: &ScreenGrammar, text: &str) -> Screen {
+    let lines = cells(text);
+    let Some(last) = lines.iter().rposition(|line| !line.is_blank()) else {
+        return Screen::Unknown;
+    };
+    for shape in grammar.dialogs {
+        let Some(footer) = footer_at(&lines, shape.footer) else {
+            continue;
+        };
+        if let Some(dialog) = read_dialog(grammar, shape, &lines, footer) {
+            return Screen::Dialog(dialog);
+        }
+    }
+    let status: Vec<String> = lines[..=last]
+        .iter()
+        .rev()
+        .filter(|line| !line.is_blank())
+        .take(grammar.status_lines)
+        .map(Line::text)
+        .collect();
+    let shows = |texts: &[&str]| {
+        status
+            .iter()
+            .any(|line| texts.iter().any(|text| line.contains(text)))
+    };
+    if shows(grammar.working) {
+        Screen::Working
+    } else if shows(grammar.idle) {
+        Screen::Idle
+    } else {
+        Screen::Unknown
+    }
+}
+
+/// The line holding a dialog's `footer`, when it is the last line with text on screen. A wide
+/// screen may show a side bar beside the dialog (OpenCode's), so a line below whose text lies
+/// wholly to the right of the footer's does not count.
+fn footer_at(lines: &[Line], footer: &str) -> Option<usize> {
+    let mut below: Vec<&Line> = Vec::new();
+    for (index, line) in lines.iter().enumerate().rev() {
+        if line.is_blank() {
+            continue;
+        }
+        if line.text().contains(footer) {
+            let (_, end) = line.span()?;
+            let beside = below
+                .iter()
+                .all(|line| line.span().is_some_and(|(start, _)| start > end));
+            return beside.then_some(index);
+        }
+        below.push(line);
+    }
+    None
+}
+
+/// The dialog `shape` describes, when the screen ends with it at line `last`.
+fn read_dialog(
+    grammar: &ScreenGrammar,
+    shape: &DialogShape,
+    lines: &[Line],
+    last: usize,
+) -> Option<Dialog> {
+    let footer = &lines[last];
+    let top = match shape.top {
+        Top::Line(start) => (0..=last)
+            .rev()
+            .find(|&index| lines[index].text().starts_with(start))?,
+        Top::Block(frame) => {
+            let mut top = last;
+            while top > 0 && lines[top - 1].frame.contains(frame) {
+                top -= 1;
+            }
+            top
+        }
+    };
+    let region = &lines[top..=last];
+    let texts: Vec<String> = region.iter().map(Line::text).collect();
+    if !shape
+        .holds
+        .iter()
+        .all(|held| texts.iter().any(|text| text.contains(held)))
+    {
+        return None;
+    }
+    let options = match shape.options {
+        OptionLayout::Numbered => numbered_options(grammar, region),
+        OptionLayout::Row(hints) => row_options(footer, hints),
+    };
+    if options.is_empty() {
+        return None;
+    }
+    let options = options
+        .into_iter()
+        .map(|mut option| {
+            let label = option.label.to_lowercase();
+            option.widens = shape.widens.iter().any(|word| label.contains(word));
+            option
+        })
+        .collect();
+    let above: Vec<String> = lines[..top].iter().map(Line::text).collect();
+    let summary = shape
+        .summary
+        .iter()
+        .find_map(|(word, rule)| {
+            let found = match rule {
+                Summary::Prefix(prefix) => texts
+                    .iter()
+                    .find_map(|text| text.strip_prefix(prefix))
+                    .map(str::trim)
+                    .filter(|rest| !rest.is_empty())
+                    .map(str::to_string),
+                Summary::Within(prefix, suffix) => texts.iter().find_map(|text| {
+                    let rest = text.strip_prefix(prefix)?;
+                    let end = rest.find(suffix)?;
+                    Some(rest[..end].trim().to_string())
+                }),
+                Summary::After(marker) => after(&texts, marker),
+                Summary::Between(rule) => between(&texts, rule),
+                Summary::First => first_text(&texts),
+                Summary::Above(marker) => after(&above, marker).or_else(|| after(&texts, marker)),
+            };
+            // A Markdown heading's marks are not part of what a person would say.
+            let found = found?;
+            let found = found.trim_start_matches('#').trim();
+            (!found.is_empty()).then(|| format!("{word}: {found}"))
+        })
+        .unwrap_or_else(|| {
+            match shape.kind {
+                DialogKind::Permission => "Permission",
+                DialogKind::Question => "Question",
+                DialogKind::Plan => "Plan",
+            }
+            .to_string()
+        });
+    Some(Dialog {
+        kind: shape.kind,
+        summary,
+        options,
+    })
+}
+
+/// The first line with text after the first line that holds `marker`, skipping rules.
+fn after(texts: &[String], marker: &str) -> Option<String> {
+    let at = texts.iter().position(|text| text.contains(marker))?;
+    first_text(&texts[at + 1..])
+}
+
+/// The first line with text between the first two lines drawn with `rule`.
+fn between(texts: &[String], rule: &str) -> Option<String> {
+    let rules: Vec<usize> = texts
+        .iter()
+        .enumerate()
+        .filter(|(_, text)| text.starts_with(rule) && is_rule(text))
+        .map(|(index, _)| index)
+        .take(2)
+        .collect();
+    match rules.as_slice() {
+        [open, close] => first_text(&texts[open + 1..*close]),
+        _ => None,
+    }
+}
+
+fn first_text(texts: &[String]) -> Option<String> {
+    texts
+        .iter()
+        .find(|text| !text.is_empty() && !is_rule(text))
+        .cloned()
+}
+
+/// True for a line drawn only with box-drawing and block characters (a rule, a box's edge).
+fn is_rule(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c == ' ' || is_frame_char(c))
+}
+
+fn is_frame_char(c: char) -> bool {
+    ('\u{2500}'..='\u{259f}').contains(&c) || c == '\u{2594}'
+}
+
+/// The options of a numbered dialog: the last run of lines numbered 1, 2, 3, … in order.
+fn numbered_options(grammar: &ScreenGrammar, region: &[Line]) -> Vec<DialogOption> {
+    let mut runs: Vec<Vec<DialogOption>> = Vec::new();
+    for line in region {
+        let Some(option) = numbered(grammar, line) else {
+            continue;
+        };
+        let next = runs.last().map_or(1, |run| run.len() as u32 + 1);
+        match option.number {
+            Some(1) => runs.push(vec![option]),
+            Some(number) if number == next && !runs.is_empty() => {
+                runs.last_mut().expect("checked").push(option)
+            }
+            _ => {}
+        }
+    }
+    runs.pop().unwrap_or_default()
+}
+
+/// One `N. label` line, with the highlight mark in front of it or its background.
+fn numbered(grammar: &ScreenGrammar, line: &Line) -> Option<DialogOption> {
+    let text = line.text();
+    let mut rest = text.as_str();
+    let mut marked = false;
+    for marker in grammar.markers {
+        if let Some(after) = rest.strip_prefix(marker) {
+            rest = after.trim_start();
+            marked = true;
+            break;
+        }
+    }
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || digits > 2 {
+        return None;
+    }
+    let number: u32 = rest[..digits].parse().ok()?;
+    let after_number = rest[digits..].strip_prefix('.')?;
+    if !after_number.starts_with(' ') {
+        return None;
+    }
+    let label = first_cell(after_number.trim_start(), 2);
+    if label.is_empty() {
+        return None;
+    }
+    let highlighted = if grammar.markers.is_empty() {
+        line.stands_out(text.find(|c: char| c.is_ascii_digit()).unwrap_or(0))
+    } else {
+        marked
+    };
+    Some(DialogOption {
+        label,
+        number: Some(number),
+        highlighted,
+        widens: false,
+    })
+}
+
+/// The options of a dialog that draws them in a row on its footer's line, before its key hints.
+fn row_options(footer: &Line, hints: &str) -> Vec<DialogOption> {
+    let text = footer.text();
+    let Some(end) = text.find(hints) else {
+        return Vec::new();
+    };
+    cells_of(&text[..end], 3)
+        .map(|(start, cell)| DialogOption {
+            label: cell.to_string(),
+            number: None,
+            highlighted: footer.stands_out(start),
+            widens: false,
+        })
+        .collect()
+}
+
+/// The text up to the first run of `gap` or more spaces.
+fn first_cell(text: &str, gap: usize) -> String {
+    cells_of(text, gap)
+        .next()
+        .map(|(_, cell)| cell.to_string())
+        .unwrap_or_default()
+}
+
+/// The parts of `text` apart from each other by runs of `gap` or more spaces, each with the byte
+/// offset it starts at.
+fn cells_of(text: &str, gap: usize) -> impl Iterator<Item = (usize, &str)> {
+    let mut cells = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut spaces = 0;
+    let mut end = 0;
+    for (index, c) in text.char_indices() {
+        if c == ' ' {
+            spaces += 1;
+            if spaces == gap {
+                if let Some(from) = start.take() {
+                    cells.push((from, &text[from..end]));
+                }
+            }
+            continue;
+        }
+        if start.is_none() {
+            start = Some(index);
+        }
+        spaces = 0;
+        end = index + c.len_utf8();
+    }
+    if let Some(from) = start {
+        cells.push((from, &text[from..end]));
+    }
+    cells.into_iter()
+}
+
+/// One screen line with its frame taken off: the text inside, and each character's background.
+#[derive(Debug, Default)]
+struct Line {
+    /// The characters inside the frame, with the background each is drawn on.
+    chars: Vec<(char, u32)>,
+    /// The frame characters taken off the line's start (`│`, `┃`).
+    frame: String,
+}
+
+impl Line {
+    fn is_blank(&self) -> bool {
+        self.chars
+            .iter()
+            .all(|(c, _)| c.is_whitespace() || is_frame_char(*c))
+    }
+
+    /// The columns of the first and the last character with ink, from inside the frame.
+    fn span(&self) -> Option<(usize, usize)> {
+        let inked = |(c, _): &(char, u32)| !c.is_whitespace();
+        let start = self.chars.iter().position(inked)?;
+        let end = self.chars.iter().rposition(inked)?;
+        Some((start, end))
+    }
+
+    /// The text inside the frame, trimmed.
+    fn text(&self) -> String {
+        let text: String = self.chars.iter().map(|(c, _)| c).collect();
+        text.trim().to_string()
+    }
+
+    /// True when the character at byte `offset` of [`Line::text`] is drawn on another background
+    /// than the line's padding: the highlight of an agent that marks it with a colour only.
+    fn stands_out(&self, offset: usize) -> bool {
+        let leading = self
+            .chars
+            .iter()
+            .take_while(|(c, _)| c.is_whitespace())
+            .count();
+        let Some((_, padding)) = self.chars.first() else {
+            return false;
+        };
+        let text = self.text();
+        let index = leading + text[..offset.min(text.len())].chars().count();
+        self.chars
+            .get(index)
+            .is_some_and(|(_, background)| background != padding)
+    }
+}
+
+/// The frames an agent draws its dialogs in, taken off a line's ends.
+const FRAMES: &[char] = &['│', '┃', '║'];
+
+/// Splits a screen into lines, drops colour and other escape sequences (remembering each
+/// character's background), and takes the frames off each line's ends.
+fn cells(text: &str) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut background = 0u32;
+    let mut reverse = false;
+    for raw in text.split('\n') {
+        let mut chars: Vec<(char, u32)> = Vec::new();
+        let mut iter = raw.chars().peekable();
+        while let Some(c) = iter.next() {
+            match c {
+                '\u{1b}' => match iter.next() {
+                    Some('[') => {
+                        let mut params = String::new();
+                        for next in iter.by_ref() {
+                            if ('\u{40}'..='\u{7e}').contains(&next) {
+                                if next == 'm' {
+                                    apply_sgr(&params, &mut background, &mut reverse);
+                                }
+                                break;
+                            }
+                            params.push(next);
+                        }
+                    }
+                    Some(']') => {
+                        // An OSC string ends with BEL or ST (ESC \).
+                        while let Some(next) = iter.next() {
+                            if next == '\u{7}' {
+                                break;
+                            }
+                            if next == '\u{1b}' {
+                                iter.next();
+                                break;
+                            }
+                        }
+                    }
+                    _ => {}
+                },
+                '\r' => {}
+                c if c.is_control() => {}
+                c => chars.push((c, if reverse { u32::MAX } else { background })),
+            }
+        }
+        lines.push(unframe(chars));
+    }
+    lines
+}
+
+/// Takes leading and trailing frame characters (and the spaces around them) off a line.
+fn unframe(mut chars: Vec<(char, u32)>) -> Line {
+    let mut frame = String::new();
+    loop {
+        let start = chars
+            .iter()
+            .position(|(c, _)| *c != ' ')
+            .unwrap_or(chars.len());
+        match chars.get(start) {
+            Some((c, _)) if FRAMES.contains(c) => {
+                frame.push(*c);
+                chars.drain(..=start);
+            }
+            _ => break,
+        }
+    }
+    loop {
+        while chars.last().is_some_and(|(c, _)| *c == ' ') {
+            chars.pop();
+        }
+        match chars.last() {
+            Some((c, _)) if FRAMES.contains(c) => {
+                chars.pop();
+            }
+            _ => break,
+        }
+    }
+    Line { chars, frame }
+}
+
+/// Applies one SGR sequence's parameters to the background in force.
+fn apply_sgr(params: &str, background: &mut u32, reverse: &mut bool) {
+    let numbers: Vec<u32> = params
+        .split([';', ':'])
+        .map(|part| part.parse().unwrap_or(0))
+        .collect();
+    let mut index = 0;
+    while index < numbers.len() {
+        match numbers[index] {
+            0 => {
+                *background = 0;
+                *reverse = false;
+            }
+            7 => *reverse = true,
+            27 => *reverse = false,
+            code @ 40..=47 => *background = code - 39,
+            code @ 100..=107 => *background = code - 91,
+            49 => *background = 0,
+            48 => match numbers.get(index + 1) {
+                Some(5) => {
+                    *background = 0x100 + numbers.get(index + 2).copied().unwrap_or(0);
+                    index += 2;
+                }
+                Some(2) => {
+                    let rgb = |at: usize| numbers.get(index + at).copied().unwrap_or(0) & 0xff;
+                    *background = 0x0100_0000 | rgb(2) << 16 | rgb(3) << 8 | rgb(4);
+                    index += 4;
+                }
+                _ => {}
+            },
+            38 => match numbers.get(index + 1) {
+                Some(5) => index += 2,
+                Some(2) => index += 4,
+                _ => {}
+            },
+            _ => {}
+        }
+        index += 1;
+    }
+    if params.is_empty() {
+        *background = 0;
+        *reverse = false;
+    }
+}

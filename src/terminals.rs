@@ -1,0 +1,725 @@
+//! Reading the terminals of sessions Slate does not host: tmux panes, kitty windows and WezTerm
+//! panes, from outside (docs/states.md §1 "sensed terminal").
+//!
+//! For every live agent process, [`locate`] finds its terminal through `focus`'s facts (the
+//! process's environment, or its nearest ancestor's) and `panes::locate`. [`read`] reads the
+//! panes of sessions whose reading could change a decision (the tracker says which): the title
+//! and the visible screen, one call per tmux server (`display -p` and `capture-pane -p` for every
+//! pane at once), kitty's remote-control `ls` and `get-text` straight over its socket, `wezterm
+//! cli list` and `get-text`. Each call has a 500 ms limit (`child` for the programs), and servers
+//! are read in parallel, so a hung tmux server or a slow kitty costs at most that. The screen is
+//! read with the agent's screen grammar at once and only its kind and a dialog's summary leave
+//! this module: a screen's text is never kept, never logged and never served.
+//!
+//! [`Sensing`] is the live loop's side: a worker thread that runs the locating and the reading off
+//! the loop and hands the results back as an event, which pids are located where, which reads
+//! are in flight, and the pacing: a pane is read at most once a second, and a terminal that
+//! failed is asked again only after a pause, its failure counted once as a problem.
+//! [`sense_once`] is the one-shot commands' side: it locates and reads once, on the caller's
+//! thread. This module decides no state (`tracker` does, from the readings) and parses nothing
+//! itself (`panes` and `agents::screens` do).
+
+pub mod panes;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::process::Command;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::agents::screens::{self, ScreenKind, ScreenSeen};
+use crate::agents::titles::{classify_title, TitleKind};
+use crate::agents::ProcessRole;
+use crate::engine::Engine;
+use crate::focus::strategy::CommandLine;
+use crate::model::{
+    AgentKind, Problem, ProblemKind, SessionKey, TerminalKind, TerminalView, Timestamp,
+};
+use crate::tracker::{Input, SeenProcess, Sensed};
+use panes::{Address, PaneText, Server};
+
+/// How long one call to a terminal may take before it is killed.
+pub const READ_LIMIT: Duration = Duration::from_millis(500);
+
+/// A pane is read at most this often.
+pub const READ_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a terminal that could not be read is left alone before it is asked again.
+pub const RETRY_AFTER: Duration = Duration::from_secs(15);
+
+/// Where a process's terminal is: how Slate sees it, and where to read it when it can.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub view: TerminalView,
+    pub address: Option<Address>,
+}
+
+/// Finds the terminal of each process in `pids`.
+pub fn locate(pids: &[u32]) -> Vec<(u32, Located)> {
+    let tools = crate::focus::tools();
+    crate::focus::hosts(pids)
+        .into_iter()
+        .map(|(pid, host)| {
+            let (view, address) = panes::locate(host.as_ref().map(|host| &host.env), &tools);
+            (pid, Located { view, address })
+        })
+        .collect()
+}
+
+/// One pane to read, for one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub key: SessionKey,
+    pub address: Address,
+}
+
+/// What a read of one session's pane gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Read {
+        key: SessionKey,
+        address: Address,
+        sensed: Sensed,
+    },
+    Failed {
+        key: SessionKey,
+        address: Address,
+        why: String,
+    },
+}
+
+impl Outcome {
+    pub fn key(&self) -> &SessionKey {
+        match self {
+            Outcome::Read { key, .. } | Outcome::Failed { key, .. } => key,
+        }
+    }
+}
+
+/// Reads every job's pane, each terminal server on a thread of its own, and stamps each reading
+/// with `clock`'s time when it was read.
+pub fn read(jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec<Outcome> {
+    let mut servers: BTreeMap<Server, Vec<Job>> = BTreeMap::new();
+    for job in jobs {
+        servers.entry(job.address.server()).or_default().push(job);
+    }
+    std::thread::scope(|scope| {
+        let running: Vec<_> = servers
+            .into_iter()
+            .map(|(server, jobs)| scope.spawn(move || read_server(&server, jobs, clock)))
+            .collect();
+        running
+            .into_iter()
+            .flat_map(|thread| thread.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// True when the agent marks its highlighted option only by colour, so its screen is read with
+/// its colours.
+fn wants_colours(agent: AgentKind) -> bool {
+    screens::grammar(agent).is_some_and(|grammar| grammar.markers.is_empty())
+}
+
+/// Reads the panes of one terminal server.
+fn read_server(server: &Server, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec<Outcome> {
+    match server {
+        Server::Tmux(socket) => read_tmux(socket, jobs, clock),
+        Server::Kitty(listen_on) => read_listed(
+            jobs,
+            clock,
+            "kitty",
+            || kitty_command(listen_on, "ls", serde_json::json!({})),
+            panes::parse_kitty_titles,
+            |window, colours| {
+                kitty_command(
+                    listen_on,
+                    "get-text",
+                    panes::kitty_get_text(window, colours),
+                )
+            },
+        ),
+        Server::Wezterm(socket) => read_listed(
+            jobs,
+            clock,
+            "wezterm",
+            || run(&panes::wezterm_list(socket.as_deref())),
+            panes::parse_wezterm_titles,
+            |pane, colours| run(&panes::wezterm_get_text(socket.as_deref(), pane, colours)),
+        ),
+    }
+}
+
+/// Every pane of one tmux server in one call. When the call fails (a pane closed since it was
+/// located makes tmux stop the whole sequence), each pane is read alone, so one gone pane does not
+/// blind the others.
+fn read_tmux(socket: &str, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec<Outcome> {
+    let panes: Vec<(String, bool)> = jobs
+        .iter()
+        .map(|job| (job.address.pane().to_string(), wants_colours(job.key.agent)))
+        .collect();
+    let ids: Vec<String> = panes.iter().map(|(pane, _)| pane.clone()).collect();
+    match run(&panes::tmux_read(socket, &panes)) {
+        Ok(text) => {
+            let at = clock();
+            let parsed = panes::parse_tmux_read(&text, &ids);
+            jobs.into_iter()
+                .zip(parsed)
+                .map(|(job, (_, parsed))| match parsed {
+                    Ok(pane) => reading(job, pane, at),
+                    Err(error) => failed(job, error.to_string()),
+                })
+                .collect()
+        }
+        Err(_) if jobs.len() > 1 => jobs
+            .into_iter()
+            .flat_map(|job| read_tmux(socket, vec![job], clock))
+            .collect(),
+        Err(why) => jobs
+            .into_iter()
+            .map(|job| failed(job, format!("tmux: {why}")))
+            .collect(),
+    }
+}
+
+/// The panes of a kitty or a WezTerm: one listing for the titles, then the screen of each pane
+/// whose title does not already say that a dialog waits.
+fn read_listed(
+    jobs: Vec<Job>,
+    clock: fn() -> Timestamp,
+    program: &str,
+    list: impl Fn() -> Result<String, String>,
+    titles: fn(&str) -> Result<BTreeMap<String, String>, panes::ParseError>,
+    get_text: impl Fn(&str, bool) -> Result<String, String>,
+) -> Vec<Outcome> {
+    let titles = match list().and_then(|text| titles(&text).map_err(|e| e.to_string())) {
+        Ok(titles) => titles,
+        Err(why) => {
+            return jobs
+                .into_iter()
+                .map(|job| failed(job, format!("{program}: {why}")))
+                .collect()
+        }
+    };
+    jobs.into_iter()
+        .map(|job| {
+            let pane = job.address.pane().to_string();
+            let Some(title) = titles.get(&pane).cloned() else {
+                return failed(job, format!("{program}: window {pane} is gone"));
+            };
+            let agent = job.key.agent;
+            let decided = classify_title(agent, &title) == TitleKind::ActionRequired;
+            let screen = if decided || screens::grammar(agent).is_none() {
+                String::new()
+            } else {
+                match get_text(&pane, wants_colours(agent)) {
+                    Ok(screen) => screen,
+                    Err(why) => return failed(job, format!("{program}: {why}")),
+                }
+            };
+            let title = Some(title).filter(|title| !title.is_empty());
+            reading(job, PaneText { title, screen }, clock())
+        })
+        .collect()
+}
+
+/// One remote-control command to the kitty listening on `listen_on` (`unix:<path>`, or
+/// `unix:@<name>` for an abstract socket on Linux), straight over its socket, so no `kitty @`
+/// process starts (one costs about a tenth of a second of CPU); the whole exchange has
+/// [`READ_LIMIT`]. Returns the answer's data.
+#[cfg(unix)]
+fn kitty_command(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Result<String, String> {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    /// The most of an answer that is read: `ls` lists every window's environment.
+    const MOST: usize = 16 << 20;
+    let deadline = Instant::now() + READ_LIMIT;
+    let Some(place) = listen_on.strip_prefix("unix:") else {
+        return Err(format!(
+            "cannot reach {listen_on}: only unix sockets are read"
+        ));
+    };
+    let stream = match place.strip_prefix('@') {
+        #[cfg(target_os = "linux")]
+        Some(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            let address = std::os::unix::net::SocketAddr::from_abstract_name(name)
+                .map_err(|error| error.to_string())?;
+            UnixStream::connect_addr(&address)
+        }
+        #[cfg(not(target_os = "linux"))]
+        Some(_) => return Err("abstract sockets exist only on Linux".to_string()),
+        None => UnixStream::connect(place),
+    };
+    let mut stream = stream.map_err(|error| format!("no kitty listens on {listen_on}: {error}"))?;
+    stream
+        .set_write_timeout(Some(READ_LIMIT))
+        .and_then(|()| stream.write_all(&panes::kitty_frame(cmd, payload)))
+        .map_err(|error| format!("cannot send to kitty: {error}"))?;
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    while !panes::kitty_frame_done(&answer) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || answer.len() > MOST {
+            return Err(format!(
+                "kitty did not answer within {} ms",
+                READ_LIMIT.as_millis()
+            ));
+        }
+        stream
+            .set_read_timeout(Some(left))
+            .map_err(|error| error.to_string())?;
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => answer.extend_from_slice(&chunk[..read]),
+            Err(error) => return Err(format!("kitty did not answer: {error}")),
+        }
+    }
+    panes::parse_kitty_frame(&answer).map_err(|error| error.to_string())
+}
+
+#[cfg(not(unix))]
+fn kitty_command(listen_on: &str, _: &str, _: serde_json::Value) -> Result<String, String> {
+    Err(format!("cannot reach {listen_on} on this platform"))
+}
+
+/// A pane's text read into what Slate keeps: its title and its screen's kind and summary. The
+/// screen's text ends here.
+fn reading(job: Job, pane: PaneText, at: Timestamp) -> Outcome {
+    let Job { key, address } = job;
+    let screen = if pane.screen.is_empty() {
+        ScreenSeen {
+            kind: ScreenKind::Unknown,
+            summary: None,
+        }
+    } else {
+        screens::read_screen(key.agent, &pane.screen).seen()
+    };
+    tracing::debug!(session = %key, screen = screen.kind.as_str(), "read a terminal");
+    Outcome::Read {
+        key,
+        address,
+        sensed: Sensed {
+            at,
+            title: pane.title,
+            screen,
+        },
+    }
+}
+
+fn failed(job: Job, why: String) -> Outcome {
+    Outcome::Failed {
+        key: job.key,
+        address: job.address,
+        why,
+    }
+}
+
+/// Runs one terminal call within [`READ_LIMIT`] and returns what it printed.
+fn run(line: &CommandLine) -> Result<String, String> {
+    let mut command = Command::new(&line.program);
+    command.args(&line.args);
+    for (name, value) in &line.env {
+        command.env(name, value);
+    }
+    let output =
+        crate::child::output_within(&mut command, READ_LIMIT).map_err(|error| error.to_string())?;
+    Ok(String::from_utf8_lossy(&output).into_owned())
+}
+
+/// True for a process whose session's terminal Slate may read: an interactive or print-mode
+/// agent process (background servers and helpers have no terminal of their own).
+fn has_terminal(process: &SeenProcess) -> bool {
+    matches!(
+        process.recognised.role,
+        ProcessRole::Interactive | ProcessRole::Print
+    )
+}
+
+/// The one-shot commands' sensing: locates the terminal of every live agent process, reads once
+/// the panes of the sessions whose reading could change a decision, and hands both to the engine.
+/// A decisive title or screen decides on this one read; rules that need time wait for a live
+/// engine.
+pub fn sense_once(engine: &mut Engine, now: Timestamp, clock: fn() -> Timestamp) {
+    let pids: Vec<u32> = engine
+        .processes()
+        .iter()
+        .filter(|process| has_terminal(process))
+        .map(|process| process.info.pid)
+        .collect();
+    let located: HashMap<u32, Located> = locate(&pids).into_iter().collect();
+    for (pid, found) in &located {
+        if let Some(problem) = unreadable_at_once(*pid, &found.view) {
+            engine.record_problem(problem);
+        }
+    }
+    let views = located
+        .iter()
+        .map(|(pid, located)| (*pid, located.view.clone()))
+        .collect();
+    engine.apply(Input::Terminals(views), now);
+    let jobs: Vec<Job> = engine
+        .tracker()
+        .terminals_wanted()
+        .into_iter()
+        .filter_map(|(key, pid)| {
+            let address = located.get(&pid)?.address.clone()?;
+            Some(Job { key, address })
+        })
+        .collect();
+    if jobs.is_empty() {
+        return;
+    }
+    let mut inputs = Vec::new();
+    let mut views: HashMap<u32, TerminalView> = located
+        .iter()
+        .map(|(pid, located)| (*pid, located.view.clone()))
+        .collect();
+    for outcome in read(jobs, clock) {
+        match outcome {
+            Outcome::Read { key, sensed, .. } => inputs.push(Input::Sensed {
+                key,
+                reading: Some(sensed),
+            }),
+            Outcome::Failed { key, address, why } => {
+                engine.record_problem(unreadable(&address, &why));
+                for (pid, located) in &located {
+                    if located.address.as_ref() == Some(&address) {
+                        views.insert(*pid, unread_view(&address, &why));
+                    }
+                }
+                inputs.push(Input::Sensed { key, reading: None });
+            }
+        }
+    }
+    inputs.push(Input::Terminals(views.into_iter().collect()));
+    engine.apply_all(inputs, now);
+}
+
+/// The problem a terminal that could not be read is counted as.
+fn unreadable(address: &Address, why: &str) -> Problem {
+    Problem::new(ProblemKind::TerminalUnreadable, describe(address), why)
+}
+
+fn describe(address: &Address) -> String {
+    match address {
+        Address::Tmux { socket, pane } => format!("tmux pane {pane} on {socket}"),
+        Address::Kitty { listen_on, window } => format!("kitty window {window} at {listen_on}"),
+        Address::Wezterm { socket, pane } => match socket {
+            Some(socket) => format!("WezTerm pane {pane} at {socket}"),
+            None => format!("WezTerm pane {pane}"),
+        },
+    }
+}
+
+/// The problem a terminal found unreadable as soon as it is located is counted as: a kitty window
+/// whose kitty does not listen for remote control. (A plain terminal is no problem: nothing was
+/// set up to be read.)
+fn unreadable_at_once(pid: u32, view: &TerminalView) -> Option<Problem> {
+    (view.kind == TerminalKind::Kitty && !view.sensed).then(|| {
+        Problem::new(
+            ProblemKind::TerminalUnreadable,
+            format!("process {pid}"),
+            view.note.clone().unwrap_or_default(),
+        )
+    })
+}
+
+/// The view of a pane Slate could not read.
+fn unread_view(address: &Address, why: &str) -> TerminalView {
+    TerminalView::unread(
+        address.kind(),
+        Some(address.pane().to_string()),
+        format!("could not be read: {why}"),
+    )
+}
+
+/// What the worker hands back to the loop.
+#[derive(Debug)]
+pub enum Delivery {
+    /// Where the terminals of these processes are.
+    Located(Vec<(u32, Located)>),
+    /// The readings of these panes.
+    Read(Vec<Outcome>),
+}
+
+enum Request {
+    Locate(Vec<u32>),
+    /// Panes to read, each with whether the tracker holds no reading of it yet (then its reading
+    /// is handed back even when it did not change).
+    Read(Vec<(Job, bool)>),
+}
+
+/// The worker's side of the reads: it hands back only what changed, so a pane that shows the same
+/// title and screen as a second ago costs the loop nothing.
+#[derive(Default)]
+struct Reader {
+    /// What each session's pane showed at its last reading handed back.
+    last: HashMap<SessionKey, (Option<String>, ScreenSeen)>,
+}
+
+impl Reader {
+    fn read(
+        &mut self,
+        jobs: Vec<(Job, bool)>,
+        clock: fn() -> Timestamp,
+        in_flight: &Mutex<HashSet<SessionKey>>,
+    ) -> Vec<Outcome> {
+        let fresh: HashSet<SessionKey> = jobs
+            .iter()
+            .filter(|(_, fresh)| *fresh)
+            .map(|(job, _)| job.key.clone())
+            .collect();
+        let keys: HashSet<SessionKey> = jobs.iter().map(|(job, _)| job.key.clone()).collect();
+        let outcomes = read(jobs.into_iter().map(|(job, _)| job).collect(), clock);
+        if let Ok(mut in_flight) = in_flight.lock() {
+            in_flight.retain(|key| !keys.contains(key));
+        }
+        self.last.retain(|key, _| keys.contains(key));
+        outcomes
+            .into_iter()
+            .filter(|outcome| match outcome {
+                Outcome::Read { key, sensed, .. } => {
+                    let seen = (sensed.title.clone(), sensed.screen.clone());
+                    let news = fresh.contains(key) || self.last.get(key) != Some(&seen);
+                    self.last.insert(key.clone(), seen);
+                    news
+                }
+                Outcome::Failed { key, .. } => {
+                    self.last.remove(key);
+                    true
+                }
+            })
+            .collect()
+    }
+}
+
+/// The live loop's side of sensing: the worker thread, what is located where, the reads in
+/// flight and their pacing. Every method takes the time it is called at, so it holds no clock of
+/// its own besides the worker's stamp on each reading.
+pub struct Sensing {
+    requests: mpsc::Sender<Request>,
+    /// Each live agent process's terminal, with its start time (a pid reused by another process
+    /// is located again).
+    located: HashMap<u32, (Timestamp, Located)>,
+    /// Pids sent to be located, not answered yet, with their start times.
+    locating: HashMap<u32, Timestamp>,
+    /// Sessions whose read is in flight; the worker takes them off when it has read them.
+    in_flight: Arc<Mutex<HashSet<SessionKey>>>,
+    /// Sessions the tracker holds a reading for.
+    held: HashSet<SessionKey>,
+    /// Panes that could not be read, and when they may be asked again.
+    resting: HashMap<Address, Instant>,
+    /// When reads were last sent.
+    last_sent: Option<Instant>,
+}
+
+impl Sensing {
+    /// Starts the worker; `deliver` is called on its thread with each result (the live loop
+    /// sends it to itself as an event).
+    pub fn start(clock: fn() -> Timestamp, deliver: impl Fn(Delivery) + Send + 'static) -> Sensing {
+        let (requests, inbox) = mpsc::channel::<Request>();
+        let in_flight = Arc::new(Mutex::new(HashSet::new()));
+        let reading = Arc::clone(&in_flight);
+        let spawned = std::thread::Builder::new()
+            .name("slate-terminals".to_string())
+            .spawn(move || {
+                let mut reader = Reader::default();
+                for request in inbox {
+                    match request {
+                        Request::Locate(pids) => deliver(Delivery::Located(locate(&pids))),
+                        Request::Read(jobs) => {
+                            let outcomes = reader.read(jobs, clock, &reading);
+                            if !outcomes.is_empty() {
+                                deliver(Delivery::Read(outcomes));
+                            }
+                        }
+                    }
+                }
+            });
+        if let Err(error) = spawned {
+            tracing::warn!("cannot start the terminal reader, so no terminal is read: {error}");
+        }
+        Sensing {
+            requests,
+            located: HashMap::new(),
+            locating: HashMap::new(),
+            in_flight,
+            held: HashSet::new(),
+            resting: HashMap::new(),
+            last_sent: None,
+        }
+    }
+
+    /// A process scan saw `processes`: new agent processes are sent to be located, and those
+    /// gone are forgotten. Returns the tracker's input when the terminals it knows changed.
+    pub fn scanned(&mut self, processes: &[SeenProcess]) -> Vec<Input> {
+        let live: HashMap<u32, Timestamp> = processes
+            .iter()
+            .filter(|process| has_terminal(process))
+            .map(|process| (process.info.pid, process.info.start_time))
+            .collect();
+        let before = self.located.len();
+        self.located
+            .retain(|pid, (started, _)| live.get(pid) == Some(started));
+        self.locating
+            .retain(|pid, started| live.get(pid) == Some(started));
+        let new: Vec<(u32, Timestamp)> = live
+            .iter()
+            .filter(|(pid, _)| !self.located.contains_key(pid) && !self.locating.contains_key(pid))
+            .map(|(pid, started)| (*pid, *started))
+            .collect();
+        if !new.is_empty() {
+            self.locating.extend(new.iter().copied());
+            let pids = new.into_iter().map(|(pid, _)| pid).collect();
+            let _ = self.requests.send(Request::Locate(pids));
+        }
+        if self.located.len() == before {
+            return Vec::new();
+        }
+        vec![self.views()]
+    }
+
+    /// The terminals as the tracker should know them.
+    fn views(&self) -> Input {
+        Input::Terminals(
+            self.located
+                .iter()
+                .map(|(pid, (_, located))| (*pid, located.view.clone()))
+                .collect(),
+        )
+    }
+
+    /// Sends the reads that are due at `now` for the sessions the tracker wants read, and
+    /// returns the inputs that forget the readings of sessions no longer read.
+    pub fn read_due(&mut self, wanted: &[(SessionKey, u32)], now: Instant) -> Vec<Input> {
+        let wanted_keys: HashSet<&SessionKey> = wanted.iter().map(|(key, _)| key).collect();
+        let dropped: Vec<SessionKey> = self
+            .held
+            .iter()
+            .filter(|key| !wanted_keys.contains(key))
+            .cloned()
+            .collect();
+        let mut inputs = Vec::new();
+        for key in dropped {
+            self.held.remove(&key);
+            inputs.push(Input::Sensed { key, reading: None });
+        }
+        if self.last_sent.is_some_and(|sent| now < sent + READ_EVERY) {
+            return inputs;
+        }
+        self.resting.retain(|_, until| now < *until);
+        let Ok(mut in_flight) = self.in_flight.lock() else {
+            return inputs;
+        };
+        let jobs: Vec<(Job, bool)> = wanted
+            .iter()
+            .filter(|(key, _)| !in_flight.contains(key))
+            .filter_map(|(key, pid)| {
+                let address = self.located.get(pid)?.1.address.clone()?;
+                let job = Job {
+                    key: key.clone(),
+                    address,
+                };
+                let fresh = !self.held.contains(key);
+                (!self.resting.contains_key(&job.address)).then_some((job, fresh))
+            })
+            .collect();
+        if !jobs.is_empty() {
+            in_flight.extend(jobs.iter().map(|(job, _)| job.key.clone()));
+            self.last_sent = Some(now);
+            let _ = self.requests.send(Request::Read(jobs));
+        }
+        drop(in_flight);
+        inputs
+    }
+
+    /// When the next reads are due: while some session is wanted read, a second after the last
+    /// reads were sent; at once when a reading is held for a session no longer wanted, so it is
+    /// forgotten; never otherwise.
+    pub fn next_read(&self, wanted: &[(SessionKey, u32)], now: Instant) -> Option<Instant> {
+        let stale = self
+            .held
+            .iter()
+            .any(|key| !wanted.iter().any(|(wanted, _)| wanted == key));
+        if stale {
+            return Some(now);
+        }
+        // Only panes Slate can read count; a pane resting after a failure counts from when its
+        // rest ends.
+        let ready = wanted
+            .iter()
+            .filter_map(|(_, pid)| self.located.get(pid)?.1.address.as_ref())
+            .map(|address| self.resting.get(address).copied().unwrap_or(now))
+            .min()?;
+        let paced = self.last_sent.map_or(now, |sent| sent + READ_EVERY);
+        Some(ready.max(paced).max(now))
+    }
+
+    /// What the worker handed back, as the tracker's inputs and the problems to count.
+    pub fn delivered(&mut self, delivery: Delivery, now: Instant) -> (Vec<Input>, Vec<Problem>) {
+        let mut inputs = Vec::new();
+        let mut problems = Vec::new();
+        match delivery {
+            Delivery::Located(located) => {
+                for (pid, found) in located {
+                    // A process that exited while it was located is not kept.
+                    let Some(started) = self.locating.remove(&pid) else {
+                        continue;
+                    };
+                    if let Some(problem) = unreadable_at_once(pid, &found.view) {
+                        problems.push(problem);
+                    }
+                    self.located.insert(pid, (started, found));
+                }
+                inputs.push(self.views());
+            }
+            Delivery::Read(outcomes) => {
+                let mut views_changed = false;
+                for outcome in outcomes {
+                    match outcome {
+                        Outcome::Read {
+                            key,
+                            address,
+                            sensed,
+                        } => {
+                            // A pane read again after a failure is seen again.
+                            for (_, located) in self.located.values_mut() {
+                                if located.address.as_ref() == Some(&address)
+                                    && !located.view.sensed
+                                {
+                                    located.view = address.view();
+                                    views_changed = true;
+                                }
+                            }
+                            self.held.insert(key.clone());
+                            inputs.push(Input::Sensed {
+                                key,
+                                reading: Some(sensed),
+                            });
+                        }
+                        Outcome::Failed { key, address, why } => {
+                            tracing::debug!(session = %key, "cannot read its terminal: {why}");
+                            if !self.resting.contains_key(&address) {
+                                problems.push(unreadable(&address, &why));
+                            }
+                            self.resting.insert(address.clone(), now + RETRY_AFTER);
+                            for (_, located) in self.located.values_mut() {
+                                if located.address.as_ref() == Some(&address) {
+                                    views_changed |= located.view.sensed;
+                                    located.view = unread_view(&address, &why);
+                                }
+                            }
+                            self.held.remove(&key);
+                            inputs.push(Input::Sensed { key, reading: None });
+                        }
+                    }
+                }
+                if views_changed {
+                    inputs.push(self.views());
+                }
+            }
+        }
+        (inputs, problems)
+    }
+}
