@@ -205,6 +205,7 @@ fn latency() {
     let security = Security {
         port: address.port(),
         token: "0".repeat(64),
+        kind: slate::model::ServerKind::Service,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = runtime.spawn(api::serve(listener, handle.clone(), security, async move {

@@ -241,6 +241,7 @@ fn main() {
         Security {
             port: address.port(),
             token: "bench".repeat(8),
+            kind: slate::model::ServerKind::Service,
         },
         async move {
             let _ = stopped.await;

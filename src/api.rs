@@ -32,7 +32,9 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::answers::{self, ErrorBody, ErrorCode, RespondError, RespondRequest, Target};
 use crate::engine::FindError;
 use crate::live::{self, Update};
-use crate::model::{AgentKind, Awaiting, HostedSignals, Intent, IntentState, Session, SessionKey};
+use crate::model::{
+    AgentKind, Awaiting, HostedSignals, Intent, IntentState, ServerKind, Session, SessionKey,
+};
 
 /// The largest request body accepted, in bytes.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -65,10 +67,13 @@ const UI_FILES: &[(&str, &str, &str)] = &[
 
 /// What the guard rails need to know: the port the server listens on (for the `Host` and
 /// `Origin` allow-lists) and the token POSTs must carry (and a read may carry, but no other).
+/// Also what kind of Slate serves (`/health` says it, with the process id, so a Slate that finds
+/// the port taken can name the one that holds it).
 #[derive(Clone)]
 pub struct Security {
     pub port: u16,
     pub token: String,
+    pub kind: ServerKind,
 }
 
 impl std::fmt::Debug for Security {
@@ -77,6 +82,7 @@ impl std::fmt::Debug for Security {
         f.debug_struct("Security")
             .field("port", &self.port)
             .field("token", &"…")
+            .field("kind", &self.kind)
             .finish()
     }
 }
@@ -742,8 +748,21 @@ async fn hosted(
     StatusCode::NO_CONTENT.into_response()
 }
 
+/// `GET /health`: the live service's health, and which Slate this is (`kind`, `pid`).
 async fn health(State(state): State<AppState>) -> Response {
-    Json(state.handle.health()).into_response()
+    #[derive(serde::Serialize)]
+    struct Answer {
+        #[serde(flatten)]
+        health: live::Health,
+        kind: ServerKind,
+        pid: u32,
+    }
+    Json(Answer {
+        health: state.handle.health(),
+        kind: state.security.kind,
+        pid: std::process::id(),
+    })
+    .into_response()
 }
 
 /// `GET /remotes`: each `[[remote]]` machine's link, as `slate remote list --json` prints it.

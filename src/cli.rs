@@ -301,7 +301,7 @@ fn engine_json(server: Option<&Server>) -> serde_json::Value {
 /// and the command reads for itself.
 fn running_server(client: Client, timeout: Duration) -> Option<Server> {
     match client.answer(timeout) {
-        Answer::Ours { version } => Some(Server { client, version }),
+        Answer::Ours { version, .. } => Some(Server { client, version }),
         Answer::Foreign(why) => {
             eprintln!(
                 "slate: the Slate at {} belongs to another user or HOME ({why}); reading for myself",

@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 
 use crate::answers::{ErrorBody, ErrorCode, RespondError, RespondRequest, Responded};
+use crate::model::ServerKind;
 use crate::sources::roots::Env;
 
 /// How long a request may take when the caller gives no limit of its own.
@@ -86,9 +87,14 @@ fn path_segment(id: &str) -> String {
 /// Who answered at a client's address (`Client::answer`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
-    /// A Slate that took this client's token, so what it sends is this HOME's. `version` is the
-    /// one its `/health` reports.
-    Ours { version: String },
+    /// A Slate that took this client's token, so what it sends is this HOME's. `version`,
+    /// `kind` (the app or the service) and `pid` are what its `/health` reports; an older Slate
+    /// says no kind and no pid.
+    Ours {
+        version: String,
+        kind: Option<ServerKind>,
+        pid: Option<u32>,
+    },
     /// A Slate that is not this HOME's: what it sends is someone else's sessions.
     Foreign(Foreign),
     /// No Slate answered in time.
@@ -226,12 +232,15 @@ impl Client {
                     .read_to_string()
                     .ok()
                     .and_then(|text| serde_json::from_str(&text).ok());
-                let version = health
-                    .as_ref()
-                    .and_then(|health| health["version"].as_str())
-                    .unwrap_or("unknown")
-                    .to_string();
-                return Answer::Ours { version };
+                let field = |name: &str| health.as_ref().map(|health| health[name].clone());
+                let version = field("version")
+                    .and_then(|version| version.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "unknown".to_string());
+                let kind = field("kind").and_then(|kind| serde_json::from_value(kind).ok());
+                let pid = field("pid")
+                    .and_then(|pid| pid.as_u64())
+                    .and_then(|pid| u32::try_from(pid).ok());
+                return Answer::Ours { version, kind, pid };
             }
             _ => return Answer::Silent,
         };

@@ -20,14 +20,16 @@
 //! - `places`: where Slate keeps its own files; `config`: the config file, parsed from text, and
 //!   its migrations; `settings`: from the config to the engine's options, and live reloads.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
-//! - `store`: Slate's own SQLite file: transition history, settings, intents, claims.
+//! - `store`: Slate's own SQLite file: transition history, intents, claims, the notification
+//!   pause.
 //! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
 //! - `terminals`: reading the tmux panes, kitty windows and WezTerm panes of sessions Slate does
 //!   not host (their titles and what their screens show), off the live loop; where a pane is and
 //!   how its tools' output reads is pure (`terminals::panes`).
 //! - `live`: the live service, with its timing as plain data in `schedule`; `watch`: the file
 //!   watcher's hints; `api`: the loopback HTTP API; `token`: the API's bearer token; `client`:
-//!   the one client for a running Slate.
+//!   the one client for a running Slate; `mirror`: following a running Slate's live list from
+//!   its event stream (what the desktop app does when the Slate service runs the engine).
 //! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
 pub mod agents;
@@ -43,6 +45,7 @@ pub mod host;
 pub mod limits;
 pub mod lines;
 pub mod live;
+pub mod mirror;
 pub mod model;
 pub mod places;
 pub mod policy;

@@ -1209,3 +1209,23 @@ impl fmt::Display for ProblemKind {
         f.pad(self.as_str())
     }
 }
+
+/// What kind of Slate serves the loopback API, as `/health` says (`"kind"`): the desktop app's
+/// engine or `slate serve` (the user service, or one started by hand). One engine runs per user,
+/// so whichever finds the port taken names the other with this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerKind {
+    App,
+    Service,
+}
+
+impl ServerKind {
+    /// How a message names it: "the Slate app", "the Slate service".
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::App => "the Slate app",
+            ServerKind::Service => "the Slate service",
+        }
+    }
+}

@@ -2,14 +2,15 @@
 //!
 //! It owns the schema and its migrations, and the small typed reads and writes the engine needs:
 //! the history of status transitions (and from it the time a session spent in a status), the
-//! user's intents (park/await), the work items and claims, and every answer to a dialog (schema
-//! version 4). It keeps no read offsets (schema
-//! version 2 dropped them): a start-up never reads closed history, only looks at its size and
-//! time, so there is nothing for an offset to spare. Nor does it keep settings or the vouching
-//! process of a session (schema version 3 dropped both tables, which nothing wrote): settings live
-//! in the config file, and the tracker learns presence again from the first process scan. It also owns what happens when the file is corrupt (moved
-//! aside, never deleted, and a fresh store created) or locked by another writer (a typed error
-//! after the busy timeout).
+//! user's intents (park/await), and the work items and claims; the desktop app's notification
+//! pause (schema version 4), so a pause the person chose outlives a restart; and every answer to a
+//! dialog (schema version 5). It keeps no read offsets (schema version 2 dropped them): a start-up
+//! never reads closed history, only looks at its size and time, so there is nothing for an offset
+//! to spare. Nor does it keep settings or the vouching process of a session (schema version 3
+//! dropped both tables, which nothing wrote): settings live in the config file, and the tracker
+//! learns presence again from the first process scan. It also owns what happens when the file is
+//! corrupt (moved aside, never deleted, and a fresh store created) or locked by another writer (a
+//! typed error after the busy timeout).
 //!
 //! It deliberately decides nothing: it stores what the engine hands it and gives it back. It never
 //! reads the agents' own SQLite stores (that is `sources`), and it does not know where its file
@@ -27,6 +28,7 @@ use crate::model::{
     AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionKey, Status,
     Timestamp,
 };
+use crate::policy::menu::Pause;
 
 /// How long a write waits for another writer before it gives up with [`StoreError::Locked`].
 /// Slate's own writes are tiny, so anything holding the lock this long is another program.
@@ -115,7 +117,16 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE settings;
     DROP TABLE presence;
     "#,
-    // Version 4: every answer to a dialog, whatever its outcome (docs/states.md §8): where it came
+    // Version 4: the desktop app's notification pause, so a pause outlives a restart. One row at
+    // most: no row is no pause, and a row without an end is a pause until resumed.
+    r#"
+    CREATE TABLE notification_pause (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        until_ms INTEGER NULL,
+        set_at_ms INTEGER NOT NULL
+    );
+    "#,
+    // Version 5: every answer to a dialog, whatever its outcome (docs/states.md §8): where it came
     // from, what it asked, the fingerprint of the dialog the person saw, and what happened.
     r#"
     CREATE TABLE answers (
@@ -523,6 +534,54 @@ impl Store {
             total += since.elapsed_until(now);
         }
         Ok(total)
+    }
+
+    /// The notification pause the person chose last, as it stands at `now`: a pause whose end
+    /// has passed is no pause.
+    pub fn notification_pause(&self, now: Timestamp) -> Result<Pause, StoreError> {
+        let about = "read the notification pause";
+        let row: Option<Option<i64>> = self
+            .conn
+            .query_row(
+                "SELECT until_ms FROM notification_pause WHERE id = 1",
+                [],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|source| self.fail(about, source))?;
+        Ok(match row {
+            None => Pause::Off,
+            Some(None) => Pause::UntilResumed,
+            Some(Some(until)) if Timestamp::from_millis(until) > now => {
+                Pause::Until(Timestamp::from_millis(until))
+            }
+            Some(Some(_)) => Pause::Off,
+        })
+    }
+
+    /// Keeps the notification pause the person chose at `at`; `Pause::Off` (resumed) removes it.
+    pub fn set_notification_pause(&self, pause: Pause, at: Timestamp) -> Result<(), StoreError> {
+        let about = "keep the notification pause";
+        let until = match pause {
+            Pause::Off => {
+                return self
+                    .conn
+                    .execute("DELETE FROM notification_pause", [])
+                    .map(drop)
+                    .map_err(|source| self.fail(about, source));
+            }
+            Pause::UntilResumed => None,
+            Pause::Until(until) => Some(until.millis()),
+        };
+        self.conn
+            .execute(
+                "INSERT INTO notification_pause (id, until_ms, set_at_ms) VALUES (1, ?1, ?2)
+                 ON CONFLICT (id) DO UPDATE SET
+                     until_ms = excluded.until_ms, set_at_ms = excluded.set_at_ms",
+                params![until, at.millis()],
+            )
+            .map(drop)
+            .map_err(|source| self.fail(about, source))
     }
 
     /// Sets the user's intent for a session. An intent whose state is `none` is the absence of

@@ -88,6 +88,7 @@ pub(crate) fn security(port: u16) -> Security {
     Security {
         port,
         token: TOKEN.to_string(),
+        kind: slate::model::ServerKind::Service,
     }
 }
 
@@ -152,6 +153,9 @@ async fn the_json_endpoints_answer() {
     assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(health["live_sessions"], 1);
     assert_eq!(health["needs_you"], 0);
+    // Which Slate this is, so one that finds the port taken can name it.
+    assert_eq!(health["kind"], "service");
+    assert_eq!(health["pid"], std::process::id());
     assert!(health["roots"]
         .as_array()
         .unwrap()
@@ -478,16 +482,21 @@ fn serve_prints_its_port_refuses_a_second_and_stops_on_sigterm() {
         assert_eq!(mode & 0o777, 0o600);
     }
 
+    // One engine per user: a second `slate serve` of the same HOME names the first and does not
+    // start, with the status the user unit does not restart on.
     let listen = format!("127.0.0.1:{port}");
     let second = slate(home, &["serve", "--listen", &listen, "--processes", table])
         .output()
         .unwrap();
-    assert!(!second.status.success());
+    assert_eq!(second.status.code(), Some(3));
     let message = String::from_utf8_lossy(&second.stderr);
-    assert!(
-        message.contains(&format!("port {port} is already in use"))
-            && message.contains("--listen 127.0.0.1:0"),
-        "{message}"
+    assert_eq!(
+        message.trim_end(),
+        format!(
+            "slate: another `slate serve` already serves on {listen} (pid {}); it is this \
+             user's engine, so this one does not start",
+            first.child.id()
+        )
     );
 
     let refused = slate(home, &["serve", "--listen", "0.0.0.0:0"])
@@ -502,6 +511,101 @@ fn serve_prints_its_port_refuses_a_second_and_stops_on_sigterm() {
         .unwrap();
     assert!(killed.success());
     assert!(first.wait().success(), "serve exits cleanly on SIGTERM");
+}
+
+/// One engine per user, the other way round: while the desktop app serves this HOME's API on the
+/// port, `slate serve` does not start, names the app and its process, and exits with 3 (which
+/// the user unit does not restart on). A Slate that holds another token is another user's, and
+/// a program that is not a Slate is neither: both are plain errors that suggest a free port.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_to_start_while_the_app_serves_and_names_it() {
+    let (temp, handle, _thread) = started();
+    let home = temp.path();
+    give_token(home, TOKEN);
+    // The app's server: this process, saying it is the app.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let app = Security {
+        kind: slate::model::ServerKind::App,
+        ..security(address.port())
+    };
+    let server = tokio::spawn(api::serve(listener, handle.clone(), app, async move {
+        let _ = stopped.await;
+    }));
+    let (status, body) = call_health(address).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["kind"], "app");
+
+    let listen = address.to_string();
+    let mut command = slate(home, &["serve", "--listen", &listen]);
+    let refused = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(3), "{refused:?}");
+    assert!(refused.stdout.is_empty(), "it never listened");
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim_end(),
+        format!(
+            "slate: the Slate app already serves on {listen} (pid {}); it is this user's \
+             engine, so this one does not start",
+            std::process::id()
+        )
+    );
+
+    // Another HOME's `slate serve` finds a Slate whose token is not its own.
+    let other = tempfile::tempdir().unwrap();
+    give_token(other.path(), &"f".repeat(64));
+    let mut command = slate(other.path(), &["serve", "--listen", &listen]);
+    let foreign = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(foreign.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&foreign.stderr);
+    assert!(
+        message.contains("is held by another user's or HOME's Slate (its token differs)")
+            && message.contains("--listen 127.0.0.1:0"),
+        "{message}"
+    );
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+
+    // A program that is not a Slate: it answers every request with 404.
+    let stranger = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let listen = stranger.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in stranger.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = [0u8; 1024];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let mut command = slate(home, &["serve", "--listen", &listen]);
+    let taken = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(taken.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&taken.stderr);
+    assert!(
+        message.contains("is already in use on 127.0.0.1 by a program that is not a Slate"),
+        "{message}"
+    );
+}
+
+/// `GET /health` over HTTP, with the test token: the status and the JSON.
+async fn call_health(address: SocketAddr) -> (u16, serde_json::Value) {
+    tokio::task::spawn_blocking(move || {
+        let client = Client::new(address, Some(TOKEN.to_string()));
+        match client.get_json::<serde_json::Value>("/health") {
+            Ok(body) => (200, body),
+            Err(slate::client::ClientError::Status { status, .. }) => (status, json("null")),
+            Err(err) => panic!("{err}"),
+        }
+    })
+    .await
+    .unwrap()
 }
 
 /// Serves `handle`'s API on a free loopback port until the returned sender fires.

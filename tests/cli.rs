@@ -160,7 +160,13 @@ fn the_exit_codes_are_the_ones_the_manual_documents() {
         .split("\n.SH ")
         .next()
         .unwrap_or_default();
-    for term in ["\\fB0\\fR", "\\fB1\\fR", "\\fB2\\fR", "\\fBslate run\\fR"] {
+    for term in [
+        "\\fB0\\fR",
+        "\\fB1\\fR",
+        "\\fB2\\fR",
+        "\\fBslate run\\fR",
+        "\\fBslate serve\\fR",
+    ] {
         assert!(
             exit_status.contains(term),
             "EXIT STATUS lacks {term}: {exit_status}"
@@ -382,7 +388,14 @@ fn the_user_unit_runs_slate_serve_from_the_package_and_restarts_on_failure() {
         ("Unit", &["Description", "Documentation"]),
         (
             "Service",
-            &["Type", "ExecStart", "Restart", "RestartSec", "Environment"],
+            &[
+                "Type",
+                "ExecStart",
+                "Restart",
+                "RestartSec",
+                "RestartPreventExitStatus",
+                "Environment",
+            ],
         ),
         ("Install", &["WantedBy"]),
     ];
@@ -407,6 +420,11 @@ fn the_user_unit_runs_slate_serve_from_the_package_and_restarts_on_failure() {
         Some("exec" | "simple")
     ));
     assert_eq!(value("Service", "Restart").as_deref(), Some("on-failure"));
+    // `slate serve` exits with 3 when this user's Slate (the app) already serves: no restart then.
+    assert_eq!(
+        value("Service", "RestartPreventExitStatus").as_deref(),
+        Some("3")
+    );
     assert!(value("Unit", "Description").is_some_and(|text| !text.is_empty()));
     // A user manager has no multi-user.target; default.target is what `enable` hooks into.
     assert_eq!(
@@ -420,7 +438,20 @@ fn the_user_unit_runs_slate_serve_from_the_package_and_restarts_on_failure() {
         }
     }
 
-    // The packages install the unit and the binary it runs where the unit says.
+    // The packages install the unit and the binary it runs where the unit says, and that binary
+    // is the one scripts/package.sh builds: with the cargo profile it names, which Cargo.toml
+    // defines, so the bundler and the file list read the same target folder.
+    let script = std::fs::read_to_string(repository("scripts/package.sh")).expect("the script");
+    let profile = script
+        .lines()
+        .find_map(|line| line.strip_prefix("profile="))
+        .expect("scripts/package.sh names its cargo profile");
+    let manifest = std::fs::read_to_string(repository("Cargo.toml")).expect("the manifest");
+    assert!(
+        manifest.contains(&format!("[profile.{profile}]")),
+        "Cargo.toml defines no profile {profile}"
+    );
+    let built = format!("../target/{profile}/slate");
     let config: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(repository("src-tauri/tauri.conf.json")).expect("the config"),
     )
@@ -431,10 +462,7 @@ fn the_user_unit_runs_slate_serve_from_the_package_and_restarts_on_failure() {
             files["/usr/lib/systemd/user/slate.service"], "../packaging/slate.service",
             "{format}"
         );
-        assert_eq!(
-            files["/usr/bin/slate"], "../target/release/slate",
-            "{format}"
-        );
+        assert_eq!(files["/usr/bin/slate"], built.as_str(), "{format}");
         for installed in [
             "/usr/share/bash-completion/completions/slate",
             "/usr/share/zsh/vendor-completions/_slate",

@@ -319,6 +319,7 @@ async fn the_command_line_and_the_api_accept_and_refuse_the_same_awaited_actors(
         Security {
             port: PORT,
             token: TOKEN.to_string(),
+            kind: slate::model::ServerKind::Service,
         },
     );
     let post = |who: &str| {

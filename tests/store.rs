@@ -13,6 +13,7 @@ use slate::model::{
     AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionKey, Status,
     Timestamp,
 };
+use slate::policy::menu::Pause;
 use slate::store::{self, Store, StoreError, StoredIntent, Transition, WorkItem};
 
 fn key(id: &str) -> SessionKey {
@@ -369,7 +370,8 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
     rusqlite::Connection::open(&path)
         .unwrap()
         .execute_batch(
-            "DROP TABLE answers;
+            "DROP TABLE notification_pause;
+             DROP TABLE answers;
              CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              INSERT INTO settings VALUES ('autostart', 'true');
              CREATE TABLE presence (
@@ -399,9 +401,129 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
     };
     assert_eq!(
         tables,
-        vec!["answers", "claims", "intents", "transitions", "work_items"],
+        vec![
+            "answers",
+            "claims",
+            "intents",
+            "notification_pause",
+            "transitions",
+            "work_items"
+        ],
         "{tables:?}"
     );
+}
+
+/// The desktop app's notification pause outlives the process that set it: until resumed, or
+/// until a time that is still ahead. A pause whose end has passed reads as none, and resuming
+/// removes it.
+#[test]
+fn the_notification_pause_is_kept_until_resumed_or_until_it_ends() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    {
+        let store = store::open(&path).unwrap();
+        assert_eq!(store.notification_pause(at(0)).unwrap(), Pause::Off);
+        store
+            .set_notification_pause(Pause::UntilResumed, at(10))
+            .unwrap();
+    }
+    // Another process (the app after a restart) opens the file and finds the pause.
+    let store = store::open(&path).unwrap();
+    assert_eq!(
+        store.notification_pause(at(1_000_000)).unwrap(),
+        Pause::UntilResumed
+    );
+
+    // A timed pause replaces it, holds until its end, and is no pause from then on.
+    store
+        .set_notification_pause(Pause::Until(at(3600)), at(20))
+        .unwrap();
+    assert_eq!(
+        store.notification_pause(at(3599)).unwrap(),
+        Pause::Until(at(3600))
+    );
+    assert_eq!(store.notification_pause(at(3600)).unwrap(), Pause::Off);
+    assert_eq!(store.notification_pause(at(7200)).unwrap(), Pause::Off);
+
+    // Resuming removes it.
+    store
+        .set_notification_pause(Pause::UntilResumed, at(30))
+        .unwrap();
+    store.set_notification_pause(Pause::Off, at(40)).unwrap();
+    assert_eq!(store.notification_pause(at(41)).unwrap(), Pause::Off);
+    let rows: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM notification_pause", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    assert_eq!(rows, 0, "one row at most, and none once resumed");
+}
+
+/// A store of version 3 (before the pause was kept) gains the table and keeps what it held: the
+/// migration only adds.
+#[test]
+fn version_4_adds_the_pause_to_a_version_3_store() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    {
+        let store = store::open(&path).unwrap();
+        store.put_work_item(&item("kept")).unwrap();
+    }
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE notification_pause; DROP TABLE answers; PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    let store = store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.work_item("kept").unwrap(), Some(item("kept")));
+    assert_eq!(store.notification_pause(at(0)).unwrap(), Pause::Off);
+    store
+        .set_notification_pause(Pause::UntilResumed, at(1))
+        .unwrap();
+    assert_eq!(
+        store.notification_pause(at(2)).unwrap(),
+        Pause::UntilResumed
+    );
+}
+
+#[test]
+fn version_5_adds_the_answers_to_a_version_4_store() {
+    use slate::agents::keys::Action;
+    use slate::answers::{Record, Surface};
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    {
+        let store = store::open(&path).unwrap();
+        store
+            .set_notification_pause(Pause::UntilResumed, at(1))
+            .unwrap();
+    }
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TABLE answers; PRAGMA user_version = 4;")
+        .unwrap();
+    let store = store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(Store::latest_schema_version(), 5);
+    assert_eq!(
+        store.notification_pause(at(2)).unwrap(),
+        Pause::UntilResumed
+    );
+    let record = Record {
+        surface: Surface::Notification,
+        action: Action::Approve,
+        option: None,
+        fingerprint: "9f86d081884c7d65".to_string(),
+        summary: None,
+        outcome: "answered".to_string(),
+        detail: None,
+        at: at(3),
+    };
+    store.record_answer(&key("s1"), &record).unwrap();
+    assert_eq!(store.answers(&key("s1"), 5).unwrap(), vec![record]);
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod intent; // intent, custody and the next actor through the real binary over a
 mod listings; // Claude Code's registry and background jobs on disk
 mod live; // the live service: first snapshot, one change per append, intents and claims, over a temp HOME
 mod menu; // the tray menu as data, its config-error note, the tooltip, and menu ids that read back
+mod mirror; // following a running Slate: events read, a snapshot after a gap compared, a real follower
 mod notifications; // the notification policy: one per flip, none at start-up or while paused, bursts
 mod opencode; // OpenCode's SQLite store and JSON tree, read and decided, and damaged databases
 mod places; // Slate's own folders and files on every platform

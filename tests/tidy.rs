@@ -50,6 +50,7 @@ const PURE: &[&str] = &[
     "src/tracker/",
     "src/policy.rs",
     "src/policy/",
+    "src/mirror.rs",
     "src/remote.rs",
     "src/remote/backoff.rs",
     "src/remote/view.rs",

@@ -25,26 +25,35 @@ function metaToken(doc) {
 }
 
 /**
- * Finds the API's base URL and token: `{base, token, tauri}`.
+ * Finds the API's base URL and token: `{base, token, tauri, servedBy}`.
  * The token may be null (a plain browser page served without one): reading still works, only the
- * refresh button's POST will be refused.
+ * refresh button's POST will be refused. `servedBy` is what the desktop shell says serves the API:
+ * "app" (its own engine) or "service" (the Slate service it uses instead of an engine of its own);
+ * null outside the shell.
  */
 export async function resolveEndpoint(win = window) {
   const params = new URLSearchParams(win.location.search);
   const override = params.get("api");
   const core = tauriCore(win);
   if (override) {
-    return { base: trimSlash(override), token: params.get("token") || metaToken(win.document), tauri: core };
+    return { base: trimSlash(override), token: params.get("token") || metaToken(win.document), tauri: core, servedBy: null };
   }
   if (core) {
     try {
       const answer = await core.invoke("api_endpoint");
-      if (answer && answer.base) return { base: trimSlash(String(answer.base)), token: answer.token || null, tauri: core };
+      if (answer && answer.base) {
+        return {
+          base: trimSlash(String(answer.base)),
+          token: answer.token || null,
+          tauri: core,
+          servedBy: typeof answer.served_by === "string" ? answer.served_by : null,
+        };
+      }
     } catch {
       // A shell without the command serves the page itself, like `slate serve`: fall through.
     }
   }
-  return { base: trimSlash(win.location.origin), token: metaToken(win.document), tauri: core };
+  return { base: trimSlash(win.location.origin), token: metaToken(win.document), tauri: core, servedBy: null };
 }
 
 function trimSlash(url) {
@@ -87,11 +96,17 @@ export function reference(session) {
 }
 
 export class Api {
-  /** @param {{base: string, token: string|null, tauri: object|null}} endpoint */
+  /** @param {{base: string, token: string|null, tauri: object|null, servedBy?: string|null}} endpoint */
   constructor(endpoint) {
     this.base = endpoint.base;
     this.token = endpoint.token;
     this.tauri = endpoint.tauri;
+    this.servedBy = endpoint.servedBy || null;
+  }
+
+  /** True when the desktop app shows the Slate service's sessions rather than its own engine's. */
+  get usesService() {
+    return this.servedBy === "service";
   }
 
   async #getJson(path) {

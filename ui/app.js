@@ -10,7 +10,9 @@
 //! `status`, with no facets. A session on a remote machine is marked with the machine's name;
 //! while the server cannot reach that machine (`unreachable_since`), it is greyed out, keeps the
 //! state its machine last reported, and is not counted as needing you, and the machines the
-//! server cannot reach are named above the list (`/health`'s `remotes`).
+//! server cannot reach are named above the list (`/health`'s `remotes`). Inside the desktop app,
+//! when the app uses the Slate service instead of an engine of its own (the endpoint the shell
+//! hands the page says so), a line says "Using the Slate service".
 
 import { Api, reference, resolveEndpoint, sessionKey } from "./api.js";
 
@@ -263,6 +265,8 @@ function renderHeader() {
       ),
     ),
   );
+
+  $("served-by").hidden = !(state.api && state.api.usesService);
 
   const conn = $("connection");
   conn.dataset.state = state.connection;

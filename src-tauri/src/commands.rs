@@ -18,6 +18,7 @@ use slate::model::SessionKey;
 use slate::policy::menu::Pause;
 
 use crate::server::Endpoint;
+use crate::source::Source;
 use crate::window::{Page, Request};
 use crate::Shell;
 
@@ -48,7 +49,7 @@ impl Serialize for CommandError {
 /// Where the page finds the loopback API, and the token its POSTs need.
 #[tauri::command]
 pub fn api_endpoint(page: State<'_, Page>) -> Endpoint {
-    page.endpoint.clone()
+    page.endpoint()
 }
 
 /// Raises the terminal that hosts session `id` (an id or a unique prefix of one, or `NAME:ID`
@@ -56,7 +57,7 @@ pub fn api_endpoint(page: State<'_, Page>) -> Endpoint {
 /// session runs can take a few seconds.
 #[tauri::command]
 pub async fn focus_session(page: State<'_, Page>, id: String) -> Result<(), CommandError> {
-    let endpoint = page.endpoint.clone();
+    let endpoint = page.endpoint();
     tauri::async_runtime::spawn_blocking(move || focus_through_api(&endpoint, &id))
         .await
         .map_err(|err| CommandError::Focus {
@@ -113,17 +114,20 @@ pub fn show_window<R: Runtime>(app: AppHandle<R>) {
 /// Focuses a session's terminal: finds its process, then asks the focus strategy to raise what
 /// hosts it. A session on a remote machine is attached to instead.
 pub fn focus(shell: &Shell, id: &str) -> Result<(), CommandError> {
-    focus_with(&shell.handle, id)
+    focus_with(&shell.source(), id)
 }
 
-fn focus_with(handle: &slate::live::Handle, id: &str) -> Result<(), CommandError> {
-    let detail = handle
+fn focus_with(source: &Source, id: &str) -> Result<(), CommandError> {
+    let session = source
         .session(id)
+        .map_err(|err| CommandError::Api {
+            id: id.to_string(),
+            reason: err.to_string(),
+        })?
         .ok_or_else(|| CommandError::UnknownSession(id.to_string()))?;
-    let session = detail.session;
     if let Some(machine) = &session.machine {
         return attach(
-            &handle.settings().config,
+            &source.settings().config,
             machine.as_str(),
             session.id.as_str(),
         );
@@ -217,10 +221,10 @@ fn focus_pid(id: &str, pid: Option<u32>) -> Result<(), CommandError> {
 /// own, so the menu never waits on the network.
 pub fn focus_key(shell: &Shell, key: &SessionKey) {
     if key.machine.is_some() {
-        let handle = shell.handle.clone();
+        let source = shell.source();
         let reference = key.reference();
         std::thread::spawn(move || {
-            if let Err(err) = focus_with(&handle, &reference) {
+            if let Err(err) = focus_with(&source, &reference) {
                 tracing::warn!("{err}");
             }
         });
@@ -267,15 +271,18 @@ fn change_autostart<R: Runtime>(app: &AppHandle<R>, enabled: bool) -> Result<boo
     Ok(now_enabled)
 }
 
+/// Pauses or resumes notifications (from the menu, the page, or the config's `[notifications]`),
+/// and keeps the pause in the store for the next start.
 pub fn set_pause<R: Runtime>(app: &AppHandle<R>, shell: &Shell, pause: Pause) {
     *shell.pause.lock().expect("lock poisoned") = pause;
     tracing::info!(?pause, "notification pause changed");
+    crate::pause::keep(shell.store_file(), pause, slate::live::system_clock());
     crate::refresh_tray(app);
 }
 
 /// Shows the window, starting its process when it is closed, and brings it to the front.
 pub fn show<R: Runtime>(app: &AppHandle<R>) -> Result<(), CommandError> {
     let shell = app.state::<Shell>();
-    crate::window::open(app, &shell.endpoint, crate::on_window_request)?;
+    crate::window::open(app, &shell.endpoint(), crate::on_window_request)?;
     Ok(())
 }

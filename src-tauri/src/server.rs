@@ -1,25 +1,41 @@
-//! The loopback HTTP API the app serves in-process, so the window, the `slate` CLI and a browser
-//! all read the same live state.
+//! The loopback HTTP API the app serves when its engine runs in-process, so the window, the
+//! `slate` CLI and a browser all read the same live state; and the endpoint the page is handed,
+//! whichever Slate serves it.
 //!
-//! This module only picks the address and hands the listener to the engine's API; the routes, the
-//! security checks and the token belong to `slate::api`. The configured address (port 7411 by
-//! default) is tried first; when it is taken, for instance by a `slate serve` already running,
-//! the app falls back to a free port rather than failing, and the window learns the real address
-//! through the `api_endpoint` command.
+//! This module only binds and hands the listener to the engine's API; the routes, the security
+//! checks and the token belong to `slate::api`. The configured address (port 7411 by default) is
+//! bound first by `source::find`, which follows this user's Slate service instead when it holds
+//! the port; when something else holds it, the app's engine listens on a free port rather than
+//! failing, and the window learns the real address through the `api_endpoint` command.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use slate::live;
+use slate::model::ServerKind;
 
-/// What the page needs to reach the API.
+/// What the page needs to reach the API, and which Slate serves it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Endpoint {
     /// `http://127.0.0.1:<port>`, without a trailing slash.
     pub base: String,
     /// The bearer token for POSTs.
     pub token: String,
+    /// The app's own engine, or the Slate service the app follows (the page says "Using the
+    /// Slate service" then).
+    pub served_by: ServerKind,
+}
+
+impl Endpoint {
+    /// The endpoint of the Slate at `address`, which the app follows.
+    pub fn followed(address: SocketAddr, token: String, served_by: ServerKind) -> Endpoint {
+        Endpoint {
+            base: format!("http://{address}"),
+            token,
+            served_by,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -30,27 +46,34 @@ pub enum ServerError {
     Token(#[from] slate::token::TokenError),
 }
 
-/// Binds the API's listener and starts serving `handle` on it, with the user's token from
-/// `token_file` (created on first run).
+/// A listener on `listen`, or on a free loopback port when that is taken (the demo's).
+pub fn bind(listen: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(listen).or_else(|err| {
+        tracing::warn!(%listen, "{err}; listening on a free port instead");
+        free_port()
+    })
+}
+
+/// A listener on a free loopback port.
+pub fn free_port() -> std::io::Result<TcpListener> {
+    TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+}
+
+/// Starts serving `handle` on `listener`, with the user's token from `token_file` (created on
+/// first run).
 pub fn start(
     handle: live::Handle,
-    listen: SocketAddr,
+    listener: TcpListener,
     token_file: &Path,
 ) -> Result<Endpoint, ServerError> {
     let token = slate::token::load_or_create_token(token_file)?;
-    let listener = match TcpListener::bind(listen) {
-        Ok(listener) => listener,
-        Err(err) => {
-            tracing::warn!(%listen, "{err}; listening on a free port instead");
-            TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?
-        }
-    };
     let address = listener.local_addr()?;
     tracing::info!("listening on http://{address}");
     listener.set_nonblocking(true)?;
     let security = slate::api::Security {
         port: address.port(),
         token: token.clone(),
+        kind: ServerKind::App,
     };
     tauri::async_runtime::spawn(async move {
         let listener = match tokio::net::TcpListener::from_std(listener) {
@@ -70,5 +93,6 @@ pub fn start(
     Ok(Endpoint {
         base: format!("http://{address}"),
         token,
+        served_by: ServerKind::App,
     })
 }

@@ -12,7 +12,9 @@
 //!
 //! The two processes talk over the window process's standard input and output, one line at a
 //! time. The tray writes the API's [`Endpoint`] as JSON first, then `show` whenever the person
-//! opens the window again; end of input means the tray is gone, and the window closes. The window
+//! opens the window again, and `endpoint` with the new one as JSON when the API moved (the Slate
+//! service the tray followed went away and the tray runs its own engine now: the page is loaded
+//! again from it); end of input means the tray is gone, and the window closes. The window
 //! writes a [`Request`] line for what only the tray can do (pause notifications, quit, redraw the
 //! menu). This module owns that lifecycle and the protocol; what the page may invoke is in
 //! `commands`, what it shows in `ui/`.
@@ -158,6 +160,27 @@ fn own_binary() -> std::io::Result<std::path::PathBuf> {
     Ok(path)
 }
 
+/// Points the open window, if one runs, at the API's new `endpoint`.
+pub fn retarget<R: Runtime>(app: &AppHandle<R>, endpoint: &Endpoint) {
+    let launcher = app.state::<Launcher>();
+    let mut running = launcher.running.lock().expect("lock poisoned");
+    let Some(window) = running.as_mut() else {
+        return;
+    };
+    let line = match serde_json::to_string(endpoint) {
+        Ok(json) => format!("{ENDPOINT_LINE} {json}"),
+        Err(err) => {
+            tracing::warn!("cannot tell the window the new endpoint: {err}");
+            return;
+        }
+    };
+    // A window process that has just ended fails the write; the next one gets the endpoint first.
+    let _ = writeln!(window.input, "{line}").and_then(|_| window.input.flush());
+}
+
+/// The word before a new endpoint on the tray's line to the window.
+const ENDPOINT_LINE: &str = "endpoint";
+
 /// Closes the window process, if one runs (the tray is quitting). Closing its input is enough:
 /// the window process ends at the end of its input.
 pub fn close<R: Runtime>(app: &AppHandle<R>) {
@@ -169,12 +192,17 @@ pub fn close<R: Runtime>(app: &AppHandle<R>) {
 /// What the window process shares with the commands the page invokes.
 pub struct Page {
     /// Where the page finds the API, from the tray.
-    pub endpoint: Endpoint,
+    endpoint: Mutex<Endpoint>,
     /// The line to the tray.
     tray: Mutex<std::io::Stdout>,
 }
 
 impl Page {
+    /// Where the page finds the API now.
+    pub fn endpoint(&self) -> Endpoint {
+        self.endpoint.lock().expect("lock poisoned").clone()
+    }
+
     /// Sends a request to the tray.
     pub fn ask(&self, request: Request) {
         let mut tray = self.tray.lock().expect("lock poisoned");
@@ -191,7 +219,7 @@ pub fn run(context: tauri::Context<tauri::Wry>) -> anyhow::Result<()> {
     let endpoint: Endpoint = serde_json::from_str(first.trim())
         .map_err(|err| anyhow::anyhow!("the window expects the API's endpoint first: {err}"))?;
     let page = Page {
-        endpoint,
+        endpoint: Mutex::new(endpoint),
         tray: Mutex::new(std::io::stdout()),
     };
     tauri::Builder::default()
@@ -231,20 +259,36 @@ pub fn run(context: tauri::Context<tauri::Wry>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads the tray's lines: `show` raises the window; the end of input (the tray quit or died)
-/// ends the window process.
+/// Reads the tray's lines: `show` raises the window, `endpoint` loads the page again from the
+/// API's new place; the end of input (the tray quit or died) ends the window process.
 fn follow_tray(app: AppHandle) {
     for line in std::io::stdin().lock().lines() {
-        match line.as_deref() {
-            Ok("show") => {
-                let queued = app.clone();
-                let _ = app.run_on_main_thread(move || raise(&queued));
+        let Ok(line) = line else { break };
+        if line == "show" {
+            let queued = app.clone();
+            let _ = app.run_on_main_thread(move || raise(&queued));
+            continue;
+        }
+        match read_endpoint_line(&line) {
+            Some(endpoint) => {
+                tracing::info!(base = %endpoint.base, "the API moved; loading the page again");
+                *app.state::<Page>().endpoint.lock().expect("lock poisoned") = endpoint;
+                if let Some(window) = app.get_webview_window(LABEL) {
+                    if let Err(err) = window.eval("window.location.reload()") {
+                        tracing::warn!("cannot load the page again: {err}");
+                    }
+                }
             }
-            Ok(other) => tracing::warn!(line = other, "ignoring an unknown line from the tray"),
-            Err(_) => break,
+            None => tracing::warn!(line, "ignoring an unknown line from the tray"),
         }
     }
     app.exit(0);
+}
+
+/// The endpoint an `endpoint {json}` line carries; `None` for any other line.
+fn read_endpoint_line(line: &str) -> Option<Endpoint> {
+    let json = line.strip_prefix(ENDPOINT_LINE)?.strip_prefix(' ')?;
+    serde_json::from_str(json).ok()
 }
 
 /// Shows, unminimises and focuses the window.
@@ -290,6 +334,32 @@ mod tests {
             Request::parse("pause   until-resumed"),
             Some(Request::Pause(Pause::UntilResumed))
         );
+    }
+
+    /// The tray tells an open window where the API moved; only a whole endpoint reads.
+    #[test]
+    fn a_new_endpoint_reads_back_from_its_line() {
+        let endpoint = Endpoint {
+            base: "http://127.0.0.1:7411".to_string(),
+            token: "t".repeat(64),
+            served_by: slate::model::ServerKind::App,
+        };
+        let line = format!(
+            "{ENDPOINT_LINE} {}",
+            serde_json::to_string(&endpoint).unwrap()
+        );
+        assert!(!line.contains('\n'));
+        assert_eq!(read_endpoint_line(&line), Some(endpoint));
+        for line in [
+            "endpoint",
+            "endpoint ",
+            "endpoint {}",
+            "endpoint {\"base\":\"http://127.0.0.1:7411\"}",
+            "endpoints {\"base\":\"http://127.0.0.1:7411\",\"token\":\"t\",\"served_by\":\"app\"}",
+            "show",
+        ] {
+            assert_eq!(read_endpoint_line(line), None, "{line:?}");
+        }
     }
 
     #[test]

@@ -8,7 +8,10 @@
 # notification with dunstctl, checks a second launch and that the window's WebKit processes run only
 # while it is open, edits the config file while the app runs (a good edit applies, a broken one
 # shows in the menu and the API; a remote machine that cannot be reached is named in the menu),
-# restarts the app, and takes screenshots into docs/screenshots/.
+# restarts the app with a pause that holds across the restart (in the store and the menu), starts
+# `slate serve` first and checks the app then uses it (no second engine, the same tray count and
+# one notification), that `slate serve` refuses while the service or the app serves, naming it,
+# and that the app takes over when the service stops; it takes screenshots into docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
 #        src-tauri/tests/desktop.sh --smoke --app /usr/bin/slate-app
@@ -36,7 +39,7 @@ if [ "${1:-}" != "--inside" ]; then
   export SLATE_DESKTOP_APP SLATE_DESKTOP_SMOKE
   cd "$ROOT"
   if [ -z "$SLATE_DESKTOP_APP" ]; then
-    cargo build -p slate-app --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
+    cargo build -p slate-app -p slate --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
   fi
   private_desktop_run "$0" "$(mktemp -d /tmp/slate-desktop.XXXXXX)"
   status=$?
@@ -48,6 +51,8 @@ fi
 # ---- inside the private D-Bus session ----
 cd "$ROOT"
 APP="${SLATE_DESKTOP_APP:-$ROOT/target/debug/slate-app}"
+# The command line beside the app: target/debug/slate, or /usr/bin/slate of the package.
+SLATE="$(dirname "$APP")/slate"
 SMOKE="${SLATE_DESKTOP_SMOKE:-}"
 LOG="$WORK/app.log"
 NOTIFY_LOG="$WORK/notify.log"
@@ -164,7 +169,7 @@ window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1
 some_webkit() { [ "$(webkit_count)" -gt 0 ]; }
 log_has() { grep -q -- "$1" "$LOG"; }
 start_app() {
-  SLATE_LISTEN=127.0.0.1:0 "$APP" "$@" >>"$LOG" 2>&1 &
+  SLATE_LISTEN="${APP_LISTEN:-127.0.0.1:0}" "$APP" "$@" >>"$LOG" 2>&1 &
   app_pid=$!
   eventually 60 find_item
 }
@@ -315,8 +320,17 @@ check "Resume brings Pause notifications back" eventually 5 menu_has "Pause noti
 line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"one more thing"}' >>"$WEB_FILE"
 check "the count is back to 0" eventually 10 label_is 0
 
-# ---- 8. restart: no notification at start-up ----
+# ---- 8. restart: no notification at start-up, and a pause holds across it ----
 before="$(notify_count)"
+click "Until resumed"
+check "pausing again offers Resume" eventually 5 menu_has "Resume notifications"
+STORE="$XDG_DATA_HOME/slate/slate.db"
+kept_pause() { # until_ms, or "null" for until resumed; nothing when no pause is kept
+  python3 -c 'import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("SELECT until_ms FROM notification_pause").fetchall()
+print("\n".join("null" if until is None else str(until) for (until,) in rows))' "$STORE"
+}
+check "the pause is kept in Slate's store" test "$(kept_pause)" = null
 click "Quit Slate"
 check "Quit in the menu ends the app" eventually 10 bash -c "! kill -0 $app_pid 2>/dev/null"
 {
@@ -327,9 +341,13 @@ item=""
 item_path=""
 start_app
 check "after a restart the tray shows the session that finished meanwhile" eventually 20 label_is 1
+check "after a restart notifications are still paused" eventually 5 menu_has "Resume notifications (paused)"
 sleep 4
 check "a restart sends no notification" test "$(notify_count)" -eq "$before"
 check "the icon after the restart has the badge red" icon_has_red
+click "Resume notifications"
+check "Resume after the restart brings Pause notifications back" eventually 5 menu_has "Pause notifications"
+check "resuming removes the kept pause" test -z "$(kept_pause)"
 
 # ---- 9. the demo plays every state in its own temporary HOME ----
 before="$(notify_count)"
@@ -349,6 +367,99 @@ click "Quit Slate"
 demo_gone() { ! kill -0 "$app_pid" 2>/dev/null && [ -z "$(ls -A "$WORK/tmp")" ]; }
 check "quitting the demo removes its temporary HOME" eventually 10 demo_gone
 check "quitting closes the open window and its WebKit processes" eventually 10 no_webkit
+
+# ---- 10. one engine per user: the app uses a running `slate serve`, and takes over when it stops ----
+# The TCP ports process $1 listens on, from the socket inodes it holds and the kernel's tables.
+listening_ports() {
+  python3 -c 'import os, sys
+pid = sys.argv[1]
+inodes = set()
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        target = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        continue
+    if target.startswith("socket:["):
+        inodes.add(target[8:-1])
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    with open(table) as lines:
+        next(lines)
+        for row in lines:
+            fields = row.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                print(int(fields[1].rsplit(":", 1)[1], 16))' "$1"
+}
+# How many descriptors process $1 holds on Slate's store.
+store_descriptors() { find "/proc/$1/fd" -lname "$STORE*" 2>/dev/null | wc -l; }
+PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+"$SLATE" serve --listen "127.0.0.1:$PORT" >"$WORK/serve.log" 2>&1 &
+serve_pid=$!
+pids+=("$serve_pid")
+serving() { grep -qs "listening on http://127.0.0.1:$PORT" "$WORK/serve.log"; }
+check "slate serve listens on port $PORT" eventually 20 serving
+# Which Slate answers on the port, as its /health says: "$(health_says kind) $(health_says pid)".
+health_says() { curl -fsS "http://127.0.0.1:$PORT/health" | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+check "the service's /health says it is the service, with its pid" \
+  test "$(health_says kind) $(health_says pid)" = "service $serve_pid"
+before="$(notify_count)"
+item=""
+item_path=""
+APP_LISTEN="127.0.0.1:$PORT" start_app
+check "the app with the service running shows the count" eventually 20 label_is 1
+check "the menu says the app uses the Slate service" eventually 5 menu_has "Using the Slate service"
+check "the app's log says it uses the service" eventually 5 log_has "using the Slate service"
+check "the app opens no listener of its own" test -z "$(listening_ports "$app_pid")"
+check "the app holds no descriptor on the store (the service is its one writer)" test "$(store_descriptors "$app_pid")" -eq 0
+check "the API on the port is still the service's, not a second engine's" \
+  test "$(health_says kind) $(health_says pid)" = "service $serve_pid"
+check "the service holds the store" test "$(store_descriptors "$serve_pid")" -gt 0
+{
+  line "$WEB_DIR" "$WEB" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Tables done."}]}'
+  line "$WEB_DIR" "$WEB" '"type":"system","subtype":"turn_duration","durationMs":900'
+} >>"$WEB_FILE"
+check "a flip the service sees moves the app's tray to 2" eventually 10 label_is 2
+check "the tray icon follows the service's count to the 2-badge, pixel for pixel" icon_shows needs-2
+check "the menu lists the session the service saw flip" eventually 5 menu_has "web · Claude Code — "
+one_more() { [ "$(notify_count)" -eq $((before + 1)) ]; }
+check "the app notifies the service's flip exactly once" eventually 6 one_more
+sleep 3
+check "still exactly one after the burst window" one_more
+web_told() { grep -c '"web · Claude Code needs you"' "$NOTIFY_LOG"; }
+check "the notification names the session" test "$(web_told)" -eq 1
+second="$("$SLATE" serve --listen "127.0.0.1:$PORT" 2>&1)"
+second_status=$?
+check "a second slate serve exits with 3" test "$second_status" -eq 3
+check "a second slate serve names the first" \
+  test "$second" = "slate: another \`slate serve\` already serves on 127.0.0.1:$PORT (pid $serve_pid); it is this user's engine, so this one does not start"
+line "$ACME_DIR" "$ACME" '"type":"user","message":{"role":"user","content":"and the changelog"}' >>"$ACME_FILE"
+check "a new prompt the service sees moves the app's tray to 1" eventually 10 label_is 1
+
+# The service stops: the app says so and waits for it; meanwhile a session turns to Needs you,
+# with nothing watching. When the service stays away, the app runs its own engine on the same
+# port, and the flip made meanwhile is notified then, once.
+kill "$serve_pid"
+check "the menu says the service is not answering" eventually 10 menu_has "The Slate service is not answering"
+{
+  line "$ACME_DIR" "$ACME" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Changelog done."}]}'
+  line "$ACME_DIR" "$ACME" '"type":"system","subtype":"turn_duration","durationMs":900'
+} >>"$ACME_FILE"
+check "the app runs its own engine when the service stays away" eventually 30 menu_has "The Slate service stopped: Slate runs its own engine"
+app_listens_on_port() { listening_ports "$app_pid" | grep -qx "$PORT"; }
+check "the app's engine listens on the service's port" eventually 5 app_listens_on_port
+check "the app's engine counts the flip made while the service was away" eventually 10 label_is 2
+two_more() { [ "$(notify_count)" -eq $((before + 2)) ]; }
+check "the flip made while the service was away is notified" eventually 6 two_more
+sleep 3
+check "once" two_more
+refused="$("$SLATE" serve --listen "127.0.0.1:$PORT" 2>&1)"
+refused_status=$?
+check "slate serve does not start while the app serves" test "$refused_status" -eq 3
+check "slate serve names the app and its pid" \
+  test "$refused" = "slate: the Slate app already serves on 127.0.0.1:$PORT (pid $app_pid); it is this user's engine, so this one does not start"
+check "the port's /health now says it is the app, with the app's pid" \
+  test "$(health_says kind) $(health_says pid)" = "app $app_pid"
+click "Quit Slate"
+check "Quit ends the app" eventually 10 bash -c "! kill -0 $app_pid 2>/dev/null"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -163,6 +163,14 @@ fn sections() -> Roff {
          slate run fails with 1.",
     )]);
 
+    roff.control("TP", []);
+    roff.text([bold("slate serve")]);
+    roff.text([roman(
+        "Exits with 3, without starting, when this user's Slate already serves on its address \
+         (the desktop app, or another slate serve): one engine runs per user, and the message \
+         names the one that runs and its process id. The user unit does not restart on 3.",
+    )]);
+
     roff.control("SH", ["FILES"]);
     entry(
         &mut roff,
@@ -180,9 +188,9 @@ fn sections() -> Roff {
     entry(
         &mut roff,
         "~/.local/share/slate/slate.db",
-        "Slate's store: state transitions, intents, work items and claims, and every answer to \
-         a dialog (SQLite). Under \
-         $XDG_DATA_HOME/slate when that is set.",
+        "Slate's store: state transitions, intents, work items and claims, the desktop app's \
+         notification pause, and every answer to a dialog (SQLite). Under $XDG_DATA_HOME/slate \
+         when that is set.",
     );
     entry(
         &mut roff,

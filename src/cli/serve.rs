@@ -16,10 +16,12 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use slate::api::{self, Security};
+use slate::client::Answer;
 use slate::config::{self, Config};
 use slate::engine::Options;
 use slate::live::{self, Service, Timing, Update};
-use slate::model::Session;
+use slate::mirror::Told;
+use slate::model::{ServerKind, Session};
 use slate::report;
 use slate::settings::Settings;
 use slate::store;
@@ -52,15 +54,13 @@ pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::R
     let token = slate::token::load_or_create_token(&places.token_file())
         .context("cannot set up the API token")?;
 
-    // Bind first, so a second `slate serve` fails at once rather than after a full read.
+    // Bind first, so a second `slate serve` fails at once rather than after a full read, and so
+    // the desktop app, which binds first too, finds the port taken and follows this one.
     let listener = match std::net::TcpListener::bind(address) {
         Ok(listener) => listener,
-        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => bail!(
-            "port {} is already in use on {} (is another `slate serve` running?); \
-             pass --listen 127.0.0.1:0 to pick a free port",
-            address.port(),
-            address.ip()
-        ),
+        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
+            return port_taken(address, token);
+        }
         Err(err) => bail!("cannot listen on {address}: {err}"),
     };
     let local = listener.local_addr()?;
@@ -99,6 +99,7 @@ pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::R
         let security = Security {
             port: local.port(),
             token,
+            kind: ServerKind::Service,
         };
         api::serve(listener, handle.clone(), security, shutdown_signal()).await
     });
@@ -106,6 +107,49 @@ pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::R
     let _ = thread.join();
     result.context("the server stopped")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The exit status of a `slate serve` that does not start because this user's engine already
+/// runs (the app, or another `slate serve`). The user unit does not restart on it
+/// (`RestartPreventExitStatus=3` in packaging/slate.service), and the manual page lists it.
+pub const ALREADY_SERVED: u8 = 3;
+
+/// How long `serve` waits to learn who holds its port: a Slate that has just started answers
+/// after its first read of the machine.
+const WHO_WAIT: Duration = Duration::from_secs(10);
+
+/// Says who holds `address` when it is taken. One engine runs per user: when it is this user's
+/// Slate (the app or another `slate serve`, which takes this HOME's token), this one says so and
+/// ends with [`ALREADY_SERVED`]; anything else is an error.
+fn port_taken(address: SocketAddr, token: String) -> anyhow::Result<ExitCode> {
+    let client = slate::client::Client::new(address, Some(token));
+    match client.answer(WHO_WAIT) {
+        Answer::Ours { version, kind, pid } => {
+            let who = match kind {
+                Some(ServerKind::App) => "the Slate app".to_string(),
+                Some(ServerKind::Service) => "another `slate serve`".to_string(),
+                None => format!("slate {version}"),
+            };
+            let pid = pid.map(|pid| format!(" (pid {pid})")).unwrap_or_default();
+            eprintln!(
+                "slate: {who} already serves on {address}{pid}; it is this user's engine, \
+                 so this one does not start"
+            );
+            Ok(ExitCode::from(ALREADY_SERVED))
+        }
+        Answer::Foreign(why) => bail!(
+            "port {} on {} is held by another user's or HOME's Slate ({why}); \
+             pass --listen 127.0.0.1:0 to pick a free port",
+            address.port(),
+            address.ip()
+        ),
+        Answer::Silent => bail!(
+            "port {} is already in use on {} by a program that is not a Slate; \
+             pass --listen 127.0.0.1:0 to pick a free port",
+            address.port(),
+            address.ip()
+        ),
+    }
 }
 
 /// Completes on Ctrl-C, or on SIGTERM where there is one.
@@ -154,37 +198,10 @@ pub fn watch(
         let engine = engine_json(Some(&server));
         let mut events = server.client.events()?;
         while let Some(event) = events.next_event()? {
-            let Ok(data) = serde_json::from_str::<serde_json::Value>(&event.data) else {
-                continue;
-            };
-            let line = match event.event.as_str() {
-                // An older server's sessions lack facets this one has: `from_wire` fills them.
-                "snapshot" => Printed::Snapshot(
-                    data["sessions"]
-                        .as_array()
-                        .map(|sessions| {
-                            sessions
-                                .iter()
-                                .filter_map(|session| Session::from_wire(session.clone()).ok())
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                ),
-                "session" => match Session::from_wire(data) {
-                    Ok(session) => Printed::Update(Update::Session {
-                        session: Box::new(session),
-                    }),
-                    Err(_) => continue,
-                },
-                "removed" => Printed::Update(Update::Removed {
-                    agent: match serde_json::from_value(data["agent"].clone()) {
-                        Ok(agent) => agent,
-                        Err(_) => continue,
-                    },
-                    id: data["id"].as_str().unwrap_or_default().to_string(),
-                    machine: serde_json::from_value(data["machine"].clone()).unwrap_or_default(),
-                }),
-                _ => continue,
+            let line = match slate::mirror::read_event(&event) {
+                Some(Told::Snapshot(sessions)) => Printed::Snapshot(sessions),
+                Some(Told::Update(update)) => Printed::Update(update),
+                None => continue,
             };
             print(&mut out, &line, json, &engine)?;
         }

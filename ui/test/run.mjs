@@ -455,10 +455,10 @@ const DETAILS_LOADED = `${DETAILS.replace("return {", "const out = {")}; return 
 const ERRORS = `window.__errors = [];
 addEventListener('error', (e) => window.__errors.push(String(e.message)));
 addEventListener('unhandledrejection', (e) => window.__errors.push(String(e.reason && e.reason.message || e.reason)));`;
-const tauriShell = (base) => `window.__invoked = [];
+const tauriShell = (base, servedBy = "app") => `window.__invoked = [];
 window.__TAURI__ = { core: { invoke: async (cmd, args) => {
   window.__invoked.push([cmd, args || null]);
-  if (cmd === 'api_endpoint') return { base: ${JSON.stringify(base)}, token: ${JSON.stringify(TOKEN)} };
+  if (cmd === 'api_endpoint') return { base: ${JSON.stringify(base)}, token: ${JSON.stringify(TOKEN)}, served_by: ${JSON.stringify(servedBy)} };
   if (cmd === 'focus_session') return null;
   throw new Error('unknown command ' + cmd);
 } } };`;
@@ -526,7 +526,7 @@ async function main() {
     await browser.cdp("Page.addScriptToEvaluateOnNewDocument", { source: ERRORS });
 
     /** Loads the page over `entries`, in the given theme, and waits for the list (or empty state). */
-    const load = async (entries, { theme = "light", url = `${origin}/`, tauri = null } = {}) => {
+    const load = async (entries, { theme = "light", url = `${origin}/`, tauri = null, servedBy = "app" } = {}) => {
       api.setWorld(entries);
       // The sessions were aged against the run's start; serving them moved on by the time since
       // keeps "12 s" reading 12 s however long the checks before took.
@@ -536,7 +536,7 @@ async function main() {
         await browser.cdp("Page.removeScriptToEvaluateOnNewDocument", { identifier: shellScript });
         shellScript = null;
       }
-      if (tauri) shellScript = (await browser.cdp("Page.addScriptToEvaluateOnNewDocument", { source: tauriShell(tauri) })).identifier;
+      if (tauri) shellScript = (await browser.cdp("Page.addScriptToEvaluateOnNewDocument", { source: tauriShell(tauri, servedBy) })).identifier;
       await browser.go(url);
       await browser.until(
         "the live list",
@@ -814,6 +814,16 @@ async function main() {
       equal(call[1], { id: w.permission.session.id }, "focus_session arguments");
       await browser.click("#focus");
       equal((await browser.exec("return window.__invoked;")).filter(([cmd]) => cmd === "focus_session").length, 2, "the button focuses too");
+    });
+
+    await check("the window says when the app uses the Slate service, and only then", async () => {
+      const servedBy = () => browser.exec("const p = document.getElementById('served-by'); return p.hidden ? null : p.textContent;");
+      await load(w.all, { tauri: origin });
+      equal(await servedBy(), null, "with the app's own engine");
+      await load(w.all, { tauri: origin, servedBy: "service" });
+      equal(await servedBy(), "Using the Slate service", "with the service");
+      await load(w.all);
+      equal(await servedBy(), null, "a page the server serves itself");
     });
 
     await check("a remote machine's sessions are marked, and an unreachable one's are greyed, uncounted and named", async () => {
