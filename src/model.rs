@@ -890,6 +890,10 @@ pub struct HostedSignals {
     pub titles: Vec<(Timestamp, String)>,
     /// When the terminal last drew anything.
     pub last_draw: Option<Timestamp>,
+    /// The control socket through which Slate reads the terminal's screen and types into it
+    /// (`host::control`); absent from an older `slate run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
 }
 
 /// How Slate sees a session's terminal (docs/states.md §1 "sensed terminal"): the wire field

@@ -565,9 +565,10 @@ impl Tracker {
     }
 
     /// The sessions whose terminal a reading could change, each with the process that vouches
-    /// for it: live, not hosted (a hosted terminal reports itself), not decided by the agent's
-    /// listing, and with a tool call open. That is also when a terminal rule's deadline can be
-    /// pending; with no call open, nothing on screen changes a decision, so nothing is read.
+    /// for it: live, not hosted without a control socket (such a terminal reports only its
+    /// titles and draws), not decided by the agent's listing, and with a tool call open. That is
+    /// also when a terminal rule's deadline can be pending; with no call open, nothing on screen
+    /// changes a decision, so nothing is read.
     pub fn terminals_wanted(&self) -> Vec<(SessionKey, u32)> {
         let mut wanted: Vec<(SessionKey, u32)> = self
             .entries
@@ -581,6 +582,21 @@ impl Tracker {
             .collect();
         wanted.sort();
         wanted
+    }
+
+    /// The control socket of each hosted session that [`Tracker::terminals_wanted`] lists: its
+    /// screen is read there rather than wherever its process's terminal is located.
+    pub fn hosted_controls(&self) -> HashMap<SessionKey, String> {
+        self.entries
+            .iter()
+            .filter(|(_, entry)| {
+                entry
+                    .decision
+                    .as_ref()
+                    .is_some_and(|decision| decision.reads_terminal)
+            })
+            .filter_map(|(key, entry)| Some((key.clone(), entry.hosted.as_ref()?.control.clone()?)))
+            .collect()
     }
 
     /// Sessions that wait for a process scan to be seen as they are: a live session with a tool
@@ -801,9 +817,14 @@ impl Tracker {
         };
         let pid = vouch.map(|vouch| vouch.pid);
         let row_time = log.last.as_ref().map(|last| last.at);
+        // A hosted terminal reports its titles and draws itself; its screen is read (through its
+        // control socket) like a pane's, when `slate run` offers one.
         let reads_terminal = verdict.status != Status::Ended
             && pid.is_some()
-            && entry.hosted.is_none()
+            && entry
+                .hosted
+                .as_ref()
+                .is_none_or(|hosted| hosted.control.is_some())
             && log.newest_open_call().is_some()
             && !self.listing_decides(key, vouch);
         Decision {

@@ -402,6 +402,7 @@ async fn a_silent_hosted_terminal_under_an_open_call_turns_needs_you() {
                 (drew, "✳ Claude Code".into()),
             ],
             last_draw: Some(drew),
+            ..Default::default()
         },
     });
     settle(
@@ -475,6 +476,7 @@ async fn a_cli_started_under_slate_run_after_the_last_scan_is_linked_at_its_firs
             pid: Some(5151),
             titles: vec![(now, "✳ Claude Code".into())],
             last_draw: Some(now),
+            ..Default::default()
         },
     });
     let linked = tokio::time::timeout(Duration::from_secs(5), async {
@@ -531,6 +533,7 @@ fn the_flip_after_five_silent_seconds_is_announced() {
                 pid: Some(5151),
                 titles: vec![(at(0.0), "✳ Claude Code".into())],
                 last_draw: Some(at(0.0)),
+                ..Default::default()
             },
         },
         at(0.0),

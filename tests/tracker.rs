@@ -435,6 +435,7 @@ fn inputs(
                 .map(|(seen, title)| (at(*seen), title.clone()))
                 .collect(),
             last_draw: spec.last_draw.map(at),
+            ..Default::default()
         };
         inputs.push(match spec.pid {
             Some(pid) => Input::HostedProcess { pid, signals },
