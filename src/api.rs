@@ -32,7 +32,9 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::answers::{self, ErrorBody, ErrorCode, RespondError, RespondRequest, Target};
 use crate::engine::FindError;
 use crate::live::{self, Update};
-use crate::model::{AgentKind, Awaiting, HostedSignals, Intent, IntentState, Session, SessionKey};
+use crate::model::{
+    AgentKind, Awaiting, HostedSignals, Intent, IntentState, Session, SessionKey, TerminalView,
+};
 
 /// The largest request body accepted, in bytes.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -671,6 +673,11 @@ async fn respond(
         key: SessionKey::new(session.agent, session.id.as_str()),
         pid: session.pid,
         hosted: session.hosted,
+        control: session
+            .terminal
+            .as_ref()
+            .and_then(TerminalView::control)
+            .map(String::from),
         machine: session.machine.clone(),
     };
     if let Err(error) = answers::check(&request) {

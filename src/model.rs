@@ -1000,6 +1000,24 @@ impl TerminalView {
         }
     }
 
+    /// The terminal of a session under a `slate run` that offers a control socket: its `pane` is
+    /// the socket, and Slate reads its screen (`host::control`).
+    pub fn hosted_with(control: Option<&str>) -> TerminalView {
+        TerminalView {
+            pane: control.map(str::to_string),
+            sensed: control.is_some(),
+            ..TerminalView::hosted()
+        }
+    }
+
+    /// The control socket of a hosted terminal, when it has one.
+    pub fn control(&self) -> Option<&str> {
+        match self.kind {
+            TerminalKind::Hosted => self.pane.as_deref(),
+            _ => None,
+        }
+    }
+
     /// A terminal Slate does not read, and why.
     pub fn unread(
         kind: TerminalKind,

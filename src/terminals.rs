@@ -324,6 +324,7 @@ pub fn screen_now(address: &Address, agent: AgentKind) -> Result<Screen, String>
             run(&panes::wezterm_get_text(socket.as_deref(), pane, colours))
                 .map_err(|why| format!("wezterm: {why}"))?
         }
+        Address::Hosted { socket } => hosted::read(std::path::Path::new(socket), colours)?.screen,
     };
     Ok(screens::read_screen(agent, &text))
 }

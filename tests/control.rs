@@ -278,8 +278,9 @@ fn the_client_reads_and_writes_and_follows_only_private_sockets() {
 }
 
 /// The stand-in program: draws Codex's permission dialog as recorded in an 80x24 pane, then
-/// takes the terminal raw and keeps exactly the next three bytes it is sent.
-fn stand_in(temp: &Path) -> PathBuf {
+/// takes the terminal raw and keeps exactly the next `count` bytes it is sent; then it clears
+/// the screen (the dialog leaves, as Codex's does) and lingers a moment.
+fn stand_in(temp: &Path, count: usize) -> PathBuf {
     let screen = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/screens/codex/0.171.0/permission-touch-80x24.txt");
     let script = temp.join("dialog.sh");
@@ -287,7 +288,8 @@ fn stand_in(temp: &Path) -> PathBuf {
         &script,
         format!(
             "#!/bin/sh\nprintf '\\033]0;[ ! ] Action Required\\007'\nstty raw -echo\n\
-             cat '{screen}' | sed 's/$/\\r/'\ndd bs=1 count=3 of='{out}' 2>/dev/null\n",
+             cat '{screen}' | sed 's/$/\\r/'\ndd bs=1 count={count} of='{out}' 2>/dev/null\n\
+             printf '\\033[2J\\033[Hdone'\nsleep 1\n",
             screen = screen.display(),
             out = temp.join("received").display(),
         ),
@@ -297,32 +299,36 @@ fn stand_in(temp: &Path) -> PathBuf {
     script
 }
 
-#[test]
-fn slate_run_serves_its_programs_screen_and_types_into_it() {
-    let temp = tempfile::tempdir().unwrap();
-    let home = temp.path().join("home");
-    let runtime = temp.path().join("xdg-run");
+/// `slate run` of `script` in a temporary HOME and runtime folder, its input held open (when it
+/// ends, the program's input would end too), reporting to nothing.
+fn host(temp: &Path, script: &Path) -> std::process::Child {
+    let home = temp.join("home");
+    let runtime = temp.join("xdg-run");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&runtime).unwrap();
-    let script = stand_in(temp.path());
-    let mut host = Command::new(env!("CARGO_BIN_EXE_slate"))
+    Command::new(env!("CARGO_BIN_EXE_slate"))
         .args(["run", "--"])
-        .arg(&script)
+        .arg(script)
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .env("XDG_RUNTIME_DIR", &runtime)
         .env("SLATE_API", "http://127.0.0.1:9")
         .env("SLATE_LOG", "warn")
-        // Input held open: when it ends, the program's input would end too.
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("slate run starts");
-    let folder = runtime.join("slate");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let (socket, screen) = loop {
+        .expect("slate run starts")
+}
+
+/// Waits for the hosted program's dialog, read over its control socket.
+fn dialog_over_the_socket(
+    temp: &Path,
+    deadline: Instant,
+) -> (PathBuf, String, slate::agents::screens::Dialog) {
+    let folder = temp.join("xdg-run").join("slate");
+    loop {
         assert!(Instant::now() < deadline, "no dialog over the socket");
         std::thread::sleep(Duration::from_millis(100));
         let Some(socket) = std::fs::read_dir(&folder).ok().and_then(|entries| {
@@ -337,26 +343,74 @@ fn slate_run_serves_its_programs_screen_and_types_into_it() {
             continue;
         };
         if let Screen::Dialog(dialog) = read_screen(AgentKind::CODEX, &pane.screen) {
-            assert_eq!(pane.title.as_deref(), Some("[ ! ] Action Required"));
-            break (socket, dialog);
+            return (socket, pane.title.unwrap_or_default(), dialog);
         }
-    };
-    assert_eq!(screen.kind.screen_kind(), ScreenKind::Permission);
-    assert_eq!(screen.summary, "Run: touch narrow.txt");
-    assert_eq!(mode(&folder), 0o700);
-    assert_eq!(mode(&socket), 0o600);
-    hosted::write(&socket, "1\r\u{1b}").unwrap();
-    let status = loop {
+    }
+}
+
+fn wait_exit(host: &mut std::process::Child, deadline: Instant) -> std::process::ExitStatus {
+    loop {
         if let Some(status) = host.try_wait().unwrap() {
-            break status;
+            drop(host.stdin.take());
+            return status;
         }
         assert!(
             Instant::now() < deadline,
             "the program did not get its bytes"
         );
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn approving_a_hosted_dialog_types_its_digit_and_sees_it_leave() {
+    use slate::agents::keys::Action;
+    use slate::answers::{respond_at, RespondRequest};
+    let temp = tempfile::tempdir().unwrap();
+    let script = stand_in(temp.path(), 1);
+    let mut child = host(temp.path(), &script);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (socket, _, dialog) = dialog_over_the_socket(temp.path(), deadline);
+    let address = slate::terminals::panes::Address::Hosted {
+        socket: socket.to_string_lossy().into_owned(),
     };
-    drop(host.stdin.take());
+    // A fingerprint of another dialog is refused, and nothing is typed.
+    let mut request = RespondRequest {
+        action: Action::Approve,
+        option: None,
+        text: None,
+        dialog: "0123456789abcdef".to_string(),
+        surface: None,
+    };
+    let refused = respond_at(&address, AgentKind::CODEX, &request).result;
+    assert_eq!(
+        refused.unwrap_err().code,
+        slate::answers::ErrorCode::DialogChanged
+    );
+    request.dialog = slate::agents::keys::fingerprint(AgentKind::CODEX, &dialog);
+    let answered = respond_at(&address, AgentKind::CODEX, &request)
+        .result
+        .expect("answered");
+    assert_eq!(answered.option, Some(1));
+    assert!(wait_exit(&mut child, deadline).success());
+    // Codex's allow-once is its digit, and nothing else was typed.
+    assert_eq!(std::fs::read(temp.path().join("received")).unwrap(), b"1");
+}
+
+#[test]
+fn slate_run_serves_its_programs_screen_and_types_into_it() {
+    let temp = tempfile::tempdir().unwrap();
+    let script = stand_in(temp.path(), 3);
+    let mut child = host(temp.path(), &script);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (socket, title, dialog) = dialog_over_the_socket(temp.path(), deadline);
+    assert_eq!(title, "[ ! ] Action Required");
+    assert_eq!(dialog.kind.screen_kind(), ScreenKind::Permission);
+    assert_eq!(dialog.summary, "Run: touch narrow.txt");
+    assert_eq!(mode(socket.parent().unwrap()), 0o700);
+    assert_eq!(mode(&socket), 0o600);
+    hosted::write(&socket, "1\r\u{1b}").unwrap();
+    let status = wait_exit(&mut child, deadline);
     assert!(status.success(), "{status}");
     assert_eq!(
         std::fs::read(temp.path().join("received")).unwrap(),

@@ -547,7 +547,12 @@ mod tests {
             option,
             text: None,
         };
-        let approve = plan(AgentKind::CLAUDE_CODE, &dialog, &choice(Action::Approve, None)).unwrap();
+        let approve = plan(
+            AgentKind::CLAUDE_CODE,
+            &dialog,
+            &choice(Action::Approve, None),
+        )
+        .unwrap();
         assert_eq!(approve.keys, vec![Key::Digit(1)]);
         let deny = plan(AgentKind::CLAUDE_CODE, &dialog, &choice(Action::Deny, None)).unwrap();
         assert_eq!(deny.keys, vec![Key::Escape]);
