@@ -32,7 +32,6 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::agents::screens::{self, Dialog, Screen, ScreenSeen};
-use crate::agents::titles::{classify_title, TitleKind};
 use crate::agents::ProcessRole;
 use crate::engine::Engine;
 use crate::focus::strategy::CommandLine;
@@ -196,8 +195,7 @@ fn read_tmux(socket: &str, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec<Outc
     }
 }
 
-/// The panes of a kitty or a WezTerm: one listing for the titles, then the screen of each pane
-/// whose title does not already say that a dialog waits.
+/// The panes of a kitty or a WezTerm: one listing for the titles, then the screen of each pane.
 fn read_listed(
     jobs: Vec<Job>,
     clock: fn() -> Timestamp,
@@ -222,8 +220,9 @@ fn read_listed(
                 return failed(job, format!("{program}: window {pane} is gone"));
             };
             let agent = job.key.agent;
-            let decided = classify_title(agent, &title) == TitleKind::ActionRequired;
-            let screen = if decided || screens::grammar(agent).is_none() {
+            // A title that says a dialog waits decides the status, but the screen is read all the
+            // same: its dialog, with its options, is what an answer checks against.
+            let screen = if screens::grammar(agent).is_none() {
                 String::new()
             } else {
                 match get_text(&pane, wants_colours(agent)) {
@@ -244,29 +243,11 @@ fn read_listed(
 #[cfg(unix)]
 fn kitty_command(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Result<String, String> {
     use std::io::{Read, Write};
-    use std::os::unix::net::UnixStream;
 
     /// The most of an answer that is read: `ls` lists every window's environment.
     const MOST: usize = 16 << 20;
     let deadline = Instant::now() + READ_LIMIT;
-    let Some(place) = listen_on.strip_prefix("unix:") else {
-        return Err(format!(
-            "cannot reach {listen_on}: only unix sockets are read"
-        ));
-    };
-    let stream = match place.strip_prefix('@') {
-        #[cfg(target_os = "linux")]
-        Some(name) => {
-            use std::os::linux::net::SocketAddrExt;
-            let address = std::os::unix::net::SocketAddr::from_abstract_name(name)
-                .map_err(|error| error.to_string())?;
-            UnixStream::connect_addr(&address)
-        }
-        #[cfg(not(target_os = "linux"))]
-        Some(_) => return Err("abstract sockets exist only on Linux".to_string()),
-        None => UnixStream::connect(place),
-    };
-    let mut stream = stream.map_err(|error| format!("no kitty listens on {listen_on}: {error}"))?;
+    let mut stream = kitty_connect(listen_on)?;
     stream
         .set_write_timeout(Some(READ_LIMIT))
         .and_then(|()| stream.write_all(&panes::kitty_frame(cmd, payload)))
@@ -293,8 +274,51 @@ fn kitty_command(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Resu
     panes::parse_kitty_frame(&answer).map_err(|error| error.to_string())
 }
 
+/// A connection to the kitty listening on `listen_on`.
+#[cfg(unix)]
+fn kitty_connect(listen_on: &str) -> Result<std::os::unix::net::UnixStream, String> {
+    use std::os::unix::net::UnixStream;
+
+    let Some(place) = listen_on.strip_prefix("unix:") else {
+        return Err(format!(
+            "cannot reach {listen_on}: only unix sockets are read"
+        ));
+    };
+    let stream = match place.strip_prefix('@') {
+        #[cfg(target_os = "linux")]
+        Some(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            let address = std::os::unix::net::SocketAddr::from_abstract_name(name)
+                .map_err(|error| error.to_string())?;
+            UnixStream::connect_addr(&address)
+        }
+        #[cfg(not(target_os = "linux"))]
+        Some(_) => return Err("abstract sockets exist only on Linux".to_string()),
+        None => UnixStream::connect(place),
+    };
+    stream.map_err(|error| format!("no kitty listens on {listen_on}: {error}"))
+}
+
+/// One remote-control command that kitty answers nothing to (`send-text`: kitty 0.26 sends no
+/// answer for it, so none is asked for): written within [`READ_LIMIT`], then done.
+#[cfg(unix)]
+fn kitty_tell(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Result<(), String> {
+    use std::io::Write;
+
+    let mut stream = kitty_connect(listen_on)?;
+    stream
+        .set_write_timeout(Some(READ_LIMIT))
+        .and_then(|()| stream.write_all(&panes::kitty_frame_without_answer(cmd, payload)))
+        .map_err(|error| format!("cannot send to kitty: {error}"))
+}
+
 #[cfg(not(unix))]
 fn kitty_command(listen_on: &str, _: &str, _: serde_json::Value) -> Result<String, String> {
+    Err(format!("cannot reach {listen_on} on this platform"))
+}
+
+#[cfg(not(unix))]
+fn kitty_tell(listen_on: &str, _: &str, _: serde_json::Value) -> Result<(), String> {
     Err(format!("cannot reach {listen_on} on this platform"))
 }
 

@@ -418,3 +418,35 @@ fn slate_run_serves_its_programs_screen_and_types_into_it() {
     );
     assert!(!socket.exists(), "the socket outlived slate run");
 }
+
+#[test]
+fn a_hosted_session_is_typed_into_through_its_socket_or_not_at_all() {
+    use slate::answers::{terminal_of, ErrorCode, Target, NO_CONTROL_NOTE};
+    let target = |control: Option<&str>| Target {
+        key: slate::model::SessionKey::new(AgentKind::CODEX, "s1"),
+        pid: Some(std::process::id()),
+        hosted: true,
+        control: control.map(str::to_string),
+        machine: None,
+    };
+    assert_eq!(
+        terminal_of(&target(Some("/run/user/1/slate/9.sock"))).unwrap(),
+        slate::terminals::panes::Address::Hosted {
+            socket: "/run/user/1/slate/9.sock".to_string()
+        }
+    );
+    // An older `slate run` offers no socket: nothing is typed, wherever its process sits.
+    let refused = terminal_of(&target(None)).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::CannotType);
+    assert_eq!(refused.message, NO_CONTROL_NOTE);
+    assert_eq!(
+        slate::terminals::typing::hosted_bytes(&[
+            slate::agents::keys::Key::Digit(3),
+            slate::agents::keys::Key::Text("DuckDB".to_string()),
+            slate::agents::keys::Key::Pause(400),
+            slate::agents::keys::Key::Enter,
+            slate::agents::keys::Key::Escape,
+        ]),
+        "3DuckDB\r\u{1b}"
+    );
+}

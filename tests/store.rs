@@ -364,11 +364,13 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
         let store = store::open(&path).unwrap();
         store.put_work_item(&item("kept")).unwrap();
     }
-    // Put the file back as version 2 left it: with both tables, one of them holding a row.
+    // Put the file back as version 2 left it: with both tables, one of them holding a row, and
+    // without what later versions add.
     rusqlite::Connection::open(&path)
         .unwrap()
         .execute_batch(
-            "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            "DROP TABLE answers;
+             CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              INSERT INTO settings VALUES ('autostart', 'true');
              CREATE TABLE presence (
                  agent TEXT NOT NULL, session_id TEXT NOT NULL, pid INTEGER NOT NULL,
@@ -397,7 +399,7 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
     };
     assert_eq!(
         tables,
-        vec!["claims", "intents", "transitions", "work_items"],
+        vec!["answers", "claims", "intents", "transitions", "work_items"],
         "{tables:?}"
     );
 }
@@ -707,4 +709,78 @@ fn unfinished_names_the_sessions_whose_last_transition_leaves_them_open() {
         store.unfinished().unwrap(),
         vec![(open, Status::Waiting), (reopened, Status::Working)]
     );
+}
+
+/// Every answer to a dialog is kept with where it came from and what came of it, and read back
+/// newest first, per session.
+#[test]
+fn answers_are_recorded_whatever_their_outcome_and_read_newest_first() {
+    use slate::agents::keys::Action;
+    use slate::answers::{Record, Surface};
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    let record = |surface, action, option: Option<&str>, outcome: &str, at_s| Record {
+        surface,
+        action,
+        option: option.map(str::to_string),
+        fingerprint: "9f86d081884c7d65".to_string(),
+        summary: Some("Run: touch x.txt".to_string()),
+        outcome: outcome.to_string(),
+        detail: (outcome != "answered").then(|| "the dialog changed".to_string()),
+        at: at(at_s),
+    };
+    {
+        let store = store::open(&path).unwrap();
+        store
+            .record_answer(
+                &key("s1"),
+                &record(Surface::Window, Action::Approve, None, "dialog_changed", 10),
+            )
+            .unwrap();
+        store
+            .record_answer(
+                &key("s1"),
+                &record(
+                    Surface::Cli,
+                    Action::Answer,
+                    Some("Postgres"),
+                    "answered",
+                    20,
+                ),
+            )
+            .unwrap();
+        store
+            .record_answer(
+                &key("s2"),
+                &record(Surface::Tray, Action::Deny, None, "answered", 30),
+            )
+            .unwrap();
+    }
+    let store = store::open(&path).unwrap();
+    let answers = store.answers(&key("s1"), 10).unwrap();
+    assert_eq!(
+        answers,
+        vec![
+            record(
+                Surface::Cli,
+                Action::Answer,
+                Some("Postgres"),
+                "answered",
+                20
+            ),
+            record(Surface::Window, Action::Approve, None, "dialog_changed", 10),
+        ]
+    );
+    assert_eq!(store.answers(&key("s1"), 1).unwrap().len(), 1);
+    assert!(store.answers(&key("nobody"), 10).unwrap().is_empty());
+    // A row another program wrote with a surface this build does not know is a clear error.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO answers (agent, session_id, surface, action, fingerprint, outcome, at_ms)
+             VALUES ('claude-code', 's3', 'telepathy', 'approve', '0000000000000000', 'answered', 1)",
+        )
+        .unwrap();
+    let error = store.answers(&key("s3"), 10).unwrap_err().to_string();
+    assert!(error.contains("surface"), "{error}");
 }

@@ -17,7 +17,7 @@ use slate::terminals::{read, Job, Outcome};
 
 use crate::util::Tmux;
 
-fn fixture(path: &str) -> PathBuf {
+pub(crate) fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(path)
@@ -453,8 +453,15 @@ fn kitty_is_read_over_its_socket_and_a_silent_one_fails_in_time() {
         ],
         clock,
     ));
-    // The title says a dialog waits, so its screen is not even asked for.
-    assert_eq!(read["kitty-1"], Ok((ScreenKind::Unknown, None)));
+    // The title says a dialog waits, and the screen is read too: its dialog is what an answer
+    // checks against.
+    assert_eq!(
+        read["kitty-1"],
+        Ok((
+            ScreenKind::Permission,
+            Some("Run: touch kitty-probe.txt".to_string())
+        ))
+    );
     assert!(read["kitty-7"]
         .clone()
         .unwrap_err()
@@ -510,7 +517,7 @@ fn codex_rollout(home: &Path, folder: &Path, at: Timestamp) {
     codex_rollout_with_id(home, folder, at, "01a228e1-7d37-7ed1-9043-e56f4039d0ff");
 }
 
-fn codex_rollout_with_id(home: &Path, folder: &Path, at: Timestamp, id: &str) {
+pub(crate) fn codex_rollout_with_id(home: &Path, folder: &Path, at: Timestamp, id: &str) {
     let day = home.join(".codex/sessions/2026/12/01");
     std::fs::create_dir_all(&day).unwrap();
     let folder = folder.display();
@@ -613,8 +620,8 @@ fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
         session.session_state.reason.code == slate::model::ReasonCode::PermissionPrompt
             && session.session_state.reason.text == "Asks permission: Run: touch x.txt"
     });
-    // Only the dialog's kind and summary are kept: nothing else of the screen is in the session
-    // or its evidence, as the API serves them.
+    // Only the dialog (its kind, summary and option labels) is kept: nothing else of the screen
+    // is in the session or its evidence, as the API serves them.
     let id = ours(&handle).unwrap().id.as_str().to_string();
     let served = serde_json::to_string(&handle.session(&id).expect("the session")).unwrap();
     assert!(served.contains("Run: touch x.txt"), "{served}");
@@ -622,7 +629,6 @@ fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
         "Would you like to run",
         "Create a probe file outside the sandbox",
         "Press enter to confirm",
-        "Yes, proceed",
     ] {
         assert!(!served.contains(secret), "{secret:?} is served: {served}");
     }

@@ -286,11 +286,24 @@ const KITTY_VERSION: [u32; 3] = [0, 14, 2];
 /// One kitty remote-control command as it goes over kitty's socket: `ESC P @kitty-cmd`, the JSON
 /// command, `ESC \`.
 pub fn kitty_frame(cmd: &str, payload: serde_json::Value) -> Vec<u8> {
-    let command = serde_json::json!({
+    framed(serde_json::json!({
         "cmd": cmd,
         "version": KITTY_VERSION,
         "payload": payload,
-    });
+    }))
+}
+
+/// Like [`kitty_frame`], for a command whose answer is not wanted (`"no_response": true`).
+pub fn kitty_frame_without_answer(cmd: &str, payload: serde_json::Value) -> Vec<u8> {
+    framed(serde_json::json!({
+        "cmd": cmd,
+        "version": KITTY_VERSION,
+        "no_response": true,
+        "payload": payload,
+    }))
+}
+
+fn framed(command: serde_json::Value) -> Vec<u8> {
     let mut frame = b"\x1bP@kitty-cmd".to_vec();
     frame.extend_from_slice(command.to_string().as_bytes());
     frame.extend_from_slice(b"\x1b\\");

@@ -2,9 +2,10 @@
 //!
 //! [`send`] turns the keys of one answer (`agents::keys::Key`) into the terminal's own form and
 //! sends them: tmux `send-keys` to the pane (`-l` for literal text), kitty's remote-control
-//! `send-text` straight over its socket (as sensing reads it), `wezterm cli send-text
-//! --no-paste`, and for a session under `slate run` the keys' bytes written to its pseudo-terminal
-//! through its control socket (`hosted`). A pause in the keys splits them into separate sends with a sleep between, for the
+//! `send-text` straight over its socket (as sensing reads it; kitty answers nothing to it, so the
+//! frame asks for no answer), `wezterm cli send-text --no-paste`, and for a session under `slate
+//! run` the keys' bytes written to its pseudo-terminal through its control socket (`hosted`). A
+//! pause in the keys splits them into separate sends with a sleep between, for the
 //! agents that lose keys sent in one burst. Each send has the same time limit as a read.
 //!
 //! It types only into the addresses `terminals` reads (never `TIOCSTI`, never synthetic typing
@@ -34,8 +35,7 @@ pub fn send(address: &Address, keys: &[Key]) -> Result<(), String> {
                         run(&wezterm_send(socket.as_deref(), pane, keys))
                     }
                     Address::Kitty { listen_on, window } => {
-                        super::kitty_command(listen_on, "send-text", kitty_send(window, keys))
-                            .map(drop)
+                        super::kitty_tell(listen_on, "send-text", kitty_send(window, keys))
                     }
                     Address::Hosted { socket } => {
                         super::hosted::write(std::path::Path::new(socket), &hosted_bytes(keys))

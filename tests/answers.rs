@@ -1,0 +1,973 @@
+//! Answering dialogs: the keys each agent's description produces, replayed against every dialog
+//! screen recorded from the real CLIs (`fixtures/screens/<agent>/<version>/`), must be the keys
+//! the real CLI accepted (`keys.toml`'s `fewest`, or for a free answer a trial that worked); and
+//! what the session object offers for each option, with its fingerprint.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use slate::agents::keys::{self, Action, Choice, OptionRef};
+use slate::agents::screens::{read_screen, Dialog};
+use slate::model::{AgentKind, SessionDialog};
+
+#[derive(Debug, Deserialize)]
+struct Index {
+    agent: String,
+    version: String,
+    #[serde(default)]
+    answer: Vec<Trial>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Trial {
+    dialog: String,
+    action: String,
+    #[serde(default)]
+    sent: Vec<String>,
+    #[serde(default)]
+    works: bool,
+}
+
+fn folders() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/screens");
+    let mut found = Vec::new();
+    for agent in std::fs::read_dir(root).unwrap() {
+        let agent = agent.unwrap().path();
+        if agent.is_dir() {
+            for version in std::fs::read_dir(&agent).unwrap() {
+                found.push(version.unwrap().path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The dialog recorded at 120x40 in `folder`, read as sensing reads it (with colours where the
+/// agent marks its highlight by colour only).
+fn dialog(agent: AgentKind, folder: &Path, stem: &str) -> Dialog {
+    let by_colour = slate::agents::screens::grammar(agent).is_some_and(|g| g.markers.is_empty());
+    let file = if by_colour {
+        folder.join("ansi").join(format!("{stem}.ansi"))
+    } else {
+        folder.join(format!("{stem}.txt"))
+    };
+    let text = std::fs::read_to_string(&file).unwrap();
+    read_screen(agent, &text)
+        .dialog()
+        .cloned()
+        .unwrap_or_else(|| panic!("{} reads as no dialog", file.display()))
+}
+
+fn strings(value: &toml::Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|item| item.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text a recorded free answer typed (`lit:TEXT` in its keys).
+fn typed(fewest: &[String]) -> Option<String> {
+    fewest
+        .iter()
+        .find_map(|key| key.strip_prefix("lit:").map(str::to_string))
+}
+
+/// One replayed answer: the dialog, its screen, the `keys.toml` table, the action and option
+/// asked for, and the action its trials in `screens.toml` name.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Action,
+    Option<u32>,
+    &'static str,
+);
+
+#[test]
+fn the_keys_of_every_recorded_dialog_are_the_keys_the_real_cli_took() {
+    let mut checked = 0;
+    for folder in folders() {
+        let index: Index =
+            toml::from_str(&std::fs::read_to_string(folder.join("screens.toml")).unwrap()).unwrap();
+        let keys_toml: toml::Value =
+            toml::from_str(&std::fs::read_to_string(folder.join("keys.toml")).unwrap()).unwrap();
+        let agent = AgentKind::parse(&index.agent).unwrap();
+        let name = format!("{} {}", index.agent, index.version);
+        let cases: Vec<Case> = vec![
+            (
+                "permission",
+                "permission-touch",
+                "allow",
+                Action::Approve,
+                None,
+                "allow",
+            ),
+            (
+                "permission",
+                "permission-touch",
+                "deny",
+                Action::Deny,
+                None,
+                "deny",
+            ),
+            (
+                "question",
+                "question",
+                "pick_1",
+                Action::Answer,
+                Some(1),
+                "pick:1",
+            ),
+            (
+                "question",
+                "question",
+                "pick_2",
+                Action::Answer,
+                Some(2),
+                "pick:2",
+            ),
+            (
+                "question",
+                "question",
+                "dismiss",
+                Action::Deny,
+                None,
+                "dismiss",
+            ),
+            ("question", "question", "text", Action::Answer, None, "text"),
+            ("plan", "plan", "approve", Action::Approve, None, "approve"),
+            ("plan", "plan", "dismiss", Action::Deny, None, "dismiss"),
+            ("plan", "plan", "text", Action::Answer, None, "text"),
+        ];
+        for (kind, stem, table, action, option, trial_action) in cases {
+            let recorded = &keys_toml[kind][table];
+            let fewest = strings(&recorded["fewest"]);
+            let text = (table == "text").then(|| typed(&fewest)).flatten();
+            if table == "text" && text.is_none() {
+                // Not tried: the dialog has no option for a free answer.
+                continue;
+            }
+            let dialog = dialog(agent, &folder, stem);
+            let choice = Choice {
+                action,
+                option: option.map(OptionRef::Number),
+                text: text.clone(),
+            };
+            let planned = keys::plan(agent, &dialog, &choice);
+            let worked: Vec<&Vec<String>> = index
+                .answer
+                .iter()
+                .filter(|trial| trial.dialog == kind && trial.action == trial_action && trial.works)
+                .map(|trial| &trial.sent)
+                .collect();
+            match planned {
+                Ok(plan) => {
+                    let sent: Vec<String> = plan.keys.iter().map(|key| key.tmux_form()).collect();
+                    let accepted = sent == fewest || (text.is_some() && worked.contains(&&sent));
+                    assert!(
+                        accepted,
+                        "{name} {kind}.{table}: slate sends {sent:?}, the CLI took {fewest:?} \
+                         (trials that worked: {worked:?})"
+                    );
+                    assert!(
+                        !sent
+                            .iter()
+                            .any(|key| ["Up", "Down", "Left", "Right"].contains(&key.as_str())),
+                        "{name} {kind}.{table}: slate never sends arrows"
+                    );
+                    if sent.contains(&"Enter".to_string()) {
+                        let needed = recorded["enter_needed"].as_bool() == Some(true);
+                        assert!(needed, "{name} {kind}.{table}: Enter sent where not needed");
+                    }
+                }
+                Err(refusal) => {
+                    // Slate refuses only what takes arrow keys on the real CLI.
+                    let arrows = fewest
+                        .iter()
+                        .any(|key| ["Up", "Down", "Tab"].contains(&key.as_str()));
+                    assert!(
+                        arrows,
+                        "{name} {kind}.{table}: slate refuses ({refusal}) what the CLI took as {fewest:?}"
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "only {checked} cases checked");
+}
+
+#[test]
+fn the_session_object_offers_only_what_does_not_widen() {
+    for folder in folders() {
+        let keys_toml: toml::Value =
+            toml::from_str(&std::fs::read_to_string(folder.join("keys.toml")).unwrap()).unwrap();
+        let agent = AgentKind::parse(keys_toml["agent"].as_str().unwrap()).unwrap();
+        for (kind, stem) in [
+            ("permission", "permission-touch"),
+            ("question", "question"),
+            ("plan", "plan"),
+        ] {
+            let dialog = dialog(agent, &folder, stem);
+            let shown = SessionDialog::of(agent, &dialog, None);
+            let widens: Vec<i64> = keys_toml[kind]["widens"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_integer().unwrap())
+                .collect();
+            for (index, option) in shown.options.iter().enumerate() {
+                if widens.contains(&(index as i64 + 1)) {
+                    assert_eq!(
+                        option.action,
+                        None,
+                        "{}: {kind} option {} widens and must not be offered",
+                        folder.display(),
+                        option.label
+                    );
+                }
+            }
+            assert!(shown.answerable, "{}: {kind}", folder.display());
+            assert_eq!(shown.fingerprint, keys::fingerprint(agent, &dialog));
+            if kind == "permission" {
+                let actions: Vec<Option<Action>> = shown.options.iter().map(|o| o.action).collect();
+                assert_eq!(
+                    actions.first(),
+                    Some(&Some(Action::Approve)),
+                    "{}",
+                    folder.display()
+                );
+                assert_eq!(
+                    actions.last(),
+                    Some(&Some(Action::Deny)),
+                    "{}",
+                    folder.display()
+                );
+            }
+            // The wire form reads back, and the fingerprint is 16 lowercase hex digits.
+            let wire = serde_json::to_value(&shown).unwrap();
+            let back: SessionDialog = serde_json::from_value(wire.clone()).unwrap();
+            assert_eq!(back, shown);
+            assert!(wire.get("why_not").is_none());
+            assert_eq!(shown.fingerprint.len(), 16);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A stand-in agent in a real tmux pane: it draws a recorded screen and reacts to keys.
+
+use std::time::{Duration, Instant};
+
+use slate::answers::{self, ErrorCode, RespondRequest, Surface, Target};
+use slate::model::SessionKey;
+
+use crate::terminals::{codex_rollout_with_id, fixture};
+use crate::util::Tmux;
+
+/// The stand-in (Python, which the CI machine has): a program named `codex` (so the process scan
+/// takes it for Codex) that draws the screen file named in its control file whenever that
+/// changes, writes every key it gets to its key log, and, when it reacts, answers `1` (allow) by
+/// drawing Codex at work and Escape (deny) or another digit by drawing its composer. One that
+/// ignores keys only logs them.
+const STAND_IN: &str = r#"
+import os, select, sys, termios, tty
+control, log, mode, working, idle = sys.argv[1:6]
+tty.setraw(0)
+shown = None
+while True:
+    with open(control) as f:
+        want = f.read()
+    if want and want != shown:
+        with open(want) as f:
+            text = f.read()
+        os.write(1, b"\x1b[H\x1b[2J" + text.replace("\n", "\r\n").encode())
+        shown = want
+    ready, _, _ = select.select([0], [], [], 0.05)
+    if not ready:
+        continue
+    keys = os.read(0, 64)
+    with open(log, "ab") as f:
+        f.write(keys)
+    if mode == "react":
+        last = keys[-1:]
+        after = working if last == b"1" else idle if last in (b"\x1b", b"2", b"3") else None
+        if after:
+            with open(control + ".new", "w") as f:
+                f.write(after)
+            os.replace(control + ".new", control)
+"#;
+
+const SESSION_ID: &str = "01a228e1-7d37-7ed1-9043-e56f4039d0f1";
+
+struct StandIn {
+    temp: tempfile::TempDir,
+    tmux: Tmux,
+    home: PathBuf,
+    control: PathBuf,
+    log: PathBuf,
+    pid: u32,
+}
+
+impl StandIn {
+    fn start(mode: &str) -> StandIn {
+        let temp = tempfile::tempdir().unwrap();
+        let home = temp.path().join("home");
+        let folder = temp.path().join("acme-api");
+        std::fs::create_dir_all(&folder).unwrap();
+        let folder = std::fs::canonicalize(&folder).unwrap();
+        let drawer = temp.path().join("stand-in.py");
+        std::fs::write(&drawer, STAND_IN).unwrap();
+        // The process named `codex` is a shell that waits for the drawer, so the name holds
+        // whatever starts Python (a version manager's shim re-executes it).
+        let script = temp.path().join("stand-in.sh");
+        std::fs::write(
+            &script,
+            format!("python3 \"{}\" \"$@\"\nexit 0\n", drawer.display()),
+        )
+        .unwrap();
+        let control = temp.path().join("control");
+        let log = temp.path().join("keys.log");
+        std::fs::write(
+            &control,
+            screen("permission-touch.txt").display().to_string(),
+        )
+        .unwrap();
+        std::fs::write(&log, "").unwrap();
+        let tmux = Tmux::start_sized(
+            &format!(
+                "bash -c 'cd \"{}\" && exec -a codex bash \"{}\" \"{}\" \"{}\" {mode} \"{}\" \"{}\"'",
+                folder.display(),
+                script.display(),
+                control.display(),
+                log.display(),
+                screen("working-sleep.txt").display(),
+                screen("idle.txt").display(),
+            ),
+            160,
+            45,
+        );
+        let pid: u32 = tmux
+            .run(&["display", "-p", "-t", "%0", "#{pane_pid}"])
+            .trim()
+            .parse()
+            .expect("tmux says the pane's pid");
+        codex_rollout_with_id(&home, &folder, slate::live::system_clock(), SESSION_ID);
+        let stand_in = StandIn {
+            temp,
+            tmux,
+            home,
+            control,
+            log,
+            pid,
+        };
+        stand_in.wait_showing("permission-touch.txt");
+        stand_in
+    }
+
+    /// Draws another recorded screen and waits until the pane shows it.
+    fn show(&self, file: &str) {
+        let new = self.control.with_extension("next");
+        std::fs::write(&new, screen(file).display().to_string()).unwrap();
+        std::fs::rename(&new, &self.control).unwrap();
+        self.wait_showing(file);
+    }
+
+    fn wait_showing(&self, file: &str) {
+        let want = read_screen(
+            AgentKind::CODEX,
+            &std::fs::read_to_string(screen(file)).unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let now = read_screen(
+                AgentKind::CODEX,
+                &self.tmux.run(&["capture-pane", "-p", "-t", "%0"]),
+            );
+            if now == want {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the pane never showed {file}: {now:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Every key the stand-in got since the last call, and forgets them.
+    fn keys(&self) -> String {
+        let keys = std::fs::read_to_string(&self.log).unwrap();
+        std::fs::write(&self.log, "").unwrap();
+        keys
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            key: SessionKey::new(AgentKind::CODEX, SESSION_ID),
+            pid: Some(self.pid),
+            hosted: false,
+            control: None,
+            machine: None,
+        }
+    }
+}
+
+fn screen(file: &str) -> PathBuf {
+    fixture(&format!("screens/codex/0.171.0/{file}"))
+}
+
+/// The fingerprint of a recorded Codex dialog, as a person would have seen it.
+fn print_of(file: &str) -> String {
+    let text = std::fs::read_to_string(screen(file)).unwrap();
+    let dialog = read_screen(AgentKind::CODEX, &text)
+        .dialog()
+        .cloned()
+        .unwrap();
+    keys::fingerprint(AgentKind::CODEX, &dialog)
+}
+
+fn request(action: Action, option: Option<u32>, dialog: &str) -> RespondRequest {
+    RespondRequest {
+        action,
+        option: option.map(OptionRef::Number),
+        text: None,
+        dialog: dialog.to_string(),
+        surface: Some(Surface::Cli),
+    }
+}
+
+#[test]
+fn answers_reach_the_stand_in_once_and_only_when_its_screen_shows_the_dialog_seen() {
+    let stand_in = StandIn::start("react");
+    let permission = print_of("permission-touch.txt");
+    let target = stand_in.target();
+
+    // Approve: the digit alone, and the dialog leaves.
+    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let responded = done.result.expect("approve is delivered");
+    assert_eq!(responded.option, Some(1));
+    assert_eq!(stand_in.keys(), "1");
+    assert_eq!(done.summary.as_deref(), Some("Run: touch x.txt"));
+    stand_in.wait_showing("working-sleep.txt");
+
+    // Deny: Escape, and the dialog leaves.
+    stand_in.show("permission-touch.txt");
+    let done = answers::respond(&target, &request(Action::Deny, None, &permission));
+    assert_eq!(done.result.expect("deny is delivered").option, Some(3));
+    assert_eq!(stand_in.keys(), "\u{1b}");
+
+    // A question, answered by its number.
+    stand_in.show("question.txt");
+    let question = print_of("question.txt");
+    let done = answers::respond(&target, &request(Action::Answer, Some(2), &question));
+    assert_eq!(
+        done.result.expect("the answer is delivered").option,
+        Some(2)
+    );
+    assert_eq!(stand_in.keys(), "2");
+
+    // The dialog swapped between the reading the person saw and the answer: refused, and
+    // nothing typed.
+    stand_in.show("permission-touch.txt");
+    stand_in.show("question.txt");
+    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let error = done.result.expect_err("a changed dialog is refused");
+    assert_eq!(error.code, ErrorCode::DialogChanged, "{error}");
+    assert!(error.message.contains("the dialog changed"), "{error}");
+    assert_eq!(stand_in.keys(), "");
+
+    // A working session: refused, nothing typed.
+    stand_in.show("working-sleep.txt");
+    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let error = done.result.expect_err("a working session is refused");
+    assert_eq!(error.code, ErrorCode::NotAtDialog, "{error}");
+    assert_eq!(stand_in.keys(), "");
+
+    // An option that widens permissions ("don't ask again"): refused, nothing typed.
+    stand_in.show("permission-touch.txt");
+    let done = answers::respond(&target, &request(Action::Answer, Some(2), &permission));
+    let error = done.result.expect_err("a widening option is refused");
+    assert_eq!(error.code, ErrorCode::NotOffered, "{error}");
+    assert!(error.message.contains("widens"), "{error}");
+    assert_eq!(stand_in.keys(), "");
+
+    // A fingerprint that is not one is a bad request, before anything is read.
+    let done = answers::respond(&target, &request(Action::Approve, None, "not-a-print"));
+    assert_eq!(done.result.unwrap_err().code, ErrorCode::BadRequest);
+    // So is an option with approve.
+    let done = answers::respond(&target, &request(Action::Approve, Some(1), &permission));
+    assert_eq!(done.result.unwrap_err().code, ErrorCode::BadRequest);
+    assert_eq!(stand_in.keys(), "");
+
+    // A process in a plain terminal: Slate cannot type there, and says what would make it
+    // possible.
+    let mut plain = std::process::Command::new("env")
+        .args(["-i", "PATH=/usr/bin:/bin", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let done = answers::respond(
+        &Target {
+            pid: Some(plain.id()),
+            ..stand_in.target()
+        },
+        &request(Action::Approve, None, &permission),
+    );
+    let _ = plain.kill();
+    let _ = plain.wait();
+    let error = done.result.expect_err("a plain terminal is refused");
+    assert_eq!(error.code, ErrorCode::CannotType, "{error}");
+    assert!(error.message.contains("start it in tmux"), "{error}");
+    // The dialog is still there, untouched.
+    stand_in.wait_showing("permission-touch.txt");
+    assert_eq!(stand_in.keys(), "");
+    drop(stand_in.temp);
+}
+
+#[test]
+fn keys_without_effect_are_sent_once_and_reported() {
+    let stand_in = StandIn::start("ignore");
+    let permission = print_of("permission-touch.txt");
+    let started = Instant::now();
+    let done = answers::respond(
+        &stand_in.target(),
+        &request(Action::Approve, None, &permission),
+    );
+    let error = done.result.clone().expect_err("the dialog stayed");
+    assert_eq!(error.code, ErrorCode::NoEffect, "{error}");
+    assert!(started.elapsed() >= answers::CONFIRM_WITHIN);
+    // One send, never a retry.
+    assert_eq!(stand_in.keys(), "1");
+    let record = done.record(
+        &request(Action::Approve, None, &permission),
+        slate::live::system_clock(),
+    );
+    assert_eq!(record.outcome, "no_effect");
+    assert_eq!(record.surface, Surface::Cli);
+    assert_eq!(record.fingerprint, permission);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API and the command line, over the stand-in.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+
+use crate::api::{call, json, serve_on_free_port, slate, TOKEN};
+
+impl StandIn {
+    /// A live service over the stand-in's HOME, with a store, reading the real process table.
+    fn service(&self) -> (slate::live::Handle, std::thread::JoinHandle<()>) {
+        let env = slate::sources::roots::Env {
+            home: Some(self.home.clone()),
+            ..slate::sources::roots::Env::default()
+        };
+        let store = slate::store::open(&self.home.join("slate.db")).unwrap();
+        slate::live::start(slate::live::Service {
+            options: slate::engine::Options::from_env(env),
+            timing: slate::live::Timing::default(),
+            store: Some(store),
+            clock: slate::live::system_clock,
+            settings: Default::default(),
+            remotes: None,
+        })
+    }
+}
+
+/// Waits until the service's session shows `until`.
+fn wait_session(
+    handle: &slate::live::Handle,
+    what: &str,
+    until: impl Fn(&slate::model::Session) -> bool,
+) -> slate::model::Session {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let session = handle
+            .live_sessions()
+            .into_iter()
+            .find(|session| session.id.as_str() == SESSION_ID);
+        if let Some(session) = session.filter(|session| until(session)) {
+            return session;
+        }
+        assert!(Instant::now() < deadline, "waited 20 s for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn respond_request(id: &str, token: Option<&str>, body: &str) -> Request<Body> {
+    let mut request = Request::post(format!("/sessions/{id}/respond"))
+        .header("host", "127.0.0.1:7411")
+        .header("content-type", "application/json");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    request.body(Body::from(body.to_string())).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_answers_the_dialog_it_serves_and_refuses_with_the_contracts_codes() {
+    let stand_in = StandIn::start("react");
+    let (handle, thread) = stand_in.service();
+    let permission = print_of("permission-touch.txt");
+    let session = tokio::task::spawn_blocking({
+        let handle = handle.clone();
+        move || wait_session(&handle, "the dialog on the session", |s| s.dialog.is_some())
+    })
+    .await
+    .unwrap();
+    // The session object carries the dialog: its options with what Slate offers, and the
+    // fingerprint of what the screen shows.
+    let dialog = session.dialog.clone().unwrap();
+    assert_eq!(dialog.summary, "Run: touch x.txt");
+    assert_eq!(dialog.fingerprint, permission);
+    assert!(dialog.answerable);
+    let actions: Vec<Option<Action>> = dialog.options.iter().map(|o| o.action).collect();
+    assert_eq!(
+        actions,
+        vec![Some(Action::Approve), None, Some(Action::Deny)]
+    );
+    let wire = serde_json::to_value(&session).unwrap();
+    assert_eq!(
+        wire["dialog"]["options"][1]["action"],
+        serde_json::Value::Null
+    );
+    assert_eq!(wire["dialog"]["options"][0]["number"], 1);
+
+    let approve = format!(r#"{{"action":"approve","dialog":"{permission}"}}"#);
+    let code = |body: &str| {
+        json(body)["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // 401 without the token, 400 for a malformed body, 404 for an unknown session.
+    let (status, _) = call(&handle, respond_request(SESSION_ID, None, &approve)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, body) = call(
+        &handle,
+        respond_request(SESSION_ID, Some(TOKEN), "{\"action\":"),
+    )
+    .await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let with_option = format!(r#"{{"action":"approve","option":1,"dialog":"{permission}"}}"#);
+    let (status, body) = call(
+        &handle,
+        respond_request(SESSION_ID, Some(TOKEN), &with_option),
+    )
+    .await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let (status, body) = call(
+        &handle,
+        respond_request(
+            "ffffffff-0000-4000-8000-00000000dead",
+            Some(TOKEN),
+            &approve,
+        ),
+    )
+    .await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::NOT_FOUND, "unknown_session")
+    );
+    // 422 for an option that widens, 409 for a fingerprint the screen does not show.
+    let widening = format!(r#"{{"action":"answer","option":2,"dialog":"{permission}"}}"#);
+    let (status, body) = call(&handle, respond_request(SESSION_ID, Some(TOKEN), &widening)).await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "not_offered")
+    );
+    let other = print_of("question.txt");
+    let changed = format!(r#"{{"action":"approve","dialog":"{other}","surface":"window"}}"#);
+    let (status, body) = call(&handle, respond_request(SESSION_ID, Some(TOKEN), &changed)).await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::CONFLICT, "dialog_changed")
+    );
+    assert_eq!(stand_in.keys(), "", "nothing is typed for a refusal");
+
+    // 200: delivered, and the dialog left.
+    let (status, body) = call(
+        &handle,
+        respond_request(&SESSION_ID[..8], Some(TOKEN), &approve),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answered = json(&body);
+    assert_eq!(answered["outcome"], "answered");
+    assert_eq!(answered["action"], "approve");
+    assert_eq!(answered["option"], 1);
+    assert!(answered["left_after_ms"].as_u64().unwrap() < 5000);
+    assert_eq!(stand_in.keys(), "1");
+    stand_in.wait_showing("working-sleep.txt");
+    // 409 now that it works.
+    let (status, body) = call(&handle, respond_request(SESSION_ID, Some(TOKEN), &approve)).await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::CONFLICT, "not_at_dialog")
+    );
+    assert_eq!(stand_in.keys(), "");
+
+    // Every attempt is recorded, with its surface and outcome, and the session's details list
+    // them.
+    let detail = handle.session(SESSION_ID).unwrap();
+    let outcomes: Vec<(&str, &str)> = detail
+        .answers
+        .iter()
+        .map(|answer| (answer.surface.as_str(), answer.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ("api", "not_at_dialog"),
+            ("api", "answered"),
+            ("window", "dialog_changed"),
+            ("api", "not_offered"),
+        ],
+        "newest first"
+    );
+    assert_eq!(detail.answers[1].fingerprint, permission);
+    assert_eq!(
+        detail.answers[1].summary.as_deref(),
+        Some("Run: touch x.txt")
+    );
+
+    // The client: the same endpoint over a real port, with the token, and without the right one.
+    stand_in.show("permission-touch.txt");
+    let (address, stop, server) = serve_on_free_port(&handle).await;
+    let client = slate::client::Client::new(address, Some(TOKEN.to_string()));
+    let deny = RespondRequest {
+        action: Action::Deny,
+        option: None,
+        text: None,
+        dialog: permission.clone(),
+        surface: Some(Surface::Tray),
+    };
+    let responded = tokio::task::spawn_blocking({
+        let (client, deny) = (client.clone(), deny.clone());
+        move || {
+            // The screen is read again by the server; wait until its reading has the dialog.
+            std::thread::sleep(Duration::from_millis(200));
+            client.respond(SESSION_ID, &deny)
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(responded.expect("deny through the client").option, Some(3));
+    assert_eq!(stand_in.keys(), "\u{1b}");
+    let stranger = slate::client::Client::new(address, Some("f".repeat(64)));
+    let refused = tokio::task::spawn_blocking(move || stranger.respond(SESSION_ID, &deny))
+        .await
+        .unwrap();
+    assert_eq!(refused.unwrap_err().code, ErrorCode::Unauthorized);
+    let _ = stop.send(());
+    let _ = server.await;
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+#[test]
+fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_status() {
+    let stand_in = StandIn::start("react");
+    let cli = |args: &[&str]| {
+        let mut command = slate(&stand_in.home, args);
+        command
+            .env("SLATE_STANDALONE", "1")
+            .stdin(std::process::Stdio::null());
+        command.output().unwrap()
+    };
+    // An option that widens: exit 7, nothing typed.
+    let widening = cli(&["answer", &SESSION_ID[..8], "2"]);
+    assert_eq!(widening.status.code(), Some(7), "{widening:?}");
+    let said = String::from_utf8_lossy(&widening.stderr);
+    assert!(said.contains("widens"), "{said}");
+    assert_eq!(stand_in.keys(), "");
+
+    // On a terminal (util-linux `script` gives the command one), it asks; "n" answers nothing.
+    let slate_line = format!(
+        "'{}' approve {}",
+        env!("CARGO_BIN_EXE_slate"),
+        &SESSION_ID[..8]
+    );
+    let mut asked = std::process::Command::new("script");
+    for (name, value) in slate(&stand_in.home, &[]).get_envs() {
+        match value {
+            Some(value) => asked.env(name, value),
+            None => asked.env_remove(name),
+        };
+    }
+    let mut child = asked
+        .env("SLATE_STANDALONE", "1")
+        .args(["-qec", &slate_line, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        // The answer waits in the terminal's input until the question reads it.
+        stdin.write_all(b"n\n").unwrap();
+    }
+    let declined = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&declined.stdout);
+    assert_eq!(declined.status.code(), Some(8), "{said}");
+    assert!(said.contains("Answer it? [y/N]"), "{said}");
+    assert!(said.contains("not answered"), "{said}");
+    assert_eq!(stand_in.keys(), "");
+
+    // Approve, with standard input not a terminal: no question, the dialog shown, exit 0.
+    let approved = cli(&["approve", &SESSION_ID[..8]]);
+    let out = String::from_utf8_lossy(&approved.stdout);
+    assert_eq!(approved.status.code(), Some(0), "{approved:?}");
+    assert!(out.contains("Run: touch x.txt"), "{out}");
+    assert!(out.contains("1. Yes, proceed (y)  [approve]"), "{out}");
+    assert!(out.contains("stays in the terminal"), "{out}");
+    assert!(out.contains("answered: approve (option 1)"), "{out}");
+    assert!(!String::from_utf8_lossy(&approved.stderr).contains("[y/N]"));
+    assert_eq!(stand_in.keys(), "1");
+    stand_in.wait_showing("working-sleep.txt");
+
+    // Working now: exit 3, nothing typed.
+    let working = cli(&["approve", &SESSION_ID[..8], "--json"]);
+    assert_eq!(working.status.code(), Some(3), "{working:?}");
+    let body = json(&String::from_utf8_lossy(&working.stdout));
+    assert_eq!(body["error"]["code"], "not_at_dialog");
+    assert_eq!(stand_in.keys(), "");
+
+    // `slate show` lists the answers with the transitions.
+    let show = cli(&["show", &SESSION_ID[..8]]);
+    let out = String::from_utf8_lossy(&show.stdout);
+    assert!(out.contains("history:"), "{out}");
+    assert!(
+        out.contains("answer approve to Run: touch x.txt from the cli: answered"),
+        "{out}"
+    );
+    assert!(
+        out.contains("answer answer 2 to Run: touch x.txt from the cli: not_offered"),
+        "{out}"
+    );
+    let show = cli(&["show", &SESSION_ID[..8], "--json"]);
+    let body = json(&String::from_utf8_lossy(&show.stdout));
+    // Newest first: the refusal at the working screen is recorded too.
+    let outcomes: Vec<&str> = body["session"]["answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|answer| answer["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["not_at_dialog", "answered", "not_offered"]);
+    assert_eq!(body["session"]["answers"][1]["surface"], "cli");
+
+    // Deny, as JSON.
+    stand_in.show("permission-touch.txt");
+    let denied = cli(&["deny", &SESSION_ID[..8], "--json"]);
+    assert_eq!(denied.status.code(), Some(0), "{denied:?}");
+    let body = json(&String::from_utf8_lossy(&denied.stdout));
+    assert_eq!(body["outcome"], "answered");
+    assert_eq!(body["dialog"]["summary"], "Run: touch x.txt");
+    assert_eq!(stand_in.keys(), "\u{1b}");
+}
+
+#[test]
+fn a_session_from_the_wire_keeps_a_dialog_it_reads_and_drops_one_it_cannot() {
+    let session = crate::util::wire_session(
+        "acme",
+        "s1",
+        slate::model::Status::Waiting,
+        "permission_prompt",
+        "asks",
+    );
+    let mut value = serde_json::to_value(&session).unwrap();
+    assert!(
+        value.get("dialog").is_none(),
+        "absent, not null, without a dialog"
+    );
+    value["dialog"] = serde_json::json!({
+        "kind": "permission",
+        "summary": "Run: touch x.txt",
+        "options": [
+            {"number": 1, "label": "Yes", "action": "approve"},
+            {"number": 2, "label": "Yes, always", "action": null},
+            {"number": null, "label": "No", "action": "deny"}
+        ],
+        "fingerprint": "9f86d081884c7d65",
+        "answerable": false,
+        "why_not": "plain terminal: start it in tmux or under `slate run` to answer from here"
+    });
+    let read = slate::model::Session::from_wire(value.clone()).unwrap();
+    let dialog = read.dialog.expect("a dialog this build reads");
+    assert_eq!(dialog.options[2].number, None);
+    assert!(!dialog.answerable);
+    // A newer server's dialog (a kind or an action this build does not know) is left out, and the
+    // session still reads.
+    value["dialog"]["kind"] = serde_json::json!("poll");
+    let read = slate::model::Session::from_wire(value.clone()).unwrap();
+    assert!(read.dialog.is_none());
+    value["dialog"]["kind"] = serde_json::json!("question");
+    value["dialog"]["options"][0]["action"] = serde_json::json!("always");
+    assert!(slate::model::Session::from_wire(value)
+        .unwrap()
+        .dialog
+        .is_none());
+}
+
+#[test]
+fn a_session_on_another_machine_is_answered_there() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join(".config/slate");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[[remote]]\nname = \"box\"\ndestination = \"box.example\"\n",
+    )
+    .unwrap();
+    let output = slate(home.path(), &["approve", "box:4d2c1a7e"])
+        .env("SLATE_STANDALONE", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(6), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("ssh box slate approve 4d2c1a7e"), "{said}");
+}
+
+#[test]
+fn keys_go_to_kitty_as_one_send_text_that_asks_for_no_answer() {
+    use std::io::Read;
+    let temp = tempfile::tempdir().unwrap();
+    let socket = temp.path().join("kitty.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let received = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut frame = Vec::new();
+        stream.read_to_end(&mut frame).unwrap();
+        frame
+    });
+    let address = slate::terminals::panes::Address::Kitty {
+        listen_on: format!("unix:{}", socket.display()),
+        window: "3".into(),
+    };
+    // kitty answers nothing to send-text: a send that waited for an answer would fail here.
+    slate::terminals::typing::send(&address, &[keys::Key::Digit(1)]).unwrap();
+    let frame = received.join().unwrap();
+    let body = frame
+        .strip_prefix(b"\x1bP@kitty-cmd")
+        .and_then(|rest| rest.strip_suffix(b"\x1b\\"))
+        .expect("one kitty frame");
+    let command: serde_json::Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(command["cmd"], "send-text");
+    assert_eq!(command["no_response"], true);
+    assert_eq!(command["payload"]["match"], "id:3");
+    assert_eq!(command["payload"]["data"], "text:1");
+}
