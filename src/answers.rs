@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agents::keys::{self, Action, Choice, OptionRef, Refusal};
 use crate::agents::screens::Screen;
-use crate::model::{Machine, SessionKey, TerminalKind, Timestamp};
+use crate::model::{Machine, Session, SessionKey, TerminalKind, TerminalView, Timestamp};
 use crate::terminals::{self, panes::Address};
 
 /// How long after the keys the dialog has to leave the screen.
@@ -197,6 +197,23 @@ pub struct Target {
     pub control: Option<String>,
     /// The machine it runs on, `None` for this one.
     pub machine: Option<Machine>,
+}
+
+impl Target {
+    /// The target of an answer to `session`, as the live list shows it.
+    pub fn of(session: &Session) -> Target {
+        Target {
+            key: SessionKey::new(session.agent, session.id.as_str()),
+            pid: session.pid,
+            hosted: session.hosted,
+            control: session
+                .terminal
+                .as_ref()
+                .and_then(TerminalView::control)
+                .map(String::from),
+            machine: session.machine.clone(),
+        }
+    }
 }
 
 /// One attempt as it is recorded in the store, whatever its outcome.

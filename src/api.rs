@@ -32,9 +32,7 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::answers::{self, ErrorBody, ErrorCode, RespondError, RespondRequest, Target};
 use crate::engine::FindError;
 use crate::live::{self, Update};
-use crate::model::{
-    AgentKind, Awaiting, HostedSignals, Intent, IntentState, Session, SessionKey, TerminalView,
-};
+use crate::model::{AgentKind, Awaiting, HostedSignals, Intent, IntentState, Session, SessionKey};
 
 /// The largest request body accepted, in bytes.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -669,17 +667,7 @@ async fn respond(
         }
     };
     let session = detail.session;
-    let target = Target {
-        key: SessionKey::new(session.agent, session.id.as_str()),
-        pid: session.pid,
-        hosted: session.hosted,
-        control: session
-            .terminal
-            .as_ref()
-            .and_then(TerminalView::control)
-            .map(String::from),
-        machine: session.machine.clone(),
-    };
+    let target = Target::of(&session);
     if let Err(error) = answers::check(&request) {
         return respond_error(error);
     }

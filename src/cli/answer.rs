@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use slate::agents::keys::{Action, OptionRef};
 use slate::answers::{self, ErrorCode, RespondError, RespondRequest, Responded, Surface, Target};
 use slate::engine::{Engine, Options};
-use slate::model::{Session, SessionDialog, SessionKey, TerminalView, Timestamp};
+use slate::model::{Session, SessionDialog, SessionKey, Timestamp};
 use slate::report;
 
 use super::{find_session, remote, server_unless_standalone, Setup};
@@ -126,15 +126,8 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
         Some(server) => server.client.respond(&session.id.to_string(), &request),
         None => {
             let target = Target {
-                key: SessionKey::new(session.agent, session.id.as_str()),
-                pid: session.pid,
-                hosted: session.hosted,
-                control: session
-                    .terminal
-                    .as_ref()
-                    .and_then(TerminalView::control)
-                    .map(String::from),
                 machine: None,
+                ..Target::of(&session)
             };
             let attempt = answers::respond(&target, &request);
             keep(
