@@ -916,10 +916,24 @@ fn a_session_from_the_wire_keeps_a_dialog_it_reads_and_drops_one_it_cannot() {
     assert!(read.dialog.is_none());
     value["dialog"]["kind"] = serde_json::json!("question");
     value["dialog"]["options"][0]["action"] = serde_json::json!("always");
-    assert!(slate::model::Session::from_wire(value)
+    assert!(slate::model::Session::from_wire(value.clone())
         .unwrap()
         .dialog
         .is_none());
+    // A session relayed from another machine keeps its dialog, which is answered there.
+    value["dialog"]["kind"] = serde_json::json!("permission");
+    value["dialog"]["options"][0]["action"] = serde_json::json!("approve");
+    value["dialog"]["answerable"] = serde_json::json!(true);
+    value["dialog"].as_object_mut().unwrap().remove("why_not");
+    let mut relayed = slate::model::Session::from_wire(value).unwrap();
+    let machine = slate::model::Machine::new("box").unwrap();
+    slate::remote::view::mark_machine(&mut relayed, &machine);
+    let dialog = relayed.dialog.unwrap();
+    assert!(!dialog.answerable);
+    assert!(
+        dialog.why_not.as_deref().unwrap().contains("ssh box"),
+        "{dialog:?}"
+    );
 }
 
 #[test]

@@ -103,6 +103,9 @@ struct SensedSpec {
     screen: Option<slate::agents::screens::ScreenKind>,
     #[serde(default)]
     summary: Option<String>,
+    /// A dialog's options, numbered from 1 in this order (the first highlighted).
+    #[serde(default)]
+    options: Vec<String>,
     /// The terminal could not be read: what it showed is forgotten.
     #[serde(default)]
     unreadable: bool,
@@ -248,6 +251,36 @@ struct Expect {
     /// Whether the session is among those whose terminal a reading could change.
     #[serde(default)]
     read: Option<bool>,
+    /// The summary of the dialog the session object carries (`none` for none), both as the
+    /// tracker holds it and as its last change published it.
+    #[serde(default)]
+    dialog: Option<String>,
+}
+
+/// The dialog a sensed step's screen shows, when it lists options.
+fn dialog_of(spec: &SensedSpec) -> Option<slate::agents::screens::Dialog> {
+    use slate::agents::screens::{Dialog, DialogKind, DialogOption, ScreenKind};
+    let kind = match spec.screen? {
+        ScreenKind::Permission => DialogKind::Permission,
+        ScreenKind::Question => DialogKind::Question,
+        ScreenKind::Plan => DialogKind::Plan,
+        _ => return None,
+    };
+    (!spec.options.is_empty()).then(|| Dialog {
+        kind,
+        summary: spec.summary.clone().unwrap_or_default(),
+        options: spec
+            .options
+            .iter()
+            .zip(1..)
+            .map(|(label, number)| DialogOption {
+                label: label.clone(),
+                number: Some(number),
+                highlighted: number == 1,
+                widens: false,
+            })
+            .collect(),
+    })
 }
 
 fn default_item_status() -> String {
@@ -473,7 +506,7 @@ fn inputs(
                     .unwrap_or(slate::agents::screens::ScreenKind::Unknown),
                 summary: spec.summary.clone(),
             },
-            dialog: None,
+            dialog: dialog_of(spec),
         });
         inputs.push(Input::Sensed {
             key: key.clone(),
@@ -546,13 +579,17 @@ fn check(path: &Path) {
 
     let mut tracker = Tracker::new(Policy::default());
     let mut intents = BTreeMap::new();
+    // The last session object each session's changes published, as the live list has it.
+    let mut published: BTreeMap<SessionKey, slate::model::Session> = BTreeMap::new();
     let name = path.file_name().unwrap().to_string_lossy();
     for (time, _, event) in events {
         let now = at(time);
         match event {
             Event::Step(step) => {
                 for input in inputs(&scenario, step, &mut intents) {
-                    tracker.apply(input, now);
+                    for change in tracker.apply(input, now) {
+                        published.insert(change.key, change.session);
+                    }
                 }
             }
             Event::Expect(expect) => {
@@ -640,6 +677,19 @@ fn check(path: &Path) {
                             slate::model::TerminalKind::Unknown => "unknown",
                         });
                     assert_eq!(seen, kind, "{name}: terminal at {time}s");
+                }
+                if let Some(want) = &expect.dialog {
+                    let summary = |session: Option<&slate::model::Session>| {
+                        session
+                            .and_then(|session| session.dialog.as_ref())
+                            .map_or("none".to_string(), |dialog| dialog.summary.clone())
+                    };
+                    assert_eq!(summary(Some(&session)), *want, "{name}: dialog at {time}s");
+                    assert_eq!(
+                        summary(published.get(&key)),
+                        *want,
+                        "{name}: the dialog as published at {time}s"
+                    );
                 }
                 if let Some(read) = expect.read {
                     let wanted = tracker

@@ -337,7 +337,7 @@ pub fn ask_sessions(entry: &RemoteEntry, options: &LinkOptions) -> Result<Vec<Se
         }
     })?;
     for session in &mut sessions {
-        session.machine = Some(entry.name.clone());
+        super::view::mark_machine(session, &entry.name);
     }
     Ok(sessions)
 }

@@ -230,7 +230,21 @@ impl Remote {
 /// A remote's session as this machine lists it: marked with its machine, and reachable (it just
 /// arrived).
 fn adopt(mut session: Session, machine: &Machine) -> Session {
-    session.machine = Some(machine.clone());
+    mark_machine(&mut session, machine);
     session.unreachable_since = None;
     session
+}
+
+/// Marks a session as running on `machine`: its dialog, if any, is answered there, since this
+/// machine cannot type into that terminal (docs/states.md §8).
+pub fn mark_machine(session: &mut Session, machine: &Machine) {
+    session.machine = Some(machine.clone());
+    if let Some(dialog) = &mut session.dialog {
+        dialog.answerable = false;
+        dialog.why_not = Some(format!(
+            "it runs on {machine}: answer it there (ssh {machine}, then slate approve, deny or \
+             answer {})",
+            session.id
+        ));
+    }
 }
