@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agents::keys::{self, Action, Choice, OptionRef, Refusal};
 use crate::agents::screens::Screen;
-use crate::model::{Machine, SessionKey, TerminalKind, Timestamp};
+use crate::model::{Machine, Session, SessionKey, TerminalKind, TerminalView, Timestamp};
 use crate::terminals::{self, panes::Address};
 
 /// How long after the keys the dialog has to leave the screen.
@@ -192,8 +192,28 @@ pub struct Target {
     pub pid: Option<u32>,
     /// True for a session under `slate run`.
     pub hosted: bool,
+    /// The control socket of a session under `slate run`, when it offers one (`host::control`):
+    /// the session's `terminal.pane`.
+    pub control: Option<String>,
     /// The machine it runs on, `None` for this one.
     pub machine: Option<Machine>,
+}
+
+impl Target {
+    /// The target of an answer to `session`, as the live list shows it.
+    pub fn of(session: &Session) -> Target {
+        Target {
+            key: SessionKey::new(session.agent, session.id.as_str()),
+            pid: session.pid,
+            hosted: session.hosted,
+            control: session
+                .terminal
+                .as_ref()
+                .and_then(TerminalView::control)
+                .map(String::from),
+            machine: session.machine.clone(),
+        }
+    }
 }
 
 /// One attempt as it is recorded in the store, whatever its outcome.
@@ -255,6 +275,11 @@ impl Attempt {
     }
 }
 
+/// What Slate says of a session under a `slate run` that offers no control socket.
+pub const NO_CONTROL_NOTE: &str = "this `slate run` offers no control socket (an older version, \
+     or it could not make one in its runtime folder): answer it in its terminal, or start it \
+     again under this version's `slate run`";
+
 /// What Slate says of a terminal it cannot type into, and what would make it possible.
 pub const PLAIN_NOTE: &str =
     "plain terminal: start it in tmux or under `slate run` to answer from here";
@@ -313,11 +338,12 @@ pub fn terminal_of(target: &Target) -> Result<Address, RespondError> {
         ));
     };
     if target.hosted {
-        return Err(RespondError::new(
-            ErrorCode::CannotType,
-            "a session under `slate run` is answered through its control socket, which this \
-             slate does not have: answer it in its terminal",
-        ));
+        return match &target.control {
+            Some(socket) => Ok(Address::Hosted {
+                socket: socket.clone(),
+            }),
+            None => Err(RespondError::new(ErrorCode::CannotType, NO_CONTROL_NOTE)),
+        };
     }
     let located = terminals::locate(&[pid])
         .into_iter()

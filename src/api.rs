@@ -673,12 +673,7 @@ async fn respond(
         }
     };
     let session = detail.session;
-    let target = Target {
-        key: SessionKey::new(session.agent, session.id.as_str()),
-        pid: session.pid,
-        hosted: session.hosted,
-        machine: session.machine.clone(),
-    };
+    let target = Target::of(&session);
     if let Err(error) = answers::check(&request) {
         return respond_error(error);
     }

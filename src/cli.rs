@@ -823,7 +823,15 @@ fn run_hosted(command: &[String]) -> anyhow::Result<ExitCode> {
     });
     let client = setup.client();
     let client = client.has_token().then_some(client);
-    let code = slate::host::run(command, client)?;
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|value| !value.is_empty())
+        .map(std::path::PathBuf::from);
+    let control = setup
+        .places
+        .as_ref()
+        .ok()
+        .map(|places| places.runtime_dir(runtime.as_deref()));
+    let code = slate::host::run(command, client, control.as_deref())?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
 

@@ -8,10 +8,19 @@
 //! a panic included. On the side it observes the title sequences in the output (`osc`), when the
 //! terminal last drew, and the child's pid, and reports changes (never a stream per byte) to a
 //! running `slate serve` or app with `POST /hosted`, through the one `client`. When no engine
-//! answers it stays silent: the CLI must work exactly as it would without Slate. This module
-//! decides no state; the tracker's rules read what it reports.
+//! answers it stays silent: the CLI must work exactly as it would without Slate.
+//!
+//! It also keeps a model of the child's screen (`screen`, sized as the terminal and following
+//! its resizes), fed a copy of the output on a thread of its own so the relay only copies each
+//! chunk, and listens on a private control socket (`control`) through which Slate reads that
+//! screen and types into the child; the socket's path goes in the reports as `control`. This
+//! module decides no state; the tracker's rules read what it reports, and sensing
+//! (`terminals::hosted`) reads the screen.
 
+#[cfg(unix)]
+pub mod control;
 pub mod osc;
+pub mod screen;
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
@@ -55,6 +64,8 @@ pub struct Identity {
     pub agent: Option<AgentKind>,
     pub pid: Option<u32>,
     pub cwd: Option<String>,
+    /// The control socket's path, when `slate run` listens on one (`control`).
+    pub control: Option<String>,
 }
 
 /// The agent a command line starts: the built-in agents' own recognition first, then the
@@ -165,6 +176,7 @@ pub fn report_body(identity: &Identity, report: &Report) -> serde_json::Value {
         "agent": identity.agent,
         "pid": identity.pid,
         "cwd": identity.cwd,
+        "control": identity.control,
         "titles": report.titles,
         "last_draw": report.last_draw,
     })
@@ -177,7 +189,14 @@ pub fn post(client: &Client, body: &serde_json::Value) -> Result<u16, ClientErro
 
 /// Runs `argv` in a pseudo-terminal, relays it, reports to the running Slate through `client`
 /// when there is one, and returns the child's exit code.
-pub fn run(argv: &[String], client: Option<Client>) -> Result<i32, HostError> {
+/// The screen model and the control socket are kept only when `control_folder` names the
+/// private runtime folder to listen in; without it (or when the socket cannot be made) the host
+/// relays and reports as before, and the session's screen cannot be read.
+pub fn run(
+    argv: &[String],
+    client: Option<Client>,
+    control_folder: Option<&Path>,
+) -> Result<i32, HostError> {
     let program = argv.first().ok_or(HostError::NoCommand)?;
     if program.trim().is_empty() {
         return Err(HostError::EmptyProgram);
@@ -218,19 +237,30 @@ pub fn run(argv: &[String], client: Option<Client>) -> Result<i32, HostError> {
         .master
         .try_clone_reader()
         .map_err(|err| HostError::Pty(err.to_string()))?;
-    let writer = pair
-        .master
-        .take_writer()
-        .map_err(|err| HostError::Pty(err.to_string()))?;
+    let writer: Typist = Arc::new(Mutex::new(
+        pair.master
+            .take_writer()
+            .map_err(|err| HostError::Pty(err.to_string()))?,
+    ));
     let eof = end_of_file(pair.master.as_ref());
+    let size = terminal_size();
     let master = Arc::new(Mutex::new(pair.master));
 
     let raw = RawMode::enable();
+    // The screen model and the socket that reads it, when there is a folder to listen in.
+    let (model, feed, control) = match (control_folder, pid) {
+        (Some(folder), Some(pid)) => listen(folder, pid, size, Arc::clone(&writer))
+            .map_or((None, None, None), |kept| {
+                (Some(kept.0), Some(kept.1), Some(kept.2))
+            }),
+        _ => (None, None, None),
+    };
     let (seen_tx, seen_rx) = mpsc::channel::<Seen>();
     let (done_tx, done_rx) = mpsc::channel::<()>();
-    std::thread::spawn(move || relay_output(reader, seen_tx, done_tx));
-    std::thread::spawn(move || relay_input(writer, eof));
-    follow_signals(Arc::clone(&master), pid);
+    std::thread::spawn(move || relay_output(reader, seen_tx, done_tx, feed));
+    let typing = Arc::clone(&writer);
+    std::thread::spawn(move || relay_input(typing, eof));
+    follow_signals(Arc::clone(&master), model, pid);
     let (reported_tx, reported_rx) = mpsc::channel::<()>();
     if let Some(client) = client {
         let cwd = cwd.as_deref().map(Path::to_string_lossy).map(String::from);
@@ -238,6 +268,9 @@ pub fn run(argv: &[String], client: Option<Client>) -> Result<i32, HostError> {
             agent: agent_of(argv, pid.unwrap_or(0), cwd.as_deref()),
             pid,
             cwd,
+            control: control
+                .as_ref()
+                .map(|control| control.path().to_string_lossy().into_owned()),
         };
         std::thread::spawn(move || {
             report_loop(seen_rx, identity, client);
@@ -265,6 +298,8 @@ pub fn run(argv: &[String], client: Option<Client>) -> Result<i32, HostError> {
     }
     let _ = std::io::stdout().flush();
     drop(raw);
+    // The socket goes before the program's terminal: nothing may type into it any more.
+    drop(control);
     drop(master);
     Ok(code)
 }
@@ -348,9 +383,14 @@ fn terminal_size() -> PtySize {
     }
 }
 
-fn resize(master: &Mutex<Box<dyn MasterPty + Send>>) {
+/// Gives the child's terminal (and the screen model, when there is one) our terminal's size.
+fn resize(master: &Mutex<Box<dyn MasterPty + Send>>, model: Option<&Model>) {
+    let size = terminal_size();
     if let Ok(master) = master.lock() {
-        let _ = master.resize(terminal_size());
+        let _ = master.resize(size);
+    }
+    if let Some(Ok(mut model)) = model.map(|model| model.lock()) {
+        model.resize(size.rows, size.cols);
     }
 }
 
@@ -358,36 +398,197 @@ fn relay_output(
     mut reader: Box<dyn Read + Send>,
     seen: mpsc::Sender<Seen>,
     done: mpsc::Sender<()>,
+    feed: Option<ModelFeed>,
 ) {
     let mut scanner = osc::TitleScanner::new();
+    pass_through(
+        &mut reader,
+        &mut std::io::stdout(),
+        feed.as_ref(),
+        |bytes| {
+            let now = system_clock();
+            let _ = seen.send(Seen::Drew(now));
+            for title in scanner.feed(bytes) {
+                let _ = seen.send(Seen::Title(now, title));
+            }
+        },
+    );
+    let _ = done.send(());
+}
+
+/// The relay's hot path: each chunk read from the program goes to `out` at once, then a copy to
+/// the screen model's feed (when there is one), then to `also`. Returns how many bytes passed,
+/// when the reader ends or `out` fails.
+pub fn pass_through(
+    reader: &mut impl Read,
+    out: &mut impl Write,
+    feed: Option<&ModelFeed>,
+    mut also: impl FnMut(&[u8]),
+) -> u64 {
     let mut buffer = [0u8; 8192];
-    let mut stdout = std::io::stdout();
+    let mut passed = 0u64;
     loop {
         let read = match reader.read(&mut buffer) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
             Ok(read) => read,
         };
         let bytes = &buffer[..read];
-        if stdout
-            .write_all(bytes)
-            .and_then(|()| stdout.flush())
-            .is_err()
-        {
+        if out.write_all(bytes).and_then(|()| out.flush()).is_err() {
             break;
         }
-        let now = system_clock();
-        let _ = seen.send(Seen::Drew(now));
-        for title in scanner.feed(bytes) {
-            let _ = seen.send(Seen::Title(now, title));
+        passed += read as u64;
+        if let Some(feed) = feed {
+            feed.give(bytes);
+        }
+        also(bytes);
+    }
+    passed
+}
+
+/// The most output the screen model may fall behind by; past it, output is not shown to the
+/// model (the relay never waits for it) until it has caught up. Agents redraw their screens, so
+/// the model recovers at the next redraw.
+pub const MODEL_BEHIND: usize = 8 << 20;
+
+/// The screen model a hosted terminal keeps, shared between its feeder, the resizer and the
+/// control socket.
+pub type Model = Arc<Mutex<screen::ScreenModel>>;
+
+/// Hands the relay's output to the screen model, which draws it on a thread of its own, so the
+/// relay's cost is a copy and a channel send.
+#[derive(Debug)]
+pub struct ModelFeed {
+    chunks: mpsc::Sender<Vec<u8>>,
+    pending: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ModelFeed {
+    /// Starts the thread that draws into `model`.
+    pub fn start(model: Model) -> std::io::Result<ModelFeed> {
+        use std::sync::atomic::Ordering;
+        let (chunks, inbox) = mpsc::channel::<Vec<u8>>();
+        let pending = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let drawn = Arc::clone(&pending);
+        std::thread::Builder::new()
+            .name("slate-screen".to_string())
+            .spawn(move || {
+                while let Ok(chunk) = inbox.recv() {
+                    let Ok(mut model) = model.lock() else {
+                        return;
+                    };
+                    // Everything already waiting is drawn under one lock.
+                    let mut size = chunk.len();
+                    model.feed(&chunk);
+                    while let Ok(more) = inbox.try_recv() {
+                        size += more.len();
+                        model.feed(&more);
+                    }
+                    drop(model);
+                    drawn.fetch_sub(size, Ordering::SeqCst);
+                }
+            })?;
+        Ok(ModelFeed { chunks, pending })
+    }
+
+    /// Gives the model a copy of `bytes`, unless it is too far behind.
+    pub fn give(&self, bytes: &[u8]) {
+        use std::sync::atomic::Ordering;
+        if self.pending.load(Ordering::SeqCst) > MODEL_BEHIND {
+            return;
+        }
+        self.pending.fetch_add(bytes.len(), Ordering::SeqCst);
+        if self.chunks.send(bytes.to_vec()).is_err() {
+            self.pending.fetch_sub(bytes.len(), Ordering::SeqCst);
         }
     }
-    let _ = done.send(());
+
+    /// True when the model has drawn everything it was given.
+    pub fn caught_up(&self) -> bool {
+        self.pending.load(std::sync::atomic::Ordering::SeqCst) == 0
+    }
+}
+
+/// The program's terminal's input, shared by the input relay and the control socket.
+type Typist = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// The hosted terminal as the control socket sees it.
+#[cfg(unix)]
+struct Hosted {
+    model: Model,
+    typist: Typist,
+}
+
+#[cfg(unix)]
+impl control::Terminal for Hosted {
+    fn read(&self, colours: bool) -> (Option<String>, String) {
+        match self.model.lock() {
+            Ok(model) => (model.title().map(str::to_string), model.text(colours)),
+            Err(_) => (None, String::new()),
+        }
+    }
+
+    fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut typist = self
+            .typist
+            .lock()
+            .map_err(|_| std::io::Error::other("the terminal's input is gone"))?;
+        typist.write_all(bytes).and_then(|()| typist.flush())
+    }
+}
+
+/// Starts the screen model (sized as the terminal) and the control socket in `folder` for the
+/// program with pid `pid`. When either cannot start, the host goes on without both.
+#[cfg(unix)]
+fn listen(
+    folder: &Path,
+    pid: u32,
+    size: PtySize,
+    typist: Typist,
+) -> Option<(Model, ModelFeed, control::Control)> {
+    let model: Model = Arc::new(Mutex::new(screen::ScreenModel::new(size.rows, size.cols)));
+    let feed = ModelFeed::start(Arc::clone(&model))
+        .map_err(|err| tracing::debug!(%err, "cannot start the screen model"))
+        .ok()?;
+    let hosted = Arc::new(Hosted {
+        model: Arc::clone(&model),
+        typist,
+    });
+    match control::serve(folder, pid, hosted) {
+        Ok(control) => Some((model, feed, control)),
+        Err(err) => {
+            tracing::debug!(%err, "no control socket: the session's screen cannot be read");
+            None
+        }
+    }
+}
+
+/// Elsewhere there is no control socket (it is a Unix socket).
+#[cfg(not(unix))]
+fn listen(
+    _folder: &Path,
+    _pid: u32,
+    _size: PtySize,
+    _typist: Typist,
+) -> Option<(Model, ModelFeed, NoControl)> {
+    None
+}
+
+#[cfg(not(unix))]
+struct NoControl;
+
+#[cfg(not(unix))]
+impl NoControl {
+    fn path(&self) -> &Path {
+        Path::new("")
+    }
 }
 
 /// Relays our input to the child byte for byte. When our input ends, the child's input ends
 /// too, as on a terminal: its end-of-file character at the start of a line, or, after a partial
 /// line, twice (the first ends the line, the second is the end of file).
-fn relay_input(mut writer: Box<dyn Write + Send>, eof: u8) {
+fn relay_input(writer: Typist, eof: u8) {
     let mut stdin = std::io::stdin();
     let mut buffer = [0u8; 4096];
     let mut line_start = true;
@@ -397,11 +598,13 @@ fn relay_input(mut writer: Box<dyn Write + Send>, eof: u8) {
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break true,
             Ok(read) => {
-                if writer
-                    .write_all(&buffer[..read])
-                    .and_then(|()| writer.flush())
-                    .is_err()
-                {
+                let typed = writer.lock().map_err(|_| ()).and_then(|mut writer| {
+                    writer
+                        .write_all(&buffer[..read])
+                        .and_then(|()| writer.flush())
+                        .map_err(|_| ())
+                });
+                if typed.is_err() {
                     break false;
                 }
                 line_start = matches!(buffer[read - 1], b'\n' | b'\r');
@@ -416,7 +619,9 @@ fn relay_input(mut writer: Box<dyn Write + Send>, eof: u8) {
     {
         if ended {
             let end: &[u8] = if line_start { &[eof] } else { &[eof, eof] };
-            let _ = writer.write_all(end).and_then(|()| writer.flush());
+            if let Ok(mut writer) = writer.lock() {
+                let _ = writer.write_all(end).and_then(|()| writer.flush());
+            }
         }
         std::mem::forget(writer);
     }
@@ -497,7 +702,11 @@ impl Drop for RawMode {
 
 /// Follows resizes and passes termination signals to the child, on a thread of its own.
 #[cfg(unix)]
-fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, pid: Option<u32>) {
+fn follow_signals(
+    master: Arc<Mutex<Box<dyn MasterPty + Send>>>,
+    model: Option<Model>,
+    pid: Option<u32>,
+) {
     use tokio::signal::unix::{signal, SignalKind};
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -539,7 +748,7 @@ fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, pid: Option<u32
             use nix::sys::signal::Signal;
             loop {
                 tokio::select! {
-                    Some(()) = winch.recv() => resize(&master),
+                    Some(()) = winch.recv() => resize(&master, model.as_ref()),
                     Some(()) = term.recv() => forward(Signal::SIGTERM),
                     Some(()) = hup.recv() => forward(Signal::SIGHUP),
                     Some(()) = int.recv() => forward(Signal::SIGINT),
@@ -554,7 +763,11 @@ fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, pid: Option<u32
 /// Windows has no SIGWINCH: the console's size is polled instead, and console control events
 /// reach the child through ConPTY.
 #[cfg(not(unix))]
-fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, _pid: Option<u32>) {
+fn follow_signals(
+    master: Arc<Mutex<Box<dyn MasterPty + Send>>>,
+    model: Option<Model>,
+    _pid: Option<u32>,
+) {
     std::thread::spawn(move || {
         let mut last = crossterm::terminal::size().ok();
         loop {
@@ -562,7 +775,7 @@ fn follow_signals(master: Arc<Mutex<Box<dyn MasterPty + Send>>>, _pid: Option<u3
             let now = crossterm::terminal::size().ok();
             if now != last {
                 last = now;
-                resize(&master);
+                resize(&master, model.as_ref());
             }
         }
     });

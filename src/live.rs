@@ -730,6 +730,7 @@ impl LoopState {
                     return Vec::new();
                 };
                 let wanted = self.engine.tracker().terminals_wanted();
+                sensing.set_hosted(self.engine.tracker().hosted_controls());
                 let inputs = sensing.read_due(&wanted, Instant::now());
                 self.engine.apply_all(inputs, now)
             }
@@ -911,8 +912,9 @@ impl LoopState {
         self.schedule
             .set_deadline(self.engine.next_deadline().map(at));
         self.schedule.set_leave(leaves.map(at));
-        if let Some(sensing) = &self.sensing {
+        if let Some(sensing) = &mut self.sensing {
             let wanted = self.engine.tracker().terminals_wanted();
+            sensing.set_hosted(self.engine.tracker().hosted_controls());
             self.schedule
                 .set_panes(sensing.next_read(&wanted, Instant::now()));
             let awaiting = self.engine.tracker().awaiting_scan();

@@ -905,6 +905,10 @@ pub struct HostedSignals {
     pub titles: Vec<(Timestamp, String)>,
     /// When the terminal last drew anything.
     pub last_draw: Option<Timestamp>,
+    /// The control socket through which Slate reads the terminal's screen and types into it
+    /// (`host::control`); absent from an older `slate run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
 }
 
 /// The dialog a session's screen shows, on the wire (docs/states.md §8): what it asks, its options
@@ -993,6 +997,24 @@ impl TerminalView {
             pane: None,
             sensed: false,
             note: None,
+        }
+    }
+
+    /// The terminal of a session under a `slate run` that offers a control socket: its `pane` is
+    /// the socket, and Slate reads its screen (`host::control`).
+    pub fn hosted_with(control: Option<&str>) -> TerminalView {
+        TerminalView {
+            pane: control.map(str::to_string),
+            sensed: control.is_some(),
+            ..TerminalView::hosted()
+        }
+    }
+
+    /// The control socket of a hosted terminal, when it has one.
+    pub fn control(&self) -> Option<&str> {
+        match self.kind {
+            TerminalKind::Hosted => self.pane.as_deref(),
+            _ => None,
         }
     }
 

@@ -1,5 +1,6 @@
-//! Where Slate keeps its own files: its config folder (the config file and the API token) and its
-//! data folder (the store), resolved once from an [`Env`] by the platform's rules.
+//! Where Slate keeps its own files: its config folder (the config file and the API token), its
+//! data folder (the store) and its private runtime folder (`slate run`'s control sockets),
+//! resolved once from an [`Env`] by the platform's rules.
 //!
 //! Every entry point (the command line, `slate serve`, `slate run` and the desktop app) asks this
 //! module, so they all find the same files. It reads no environment itself: the caller hands it
@@ -84,6 +85,16 @@ impl Places {
     /// Slate's store: `<data_dir>/slate.db`.
     pub fn store_file(&self) -> PathBuf {
         self.data_dir.join("slate.db")
+    }
+
+    /// The private folder for `slate run`'s control sockets (`host::control`):
+    /// `<xdg_runtime_dir>/slate` when `$XDG_RUNTIME_DIR` (as read) is set and absolute, else
+    /// `<data_dir>/run`.
+    pub fn runtime_dir(&self, xdg_runtime_dir: Option<&Path>) -> PathBuf {
+        match xdg_runtime_dir.filter(|folder| folder.is_absolute()) {
+            Some(folder) => folder.join("slate"),
+            None => self.data_dir.join("run"),
+        }
     }
 }
 

@@ -1,13 +1,16 @@
-//! Reading the terminals of sessions Slate does not host: tmux panes, kitty windows and WezTerm
-//! panes, from outside (docs/states.md §1 "sensed terminal").
+//! Reading the terminals of sessions: tmux panes, kitty windows and WezTerm panes, from outside
+//! (docs/states.md §1 "sensed terminal"), and the screens `slate run` keeps of the sessions it
+//! hosts, through its control socket (`hosted`).
 //!
 //! For every live agent process, [`locate`] finds its terminal through `focus`'s facts (the
 //! process's environment, or its nearest ancestor's) and `panes::locate`. [`read`] reads the
 //! panes of sessions whose reading could change a decision (the tracker says which): the title
 //! and the visible screen, one call per tmux server (`display -p` and `capture-pane -p` for every
 //! pane at once), kitty's remote-control `ls` and `get-text` straight over its socket, `wezterm
-//! cli list` and `get-text`. Each call has a 500 ms limit (`child` for the programs), and servers
-//! are read in parallel, so a hung tmux server or a slow kitty costs at most that. The screen is
+//! cli list` and `get-text`, and a hosted terminal's `{"read": true}` over its control socket
+//! (the session's hosted report names the socket). Each call has a 500 ms limit (`child` for the
+//! programs), and servers are read in parallel, so a hung tmux server or a slow kitty costs at
+//! most that. The screen is
 //! read with the agent's screen grammar at once and only its kind and a dialog's summary leave
 //! this module: a screen's text is never kept, never logged and never served.
 //!
@@ -19,6 +22,7 @@
 //! thread. This module decides no state (`tracker` does, from the readings) and parses nothing
 //! itself (`panes` and `agents::screens` do).
 
+pub mod hosted;
 pub mod panes;
 pub mod typing;
 
@@ -146,6 +150,16 @@ fn read_server(server: &Server, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec
             panes::parse_wezterm_titles,
             |pane, colours| run(&panes::wezterm_get_text(socket.as_deref(), pane, colours)),
         ),
+        Server::Hosted(socket) => jobs
+            .into_iter()
+            .map(|job| {
+                let colours = wants_colours(job.key.agent);
+                match hosted::read(std::path::Path::new(socket), colours) {
+                    Ok(pane) => reading(job, pane, clock()),
+                    Err(why) => failed(job, why),
+                }
+            })
+            .collect(),
     }
 }
 
@@ -334,6 +348,7 @@ pub fn screen_now(address: &Address, agent: AgentKind) -> Result<Screen, String>
             run(&panes::wezterm_get_text(socket.as_deref(), pane, colours))
                 .map_err(|why| format!("wezterm: {why}"))?
         }
+        Address::Hosted { socket } => hosted::read(std::path::Path::new(socket), colours)?.screen,
     };
     Ok(screens::read_screen(agent, &text))
 }
@@ -406,12 +421,18 @@ pub fn sense_once(engine: &mut Engine, now: Timestamp, clock: fn() -> Timestamp)
         .map(|(pid, located)| (*pid, located.view.clone()))
         .collect();
     engine.apply(Input::Terminals(views), now);
+    let hosted = engine.tracker().hosted_controls();
     let jobs: Vec<Job> = engine
         .tracker()
         .terminals_wanted()
         .into_iter()
         .filter_map(|(key, pid)| {
-            let address = located.get(&pid)?.address.clone()?;
+            let address = match hosted.get(&key) {
+                Some(socket) => Address::Hosted {
+                    socket: socket.clone(),
+                },
+                None => located.get(&pid)?.address.clone()?,
+            };
             Some(Job { key, address })
         })
         .collect();
@@ -457,6 +478,7 @@ pub fn describe(address: &Address) -> String {
             Some(socket) => format!("WezTerm pane {pane} at {socket}"),
             None => format!("WezTerm pane {pane}"),
         },
+        Address::Hosted { socket } => format!("the hosted terminal at {socket}"),
     }
 }
 
@@ -564,6 +586,9 @@ pub struct Sensing {
     resting: HashMap<Address, Instant>,
     /// When reads were last sent.
     last_sent: Option<Instant>,
+    /// The hosted sessions whose screens are read through `slate run`'s control socket, with its
+    /// address: it comes before wherever their processes' terminals are located.
+    hosted: HashMap<SessionKey, Address>,
 }
 
 impl Sensing {
@@ -600,7 +625,24 @@ impl Sensing {
             held: HashSet::new(),
             resting: HashMap::new(),
             last_sent: None,
+            hosted: HashMap::new(),
         }
+    }
+
+    /// The control sockets of the hosted sessions to read (`Tracker::hosted_controls`), given
+    /// before each [`Sensing::read_due`] and [`Sensing::next_read`].
+    pub fn set_hosted(&mut self, controls: HashMap<SessionKey, String>) {
+        self.hosted = controls
+            .into_iter()
+            .map(|(key, socket)| (key, Address::Hosted { socket }))
+            .collect();
+    }
+
+    /// Where the terminal of session `key`, vouched for by `pid`, is read.
+    fn address(&self, key: &SessionKey, pid: u32) -> Option<&Address> {
+        self.hosted
+            .get(key)
+            .or_else(|| self.located.get(&pid)?.1.address.as_ref())
     }
 
     /// A process scan saw `processes`: new agent processes are sent to be located, and those
@@ -668,7 +710,7 @@ impl Sensing {
             .iter()
             .filter(|(key, _)| !in_flight.contains(key))
             .filter_map(|(key, pid)| {
-                let address = self.located.get(pid)?.1.address.clone()?;
+                let address = self.address(key, *pid)?.clone();
                 let job = Job {
                     key: key.clone(),
                     address,
@@ -701,7 +743,7 @@ impl Sensing {
         // rest ends.
         let ready = wanted
             .iter()
-            .filter_map(|(_, pid)| self.located.get(pid)?.1.address.as_ref())
+            .filter_map(|(key, pid)| self.address(key, *pid))
             .map(|address| self.resting.get(address).copied().unwrap_or(now))
             .min()?;
         let paced = self.last_sent.map_or(now, |sent| sent + READ_EVERY);

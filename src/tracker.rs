@@ -580,10 +580,11 @@ impl Tracker {
     }
 
     /// The sessions whose terminal is worth reading, each with the process that vouches for it:
-    /// live, not hosted (a hosted terminal reports itself), and with a tool call open. That is
-    /// when a reading can change a decision (unless the agent's listing decides it) and when a
-    /// dialog can be on screen for an answer to check against; with no call open, no dialog
-    /// waits and nothing on screen changes a decision, so nothing is read.
+    /// live, not hosted without a control socket (such a terminal reports only its titles and
+    /// draws), and with a tool call open. That is when a reading can change a decision (unless
+    /// the agent's listing decides it) and when a dialog can be on screen for an answer to check
+    /// against; with no call open, no dialog waits and nothing on screen changes a decision, so
+    /// nothing is read.
     pub fn terminals_wanted(&self) -> Vec<(SessionKey, u32)> {
         let mut wanted: Vec<(SessionKey, u32)> = self
             .entries
@@ -597,6 +598,21 @@ impl Tracker {
             .collect();
         wanted.sort();
         wanted
+    }
+
+    /// The control socket of each hosted session that [`Tracker::terminals_wanted`] lists: its
+    /// screen is read there rather than wherever its process's terminal is located.
+    pub fn hosted_controls(&self) -> HashMap<SessionKey, String> {
+        self.entries
+            .iter()
+            .filter(|(_, entry)| {
+                entry
+                    .decision
+                    .as_ref()
+                    .is_some_and(|decision| decision.reads_terminal)
+            })
+            .filter_map(|(key, entry)| Some((key.clone(), entry.hosted.as_ref()?.control.clone()?)))
+            .collect()
     }
 
     /// Sessions that wait for a process scan to be seen as they are: a live session with a tool
@@ -819,10 +835,15 @@ impl Tracker {
         let pid = vouch.map(|vouch| vouch.pid);
         let row_time = log.last.as_ref().map(|last| last.at);
         // Where the agent's listing decides, a reading changes no decision, but the dialog on
-        // screen is what an answer checks against (docs/states.md §8), so the pane is read too.
+        // screen is what an answer checks against (docs/states.md §8), so the pane is read too. A
+        // hosted terminal reports its titles and draws itself; its screen is read (through its
+        // control socket) like a pane's, when `slate run` offers one.
         let reads_terminal = verdict.status != Status::Ended
             && pid.is_some()
-            && entry.hosted.is_none()
+            && entry
+                .hosted
+                .as_ref()
+                .is_none_or(|hosted| hosted.control.is_some())
             && log.newest_open_call().is_some();
         Decision {
             reads_terminal,

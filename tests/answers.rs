@@ -412,6 +412,7 @@ impl StandIn {
             key: SessionKey::new(AgentKind::CODEX, SESSION_ID),
             pid: Some(self.pid),
             hosted: false,
+            control: None,
             machine: None,
         }
     }

@@ -379,6 +379,8 @@ pub(crate) fn slate(home: &Path, args: &[&str]) -> Command {
         "USERPROFILE",
         "APPDATA",
         "SLATE_API",
+        // `slate run` listens in the runtime folder: the temporary HOME's, never the real one.
+        "XDG_RUNTIME_DIR",
     ] {
         command.env_remove(variable);
     }

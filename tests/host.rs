@@ -182,7 +182,7 @@ fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
     let (port, bodies) = fake_engine();
     let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/host/size-echo.sh");
     let command = format!(
-        "env HOME={home} XDG_CONFIG_HOME={config} SLATE_API=http://127.0.0.1:{port} {slate} run -- {program}",
+        "env -u XDG_RUNTIME_DIR -u XDG_DATA_HOME HOME={home} XDG_CONFIG_HOME={config} SLATE_API=http://127.0.0.1:{port} {slate} run -- {program}",
         home = temp.path().display(),
         config = config.display(),
         slate = env!("CARGO_BIN_EXE_slate"),
@@ -249,6 +249,18 @@ fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
     let body = seen.expect("a report arrived");
     assert!(body["pid"].as_u64().is_some_and(|pid| pid > 1), "{body}");
     assert!(body["cwd"].is_string(), "{body}");
+    // The control socket, in the temporary HOME's private runtime folder.
+    let control = body["control"].as_str().unwrap_or_default();
+    assert!(
+        control.starts_with(
+            &temp
+                .path()
+                .join(".local/share/slate/run")
+                .display()
+                .to_string()
+        ) && control.ends_with(".sock"),
+        "{body}"
+    );
 }
 
 #[test]
@@ -258,7 +270,7 @@ fn slate_run_passes_ctrl_c_and_sigterm_to_the_child_and_restores_the_terminal() 
     // not outlive the host.
     let home = tempfile::tempdir().unwrap();
     let script = format!(
-        "before=$(stty -g); HOME={home} XDG_CONFIG_HOME={home} {slate} run -- {program}; code=$?; \
+        "before=$(stty -g); unset XDG_RUNTIME_DIR XDG_DATA_HOME; HOME={home} XDG_CONFIG_HOME={home} {slate} run -- {program}; code=$?; \
          [ \"$before\" = \"$(stty -g)\" ] && echo \"modes restored, code $code\"; sleep 30",
         home = home.path().display(),
         slate = env!("CARGO_BIN_EXE_slate"),
@@ -402,6 +414,7 @@ async fn a_silent_hosted_terminal_under_an_open_call_turns_needs_you() {
                 (drew, "✳ Claude Code".into()),
             ],
             last_draw: Some(drew),
+            ..Default::default()
         },
     });
     settle(
@@ -475,6 +488,7 @@ async fn a_cli_started_under_slate_run_after_the_last_scan_is_linked_at_its_firs
             pid: Some(5151),
             titles: vec![(now, "✳ Claude Code".into())],
             last_draw: Some(now),
+            ..Default::default()
         },
     });
     let linked = tokio::time::timeout(Duration::from_secs(5), async {
@@ -531,6 +545,7 @@ fn the_flip_after_five_silent_seconds_is_announced() {
                 pid: Some(5151),
                 titles: vec![(at(0.0), "✳ Claude Code".into())],
                 last_draw: Some(at(0.0)),
+                ..Default::default()
             },
         },
         at(0.0),

@@ -392,3 +392,86 @@ fn the_dialogs_met_unwrapped_in_wider_panes_read_too() {
     }
     assert!(seen >= 4, "only {seen} screens in fixtures/sensed");
 }
+
+/// Draws a recorded capture (lines apart by newlines, as `capture-pane` prints them) into the
+/// hosted screen model at the recorded size, the way a program's output would reach it.
+fn drawn(text: &str, size: &str) -> slate::host::screen::ScreenModel {
+    let (cols, rows) = size.split_once('x').expect("size is COLSxROWS");
+    let mut model = slate::host::screen::ScreenModel::new(
+        rows.parse().expect("rows"),
+        cols.parse().expect("cols"),
+    );
+    // The capture ends each row with a newline; a terminal needs a carriage return too. Its last
+    // row has none, so the screen does not scroll.
+    let rows: Vec<&str> = text.trim_end_matches('\n').split('\n').collect();
+    model.feed(rows.join("\r\n").as_bytes());
+    model
+}
+
+#[test]
+fn the_hosted_screen_model_reads_every_recorded_dialog_as_its_text_twin_does() {
+    let mut checked = 0;
+    for (folder, index) in indexes() {
+        let agent = agent(&index);
+        for screen in &index.screen {
+            let Some(ansi) = &screen.ansi else {
+                continue;
+            };
+            let size = screen_size(&folder, &index, &screen.file);
+            let twin = read_screen(agent, &read(&folder, &screen.file));
+            let recorded = read(&folder, ansi);
+            let model = drawn(&recorded, &size);
+            let coloured = read_screen(agent, &model.text(true));
+            // The model's coloured screen reads as the coloured capture does (the highlight that
+            // only a colour marks included) ...
+            assert_eq!(
+                coloured,
+                read_screen(agent, &recorded),
+                "{}: {ansi}",
+                folder.display()
+            );
+            // ... and as the same dialog as the text twin: kind, summary and options.
+            let (Screen::Dialog(seen), Screen::Dialog(expected)) = (&coloured, &twin) else {
+                panic!(
+                    "{}: {ansi} reads {coloured:?}, its twin {twin:?}",
+                    folder.display()
+                );
+            };
+            let labels = |dialog: &slate::agents::screens::Dialog| -> Vec<String> {
+                dialog
+                    .options
+                    .iter()
+                    .map(|option| option.label.clone())
+                    .collect()
+            };
+            assert_eq!(
+                (seen.kind, &seen.summary, labels(seen)),
+                (expected.kind, &expected.summary, labels(expected)),
+                "{ansi}"
+            );
+            // Agents that mark the highlight with a sign read the same without colours.
+            if !grammar(agent).markers.is_empty() {
+                assert_eq!(read_screen(agent, &model.text(false)), twin, "{ansi}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 12,
+        "only {checked} coloured screens were checked"
+    );
+}
+
+/// The recorded size of `file`, from its index entry.
+fn screen_size(folder: &Path, index: &Index, file: &str) -> String {
+    let text = read(folder, "screens.toml");
+    let value: toml::Value = toml::from_str(&text).expect("the index parses");
+    value["screen"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|entry| entry["file"].as_str() == Some(file))
+        .and_then(|entry| entry["size"].as_str())
+        .unwrap_or_else(|| panic!("{} {}: no size for {file}", index.agent, index.version))
+        .to_string()
+}

@@ -150,6 +150,9 @@ struct HostedSpec {
     /// Report by the hosted process's pid instead of the session key, as `slate run` does.
     #[serde(default)]
     pid: Option<u32>,
+    /// The control socket the report names, through which the screen is read.
+    #[serde(default)]
+    control: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -468,6 +471,7 @@ fn inputs(
                 .map(|(seen, title)| (at(*seen), title.clone()))
                 .collect(),
             last_draw: spec.last_draw.map(at),
+            control: spec.control.clone(),
         };
         inputs.push(match spec.pid {
             Some(pid) => Input::HostedProcess { pid, signals },

@@ -126,10 +126,8 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
         Some(server) => server.client.respond(&session.id.to_string(), &request),
         None => {
             let target = Target {
-                key: SessionKey::new(session.agent, session.id.as_str()),
-                pid: session.pid,
-                hosted: session.hosted,
                 machine: None,
+                ..Target::of(&session)
             };
             let attempt = answers::respond(&target, &request);
             keep(

@@ -28,6 +28,10 @@ pub enum Address {
         socket: Option<String>,
         pane: String,
     },
+    /// A terminal hosted by `slate run`, read and typed into through its control socket
+    /// (`host::control`). It is never located from a process's environment: the session's hosted
+    /// report names its socket.
+    Hosted { socket: String },
 }
 
 /// The program a read goes to: reads of one server share one call where its tool allows.
@@ -36,6 +40,7 @@ pub enum Server {
     Tmux(String),
     Kitty(String),
     Wezterm(Option<String>),
+    Hosted(String),
 }
 
 impl Address {
@@ -44,15 +49,17 @@ impl Address {
             Address::Tmux { socket, .. } => Server::Tmux(socket.clone()),
             Address::Kitty { listen_on, .. } => Server::Kitty(listen_on.clone()),
             Address::Wezterm { socket, .. } => Server::Wezterm(socket.clone()),
+            Address::Hosted { socket } => Server::Hosted(socket.clone()),
         }
     }
 
-    /// The pane's own id on its server.
+    /// The pane's own id on its server (a hosted terminal's is its socket: one terminal each).
     pub fn pane(&self) -> &str {
         match self {
             Address::Tmux { pane, .. } => pane,
             Address::Kitty { window, .. } => window,
             Address::Wezterm { pane, .. } => pane,
+            Address::Hosted { socket } => socket,
         }
     }
 
@@ -61,11 +68,15 @@ impl Address {
             Address::Tmux { .. } => TerminalKind::Tmux,
             Address::Kitty { .. } => TerminalKind::Kitty,
             Address::Wezterm { .. } => TerminalKind::Wezterm,
+            Address::Hosted { .. } => TerminalKind::Hosted,
         }
     }
 
-    /// The view of a pane Slate reads.
+    /// The view of a pane Slate reads. A hosted terminal's view stays `hosted`: Slate owns it.
     pub fn view(&self) -> TerminalView {
+        if let Address::Hosted { .. } = self {
+            return TerminalView::hosted();
+        }
         TerminalView {
             kind: self.kind(),
             pane: Some(self.pane().to_string()),

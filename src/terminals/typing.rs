@@ -3,7 +3,9 @@
 //! [`send`] turns the keys of one answer (`agents::keys::Key`) into the terminal's own form and
 //! sends them: tmux `send-keys` to the pane (`-l` for literal text), kitty's remote-control
 //! `send-text` straight over its socket (as sensing reads it; kitty answers nothing to it, so the
-//! frame asks for no answer), `wezterm cli send-text --no-paste`. A pause in the keys splits them into separate sends with a sleep between, for the
+//! frame asks for no answer), `wezterm cli send-text --no-paste`, and for a session under `slate
+//! run` the keys' bytes written to its pseudo-terminal through its control socket (`hosted`). A
+//! pause in the keys splits them into separate sends with a sleep between, for the
 //! agents that lose keys sent in one burst. Each send has the same time limit as a read.
 //!
 //! It types only into the addresses `terminals` reads (never `TIOCSTI`, never synthetic typing
@@ -34,6 +36,9 @@ pub fn send(address: &Address, keys: &[Key]) -> Result<(), String> {
                     }
                     Address::Kitty { listen_on, window } => {
                         super::kitty_tell(listen_on, "send-text", kitty_send(window, keys))
+                    }
+                    Address::Hosted { socket } => {
+                        super::hosted::write(std::path::Path::new(socket), &hosted_bytes(keys))
                     }
                 };
                 sent.map_err(|why| {
@@ -142,6 +147,12 @@ pub fn kitty_send(window: &str, keys: &[Key]) -> serde_json::Value {
         "data": format!("text:{text}"),
         "bracketed_paste": "disable",
     })
+}
+
+/// What a hosted terminal is written for `keys`: the bytes a terminal would send for them
+/// (`\r` for Enter, ESC for Escape, text as it is), through `slate run`'s control socket.
+pub fn hosted_bytes(keys: &[Key]) -> String {
+    keys.iter().map(Key::bytes).collect()
 }
 
 /// `wezterm cli send-text --no-paste` of the keys' bytes to one pane.

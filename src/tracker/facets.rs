@@ -168,8 +168,8 @@ impl Tracker {
             model: log.model.clone(),
             cli_version: log.cli_version.clone(),
             hosted: entry.hosted.is_some(),
-            terminal: if entry.hosted.is_some() {
-                Some(TerminalView::hosted())
+            terminal: if let Some(hosted) = &entry.hosted {
+                Some(TerminalView::hosted_with(hosted.control.as_deref()))
             } else {
                 pid.and_then(|pid| self.terminals.get(&pid)).cloned()
             },

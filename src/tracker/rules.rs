@@ -177,10 +177,14 @@ impl Tracker {
         }
 
         // Rules 4, 5 and 6c: what the session's terminal shows. A hosted terminal reports every
-        // title and draw; a terminal read from outside counts while a tool call is open, which is
-        // when it is read.
+        // title and draw, and its screen is read through its control socket while a tool call is
+        // open; a terminal read from outside counts while a tool call is open, which is when it
+        // is read.
         let mut terminal_deadline = None;
         let terminal = match (&entry.hosted, &entry.sensed) {
+            (Some(hosted), Some(sensed)) if log.newest_open_call().is_some() => {
+                Some(Terminal::hosted_with_screen(hosted, sensed))
+            }
             (Some(hosted), _) => Some(Terminal::from(hosted)),
             (None, Some(sensed)) if log.newest_open_call().is_some() => {
                 Some(Terminal::from(sensed))

@@ -4,7 +4,8 @@
 //! A terminal gives up to three signals: the titles the agent set (each with when it was seen),
 //! when the terminal last drew anything, and what its screen shows. They come from two sources.
 //! A hosted session's pseudo-terminal, which `slate run` owns, reports titles and draws, by
-//! session or by the pid of the process it started (`merge`, `attach_hosted`). A terminal Slate
+//! session or by the pid of the process it started (`merge`, `attach_hosted`), and its screen is
+//! read through `slate run`'s control socket like a pane's. A terminal Slate
 //! reads from outside (a tmux pane, a kitty window, a WezTerm pane: "sensed") gives its title and
 //! what its screen shows at each read (`merge_sensed`); Slate does not see its draws between
 //! reads. The rules do not read either source but a `Terminal`, a view of the signals that does
@@ -33,6 +34,9 @@ pub(super) fn merge(held: &mut Option<HostedSignals>, signals: HostedSignals) {
     let held = held.get_or_insert_with(HostedSignals::default);
     if signals.pid.is_some() {
         held.pid = signals.pid;
+    }
+    if signals.control.is_some() {
+        held.control = signals.control;
     }
     for (at, title) in signals.titles {
         if held
@@ -144,6 +148,20 @@ impl<'a> From<&'a HostedSignals> for Terminal<'a> {
             titles: &signals.titles,
             last_draw: Some(signals.last_draw),
             screen: None,
+        }
+    }
+}
+
+impl<'a> Terminal<'a> {
+    /// A hosted terminal whose screen is also read (through `slate run`'s control socket): its
+    /// own titles and draws, with the screen's reading.
+    pub(super) fn hosted_with_screen(
+        hosted: &'a HostedSignals,
+        sensed: &'a SensedSignals,
+    ) -> Terminal<'a> {
+        Terminal {
+            screen: sensed.screen.as_ref(),
+            ..Terminal::from(hosted)
         }
     }
 }

@@ -1,0 +1,142 @@
+//! The client side of a hosted terminal's control socket (`host::control`): reads the screen that
+//! `slate run` keeps of its program, and types into the program's terminal.
+//!
+//! [`read`] asks `{"read": true}` and gives back the title and the visible screen as a pane's
+//! text; [`write`] sends `{"write": "…"}` and checks that every byte was written. Each exchange
+//! has sensing's limit ([`super::READ_LIMIT`]) from connecting to the answer, and an answer longer
+//! than [`MOST`] is refused, so a stuck or hostile `slate run` costs sensing at most that. The
+//! socket is found through the session's hosted report (`HostedSignals::control`), never guessed,
+//! and it is used only when it is a socket of this user's in a folder of this user's that nobody
+//! else may enter ([`check_private`]): a report that names any other socket is not followed.
+//! What the screen means is `agents::screens`'; this module only carries text and bytes.
+
+use std::path::Path;
+
+use super::panes::PaneText;
+
+/// The longest answer read: a screen of 500 by 200 cells with a colour escape in front of each.
+pub const MOST: usize = 4 << 20;
+
+/// Reads the title and the visible screen of the hosted terminal behind `socket`; with
+/// `colours`, each background is a colour escape in the screen's text.
+pub fn read(socket: &Path, colours: bool) -> Result<PaneText, String> {
+    #[cfg(unix)]
+    {
+        use crate::host::control::{Answer, Request};
+        match exchange(socket, &Request::Read { colours })? {
+            Answer::Screen { title, screen } => Ok(PaneText {
+                title: (!title.is_empty()).then_some(title),
+                screen,
+            }),
+            Answer::Error { error } => Err(format!("slate run refused: {error}")),
+            Answer::Written { .. } => Err("slate run answered a read with a write".to_string()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = colours;
+        Err(format!(
+            "cannot reach {} on this platform",
+            socket.display()
+        ))
+    }
+}
+
+/// Types `bytes` (a UTF-8 text: keys are characters and escapes) into the hosted terminal behind
+/// `socket`.
+pub fn write(socket: &Path, bytes: &str) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use crate::host::control::{Answer, Request};
+        match exchange(socket, &Request::Write(bytes.to_string()))? {
+            Answer::Written { written } if written == bytes.len() => Ok(()),
+            Answer::Written { written } => Err(format!(
+                "slate run wrote {written} of {} bytes",
+                bytes.len()
+            )),
+            Answer::Error { error } => Err(format!("slate run refused: {error}")),
+            Answer::Screen { .. } => Err("slate run answered a write with a screen".to_string()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = bytes;
+        Err(format!(
+            "cannot reach {} on this platform",
+            socket.display()
+        ))
+    }
+}
+
+/// One request and its answer, within the limit.
+#[cfg(unix)]
+fn exchange(
+    socket: &Path,
+    request: &crate::host::control::Request,
+) -> Result<crate::host::control::Answer, String> {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::time::Instant;
+
+    let limit = super::READ_LIMIT;
+    let deadline = Instant::now() + limit;
+    let shown = socket.display();
+    check_private(socket)?;
+    let mut stream = UnixStream::connect(socket)
+        .map_err(|error| format!("no slate run listens on {shown}: {error}"))?;
+    let mut line = request.to_line().into_bytes();
+    line.push(b'\n');
+    stream
+        .set_write_timeout(Some(limit))
+        .and_then(|()| stream.write_all(&line))
+        .map_err(|error| format!("cannot ask slate run: {error}"))?;
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    while !answer.ends_with(b"\n") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!(
+                "slate run did not answer within {} ms",
+                limit.as_millis()
+            ));
+        }
+        if answer.len() > MOST {
+            return Err("slate run's answer is too long".to_string());
+        }
+        stream
+            .set_read_timeout(Some(left))
+            .map_err(|error| error.to_string())?;
+        match stream.read(&mut chunk) {
+            Ok(0) => return Err("slate run closed the connection".to_string()),
+            Ok(read) => answer.extend_from_slice(&chunk[..read]),
+            Err(error) => return Err(format!("slate run did not answer: {error}")),
+        }
+    }
+    serde_json::from_slice(&answer).map_err(|_| "slate run's answer is not JSON".to_string())
+}
+
+/// Says why `socket` is not a hosted terminal's control socket as `slate run` makes one: a socket
+/// owned by this user, in a folder owned by this user that no one else may enter.
+#[cfg(unix)]
+pub fn check_private(socket: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let me = nix::unistd::geteuid().as_raw();
+    let shown = socket.display();
+    let meta = std::fs::symlink_metadata(socket)
+        .map_err(|error| format!("no slate run listens on {shown}: {error}"))?;
+    if !meta.file_type().is_socket() || meta.uid() != me {
+        return Err(format!("{shown} is not a control socket of this user's"));
+    }
+    let folder = socket
+        .parent()
+        .ok_or_else(|| format!("{shown} is not in a folder"))?;
+    let folder_meta = std::fs::symlink_metadata(folder)
+        .map_err(|error| format!("cannot read {}: {error}", folder.display()))?;
+    if !folder_meta.is_dir() || folder_meta.uid() != me || folder_meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "{} is not a private folder of this user's",
+            folder.display()
+        ));
+    }
+    Ok(())
+}
