@@ -29,6 +29,7 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::answers::{self, ErrorBody, ErrorCode, RespondError, RespondRequest, Target};
 use crate::engine::FindError;
 use crate::live::{self, Update};
 use crate::model::{AgentKind, Awaiting, HostedSignals, Intent, IntentState, Session, SessionKey};
@@ -156,6 +157,9 @@ struct AppState {
     stopping: tokio::sync::watch::Receiver<bool>,
     /// Keeps the `stopping` channel open while the router lives.
     _stop: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Held while an answer is carried out: one answer at a time, so two answers never type into
+    /// screens they read before the other's keys arrived.
+    answering: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The API and the page, guarded, for a server listening on `security.port`.
@@ -189,6 +193,7 @@ fn build(
         index: index.into(),
         stopping,
         _stop: stop,
+        answering: Arc::new(tokio::sync::Mutex::new(())),
     };
     Router::new()
         .route("/sessions/live", get(live_sessions))
@@ -196,6 +201,7 @@ fn build(
         .route("/sessions/live/refresh", post(refresh))
         .route("/sessions/{id}", get(session))
         .route("/sessions/{id}/intent", post(set_intent))
+        .route("/sessions/{id}/respond", post(respond))
         .route("/hosted", post(hosted))
         .route("/health", get(health))
         .route("/remotes", get(remotes))
@@ -620,6 +626,80 @@ async fn set_intent(
     match state.handle.session(key.id.as_str()) {
         Some(detail) => Json(detail).into_response(),
         None => StatusCode::NO_CONTENT.into_response(),
+    }
+}
+
+/// An answer's error in the shape the respond endpoint promises:
+/// `{"error": {"code": "...", "message": "..."}}`.
+fn respond_error(error: RespondError) -> Response {
+    let status =
+        StatusCode::from_u16(error.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(ErrorBody { error })).into_response()
+}
+
+/// `POST /sessions/{id}/respond`: answers the dialog on a session's screen (docs/states.md §8).
+/// The screen is re-read here, in the process that types, and the answer is recorded in the store
+/// whatever its outcome.
+async fn respond(
+    State(state): State<AppState>,
+    SessionIdPath(id): SessionIdPath,
+    body: axum::body::Bytes,
+) -> Response {
+    let request: RespondRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(err) => {
+            return respond_error(RespondError::new(
+                ErrorCode::BadRequest,
+                format!("the body is not an answer: {err}"),
+            ))
+        }
+    };
+    let detail = match state.handle.find(&id) {
+        Ok(detail) => detail,
+        Err(err @ (FindError::Empty | FindError::TooShort(_))) => {
+            return respond_error(RespondError::new(ErrorCode::BadRequest, err.to_string()))
+        }
+        Err(err) => {
+            return respond_error(RespondError::new(
+                ErrorCode::UnknownSession,
+                err.to_string(),
+            ))
+        }
+    };
+    let session = detail.session;
+    let target = Target {
+        key: SessionKey::new(session.agent, session.id.as_str()),
+        pid: session.pid,
+        hosted: session.hosted,
+        machine: session.machine.clone(),
+    };
+    if let Err(error) = answers::check(&request) {
+        return respond_error(error);
+    }
+    let attempt = {
+        let _one_at_a_time = state.answering.lock().await;
+        let (target, request) = (target.clone(), request.clone());
+        match tokio::task::spawn_blocking(move || answers::respond(&target, &request)).await {
+            Ok(attempt) => attempt,
+            Err(err) => {
+                return respond_error(RespondError::new(
+                    ErrorCode::Internal,
+                    format!("the answer stopped: {err}"),
+                ))
+            }
+        }
+    };
+    if target.machine.is_none() {
+        let record = attempt.record(&request, state.handle.now());
+        if let Err(why) = state.handle.record_answer(&target.key, &record) {
+            tracing::warn!(session = %target.key, "cannot record an answer: {why}");
+        }
+    }
+    // The live list sees the dialog leave on the next reading; ask for it now.
+    state.handle.refresh();
+    match attempt.result {
+        Ok(responded) => Json(responded).into_response(),
+        Err(error) => respond_error(error),
     }
 }
 

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
+use crate::answers::{ErrorBody, ErrorCode, RespondError, RespondRequest, Responded};
 use crate::sources::roots::Env;
 
 /// How long a request may take when the caller gives no limit of its own.
@@ -67,6 +68,19 @@ pub fn address_of(url: &str) -> Option<SocketAddr> {
     }
     let port = authority.rsplit(':').next()?.parse().ok()?;
     Some(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+/// A session id as one segment of a path: anything but letters, digits and `-_.~:` is
+/// percent-encoded, so an id cannot reach another endpoint.
+fn path_segment(id: &str) -> String {
+    id.bytes()
+        .map(|byte| match byte {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' => {
+                (byte as char).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
 }
 
 /// Who answered at a client's address (`Client::answer`).
@@ -284,6 +298,55 @@ impl Client {
         let status = response.status().as_u16();
         self.check(path, status)?;
         Ok(status)
+    }
+
+    /// `POST /sessions/{id}/respond`: answers the dialog on a session's screen. The server
+    /// re-reads the screen, types the keys once and waits up to five seconds for the dialog to
+    /// leave, so this waits longer than other requests. Every refusal comes back as its code and
+    /// sentence; a server that cannot be reached, or whose answer cannot be read, as
+    /// `unreachable`.
+    pub fn respond(&self, id: &str, request: &RespondRequest) -> Result<Responded, RespondError> {
+        let path = format!("/sessions/{}/respond", path_segment(id));
+        let unreachable = |detail: String| RespondError::new(ErrorCode::Unreachable, detail);
+        let body = serde_json::to_string(request).map_err(|err| unreachable(err.to_string()))?;
+        let timeout = crate::answers::CONFIRM_WITHIN + REQUEST_TIMEOUT;
+        let request = self.with_token(
+            self.agent
+                .post(self.url(&path))
+                .config()
+                .timeout_global(Some(timeout))
+                .build(),
+        );
+        let mut response = request
+            .header("Content-Type", "application/json")
+            .send(body)
+            .map_err(|err| unreachable(self.unreachable(err).to_string()))?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(BODY_LIMIT)
+            .read_to_string()
+            .map_err(|err| unreachable(format!("cannot read the answer to {path}: {err}")))?;
+        if status == 200 {
+            return serde_json::from_str(&text)
+                .map_err(|err| unreachable(format!("cannot read the answer to {path}: {err}")));
+        }
+        if let Ok(body) = serde_json::from_str::<ErrorBody>(&text) {
+            return Err(body.error);
+        }
+        // The guard's refusals (a token that is not the server's) carry a sentence only.
+        let message = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|value| value["error"].as_str().map(str::to_string))
+            .unwrap_or_else(|| format!("slate at {} answered {status} to {path}", self.address));
+        let code = match status {
+            401 => ErrorCode::Unauthorized,
+            404 => ErrorCode::UnknownSession,
+            400 | 413 | 415 => ErrorCode::BadRequest,
+            _ => ErrorCode::Unreachable,
+        };
+        Err(RespondError::new(code, message))
     }
 
     /// Opens the live list's event stream (`/sessions/live/stream`).

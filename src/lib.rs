@@ -31,6 +31,7 @@
 //! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
 pub mod agents;
+pub mod answers;
 pub mod api;
 pub mod child;
 pub mod client;

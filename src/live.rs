@@ -134,6 +134,9 @@ pub struct Detail {
     pub session: Session,
     pub evidence: Vec<Evidence>,
     pub transitions: Vec<Transition>,
+    /// The latest answers to its dialogs, newest first, whatever their outcome.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<crate::answers::Record>,
     /// The time the session has spent in Needs you, in all, from the recorded transitions; absent
     /// without a store.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -235,6 +238,7 @@ impl Handle {
                 session,
                 evidence: Vec::new(),
                 transitions: Vec::new(),
+                answers: Vec::new(),
                 needs_you_ms: None,
             });
         }
@@ -269,12 +273,41 @@ impl Handle {
             .as_ref()
             .and_then(|store| store.time_in_status(key, Status::Waiting, now).ok())
             .map(|total| u64::try_from(total.as_millis()).unwrap_or(u64::MAX));
+        let answers = store
+            .as_ref()
+            .and_then(|store| store.answers(key, 20).ok())
+            .unwrap_or_default();
         Detail {
             session,
             evidence,
             transitions,
+            answers,
             needs_you_ms,
         }
+    }
+
+    /// The time on the service's clock.
+    pub fn now(&self) -> Timestamp {
+        (self.shared.clock)()
+    }
+
+    /// Records one answer to a session's dialog in the store, whatever its outcome.
+    pub fn record_answer(
+        &self,
+        key: &SessionKey,
+        record: &crate::answers::Record,
+    ) -> Result<(), String> {
+        let store = self
+            .shared
+            .store
+            .as_ref()
+            .ok_or_else(|| "this slate runs without a store".to_string())?;
+        let store = store
+            .lock()
+            .map_err(|_| "the store is unusable".to_string())?;
+        store
+            .record_answer(key, record)
+            .map_err(|error| error.to_string())
     }
 
     pub fn health(&self) -> Health {

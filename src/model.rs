@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agents::keys::Action;
+use crate::agents::screens::{Dialog, DialogKind};
 use crate::agents::Description;
 
 /// An agent CLI: one of the built-in ones ([`crate::agents::BUILT_IN`]), one a test registers
@@ -720,6 +722,11 @@ pub struct Session {
     /// terminal it cannot read. Absent from an older server's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminal: Option<TerminalView>,
+    /// The dialog its screen shows now (a sensed pane or a hosted terminal), with what Slate
+    /// offers for each option. Absent when the session is at no dialog read from a screen, and
+    /// never kept across restarts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<SessionDialog>,
     pub status: Status,
     pub session_state: SessionState,
     /// For a live session in a git checkout: commits ahead of and behind the branch's upstream,
@@ -768,6 +775,14 @@ impl Session {
         });
         if !readable {
             object.remove("terminal");
+        }
+        // So is a dialog this build cannot read (a kind or an action a newer server knows): the
+        // session still reads, without a dialog to answer.
+        let readable = object.get("dialog").is_none_or(|dialog| {
+            serde_json::from_value::<Option<SessionDialog>>(dialog.clone()).is_ok()
+        });
+        if !readable {
+            object.remove("dialog");
         }
         let present = object
             .get("session_state")
@@ -890,6 +905,68 @@ pub struct HostedSignals {
     pub titles: Vec<(Timestamp, String)>,
     /// When the terminal last drew anything.
     pub last_draw: Option<Timestamp>,
+}
+
+/// The dialog a session's screen shows, on the wire (docs/states.md §8): what it asks, its options
+/// with what Slate offers for each, its fingerprint, and whether Slate can type the answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionDialog {
+    pub kind: DialogKind,
+    /// `Run: touch x.txt`, `Question: Which database?`.
+    pub summary: String,
+    /// Every option drawn, in order.
+    pub options: Vec<SessionDialogOption>,
+    /// 16 lowercase hex digits naming what the dialog says (`agents::keys::fingerprint`): an
+    /// answer must send the fingerprint of the dialog the person saw.
+    pub fingerprint: String,
+    /// False when Slate cannot type into the session's terminal.
+    pub answerable: bool,
+    /// Why it cannot, and what would make it possible; only when `answerable` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_not: Option<String>,
+}
+
+/// One option of a session's dialog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionDialogOption {
+    /// The number the dialog draws in front of it; null where it draws none (OpenCode's row).
+    pub number: Option<u32>,
+    pub label: String,
+    /// What Slate offers for it: approve, deny, answer, or null for an option that widens
+    /// permissions (it stays in the terminal).
+    pub action: Option<Action>,
+}
+
+impl SessionDialog {
+    /// The session's dialog as the wire shows it, from a dialog `agent`'s screen shows.
+    pub fn of(agent: AgentKind, dialog: &Dialog, why_not: Option<String>) -> SessionDialog {
+        let actions = crate::agents::keys::option_actions(agent, dialog);
+        let why_not = why_not.or_else(|| {
+            actions.iter().all(Option::is_none).then(|| {
+                format!(
+                    "slate offers no answer to this dialog of {}: answer it in its terminal",
+                    agent.display_name()
+                )
+            })
+        });
+        SessionDialog {
+            kind: dialog.kind,
+            summary: dialog.summary.clone(),
+            options: dialog
+                .options
+                .iter()
+                .zip(actions)
+                .map(|(option, action)| SessionDialogOption {
+                    number: option.number,
+                    label: option.label.clone(),
+                    action,
+                })
+                .collect(),
+            fingerprint: crate::agents::keys::fingerprint(agent, dialog),
+            answerable: why_not.is_none(),
+            why_not,
+        }
+    }
 }
 
 /// How Slate sees a session's terminal (docs/states.md §1 "sensed terminal"): the wire field

@@ -2,7 +2,8 @@
 //!
 //! It owns the schema and its migrations, and the small typed reads and writes the engine needs:
 //! the history of status transitions (and from it the time a session spent in a status), the
-//! user's intents (park/await), and the work items and claims. It keeps no read offsets (schema
+//! user's intents (park/await), the work items and claims, and every answer to a dialog (schema
+//! version 4). It keeps no read offsets (schema
 //! version 2 dropped them): a start-up never reads closed history, only looks at its size and
 //! time, so there is nothing for an offset to spare. Nor does it keep settings or the vouching
 //! process of a session (schema version 3 dropped both tables, which nothing wrote): settings live
@@ -21,6 +22,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
+use crate::answers::Record;
 use crate::model::{
     AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionKey, Status,
     Timestamp,
@@ -112,6 +114,24 @@ const MIGRATIONS: &[&str] = &[
     r#"
     DROP TABLE settings;
     DROP TABLE presence;
+    "#,
+    // Version 4: every answer to a dialog, whatever its outcome (docs/states.md §8): where it came
+    // from, what it asked, the fingerprint of the dialog the person saw, and what happened.
+    r#"
+    CREATE TABLE answers (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        surface TEXT NOT NULL,
+        action TEXT NOT NULL,
+        option TEXT NULL,
+        fingerprint TEXT NOT NULL,
+        summary TEXT NULL,
+        outcome TEXT NOT NULL,
+        detail TEXT NULL,
+        at_ms INTEGER NOT NULL
+    );
+    CREATE INDEX answers_by_session ON answers (agent, session_id, at_ms);
     "#,
 ];
 
@@ -338,6 +358,76 @@ impl Store {
             }
         }
         tx.commit().map_err(|source| self.fail(about, source))
+    }
+
+    /// Records one answer to a session's dialog, whatever its outcome.
+    pub fn record_answer(&self, key: &SessionKey, record: &Record) -> Result<(), StoreError> {
+        let about = "record an answer";
+        self.conn
+            .execute(
+                "INSERT INTO answers
+                    (agent, session_id, surface, action, option, fingerprint, summary, outcome,
+                     detail, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    key.agent.as_str(),
+                    key.id.as_str(),
+                    record.surface.as_str(),
+                    record.action.as_str(),
+                    record.option,
+                    record.fingerprint,
+                    record.summary,
+                    record.outcome,
+                    record.detail,
+                    record.at.millis(),
+                ],
+            )
+            .map_err(|source| self.fail(about, source))?;
+        Ok(())
+    }
+
+    /// The latest `limit` answers to a session's dialogs, newest first.
+    pub fn answers(&self, key: &SessionKey, limit: usize) -> Result<Vec<Record>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.rows(
+            "read answers",
+            "SELECT surface, action, option, fingerprint, summary, outcome, detail, at_ms
+                 FROM answers WHERE agent = ?1 AND session_id = ?2
+                 ORDER BY at_ms DESC, id DESC LIMIT ?3",
+            params![key.agent.as_str(), key.id.as_str(), limit],
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, Option<String>>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, Option<String>>(4)?,
+                    row.get::<_, String>(5)?,
+                    row.get::<_, Option<String>>(6)?,
+                    row.get::<_, i64>(7)?,
+                ))
+            },
+        )?;
+        let mut answers = Vec::new();
+        for (surface, action, option, fingerprint, summary, outcome, detail, at_ms) in rows {
+            let decode = |column: &'static str, value: &str| StoreError::Decode {
+                table: "answers",
+                column,
+                value: value.to_owned(),
+            };
+            answers.push(Record {
+                surface: serde_json::from_value(serde_json::Value::String(surface.clone()))
+                    .map_err(|_| decode("surface", &surface))?,
+                action: action.parse().map_err(|_| decode("action", &action))?,
+                option,
+                fingerprint,
+                summary,
+                outcome,
+                detail,
+                at: Timestamp::from_millis(at_ms),
+            });
+        }
+        Ok(answers)
     }
 
     /// The sessions whose latest recorded transition leaves them open (not `ended`), with that

@@ -20,13 +20,14 @@
 //! itself (`panes` and `agents::screens` do).
 
 pub mod panes;
+pub mod typing;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::Command;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::agents::screens::{self, ScreenKind, ScreenSeen};
+use crate::agents::screens::{self, Dialog, Screen, ScreenSeen};
 use crate::agents::titles::{classify_title, TitleKind};
 use crate::agents::ProcessRole;
 use crate::engine::Engine;
@@ -283,27 +284,50 @@ fn kitty_command(listen_on: &str, _: &str, _: serde_json::Value) -> Result<Strin
     Err(format!("cannot reach {listen_on} on this platform"))
 }
 
+/// Reads the screen of the pane at `address` now, on the caller's thread, with `agent`'s grammar:
+/// the whole reading, a dialog with its options included, for an answer to check against. The
+/// screen's text ends here.
+pub fn screen_now(address: &Address, agent: AgentKind) -> Result<Screen, String> {
+    let colours = wants_colours(agent);
+    let text = match address {
+        Address::Tmux { socket, pane } => {
+            let output = run(&panes::tmux_read(socket, &[(pane.clone(), colours)]))
+                .map_err(|why| format!("tmux: {why}"))?;
+            let mut parsed = panes::parse_tmux_read(&output, std::slice::from_ref(pane));
+            match parsed.pop() {
+                Some((_, Ok(text))) => text.screen,
+                Some((_, Err(error))) => return Err(format!("tmux: {error}")),
+                None => return Err("tmux: nothing was read".to_string()),
+            }
+        }
+        Address::Kitty { listen_on, window } => kitty_command(
+            listen_on,
+            "get-text",
+            panes::kitty_get_text(window, colours),
+        )
+        .map_err(|why| format!("kitty: {why}"))?,
+        Address::Wezterm { socket, pane } => {
+            run(&panes::wezterm_get_text(socket.as_deref(), pane, colours))
+                .map_err(|why| format!("wezterm: {why}"))?
+        }
+    };
+    Ok(screens::read_screen(agent, &text))
+}
+
 /// A pane's text read into what Slate keeps: its title and its screen's kind and summary. The
 /// screen's text ends here.
 fn reading(job: Job, pane: PaneText, at: Timestamp) -> Outcome {
     let Job { key, address } = job;
     let screen = if pane.screen.is_empty() {
-        ScreenSeen {
-            kind: ScreenKind::Unknown,
-            summary: None,
-        }
+        Screen::Unknown
     } else {
-        screens::read_screen(key.agent, &pane.screen).seen()
+        screens::read_screen(key.agent, &pane.screen)
     };
-    tracing::debug!(session = %key, screen = screen.kind.as_str(), "read a terminal");
+    tracing::debug!(session = %key, screen = screen.kind().as_str(), "read a terminal");
     Outcome::Read {
         key,
         address,
-        sensed: Sensed {
-            at,
-            title: pane.title,
-            screen,
-        },
+        sensed: Sensed::of(at, pane.title, &screen),
     }
 }
 
@@ -401,7 +425,7 @@ fn unreadable(address: &Address, why: &str) -> Problem {
     Problem::new(ProblemKind::TerminalUnreadable, describe(address), why)
 }
 
-fn describe(address: &Address) -> String {
+pub fn describe(address: &Address) -> String {
     match address {
         Address::Tmux { socket, pane } => format!("tmux pane {pane} on {socket}"),
         Address::Kitty { listen_on, window } => format!("kitty window {window} at {listen_on}"),
@@ -455,7 +479,7 @@ enum Request {
 #[derive(Default)]
 struct Reader {
     /// What each session's pane showed at its last reading handed back.
-    last: HashMap<SessionKey, (Option<String>, ScreenSeen)>,
+    last: HashMap<SessionKey, (Option<String>, ScreenSeen, Option<Dialog>)>,
 }
 
 impl Reader {
@@ -480,7 +504,11 @@ impl Reader {
             .into_iter()
             .filter(|outcome| match outcome {
                 Outcome::Read { key, sensed, .. } => {
-                    let seen = (sensed.title.clone(), sensed.screen.clone());
+                    let seen = (
+                        sensed.title.clone(),
+                        sensed.screen.clone(),
+                        sensed.dialog.clone(),
+                    );
                     let news = fresh.contains(key) || self.last.get(key) != Some(&seen);
                     self.last.insert(key.clone(), seen);
                     news

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agents::screens::ScreenSeen;
+use crate::agents::screens::{Dialog, Screen, ScreenSeen};
 use crate::agents::{AgentProcess, Observation};
 use crate::model::{
     Activity, AgentKind, HostedSignals, Intent, IntentState, Listing, Presence, ProcessInfo,
@@ -93,6 +93,21 @@ pub struct Sensed {
     pub at: Timestamp,
     pub title: Option<String>,
     pub screen: ScreenSeen,
+    /// The dialog on screen, with its options, when the screen shows one: what an answer is
+    /// checked against. Its words are the dialog's, never the rest of the screen's.
+    pub dialog: Option<Dialog>,
+}
+
+impl Sensed {
+    /// A reading of `screen`, as its grammar read it.
+    pub fn of(at: Timestamp, title: Option<String>, screen: &Screen) -> Sensed {
+        Sensed {
+            at,
+            title,
+            screen: screen.seen(),
+            dialog: screen.dialog().cloned(),
+        }
+    }
 }
 
 /// A work item as the tracker sees it: plain data, copied from the store by the engine.

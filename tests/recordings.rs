@@ -261,11 +261,11 @@ fn real_cli_recordings_read_with_their_screens_get_the_sensed_state() {
         }
         inputs.push(slate::tracker::Input::Sensed {
             key: key.clone(),
-            reading: Some(slate::tracker::Sensed {
-                at: now,
+            reading: Some(slate::tracker::Sensed::of(
+                now,
                 title,
-                screen: slate::agents::screens::read_screen(agent, &screen).seen(),
-            }),
+                &slate::agents::screens::read_screen(agent, &screen),
+            )),
         });
         replayed.engine.apply_all(inputs, now);
         let session = replayed.session().expect("still there");

@@ -53,6 +53,7 @@ static TOY: Description = Description {
     listing: None,
     titles: None,
     screens: None,
+    keys: None,
 };
 
 const TOY_KIND: AgentKind = AgentKind::of(&TOY);

@@ -469,6 +469,7 @@ fn inputs(
                     .unwrap_or(slate::agents::screens::ScreenKind::Unknown),
                 summary: spec.summary.clone(),
             },
+            dialog: None,
         });
         inputs.push(Input::Sensed {
             key: key.clone(),

@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value};
 
+use super::keys::{DialogKeys, Press};
 use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
@@ -116,6 +117,15 @@ pub static DESCRIPTION: Description = Description {
         idle: &["for shortcuts", "mode on", "for agents"],
         status_lines: 4,
         markers: &["❯"],
+    }),
+    // An option is its digit alone; Escape rejects a permission and closes a question or a plan.
+    // A free answer is the digit of "Type something." (a plan's "Tell Claude what to change"), the
+    // text and Enter, paced: 2.1.197 lost the text of one burst in two (docs/formats.md §10).
+    keys: Some(DialogKeys {
+        deny: Press::Escape,
+        highlighted: Press::Enter,
+        free_text: &["type something", "tell claude what to change"],
+        text_pause_ms: 700,
     }),
 };
 

@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Value};
 
+use super::keys::{DialogKeys, Press};
 use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
@@ -100,6 +101,14 @@ pub static DESCRIPTION: Description = Description {
         idle: &["for shortcuts", "Ask Codex to do anything"],
         status_lines: 6,
         markers: &["›"],
+    }),
+    // Digits pick; Escape rejects. Free text in Codex is a note on an option, reached only with
+    // arrows, so Slate offers none (docs/formats.md §10).
+    keys: Some(DialogKeys {
+        deny: Press::Escape,
+        highlighted: Press::Enter,
+        free_text: &[],
+        text_pause_ms: 0,
     }),
 };
 

@@ -49,6 +49,7 @@ pub static DESCRIPTION: Description = Description {
     // Its terminal titles are not known.
     titles: None,
     screens: None,
+    keys: None,
 };
 
 /// cursor-agent itself.

@@ -9,11 +9,11 @@
 //! naming agents. It deliberately holds no I/O: no path is resolved, no file opened and no
 //! process spawned here (`sources` does that), and no state is decided (`tracker` does that).
 //!
-//! The keys that answer an agent's dialogs, when Slate learns to answer prompts, belong here too,
-//! as a field beside [`Description::screens`].
+//! The keys that answer an agent's dialogs ([`Description::keys`]) sit beside its screen grammar.
 
 use std::fmt;
 
+use crate::agents::keys::DialogKeys;
 use crate::agents::screens::ScreenGrammar;
 use crate::agents::titles::Grammar;
 use crate::agents::{AgentProcess, LineError, Observation};
@@ -38,8 +38,9 @@ pub struct Description {
     /// What its screen shows: its dialogs, the agent at work, its composer (docs/formats.md
     /// §10), when they are known.
     pub screens: Option<ScreenGrammar>,
-    // The keys that answer its dialogs belong here too, beside `screens`, once Slate answers
-    // prompts.
+    /// The keys that answer its dialogs (docs/formats.md §10), when they were recorded from the
+    /// real CLI.
+    pub keys: Option<DialogKeys>,
 }
 
 impl Description {

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::keys::{DialogKeys, Press};
 use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
@@ -109,6 +110,14 @@ pub static DESCRIPTION: Description = Description {
         idle: &["Type your message", "for shortcuts"],
         status_lines: 7,
         markers: &["●"],
+    }),
+    // Digits pick; Escape rejects. A free answer is paced: the burst lost its text
+    // (docs/formats.md §10).
+    keys: Some(DialogKeys {
+        deny: Press::Escape,
+        highlighted: Press::Enter,
+        free_text: &["enter a custom value", "type your feedback"],
+        text_pause_ms: 700,
     }),
 };
 

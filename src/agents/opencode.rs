@@ -11,6 +11,7 @@
 
 use serde_json::Value;
 
+use super::keys::{DialogKeys, Press};
 use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
@@ -94,6 +95,15 @@ pub static DESCRIPTION: Description = Description {
         idle: &["ctrl+p commands"],
         status_lines: 3,
         markers: &[],
+    }),
+    // The permission row has no numbers: Enter takes the highlighted "Allow once" and a digit is
+    // ignored. Its question and plan take digits; a free answer works as one burst
+    // (docs/formats.md §10).
+    keys: Some(DialogKeys {
+        deny: Press::Escape,
+        highlighted: Press::Enter,
+        free_text: &["type your own answer"],
+        text_pause_ms: 0,
     }),
 };
 

@@ -15,7 +15,7 @@ use super::rules::Verdict;
 use super::{Entry, Policy, Tracker, WorkItemInfo};
 use crate::model::{
     Activity, Actor, Awaiting, Custody, Intent, IntentState, ItemStatus, NextActor, Presence,
-    Session, SessionId, SessionKey, SessionState, Status, TerminalView, Timestamp,
+    Session, SessionDialog, SessionId, SessionKey, SessionState, Status, TerminalView, Timestamp,
 };
 
 /// The activity facet: working, between turns, or silent.
@@ -173,6 +173,11 @@ impl Tracker {
             } else {
                 pid.and_then(|pid| self.terminals.get(&pid)).cloned()
             },
+            dialog: entry
+                .sensed
+                .as_ref()
+                .and_then(|sensed| sensed.dialog())
+                .map(|dialog| SessionDialog::of(key.agent, dialog, None)),
             status,
             session_state: SessionState {
                 status,

@@ -19,7 +19,7 @@ use super::log::Log;
 use super::rules::{self, earliest, Outcome, Posture};
 use super::vouch::Vouch;
 use super::{Policy, SeenProcess, Sensed, Tracker};
-use crate::agents::screens::{DialogKind, ScreenKind, ScreenSeen};
+use crate::agents::screens::{Dialog, DialogKind, ScreenKind, ScreenSeen};
 use crate::agents::titles::{animates, classify_title, TitleKind};
 use crate::agents::CallKind;
 use crate::model::{AgentKind, HostedSignals, Reason, ReasonCode, SessionKey, Status, Timestamp};
@@ -56,6 +56,15 @@ pub(super) fn merge(held: &mut Option<HostedSignals>, signals: HostedSignals) {
 pub(super) struct SensedSignals {
     titles: Vec<(Timestamp, String)>,
     screen: Option<(Timestamp, ScreenSeen)>,
+    /// The dialog the last reading showed, with its options, for the session object.
+    dialog: Option<Dialog>,
+}
+
+impl SensedSignals {
+    /// The dialog the last reading showed, if it showed one.
+    pub(super) fn dialog(&self) -> Option<&Dialog> {
+        self.dialog.as_ref()
+    }
 }
 
 /// Folds one reading of a terminal read from outside into what is held for it; `None` forgets
@@ -81,6 +90,7 @@ pub(super) fn merge_sensed(held: &mut Option<SensedSignals>, reading: Option<Sen
     {
         held.screen = Some((reading.at, reading.screen));
     }
+    held.dialog = reading.dialog;
 }
 
 impl Tracker {
