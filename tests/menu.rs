@@ -27,7 +27,11 @@ pub fn permission_dialog(fingerprint: &str) -> SessionDialog {
         summary: "Run: touch x.txt".to_string(),
         options: vec![
             option(1, "Yes", Some(Action::Approve)),
-            option(2, "Yes, and always allow access to /tmp/acme-api from this project", None),
+            option(
+                2,
+                "Yes, and always allow access to /tmp/acme-api from this project",
+                None,
+            ),
             option(3, "Yes, and switch to auto mode", None),
             option(4, "No", Some(Action::Deny)),
         ],
@@ -157,7 +161,10 @@ fn menu_ids_read_back_into_their_actions() {
     });
     assert_eq!(MenuAction::parse(&approve.id()), Some(approve));
     assert_eq!(MenuAction::parse("answer:always:1:00:claude-code:s1"), None);
-    assert_eq!(MenuAction::parse("answer:approve:x:00:claude-code:s1"), None);
+    assert_eq!(
+        MenuAction::parse("answer:approve:x:00:claude-code:s1"),
+        None
+    );
     assert_eq!(MenuAction::parse("focus:nobody:x"), None);
     assert_eq!(MenuAction::parse("something-else"), None);
 }
@@ -344,7 +351,10 @@ fn a_session_at_a_dialog_gets_a_submenu_with_the_offered_options_and_open() {
             MenuAction::Focus(key.clone()),
         ]
     );
-    let Entry::Submenu { entries: second, .. } = &entries[1] else {
+    let Entry::Submenu {
+        entries: second, ..
+    } = &entries[1]
+    else {
         panic!("{:?}", entries[1]);
     };
     match &second[1] {

@@ -312,7 +312,11 @@ fn a_permission_dialog_slate_can_answer_makes_an_offer_and_nothing_else_does() {
     let mut at_dialog = waiting("acme-api", "s1");
     at_dialog.dialog = Some(permission_dialog("9f86d081884c7d65"));
     let mut notifier = Notifier::seed(&[working("acme-api", "s1")]);
-    let shown = run(&mut notifier, vec![(0.0, Some(update(at_dialog.clone())))], false);
+    let shown = run(
+        &mut notifier,
+        vec![(0.0, Some(update(at_dialog.clone())))],
+        false,
+    );
     let plans: Vec<&NotificationPlan> = shown.iter().map(|(_, plan)| plan).collect();
     assert_eq!(plans.len(), 1);
     assert_eq!(

@@ -57,7 +57,12 @@ impl Offer {
     /// The offer a session's dialog makes, if any.
     pub fn of(session: &Session) -> Option<Offer> {
         let dialog = session.dialog.as_ref()?;
-        let offers = |action: Action| dialog.options.iter().any(|option| option.action == Some(action));
+        let offers = |action: Action| {
+            dialog
+                .options
+                .iter()
+                .any(|option| option.action == Some(action))
+        };
         let answerable = session.machine.is_none()
             && dialog.kind == DialogKind::Permission
             && dialog.answerable
