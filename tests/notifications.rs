@@ -324,7 +324,7 @@ fn a_permission_dialog_slate_can_answer_makes_an_offer_and_nothing_else_does() {
         Some(Offer {
             key: SessionKey::new(AgentKind::CLAUDE_CODE, "s1"),
             fingerprint: "9f86d081884c7d65".to_string(),
-            summary: "Run: touch x.txt".to_string(),
+            label: "acme-api · Claude Code".to_string(),
         })
     );
     // No offer without a dialog, for a dialog Slate cannot type into, for one that offers no

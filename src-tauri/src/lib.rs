@@ -5,7 +5,8 @@
 //! the tooltip), starts the engine's live service in-process (or the demo's, with `--demo`) with
 //! the options `slate::settings` makes of the config, serves the loopback API from it, registers
 //! the plugins, creates the tray, and follows the service's updates and settings on one task that
-//! recounts the tray and asks the engine's notification policy what to show. With `--window` it
+//! recounts the tray and asks the engine's notification policy what to show. A session's dialog
+//! is answered from the tray's submenu and from a notification's actions through `answer`. With `--window` it
 //! is instead the window's own process, which `window` starts while the window is open.
 //! The policy lives in the engine crate (`slate::policy`: the Needs-you count, the menu model, the
 //! notification decision); here are only the Tauri glue modules: `badge` draws the count, `tray`
@@ -16,6 +17,7 @@
 //! It deliberately decides no session state (the engine does) and keeps no `AppHandle` in a
 //! global: the shared state is a [`Shell`] managed by Tauri and passed where it is needed.
 
+pub mod answer;
 pub mod badge;
 pub mod commands;
 pub mod memory;
@@ -33,7 +35,7 @@ use slate::live::{self, Service, Timing, Update};
 use slate::model::{Session, Timestamp};
 use slate::places::Places;
 use slate::policy::menu::{self, MenuAction, MenuState, Pause};
-use slate::policy::notifications::{self, Click, Input, Notifier};
+use slate::policy::notifications::{self, Click, Input, Notifier, Offer};
 use slate::settings::{self, Settings};
 use slate::sources::roots::Env;
 use tauri::{AppHandle, Manager, RunEvent, Runtime};
@@ -46,8 +48,8 @@ pub struct Shell {
     pub handle: live::Handle,
     pub endpoint: server::Endpoint,
     pub pause: Mutex<Pause>,
-    /// What a click on notification number `id` does.
-    clicks: Mutex<HashMap<i32, Click>>,
+    /// What a click on notification number `id` does, and the dialog its actions answer.
+    clicks: Mutex<HashMap<i32, (Click, Option<Offer>)>>,
     next_notification: Mutex<i32>,
     /// The menu, the count and the tooltip as last shown, so the tray only changes when they
     /// would: each new icon is a new file on Linux.
@@ -266,13 +268,21 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     *shell.count.lock().expect("lock poisoned") = count;
     *shell.tooltip.lock().expect("lock poisoned") = tooltip;
 
+    // A permission notification's "Allow once", "Deny" and "Open", where the server shows them.
+    answer::ask_notification_server();
+    if let Err(err) = app
+        .notification()
+        .register_action_types(vec![answer::permission_actions()])
+    {
+        tracing::warn!("cannot register the notification actions: {err}");
+    }
     let clicked = app.clone();
     let _ = app.notification().on_action(move |action| {
         let Some(id) = action.notification().map(|notification| notification.id()) else {
             return;
         };
         let shell = clicked.state::<Shell>();
-        let click = shell
+        let known = shell
             .clicks
             .lock()
             .expect("lock poisoned")
@@ -281,9 +291,33 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         tracing::info!(
             id,
             action = action.action_id(),
-            ?click,
+            ?known,
             "notification clicked"
         );
+        let (click, offer) = match known {
+            Some((click, offer)) => (Some(click), offer),
+            None => (None, None),
+        };
+        let answering = match action.action_id() {
+            answer::ALLOW => Some(slate::agents::keys::Action::Approve),
+            answer::DENY => Some(slate::agents::keys::Action::Deny),
+            _ => None,
+        };
+        if let (Some(action), Some(offer)) = (answering, offer) {
+            answer_dialog(
+                &clicked,
+                &shell,
+                answer::Answer {
+                    key: offer.key,
+                    action,
+                    option: None,
+                    fingerprint: offer.fingerprint,
+                    surface: slate::answers::Surface::Notification,
+                    label: offer.label,
+                },
+            );
+            return;
+        }
         match click {
             Some(Click::Focus(key)) => commands::focus_key(&shell, &key),
             Some(Click::OpenWindow) => {
@@ -321,12 +355,51 @@ pub fn on_window_request<R: Runtime>(app: &AppHandle<R>, request: window::Reques
     }
 }
 
+/// Answers a session's dialog through the API of the Slate that serves, off this thread; the
+/// outcome comes as a notification of its own.
+fn answer_dialog<R: Runtime>(app: &AppHandle<R>, shell: &Shell, answer: answer::Answer) {
+    tracing::info!(session = %answer.key.id, action = %answer.action.as_str(), surface = %answer.surface.as_str(), "answering");
+    let id = next_notification_id(shell);
+    answer::answer(app, shell.endpoint.clone(), answer, id);
+}
+
+/// A new notification number; numbers are reused after `i32::MAX`, long after their
+/// notifications left the screen.
+fn next_notification_id(shell: &Shell) -> i32 {
+    let mut next = shell.next_notification.lock().expect("lock poisoned");
+    let id = *next;
+    *next = next.wrapping_add(1).max(1);
+    id
+}
+
 fn on_menu<R: Runtime>(app: &AppHandle<R>, action: MenuAction) {
     tracing::info!(?action, "menu clicked");
     let shell = app.state::<Shell>();
     let result = match action {
         MenuAction::Focus(key) => {
             commands::focus_key(&shell, &key);
+            Ok(())
+        }
+        MenuAction::Answer(chosen) => {
+            let label = shell
+                .handle
+                .live_sessions()
+                .iter()
+                .find(|session| session.key() == chosen.key)
+                .map(notifications::label)
+                .unwrap_or_else(|| chosen.key.id.to_string());
+            answer_dialog(
+                app,
+                &shell,
+                answer::Answer {
+                    key: chosen.key,
+                    action: chosen.action,
+                    option: chosen.option,
+                    fingerprint: chosen.fingerprint,
+                    surface: slate::answers::Surface::Tray,
+                    label,
+                },
+            );
             Ok(())
         }
         MenuAction::OpenWindow => commands::show(app),
@@ -444,17 +517,12 @@ async fn follow<R: Runtime>(
             .flatten()
             .min();
         for plan in decision.plans {
-            let id = {
-                let mut next = shell.next_notification.lock().expect("lock poisoned");
-                let id = *next;
-                *next = next.wrapping_add(1).max(1);
-                id
-            };
+            let id = next_notification_id(&shell);
             {
                 let mut clicks = shell.clicks.lock().expect("lock poisoned");
                 // Old notifications are long gone from the screen; keep the latest hundred.
                 clicks.retain(|known, _| id.wrapping_sub(*known) < 100);
-                clicks.insert(id, plan.click.clone());
+                clicks.insert(id, (plan.click.clone(), plan.offer.clone()));
             }
             tracing::info!(id, title = %plan.title, "notifying");
             if let Err(err) = notify::show(&app, id, &plan) {

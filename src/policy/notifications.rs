@@ -50,7 +50,8 @@ pub struct NotificationPlan {
 pub struct Offer {
     pub key: SessionKey,
     pub fingerprint: String,
-    pub summary: String,
+    /// How the notification names the session ("acme-api · Claude Code"), to tell the outcome.
+    pub label: String,
 }
 
 impl Offer {
@@ -71,7 +72,7 @@ impl Offer {
         answerable.then(|| Offer {
             key: session.key(),
             fingerprint: dialog.fingerprint.clone(),
-            summary: dialog.summary.clone(),
+            label: label(session),
         })
     }
 }
