@@ -6,8 +6,8 @@
 # session from Working to Needs you, marks a session hosted through the app's API, counts the
 # Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
 # notification with dunstctl, answers a stand-in Claude Code's permission dialog in a tmux pane
-# from the tray submenu's options and the notification's "Allow once" action (invoked through
-# dunst's context menu, which emits ActionInvoked over D-Bus), checks a second launch and that the window's WebKit processes run only
+# from the notification's "Allow once" action (invoked through dunst's context menu, which emits
+# ActionInvoked over D-Bus) and another's from the tray submenu's Deny, checks a second launch and that the window's WebKit processes run only
 # while it is open, edits the config file while the app runs (a good edit applies, a broken one
 # shows in the menu and the API; a remote machine that cannot be reached is named in the menu),
 # restarts the app, and takes screenshots into docs/screenshots/.
@@ -365,8 +365,35 @@ check "the dialog leaves the pane" eventually 5 dialog_gone
 check "the app's log says it answered from the notification" eventually 10 log_has "answered.*surface=notification"
 no_probe_menu() { ! probe_menu; }
 check "the submenu goes with the dialog" eventually 10 no_probe_menu
+told_allowed() { grep -q '"Allowed once: probe · Claude Code"' "$NOTIFY_LOG"; }
+check "the outcome is told in a notification" eventually 5 told_allowed
 # The stand-in ends, and its session with it: the counts below are the two fixture sessions'.
 tmux -S "$TMUX_SOCKET" kill-session -t probe
+
+# A second stand-in at the same dialog, denied from the tray's submenu: the dialog leaves and
+# the command never runs.
+DENIED=de5c0004-0000-4000-8000-000000000004
+DENIED_DIR="$HOME/code/denied"
+DENIED_FILE="$(transcript "$DENIED_DIR" "$DENIED")"
+mkdir -p "$DENIED_DIR"
+tmux -S "$TMUX_SOCKET" new-session -d -s denied -x 120 -y 45 -c "$DENIED_DIR" \
+  "exec -a claude bash '$WORK/bin/claude-at-dialog' '$PROBE_SCREEN'"
+sleep 1
+{
+  line "$DENIED_DIR" "$DENIED" '"type":"user","message":{"role":"user","content":"create a probe file"}'
+  line "$DENIED_DIR" "$DENIED" '"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_d","name":"Bash","input":{"command":"touch x.txt","description":"Create a probe file"}}]}'
+} >"$DENIED_FILE"
+denied_menu() { [ "$(submenu "denied · Claude Code — ")" = "Run: touch x.txt | Allow once | Deny | --- | Open" ]; }
+check "the second session at the dialog gets its submenu" eventually 20 denied_menu
+click "Deny"
+denied_gone() { ! tmux -S "$TMUX_SOCKET" capture-pane -p -t denied | grep -q 'Do you want to proceed?'; }
+check "Deny in the tray's submenu makes the dialog leave the pane" eventually 10 denied_gone
+check "the app's log says it answered from the tray" eventually 10 log_has "answered.*action=deny surface=tray"
+told_denied() { grep -q '"Denied: denied · Claude Code"' "$NOTIFY_LOG"; }
+check "the tray's answer is told in a notification" eventually 5 told_denied
+sleep 1
+check "the denied command never ran" test ! -e "$DENIED_DIR/x.txt"
+tmux -S "$TMUX_SOCKET" kill-session -t denied
 
 # ---- 5. start at login ----
 click "Start at login"
