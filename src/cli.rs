@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use slate::agents::keys::Action;
 use slate::client::{self, Answer, Client};
 use slate::config::{self, Config};
 use slate::engine::{Engine, ProcessSource};
@@ -25,6 +26,7 @@ use slate::sources::roots::Env;
 use slate::tracker::{ItemStatus, WorkItemInfo};
 use slate::{policy, report, settings, store};
 
+mod answer;
 mod manual;
 mod remote;
 mod serve;
@@ -63,6 +65,46 @@ enum Command {
         /// A session id, or a unique prefix of one.
         id: String,
         /// Print `{"session":{…}}` instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Allow once the call a session's permission dialog asks about (or approve its plan without
+    /// widening anything). Shows the dialog first; exits 0 only when the dialog left the screen.
+    Approve {
+        /// A session id, or a unique prefix of one.
+        id: String,
+        /// Answer without asking, even when standard input is a terminal.
+        #[arg(long)]
+        yes: bool,
+        /// Print the outcome as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reject the call a session's permission dialog asks about, or close its question or plan.
+    Deny {
+        /// A session id, or a unique prefix of one.
+        id: String,
+        /// Answer without asking, even when standard input is a terminal.
+        #[arg(long)]
+        yes: bool,
+        /// Print the outcome as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pick an option of a session's question or plan dialog, by its number or its label, or give
+    /// a free answer with --text where the dialog offers one.
+    Answer {
+        /// A session id, or a unique prefix of one.
+        id: String,
+        /// The option's number or label (optional with --text: the dialog's free-answer option).
+        option: Option<String>,
+        /// A free answer, one line.
+        #[arg(long)]
+        text: Option<String>,
+        /// Answer without asking, even when standard input is a terminal.
+        #[arg(long)]
+        yes: bool,
+        /// Print the outcome as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -443,6 +485,39 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         cli.command,
         Command::Sessions { all: true, .. } | Command::Show { .. }
     );
+    let ask = match &cli.command {
+        Command::Approve { id, yes, json } => Some((Action::Approve, id, None, None, *yes, *json)),
+        Command::Deny { id, yes, json } => Some((Action::Deny, id, None, None, *yes, *json)),
+        Command::Answer {
+            id,
+            option,
+            text,
+            yes,
+            json,
+        } => Some((
+            Action::Answer,
+            id,
+            option.clone(),
+            text.clone(),
+            *yes,
+            *json,
+        )),
+        _ => None,
+    };
+    if let Some((action, id, option, text, yes, json)) = ask {
+        if cli.now.is_some() || cli.processes.is_some() {
+            anyhow::bail!("a dialog is answered on the live screen, never in a replay");
+        }
+        let ask = answer::Ask {
+            id: id.clone(),
+            action,
+            option,
+            text,
+            yes,
+            json,
+        };
+        return answer::run(&ask, &setup, options, now);
+    }
     match cli.command {
         Command::Serve { listen } => return serve::serve(listen.as_deref(), &setup, options),
         Command::Watch { json, listen } => {
@@ -610,9 +685,22 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     (session, evidence)
                 }
             };
+            // The history (status changes and answers) is in this HOME's store, for a session
+            // of this machine; a store not created yet holds none.
+            let stored = match (&session.machine, &setup.places) {
+                (None, Ok(places)) if places.store_file().exists() => {
+                    let store = setup.open_store()?;
+                    let key = SessionKey::new(session.agent, session.id.as_str());
+                    Some((store.transitions(&key, 20)?, store.answers(&key, 20)?))
+                }
+                _ => None,
+            };
+            let (transitions, answers) = stored.unwrap_or_default();
             if json {
                 let mut value = serde_json::to_value(&session)?;
                 value["evidence"] = serde_json::json!(evidence);
+                value["transitions"] = serde_json::to_value(&transitions)?;
+                value["answers"] = serde_json::to_value(&answers)?;
                 let body = serde_json::json!({
                     "session": value,
                     "engine": engine_json(server.as_ref()),
@@ -620,6 +708,27 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
             } else {
                 write!(out, "{}", report::show(&session, &evidence, now))?;
+                if let Some(dialog) = &session.dialog {
+                    write!(out, "{}", report::dialog(dialog))?;
+                }
+                let entries = transitions
+                    .iter()
+                    .map(|transition| report::HistoryEntry::Transition {
+                        at: transition.at,
+                        from: transition.from,
+                        to: transition.to,
+                        reason: &transition.reason.text,
+                    })
+                    .chain(answers.iter().map(|answer| report::HistoryEntry::Answer {
+                        at: answer.at,
+                        surface: answer.surface.as_str(),
+                        action: answer.action.as_str(),
+                        option: answer.option.as_deref(),
+                        summary: answer.summary.as_deref(),
+                        outcome: &answer.outcome,
+                    }))
+                    .collect();
+                write!(out, "{}", report::history(entries))?;
             }
         }
         Command::Focus { id, dry_run } => {
@@ -686,6 +795,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             unreachable!("handled before the engine runs")
         }
         Command::Run { .. }
+        | Command::Approve { .. }
+        | Command::Deny { .. }
+        | Command::Answer { .. }
         | Command::Remote { .. }
         | Command::Completions { .. }
         | Command::Man { .. } => {

@@ -415,6 +415,94 @@ pub fn show(session: &Session, evidence: &[impl std::fmt::Display], now: Timesta
     finish(out)
 }
 
+/// One line of a session's history in `slate show`: a status change, or an answer to a dialog.
+#[derive(Debug, Clone)]
+pub enum HistoryEntry<'a> {
+    Transition {
+        at: Timestamp,
+        from: Option<Status>,
+        to: Status,
+        reason: &'a str,
+    },
+    Answer {
+        at: Timestamp,
+        surface: &'a str,
+        action: &'a str,
+        option: Option<&'a str>,
+        summary: Option<&'a str>,
+        outcome: &'a str,
+    },
+}
+
+impl HistoryEntry<'_> {
+    fn at(&self) -> Timestamp {
+        match self {
+            HistoryEntry::Transition { at, .. } | HistoryEntry::Answer { at, .. } => *at,
+        }
+    }
+}
+
+/// The `history:` part of `slate show`: status changes and answers to dialogs, newest first.
+pub fn history(mut entries: Vec<HistoryEntry<'_>>) -> String {
+    if entries.is_empty() {
+        return String::new();
+    }
+    entries.sort_by_key(|entry| std::cmp::Reverse(entry.at()));
+    let mut out = String::from("history:\n");
+    for entry in &entries {
+        let line = match entry {
+            HistoryEntry::Transition {
+                at,
+                from,
+                to,
+                reason,
+            } => {
+                let from = from.map_or("—", Status::label);
+                format!("  {at}  {from} → {}: {}", to.label(), one_line(reason))
+            }
+            HistoryEntry::Answer {
+                at,
+                surface,
+                action,
+                option,
+                summary,
+                outcome,
+            } => {
+                let option = option
+                    .map(|option| format!(" {option}"))
+                    .unwrap_or_default();
+                let summary = summary
+                    .map(|summary| format!(" to {}", one_line(summary)))
+                    .unwrap_or_default();
+                format!("  {at}  answer {action}{option}{summary} from the {surface}: {outcome}")
+            }
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    finish(out)
+}
+
+/// The `dialog:` part of `slate show` for a session at a dialog: its summary and its options,
+/// with what Slate offers for each.
+pub fn dialog(dialog: &crate::model::SessionDialog) -> String {
+    let mut out = format!("dialog:      {}\n", one_line(&dialog.summary));
+    for (index, option) in dialog.options.iter().enumerate() {
+        let number = option
+            .number
+            .map(|number| format!("{number}."))
+            .unwrap_or_else(|| format!("({})", index + 1));
+        let offered = option
+            .action
+            .map_or("stays in the terminal", |action| action.as_str());
+        let _ = writeln!(out, "  {number} {}  [{offered}]", one_line(&option.label));
+    }
+    if let Some(why) = &dialog.why_not {
+        let _ = writeln!(out, "  cannot answer from here: {why}");
+    }
+    finish(out)
+}
+
 /// One `slate watch` line for a session that appeared or changed:
 /// `HH:MM:SS  Needs you  Claude Code acme — Finished its turn`, with `box · ` before the agent
 /// for a session on a remote machine.

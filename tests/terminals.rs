@@ -17,7 +17,7 @@ use slate::terminals::{read, Job, Outcome};
 
 use crate::util::Tmux;
 
-fn fixture(path: &str) -> PathBuf {
+pub(crate) fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(path)
@@ -510,7 +510,7 @@ fn codex_rollout(home: &Path, folder: &Path, at: Timestamp) {
     codex_rollout_with_id(home, folder, at, "01a228e1-7d37-7ed1-9043-e56f4039d0ff");
 }
 
-fn codex_rollout_with_id(home: &Path, folder: &Path, at: Timestamp, id: &str) {
+pub(crate) fn codex_rollout_with_id(home: &Path, folder: &Path, at: Timestamp, id: &str) {
     let day = home.join(".codex/sessions/2026/12/01");
     std::fs::create_dir_all(&day).unwrap();
     let folder = folder.display();

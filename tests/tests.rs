@@ -1,5 +1,6 @@
 //! Slate's one integration-test binary. Each module below covers one area.
 
+mod answers; // answering dialogs: keys against the recorded CLIs, a stand-in agent in real tmux, the API and the CLI
 mod api; // the HTTP API: JSON endpoints, the event stream, guard rails, serve and watch
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
 mod cli; // the command line as a packaged tool: closed pipes, exit codes, completions, man pages, the user unit

@@ -515,31 +515,31 @@ mod tests {
     #[test]
     fn a_fingerprint_is_sixteen_hex_digits_and_follows_what_the_dialog_says() {
         let dialog = permission();
-        let print = fingerprint(AgentKind::CLAUDE, &dialog);
+        let print = fingerprint(AgentKind::CLAUDE_CODE, &dialog);
         assert_eq!(print.len(), 16);
         assert!(print
             .bytes()
             .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
-        assert_eq!(print, fingerprint(AgentKind::CLAUDE, &dialog.clone()));
+        assert_eq!(print, fingerprint(AgentKind::CLAUDE_CODE, &dialog.clone()));
         let mut other = dialog.clone();
         other.summary = "Run: rm -rf x".to_string();
-        assert_ne!(print, fingerprint(AgentKind::CLAUDE, &other));
+        assert_ne!(print, fingerprint(AgentKind::CLAUDE_CODE, &other));
         assert_ne!(print, fingerprint(AgentKind::CODEX, &dialog));
         let mut relabelled = dialog.clone();
         relabelled.options[2].label = "No, never".to_string();
-        assert_ne!(print, fingerprint(AgentKind::CLAUDE, &relabelled));
+        assert_ne!(print, fingerprint(AgentKind::CLAUDE_CODE, &relabelled));
         // The highlight moving is the same dialog.
         let mut moved = dialog;
         moved.options[0].highlighted = false;
         moved.options[2].highlighted = true;
-        assert_eq!(print, fingerprint(AgentKind::CLAUDE, &moved));
+        assert_eq!(print, fingerprint(AgentKind::CLAUDE_CODE, &moved));
     }
 
     #[test]
     fn a_permission_offers_allow_once_and_reject_and_never_what_widens() {
         let dialog = permission();
         assert_eq!(
-            option_actions(AgentKind::CLAUDE, &dialog),
+            option_actions(AgentKind::CLAUDE_CODE, &dialog),
             vec![Some(Action::Approve), None, Some(Action::Deny)]
         );
         let choice = |action, option: Option<OptionRef>| Choice {
@@ -547,24 +547,29 @@ mod tests {
             option,
             text: None,
         };
-        let approve = plan(AgentKind::CLAUDE, &dialog, &choice(Action::Approve, None)).unwrap();
+        let approve = plan(
+            AgentKind::CLAUDE_CODE,
+            &dialog,
+            &choice(Action::Approve, None),
+        )
+        .unwrap();
         assert_eq!(approve.keys, vec![Key::Digit(1)]);
-        let deny = plan(AgentKind::CLAUDE, &dialog, &choice(Action::Deny, None)).unwrap();
+        let deny = plan(AgentKind::CLAUDE_CODE, &dialog, &choice(Action::Deny, None)).unwrap();
         assert_eq!(deny.keys, vec![Key::Escape]);
         let widening = plan(
-            AgentKind::CLAUDE,
+            AgentKind::CLAUDE_CODE,
             &dialog,
             &choice(Action::Answer, Some(OptionRef::Number(2))),
         );
         assert!(matches!(widening, Err(Refusal::NotOffered(why)) if why.contains("widens")));
         let missing = plan(
-            AgentKind::CLAUDE,
+            AgentKind::CLAUDE_CODE,
             &dialog,
             &choice(Action::Answer, Some(OptionRef::Number(7))),
         );
         assert!(matches!(missing, Err(Refusal::NotOffered(_))));
         let with_option = plan(
-            AgentKind::CLAUDE,
+            AgentKind::CLAUDE_CODE,
             &dialog,
             &choice(Action::Approve, Some(OptionRef::Number(1))),
         );

@@ -1,0 +1,240 @@
+//! `slate approve`, `slate deny` and `slate answer`: answering a session's dialog from the command
+//! line (docs/states.md §8).
+//!
+//! The command shows the dialog it is about to answer, asks for confirmation only when standard
+//! input is a terminal (`--yes` skips the question), and sends the fingerprint of the dialog it
+//! showed. When this HOME's Slate runs, the answer goes through its API (surface `cli`), so the
+//! server types it, records it and its live list sees the dialog leave; without one, this process
+//! reads the screen once and answers itself (`answers::respond`), recording the attempt in the
+//! store. The exit status says what happened (`slate man`): 0 only when the keys were delivered
+//! and the dialog left the screen.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use slate::agents::keys::{Action, OptionRef};
+use slate::answers::{self, ErrorCode, RespondError, RespondRequest, Responded, Surface, Target};
+use slate::engine::{Engine, Options};
+use slate::model::{Session, SessionDialog, SessionKey, Timestamp};
+use slate::report;
+
+use super::{find_session, remote, server_unless_standalone, Setup};
+
+/// What the person asked for.
+pub struct Ask {
+    pub id: String,
+    pub action: Action,
+    pub option: Option<String>,
+    pub text: Option<String>,
+    pub yes: bool,
+    pub json: bool,
+}
+
+/// The exit status of each outcome (documented in `slate man` and the README).
+pub fn exit_status(code: Option<ErrorCode>) -> u8 {
+    match code {
+        None => 0,
+        Some(ErrorCode::NotAtDialog) => 3,
+        Some(ErrorCode::DialogChanged) => 4,
+        Some(ErrorCode::NoEffect) => 5,
+        Some(ErrorCode::CannotType) => 6,
+        Some(ErrorCode::NotOffered) => 7,
+        Some(_) => 1,
+    }
+}
+
+/// The status when the person said no at the question.
+const DECLINED: u8 = 8;
+
+pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow::Result<ExitCode> {
+    // A session on another machine is answered there, where its terminal is.
+    if let Some((entry, rest)) = remote::reference(&setup.config, &ask.id) {
+        let verb = match ask.action {
+            Action::Approve => "approve",
+            Action::Deny => "deny",
+            Action::Answer => "answer",
+        };
+        let error = RespondError::new(
+            ErrorCode::CannotType,
+            format!(
+                "session {rest} runs on {name}: answer it on {name}: ssh {name} slate {verb} {rest}",
+                name = entry.name
+            ),
+        );
+        return finish(ask, None, Err(error));
+    }
+    let server = server_unless_standalone(setup);
+    let session = match &server {
+        Some(server) => find_session(&Engine::new(options), Some(&server.client), &ask.id)?.0,
+        None => {
+            let mut local = Engine::new(options);
+            if setup
+                .places
+                .as_ref()
+                .is_ok_and(|places| places.store_file().exists())
+            {
+                local.load_custody(&setup.open_store()?, now)?;
+            }
+            local.refresh(now);
+            if local.scans_live_processes() {
+                slate::terminals::sense_once(&mut local, now, slate::live::system_clock);
+            }
+            local.find(&ask.id)?
+        }
+    };
+    let Some(dialog) = session.dialog.clone() else {
+        let error = RespondError::new(
+            ErrorCode::NotAtDialog,
+            format!(
+                "session {} is at no dialog Slate reads from its screen ({}: {}); nothing was typed",
+                session.id,
+                session.status.label(),
+                session.session_state.reason.text
+            ),
+        );
+        return finish(ask, Some(&session), Err(error));
+    };
+    let option = ask.option.as_deref().map(OptionRef::parse);
+    if !ask.json {
+        print!(
+            "{}",
+            preview(&session, &dialog, ask.action, option.as_ref())
+        );
+    }
+    if !dialog.answerable {
+        let why = dialog
+            .why_not
+            .clone()
+            .unwrap_or_else(|| "slate cannot type into this terminal".to_string());
+        return finish(
+            ask,
+            Some(&session),
+            Err(RespondError::new(ErrorCode::CannotType, why)),
+        );
+    }
+    if !ask.yes && std::io::stdin().is_terminal() && !confirmed()? {
+        eprintln!("slate: not answered");
+        return Ok(ExitCode::from(DECLINED));
+    }
+    let request = RespondRequest {
+        action: ask.action,
+        option,
+        text: ask.text.clone(),
+        dialog: dialog.fingerprint.clone(),
+        surface: Some(Surface::Cli),
+    };
+    let result = match &server {
+        Some(server) => server.client.respond(&session.id.to_string(), &request),
+        None => {
+            let target = Target {
+                key: SessionKey::new(session.agent, session.id.as_str()),
+                pid: session.pid,
+                hosted: session.hosted,
+                machine: None,
+            };
+            let attempt = answers::respond(&target, &request);
+            let record = attempt.record(&request, slate::live::system_clock());
+            match setup.open_store() {
+                Ok(store) => {
+                    if let Err(err) = store.record_answer(&target.key, &record) {
+                        eprintln!("slate: the answer was not recorded: {err}");
+                    }
+                }
+                Err(err) => eprintln!("slate: the answer was not recorded: {err:#}"),
+            }
+            attempt.result
+        }
+    };
+    finish(ask, Some(&session), result)
+}
+
+/// Asks on the terminal whether to answer; anything but yes is no.
+fn confirmed() -> anyhow::Result<bool> {
+    eprint!("Answer it? [y/N] ");
+    std::io::stderr().flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
+}
+
+/// The dialog as it will be answered: its summary, its options with what Slate offers for each,
+/// and what this answer picks.
+fn preview(
+    session: &Session,
+    dialog: &SessionDialog,
+    action: Action,
+    option: Option<&OptionRef>,
+) -> String {
+    let mut out = format!(
+        "{} {} · {}: {}\n",
+        session.agent.display_name(),
+        session.id,
+        wire(dialog.kind),
+        dialog.summary
+    );
+    for (index, shown) in dialog.options.iter().enumerate() {
+        let number = shown
+            .number
+            .map(|number| format!("{number}."))
+            .unwrap_or_else(|| format!("({})", index + 1));
+        let offered = match shown.action {
+            Some(action) => action.as_str().to_string(),
+            None => "stays in the terminal".to_string(),
+        };
+        out.push_str(&format!("  {number} {}  [{offered}]\n", shown.label));
+    }
+    let what = match (action, option) {
+        (Action::Answer, Some(option)) => format!("answer with option {option}"),
+        (Action::Answer, None) => "answer with the free text".to_string(),
+        (action, _) => action.as_str().to_string(),
+    };
+    out.push_str(&format!("about to {what}\n"));
+    report::terminal_text(&out).into_owned()
+}
+
+fn wire(kind: slate::agents::screens::DialogKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Prints the outcome and turns it into the exit status.
+fn finish(
+    ask: &Ask,
+    session: Option<&Session>,
+    result: Result<Responded, RespondError>,
+) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let status = exit_status(result.as_ref().err().map(|error| error.code));
+    if ask.json {
+        let mut body = match &result {
+            Ok(responded) => serde_json::to_value(responded)?,
+            Err(error) => serde_json::json!({ "error": error }),
+        };
+        if let Some(dialog) = session.and_then(|session| session.dialog.as_ref()) {
+            body["dialog"] = serde_json::to_value(dialog)?;
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
+    } else {
+        match &result {
+            Ok(responded) => {
+                let option = responded
+                    .option
+                    .map(|number| format!(" (option {number})"))
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "answered: {}{option}; the dialog left the screen after {} ms",
+                    responded.action.as_str(),
+                    responded.left_after_ms
+                )?;
+            }
+            Err(error) => {
+                let line = format!("slate: {} ({})", error.message, error.code.as_str());
+                eprintln!("{}", report::terminal_text(&line));
+            }
+        }
+    }
+    Ok(ExitCode::from(status))
+}

@@ -1,0 +1,534 @@
+//! Answering dialogs: the keys each agent's description produces, replayed against every dialog
+//! screen recorded from the real CLIs (`fixtures/screens/<agent>/<version>/`), must be the keys
+//! the real CLI accepted (`keys.toml`'s `fewest`, or for a free answer a trial that worked); and
+//! what the session object offers for each option, with its fingerprint.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use slate::agents::keys::{self, Action, Choice, OptionRef};
+use slate::agents::screens::{read_screen, Dialog};
+use slate::model::{AgentKind, SessionDialog};
+
+#[derive(Debug, Deserialize)]
+struct Index {
+    agent: String,
+    version: String,
+    #[serde(default)]
+    answer: Vec<Trial>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Trial {
+    dialog: String,
+    action: String,
+    #[serde(default)]
+    sent: Vec<String>,
+    #[serde(default)]
+    works: bool,
+}
+
+fn folders() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/screens");
+    let mut found = Vec::new();
+    for agent in std::fs::read_dir(root).unwrap() {
+        let agent = agent.unwrap().path();
+        if agent.is_dir() {
+            for version in std::fs::read_dir(&agent).unwrap() {
+                found.push(version.unwrap().path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The dialog recorded at 120x40 in `folder`, read as sensing reads it (with colours where the
+/// agent marks its highlight by colour only).
+fn dialog(agent: AgentKind, folder: &Path, stem: &str) -> Dialog {
+    let by_colour = slate::agents::screens::grammar(agent).is_some_and(|g| g.markers.is_empty());
+    let file = if by_colour {
+        folder.join("ansi").join(format!("{stem}.ansi"))
+    } else {
+        folder.join(format!("{stem}.txt"))
+    };
+    let text = std::fs::read_to_string(&file).unwrap();
+    read_screen(agent, &text)
+        .dialog()
+        .cloned()
+        .unwrap_or_else(|| panic!("{} reads as no dialog", file.display()))
+}
+
+fn strings(value: &toml::Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|item| item.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text a recorded free answer typed (`lit:TEXT` in its keys).
+fn typed(fewest: &[String]) -> Option<String> {
+    fewest
+        .iter()
+        .find_map(|key| key.strip_prefix("lit:").map(str::to_string))
+}
+
+#[test]
+fn the_keys_of_every_recorded_dialog_are_the_keys_the_real_cli_took() {
+    let mut checked = 0;
+    for folder in folders() {
+        let index: Index =
+            toml::from_str(&std::fs::read_to_string(folder.join("screens.toml")).unwrap()).unwrap();
+        let keys_toml: toml::Value =
+            toml::from_str(&std::fs::read_to_string(folder.join("keys.toml")).unwrap()).unwrap();
+        let agent = AgentKind::parse(&index.agent).unwrap();
+        let name = format!("{} {}", index.agent, index.version);
+        // (the dialog, its screen, the keys.toml table, the choice, the trials' action)
+        let cases: Vec<(&str, &str, &str, Action, Option<u32>, &str)> = vec![
+            (
+                "permission",
+                "permission-touch",
+                "allow",
+                Action::Approve,
+                None,
+                "allow",
+            ),
+            (
+                "permission",
+                "permission-touch",
+                "deny",
+                Action::Deny,
+                None,
+                "deny",
+            ),
+            (
+                "question",
+                "question",
+                "pick_1",
+                Action::Answer,
+                Some(1),
+                "pick:1",
+            ),
+            (
+                "question",
+                "question",
+                "pick_2",
+                Action::Answer,
+                Some(2),
+                "pick:2",
+            ),
+            (
+                "question",
+                "question",
+                "dismiss",
+                Action::Deny,
+                None,
+                "dismiss",
+            ),
+            ("question", "question", "text", Action::Answer, None, "text"),
+            ("plan", "plan", "approve", Action::Approve, None, "approve"),
+            ("plan", "plan", "dismiss", Action::Deny, None, "dismiss"),
+            ("plan", "plan", "text", Action::Answer, None, "text"),
+        ];
+        for (kind, stem, table, action, option, trial_action) in cases {
+            let recorded = &keys_toml[kind][table];
+            let fewest = strings(&recorded["fewest"]);
+            let text = (table == "text").then(|| typed(&fewest)).flatten();
+            if table == "text" && text.is_none() {
+                // Not tried: the dialog has no option for a free answer.
+                continue;
+            }
+            let dialog = dialog(agent, &folder, stem);
+            let choice = Choice {
+                action,
+                option: option.map(OptionRef::Number),
+                text: text.clone(),
+            };
+            let planned = keys::plan(agent, &dialog, &choice);
+            let worked: Vec<&Vec<String>> = index
+                .answer
+                .iter()
+                .filter(|trial| trial.dialog == kind && trial.action == trial_action && trial.works)
+                .map(|trial| &trial.sent)
+                .collect();
+            match planned {
+                Ok(plan) => {
+                    let sent: Vec<String> = plan.keys.iter().map(|key| key.tmux_form()).collect();
+                    let accepted = sent == fewest || (text.is_some() && worked.contains(&&sent));
+                    assert!(
+                        accepted,
+                        "{name} {kind}.{table}: slate sends {sent:?}, the CLI took {fewest:?} \
+                         (trials that worked: {worked:?})"
+                    );
+                    assert!(
+                        !sent
+                            .iter()
+                            .any(|key| ["Up", "Down", "Left", "Right"].contains(&key.as_str())),
+                        "{name} {kind}.{table}: slate never sends arrows"
+                    );
+                    if sent.contains(&"Enter".to_string()) {
+                        let needed = recorded["enter_needed"].as_bool() == Some(true);
+                        assert!(needed, "{name} {kind}.{table}: Enter sent where not needed");
+                    }
+                }
+                Err(refusal) => {
+                    // Slate refuses only what takes arrow keys on the real CLI.
+                    let arrows = fewest
+                        .iter()
+                        .any(|key| ["Up", "Down", "Tab"].contains(&key.as_str()));
+                    assert!(
+                        arrows,
+                        "{name} {kind}.{table}: slate refuses ({refusal}) what the CLI took as {fewest:?}"
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "only {checked} cases checked");
+}
+
+#[test]
+fn the_session_object_offers_only_what_does_not_widen() {
+    for folder in folders() {
+        let keys_toml: toml::Value =
+            toml::from_str(&std::fs::read_to_string(folder.join("keys.toml")).unwrap()).unwrap();
+        let agent = AgentKind::parse(keys_toml["agent"].as_str().unwrap()).unwrap();
+        for (kind, stem) in [
+            ("permission", "permission-touch"),
+            ("question", "question"),
+            ("plan", "plan"),
+        ] {
+            let dialog = dialog(agent, &folder, stem);
+            let shown = SessionDialog::of(agent, &dialog, None);
+            let widens: Vec<i64> = keys_toml[kind]["widens"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_integer().unwrap())
+                .collect();
+            for (index, option) in shown.options.iter().enumerate() {
+                if widens.contains(&(index as i64 + 1)) {
+                    assert_eq!(
+                        option.action,
+                        None,
+                        "{}: {kind} option {} widens and must not be offered",
+                        folder.display(),
+                        option.label
+                    );
+                }
+            }
+            assert!(shown.answerable, "{}: {kind}", folder.display());
+            assert_eq!(shown.fingerprint, keys::fingerprint(agent, &dialog));
+            if kind == "permission" {
+                let actions: Vec<Option<Action>> = shown.options.iter().map(|o| o.action).collect();
+                assert_eq!(
+                    actions.first(),
+                    Some(&Some(Action::Approve)),
+                    "{}",
+                    folder.display()
+                );
+                assert_eq!(
+                    actions.last(),
+                    Some(&Some(Action::Deny)),
+                    "{}",
+                    folder.display()
+                );
+            }
+            // The wire form reads back, and the fingerprint is 16 lowercase hex digits.
+            let wire = serde_json::to_value(&shown).unwrap();
+            let back: SessionDialog = serde_json::from_value(wire.clone()).unwrap();
+            assert_eq!(back, shown);
+            assert!(wire.get("why_not").is_none());
+            assert_eq!(shown.fingerprint.len(), 16);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A stand-in agent in a real tmux pane: it draws a recorded screen and reacts to keys.
+
+use std::time::{Duration, Instant};
+
+use slate::answers::{self, ErrorCode, RespondRequest, Surface, Target};
+use slate::model::SessionKey;
+
+use crate::terminals::{codex_rollout_with_id, fixture};
+use crate::util::Tmux;
+
+/// The stand-in (Python, which the CI machine has): a program named `codex` (so the process scan
+/// takes it for Codex) that draws the screen file named in its control file whenever that
+/// changes, writes every key it gets to its key log, and, when it reacts, answers `1` (allow) by
+/// drawing Codex at work and Escape (deny) or another digit by drawing its composer. One that
+/// ignores keys only logs them.
+const STAND_IN: &str = r#"
+import os, select, sys, termios, tty
+control, log, mode, working, idle = sys.argv[1:6]
+tty.setraw(0)
+shown = None
+while True:
+    with open(control) as f:
+        want = f.read()
+    if want and want != shown:
+        with open(want) as f:
+            text = f.read()
+        os.write(1, b"\x1b[H\x1b[2J" + text.replace("\n", "\r\n").encode())
+        shown = want
+    ready, _, _ = select.select([0], [], [], 0.05)
+    if not ready:
+        continue
+    keys = os.read(0, 64)
+    with open(log, "ab") as f:
+        f.write(keys)
+    if mode == "react":
+        last = keys[-1:]
+        after = working if last == b"1" else idle if last in (b"\x1b", b"2", b"3") else None
+        if after:
+            with open(control + ".new", "w") as f:
+                f.write(after)
+            os.replace(control + ".new", control)
+"#;
+
+const SESSION_ID: &str = "01a228e1-7d37-7ed1-9043-e56f4039d0f1";
+
+struct StandIn {
+    temp: tempfile::TempDir,
+    tmux: Tmux,
+    home: PathBuf,
+    control: PathBuf,
+    log: PathBuf,
+    pid: u32,
+}
+
+impl StandIn {
+    fn start(mode: &str) -> StandIn {
+        let temp = tempfile::tempdir().unwrap();
+        let home = temp.path().join("home");
+        let folder = temp.path().join("acme-api");
+        std::fs::create_dir_all(&folder).unwrap();
+        let folder = std::fs::canonicalize(&folder).unwrap();
+        let script = temp.path().join("stand-in.py");
+        std::fs::write(&script, STAND_IN).unwrap();
+        let control = temp.path().join("control");
+        let log = temp.path().join("keys.log");
+        std::fs::write(
+            &control,
+            screen("permission-touch.txt").display().to_string(),
+        )
+        .unwrap();
+        std::fs::write(&log, "").unwrap();
+        let tmux = Tmux::start_sized(
+            &format!(
+                "bash -c 'cd \"{}\" && exec -a codex python3 \"{}\" \"{}\" \"{}\" {mode} \"{}\" \"{}\"'",
+                folder.display(),
+                script.display(),
+                control.display(),
+                log.display(),
+                screen("working-sleep.txt").display(),
+                screen("idle.txt").display(),
+            ),
+            160,
+            45,
+        );
+        let pid: u32 = tmux
+            .run(&["display", "-p", "-t", "%0", "#{pane_pid}"])
+            .trim()
+            .parse()
+            .expect("tmux says the pane's pid");
+        codex_rollout_with_id(&home, &folder, slate::live::system_clock(), SESSION_ID);
+        let stand_in = StandIn {
+            temp,
+            tmux,
+            home,
+            control,
+            log,
+            pid,
+        };
+        stand_in.wait_showing("permission-touch.txt");
+        stand_in
+    }
+
+    /// Draws another recorded screen and waits until the pane shows it.
+    fn show(&self, file: &str) {
+        let new = self.control.with_extension("next");
+        std::fs::write(&new, screen(file).display().to_string()).unwrap();
+        std::fs::rename(&new, &self.control).unwrap();
+        self.wait_showing(file);
+    }
+
+    fn wait_showing(&self, file: &str) {
+        let want = read_screen(
+            AgentKind::CODEX,
+            &std::fs::read_to_string(screen(file)).unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let now = read_screen(
+                AgentKind::CODEX,
+                &self.tmux.run(&["capture-pane", "-p", "-t", "%0"]),
+            );
+            if now == want {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the pane never showed {file}: {now:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Every key the stand-in got since the last call, and forgets them.
+    fn keys(&self) -> String {
+        let keys = std::fs::read_to_string(&self.log).unwrap();
+        std::fs::write(&self.log, "").unwrap();
+        keys
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            key: SessionKey::new(AgentKind::CODEX, SESSION_ID),
+            pid: Some(self.pid),
+            hosted: false,
+            machine: None,
+        }
+    }
+}
+
+fn screen(file: &str) -> PathBuf {
+    fixture(&format!("screens/codex/0.171.0/{file}"))
+}
+
+/// The fingerprint of a recorded Codex dialog, as a person would have seen it.
+fn print_of(file: &str) -> String {
+    let text = std::fs::read_to_string(screen(file)).unwrap();
+    let dialog = read_screen(AgentKind::CODEX, &text)
+        .dialog()
+        .cloned()
+        .unwrap();
+    keys::fingerprint(AgentKind::CODEX, &dialog)
+}
+
+fn request(action: Action, option: Option<u32>, dialog: &str) -> RespondRequest {
+    RespondRequest {
+        action,
+        option: option.map(OptionRef::Number),
+        text: None,
+        dialog: dialog.to_string(),
+        surface: Some(Surface::Cli),
+    }
+}
+
+#[test]
+fn answers_reach_the_stand_in_once_and_only_when_its_screen_shows_the_dialog_seen() {
+    let stand_in = StandIn::start("react");
+    let permission = print_of("permission-touch.txt");
+    let target = stand_in.target();
+
+    // Approve: the digit alone, and the dialog leaves.
+    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let responded = done.result.expect("approve is delivered");
+    assert_eq!(responded.option, Some(1));
+    assert_eq!(stand_in.keys(), "1");
+    assert_eq!(done.summary.as_deref(), Some("Run: touch x.txt"));
+    stand_in.wait_showing("working-sleep.txt");
+
+    // Deny: Escape, and the dialog leaves.
+    stand_in.show("permission-touch.txt");
+    let done = answers::respond(&target, &request(Action::Deny, None, &permission));
+    assert_eq!(done.result.expect("deny is delivered").option, Some(3));
+    assert_eq!(stand_in.keys(), "\u{1b}");
+
+    // A question, answered by its number.
+    stand_in.show("question.txt");
+    let question = print_of("question.txt");
+    let done = answers::respond(&target, &request(Action::Answer, Some(2), &question));
+    assert_eq!(
+        done.result.expect("the answer is delivered").option,
+        Some(2)
+    );
+    assert_eq!(stand_in.keys(), "2");
+
+    // The dialog swapped between the reading the person saw and the answer: refused, and
+    // nothing typed.
+    stand_in.show("permission-touch.txt");
+    stand_in.show("question.txt");
+    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let error = done.result.expect_err("a changed dialog is refused");
+    assert_eq!(error.code, ErrorCode::DialogChanged, "{error}");
+    assert!(error.message.contains("the dialog changed"), "{error}");
+    assert_eq!(stand_in.keys(), "");
+
+    // A working session: refused, nothing typed.
+    stand_in.show("working-sleep.txt");
+    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let error = done.result.expect_err("a working session is refused");
+    assert_eq!(error.code, ErrorCode::NotAtDialog, "{error}");
+    assert_eq!(stand_in.keys(), "");
+
+    // An option that widens permissions ("don't ask again"): refused, nothing typed.
+    stand_in.show("permission-touch.txt");
+    let done = answers::respond(&target, &request(Action::Answer, Some(2), &permission));
+    let error = done.result.expect_err("a widening option is refused");
+    assert_eq!(error.code, ErrorCode::NotOffered, "{error}");
+    assert!(error.message.contains("widens"), "{error}");
+    assert_eq!(stand_in.keys(), "");
+
+    // A fingerprint that is not one is a bad request, before anything is read.
+    let done = answers::respond(&target, &request(Action::Approve, None, "not-a-print"));
+    assert_eq!(done.result.unwrap_err().code, ErrorCode::BadRequest);
+    // So is an option with approve.
+    let done = answers::respond(&target, &request(Action::Approve, Some(1), &permission));
+    assert_eq!(done.result.unwrap_err().code, ErrorCode::BadRequest);
+    assert_eq!(stand_in.keys(), "");
+
+    // A process in a plain terminal: Slate cannot type there, and says what would make it
+    // possible.
+    let mut plain = std::process::Command::new("env")
+        .args(["-i", "PATH=/usr/bin:/bin", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let done = answers::respond(
+        &Target {
+            pid: Some(plain.id()),
+            ..stand_in.target()
+        },
+        &request(Action::Approve, None, &permission),
+    );
+    let _ = plain.kill();
+    let _ = plain.wait();
+    let error = done.result.expect_err("a plain terminal is refused");
+    assert_eq!(error.code, ErrorCode::CannotType, "{error}");
+    assert!(error.message.contains("start it in tmux"), "{error}");
+    // The dialog is still there, untouched.
+    stand_in.wait_showing("permission-touch.txt");
+    assert_eq!(stand_in.keys(), "");
+    drop(stand_in.temp);
+}
+
+#[test]
+fn keys_without_effect_are_sent_once_and_reported() {
+    let stand_in = StandIn::start("ignore");
+    let permission = print_of("permission-touch.txt");
+    let started = Instant::now();
+    let done = answers::respond(
+        &stand_in.target(),
+        &request(Action::Approve, None, &permission),
+    );
+    let error = done.result.clone().expect_err("the dialog stayed");
+    assert_eq!(error.code, ErrorCode::NoEffect, "{error}");
+    assert!(started.elapsed() >= answers::CONFIRM_WITHIN);
+    // One send, never a retry.
+    assert_eq!(stand_in.keys(), "1");
+    let record = done.record(
+        &request(Action::Approve, None, &permission),
+        slate::live::system_clock(),
+    );
+    assert_eq!(record.outcome, "no_effect");
+    assert_eq!(record.surface, Surface::Cli);
+    assert_eq!(record.fingerprint, permission);
+}
