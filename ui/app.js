@@ -795,7 +795,13 @@ function afterChange() {
     state.selected = null;
     state.detailsOpen = false;
   }
-  for (const key of state.answers.keys()) if (!state.sessions.has(key)) state.answers.delete(key);
+  // An outcome belongs to the dialog it answered: once that dialog has left the screen, a later
+  // one (even the same question again) starts without it.
+  for (const [key, given] of state.answers) {
+    const session = state.sessions.get(key);
+    const dialog = session && dialogOf(session);
+    if (!given.busy && (!dialog || dialog.fingerprint !== given.fingerprint)) state.answers.delete(key);
+  }
   if (!state.selected && state.sessions.size) state.selected = sessionKey(ordered(state.sessions.values())[0]);
   if (!state.health) readHealth();
   // The empty state lists the agents; ask again while the server has not answered.
