@@ -30,3 +30,9 @@ echo "== sensed terminals end to end (the real CLIs unwrapped in tmux panes, and
 SLATE_BIN="$PWD/target/debug/slate" SLATE_REC_NPM="$PWD/target/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
   CLAUDE_PKG_VERSION=2.1.332 fixtures/recorder/sensed_e2e.sh all
+echo "== answering end to end (slate approve/deny/answer on the real CLIs in tmux panes)"
+# Claude Code (approve, deny, a question by number, a working session refused), Codex (approve,
+# deny) and OpenCode (approve), through a running slate serve; the pinned CLIs share target/.
+SLATE_BIN="$PWD/target/debug/slate" SLATE_REC_NPM="$PWD/target/agent-clis" \
+  CODEX_PKG_VERSION=0.171.0 OPENCODE_PKG_VERSION=1.18.33 CLAUDE_PKG_VERSION=2.1.332 \
+  fixtures/recorder/answer_e2e.sh all

@@ -579,10 +579,11 @@ impl Tracker {
         &self.processes
     }
 
-    /// The sessions whose terminal a reading could change, each with the process that vouches
-    /// for it: live, not hosted (a hosted terminal reports itself), not decided by the agent's
-    /// listing, and with a tool call open. That is also when a terminal rule's deadline can be
-    /// pending; with no call open, nothing on screen changes a decision, so nothing is read.
+    /// The sessions whose terminal is worth reading, each with the process that vouches for it:
+    /// live, not hosted (a hosted terminal reports itself), and with a tool call open. That is
+    /// when a reading can change a decision (unless the agent's listing decides it) and when a
+    /// dialog can be on screen for an answer to check against; with no call open, no dialog
+    /// waits and nothing on screen changes a decision, so nothing is read.
     pub fn terminals_wanted(&self) -> Vec<(SessionKey, u32)> {
         let mut wanted: Vec<(SessionKey, u32)> = self
             .entries
@@ -782,6 +783,7 @@ impl Tracker {
                     )
                     || previous.session.hosted != decision.session.hosted
                     || previous.session.terminal != decision.session.terminal
+                    || previous.session.dialog != decision.session.dialog
             });
             let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
             if changed && listed {
@@ -816,11 +818,12 @@ impl Tracker {
         };
         let pid = vouch.map(|vouch| vouch.pid);
         let row_time = log.last.as_ref().map(|last| last.at);
+        // Where the agent's listing decides, a reading changes no decision, but the dialog on
+        // screen is what an answer checks against (docs/states.md §8), so the pane is read too.
         let reads_terminal = verdict.status != Status::Ended
             && pid.is_some()
             && entry.hosted.is_none()
-            && log.newest_open_call().is_some()
-            && !self.listing_decides(key, vouch);
+            && log.newest_open_call().is_some();
         Decision {
             reads_terminal,
             session: self.session_object(key, entry, &verdict, activity, pid, row_time),

@@ -311,8 +311,16 @@ impl StandIn {
         let folder = temp.path().join("acme-api");
         std::fs::create_dir_all(&folder).unwrap();
         let folder = std::fs::canonicalize(&folder).unwrap();
-        let script = temp.path().join("stand-in.py");
-        std::fs::write(&script, STAND_IN).unwrap();
+        let drawer = temp.path().join("stand-in.py");
+        std::fs::write(&drawer, STAND_IN).unwrap();
+        // The process named `codex` is a shell that waits for the drawer, so the name holds
+        // whatever starts Python (a version manager's shim re-executes it).
+        let script = temp.path().join("stand-in.sh");
+        std::fs::write(
+            &script,
+            format!("python3 \"{}\" \"$@\"\nexit 0\n", drawer.display()),
+        )
+        .unwrap();
         let control = temp.path().join("control");
         let log = temp.path().join("keys.log");
         std::fs::write(
@@ -323,7 +331,7 @@ impl StandIn {
         std::fs::write(&log, "").unwrap();
         let tmux = Tmux::start_sized(
             &format!(
-                "bash -c 'cd \"{}\" && exec -a codex python3 \"{}\" \"{}\" \"{}\" {mode} \"{}\" \"{}\"'",
+                "bash -c 'cd \"{}\" && exec -a codex bash \"{}\" \"{}\" \"{}\" {mode} \"{}\" \"{}\"'",
                 folder.display(),
                 script.display(),
                 control.display(),
@@ -531,4 +539,291 @@ fn keys_without_effect_are_sent_once_and_reported() {
     assert_eq!(record.outcome, "no_effect");
     assert_eq!(record.surface, Surface::Cli);
     assert_eq!(record.fingerprint, permission);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API and the command line, over the stand-in.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+
+use crate::api::{call, json, serve_on_free_port, slate, TOKEN};
+
+impl StandIn {
+    /// A live service over the stand-in's HOME, with a store, reading the real process table.
+    fn service(&self) -> (slate::live::Handle, std::thread::JoinHandle<()>) {
+        let env = slate::sources::roots::Env {
+            home: Some(self.home.clone()),
+            ..slate::sources::roots::Env::default()
+        };
+        let store = slate::store::open(&self.home.join("slate.db")).unwrap();
+        slate::live::start(slate::live::Service {
+            options: slate::engine::Options::from_env(env),
+            timing: slate::live::Timing::default(),
+            store: Some(store),
+            clock: slate::live::system_clock,
+            settings: Default::default(),
+            remotes: None,
+        })
+    }
+}
+
+/// Waits until the service's session shows `until`.
+fn wait_session(
+    handle: &slate::live::Handle,
+    what: &str,
+    until: impl Fn(&slate::model::Session) -> bool,
+) -> slate::model::Session {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let session = handle
+            .live_sessions()
+            .into_iter()
+            .find(|session| session.id.as_str() == SESSION_ID);
+        if let Some(session) = session.filter(|session| until(session)) {
+            return session;
+        }
+        assert!(Instant::now() < deadline, "waited 20 s for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn respond_request(id: &str, token: Option<&str>, body: &str) -> Request<Body> {
+    let mut request = Request::post(format!("/sessions/{id}/respond"))
+        .header("host", "127.0.0.1:7411")
+        .header("content-type", "application/json");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    request.body(Body::from(body.to_string())).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_answers_the_dialog_it_serves_and_refuses_with_the_contracts_codes() {
+    let stand_in = StandIn::start("react");
+    let (handle, thread) = stand_in.service();
+    let permission = print_of("permission-touch.txt");
+    let session = tokio::task::spawn_blocking({
+        let handle = handle.clone();
+        move || wait_session(&handle, "the dialog on the session", |s| s.dialog.is_some())
+    })
+    .await
+    .unwrap();
+    // The session object carries the dialog: its options with what Slate offers, and the
+    // fingerprint of what the screen shows.
+    let dialog = session.dialog.clone().unwrap();
+    assert_eq!(dialog.summary, "Run: touch x.txt");
+    assert_eq!(dialog.fingerprint, permission);
+    assert!(dialog.answerable);
+    let actions: Vec<Option<Action>> = dialog.options.iter().map(|o| o.action).collect();
+    assert_eq!(
+        actions,
+        vec![Some(Action::Approve), None, Some(Action::Deny)]
+    );
+    let wire = serde_json::to_value(&session).unwrap();
+    assert_eq!(
+        wire["dialog"]["options"][1]["action"],
+        serde_json::Value::Null
+    );
+    assert_eq!(wire["dialog"]["options"][0]["number"], 1);
+
+    let approve = format!(r#"{{"action":"approve","dialog":"{permission}"}}"#);
+    let code = |body: &str| {
+        json(body)["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // 401 without the token, 400 for a malformed body, 404 for an unknown session.
+    let (status, _) = call(&handle, respond_request(SESSION_ID, None, &approve)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, body) = call(
+        &handle,
+        respond_request(SESSION_ID, Some(TOKEN), "{\"action\":"),
+    )
+    .await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let with_option = format!(r#"{{"action":"approve","option":1,"dialog":"{permission}"}}"#);
+    let (status, body) = call(
+        &handle,
+        respond_request(SESSION_ID, Some(TOKEN), &with_option),
+    )
+    .await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let (status, body) = call(
+        &handle,
+        respond_request(
+            "ffffffff-0000-4000-8000-00000000dead",
+            Some(TOKEN),
+            &approve,
+        ),
+    )
+    .await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::NOT_FOUND, "unknown_session")
+    );
+    // 422 for an option that widens, 409 for a fingerprint the screen does not show.
+    let widening = format!(r#"{{"action":"answer","option":2,"dialog":"{permission}"}}"#);
+    let (status, body) = call(&handle, respond_request(SESSION_ID, Some(TOKEN), &widening)).await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "not_offered")
+    );
+    let other = print_of("question.txt");
+    let changed = format!(r#"{{"action":"approve","dialog":"{other}","surface":"window"}}"#);
+    let (status, body) = call(&handle, respond_request(SESSION_ID, Some(TOKEN), &changed)).await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::CONFLICT, "dialog_changed")
+    );
+    assert_eq!(stand_in.keys(), "", "nothing is typed for a refusal");
+
+    // 200: delivered, and the dialog left.
+    let (status, body) = call(
+        &handle,
+        respond_request(&SESSION_ID[..8], Some(TOKEN), &approve),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answered = json(&body);
+    assert_eq!(answered["outcome"], "answered");
+    assert_eq!(answered["action"], "approve");
+    assert_eq!(answered["option"], 1);
+    assert!(answered["left_after_ms"].as_u64().unwrap() < 5000);
+    assert_eq!(stand_in.keys(), "1");
+    stand_in.wait_showing("working-sleep.txt");
+    // 409 now that it works.
+    let (status, body) = call(&handle, respond_request(SESSION_ID, Some(TOKEN), &approve)).await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::CONFLICT, "not_at_dialog")
+    );
+    assert_eq!(stand_in.keys(), "");
+
+    // Every attempt is recorded, with its surface and outcome, and the session's details list
+    // them.
+    let detail = handle.session(SESSION_ID).unwrap();
+    let outcomes: Vec<(&str, &str)> = detail
+        .answers
+        .iter()
+        .map(|answer| (answer.surface.as_str(), answer.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ("api", "not_at_dialog"),
+            ("api", "answered"),
+            ("window", "dialog_changed"),
+            ("api", "not_offered"),
+        ],
+        "newest first"
+    );
+    assert_eq!(detail.answers[1].fingerprint, permission);
+    assert_eq!(
+        detail.answers[1].summary.as_deref(),
+        Some("Run: touch x.txt")
+    );
+
+    // The client: the same endpoint over a real port, with the token, and without the right one.
+    stand_in.show("permission-touch.txt");
+    let (address, stop, server) = serve_on_free_port(&handle).await;
+    let client = slate::client::Client::new(address, Some(TOKEN.to_string()));
+    let deny = RespondRequest {
+        action: Action::Deny,
+        option: None,
+        text: None,
+        dialog: permission.clone(),
+        surface: Some(Surface::Tray),
+    };
+    let responded = tokio::task::spawn_blocking({
+        let (client, deny) = (client.clone(), deny.clone());
+        move || {
+            // The screen is read again by the server; wait until its reading has the dialog.
+            std::thread::sleep(Duration::from_millis(200));
+            client.respond(SESSION_ID, &deny)
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(responded.expect("deny through the client").option, Some(3));
+    assert_eq!(stand_in.keys(), "\u{1b}");
+    let stranger = slate::client::Client::new(address, Some("f".repeat(64)));
+    let refused = tokio::task::spawn_blocking(move || stranger.respond(SESSION_ID, &deny))
+        .await
+        .unwrap();
+    assert_eq!(refused.unwrap_err().code, ErrorCode::Unauthorized);
+    let _ = stop.send(());
+    let _ = server.await;
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+#[test]
+fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_status() {
+    let stand_in = StandIn::start("react");
+    let cli = |args: &[&str]| {
+        let mut command = slate(&stand_in.home, args);
+        command
+            .env("SLATE_STANDALONE", "1")
+            .stdin(std::process::Stdio::null());
+        command.output().unwrap()
+    };
+    // An option that widens: exit 7, nothing typed.
+    let widening = cli(&["answer", &SESSION_ID[..8], "2"]);
+    assert_eq!(widening.status.code(), Some(7), "{widening:?}");
+    let said = String::from_utf8_lossy(&widening.stderr);
+    assert!(said.contains("widens"), "{said}");
+    assert_eq!(stand_in.keys(), "");
+
+    // Approve, with standard input not a terminal: no question, the dialog shown, exit 0.
+    let approved = cli(&["approve", &SESSION_ID[..8]]);
+    let out = String::from_utf8_lossy(&approved.stdout);
+    assert_eq!(approved.status.code(), Some(0), "{approved:?}");
+    assert!(out.contains("Run: touch x.txt"), "{out}");
+    assert!(out.contains("1. Yes, proceed (y)  [approve]"), "{out}");
+    assert!(out.contains("stays in the terminal"), "{out}");
+    assert!(out.contains("answered: approve (option 1)"), "{out}");
+    assert!(!String::from_utf8_lossy(&approved.stderr).contains("[y/N]"));
+    assert_eq!(stand_in.keys(), "1");
+    stand_in.wait_showing("working-sleep.txt");
+
+    // Working now: exit 3, nothing typed.
+    let working = cli(&["approve", &SESSION_ID[..8], "--json"]);
+    assert_eq!(working.status.code(), Some(3), "{working:?}");
+    let body = json(&String::from_utf8_lossy(&working.stdout));
+    assert_eq!(body["error"]["code"], "not_at_dialog");
+    assert_eq!(stand_in.keys(), "");
+
+    // `slate show` lists the answers with the transitions.
+    let show = cli(&["show", &SESSION_ID[..8]]);
+    let out = String::from_utf8_lossy(&show.stdout);
+    assert!(out.contains("history:"), "{out}");
+    assert!(
+        out.contains("answer approve to Run: touch x.txt from the cli: answered"),
+        "{out}"
+    );
+    assert!(
+        out.contains("answer answer 2 to Run: touch x.txt from the cli: not_offered"),
+        "{out}"
+    );
+    let show = cli(&["show", &SESSION_ID[..8], "--json"]);
+    let body = json(&String::from_utf8_lossy(&show.stdout));
+    assert_eq!(body["session"]["answers"][0]["outcome"], "answered");
+    assert_eq!(body["session"]["answers"][0]["surface"], "cli");
+
+    // Deny, as JSON.
+    stand_in.show("permission-touch.txt");
+    let denied = cli(&["deny", &SESSION_ID[..8], "--json"]);
+    assert_eq!(denied.status.code(), Some(0), "{denied:?}");
+    let body = json(&String::from_utf8_lossy(&denied.stdout));
+    assert_eq!(body["outcome"], "answered");
+    assert_eq!(body["dialog"]["summary"], "Run: touch x.txt");
+    assert_eq!(stand_in.keys(), "\u{1b}");
 }

@@ -799,7 +799,7 @@ async fn report_hosted(handle: &Handle) {
 
 /// A HOME whose config points `slate` at the server at `address`, and that holds its token: a
 /// command reads only from a Slate that holds its HOME's token.
-fn point_at(home: &Path, address: SocketAddr) {
+pub(crate) fn point_at(home: &Path, address: SocketAddr) {
     let config = home.join(".config/slate");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(

@@ -17,9 +17,9 @@
 //! The text may carry colour escapes (`tmux capture-pane -e`, `kitty @ get-text --ansi`): they are
 //! removed, and where an agent marks the highlighted option only by colour, its background tells.
 //! This module is pure: it decides no state (the tracker does, with the reading's kind and
-//! summary) and it keeps no text. Answering a dialog is not its business either; the types here
-//! (the options with their numbers, the highlight and whether an option widens permissions) are
-//! what an answering program would build on.
+//! summary) and it keeps no text. Answering a dialog is not its business either: `agents::keys`
+//! builds on the types here (the options with their numbers, the highlight and whether an option
+//! widens permissions).
 
 use serde::{Deserialize, Serialize};
 
@@ -103,7 +103,8 @@ pub struct DialogOption {
 pub struct Dialog {
     pub kind: DialogKind,
     /// The dialog as a person would say it: `Run: touch x.txt`, `Question: Which database?`,
-    /// `Plan: Fixture plan`. This, with the kind, is all of a screen that Slate keeps.
+    /// `Plan: Fixture plan`. This, with the kind and the option labels, is all of a screen that
+    /// Slate keeps.
     pub summary: String,
     /// The options in the order they are drawn.
     pub options: Vec<DialogOption>,

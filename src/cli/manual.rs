@@ -144,6 +144,18 @@ fn sections() -> Roff {
          The usage is printed.",
     );
     roff.control("TP", []);
+    roff.text([bold("slate approve, deny, answer")]);
+    roff.text([roman(
+        "0 only when the keys were delivered and the dialog left the screen. 3: the session is at \
+         no dialog (it works, or waits for a prompt); nothing was typed. 4: the dialog on screen \
+         is not the one shown; nothing was typed. 5: the keys were sent once and the dialog was \
+         still there 5 s later (never sent again). 6: Slate cannot type into the session's \
+         terminal (a plain terminal: start it in tmux or under slate run; a session on another \
+         machine: answer it there over ssh). 7: the option widens permissions or the dialog has \
+         no such option. 8: the person said no at the question. 1: any other error (no such \
+         session, a bad request, no answer from the running Slate).",
+    )]);
+    roff.control("TP", []);
     roff.text([bold("slate run")]);
     roff.text([roman(
         "Exits with the status of the command it ran, as a shell does: its exit code, or \
@@ -168,7 +180,8 @@ fn sections() -> Roff {
     entry(
         &mut roff,
         "~/.local/share/slate/slate.db",
-        "Slate's store: state transitions, intents, work items and claims (SQLite). Under \
+        "Slate's store: state transitions, intents, work items and claims, and every answer to \
+         a dialog (SQLite). Under \
          $XDG_DATA_HOME/slate when that is set.",
     );
     entry(

@@ -242,16 +242,6 @@ impl Tracker {
             .find(|listed| listed.session_id == key.id.as_str())
     }
 
-    /// True when the agent's listing decides the session's status (rules 2–3): it lists the
-    /// session under the process that vouches for it, with a status. Nothing the terminal shows
-    /// changes such a decision.
-    pub(super) fn listing_decides(&self, key: &SessionKey, vouch: Option<Vouch>) -> bool {
-        matches!(vouch, Some(v) if v.kind == VouchKind::Listing)
-            && self
-                .listed(key)
-                .is_some_and(|listed| listed.status.is_some())
-    }
-
     /// The newest write of any of the session's sub-agents: its own sub-agent transcripts, and
     /// the sessions that roll up into it.
     fn subagent_write(&self, entry: &Entry) -> Option<Timestamp> {
