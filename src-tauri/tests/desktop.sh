@@ -358,7 +358,7 @@ offered_deny_open() { grep -A12 '"probe · Claude Code needs you"' "$NOTIFY_LOG"
 check "it offers Deny and Open too" offered_deny_open
 check "the file is not there before the answer" test ! -e "$PROBE_DIR/x.txt"
 dunstctl context >/dev/null 2>&1
-check "dunst's menu listed the notification's Allow once" eventually 5 grep -q '^#Allow once (probe · Claude Code needs you)' "$WORK/dunst-menu.txt"
+check "dunst's menu listed the notification's Allow once" eventually 5 grep -qs '^#Allow once (probe · Claude Code needs you)' "$WORK/dunst-menu.txt"
 check "Allow once on the notification runs the command: the file appears" eventually 10 test -e "$PROBE_DIR/x.txt"
 dialog_gone() { ! tmux -S "$TMUX_SOCKET" capture-pane -p -t probe | grep -q 'Do you want to proceed?'; }
 check "the dialog leaves the pane" eventually 5 dialog_gone
