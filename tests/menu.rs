@@ -3,12 +3,49 @@
 
 use std::time::Duration;
 
-use slate::model::{AgentKind, SessionKey, Timestamp};
+use slate::agents::keys::Action;
+use slate::agents::screens::DialogKind;
+use slate::model::{
+    AgentKind, Machine, Session, SessionDialog, SessionDialogOption, SessionKey, Timestamp,
+};
 use slate::policy::menu::{
-    menu_model, session_label, tooltip, Entry, MenuAction, MenuState, Pause,
+    menu_model, session_label, tooltip, Entry, MenuAction, MenuAnswer, MenuState, Pause,
 };
 
 use crate::util::{waiting, working};
+
+/// Claude Code's permission dialog as the session object carries it: the widening options have
+/// no action.
+pub fn permission_dialog(fingerprint: &str) -> SessionDialog {
+    let option = |number: u32, label: &str, action: Option<Action>| SessionDialogOption {
+        number: Some(number),
+        label: label.to_string(),
+        action,
+    };
+    SessionDialog {
+        kind: DialogKind::Permission,
+        summary: "Run: touch x.txt".to_string(),
+        options: vec![
+            option(1, "Yes", Some(Action::Approve)),
+            option(
+                2,
+                "Yes, and always allow access to /tmp/acme-api from this project",
+                None,
+            ),
+            option(3, "Yes, and switch to auto mode", None),
+            option(4, "No", Some(Action::Deny)),
+        ],
+        fingerprint: fingerprint.to_string(),
+        answerable: true,
+        why_not: None,
+    }
+}
+
+fn at_dialog(project: &str, id: &str, dialog: SessionDialog) -> Session {
+    let mut session = waiting(project, id);
+    session.dialog = Some(dialog);
+    session
+}
 
 fn now() -> Timestamp {
     Timestamp::parse_rfc3339("2026-11-29T12:00:00Z").unwrap()
@@ -109,6 +146,25 @@ fn menu_ids_read_back_into_their_actions() {
     for action in actions {
         assert_eq!(MenuAction::parse(&action.id()), Some(action.clone()));
     }
+    let answer = MenuAction::Answer(MenuAnswer {
+        key: SessionKey::new(AgentKind::CLAUDE_CODE, "019a-ff:with-colon"),
+        action: Action::Answer,
+        option: Some(2),
+        fingerprint: "9f86d081884c7d65".to_string(),
+    });
+    assert_eq!(MenuAction::parse(&answer.id()), Some(answer));
+    let approve = MenuAction::Answer(MenuAnswer {
+        key: SessionKey::new(AgentKind::CODEX, "s1"),
+        action: Action::Approve,
+        option: None,
+        fingerprint: "0123456789abcdef".to_string(),
+    });
+    assert_eq!(MenuAction::parse(&approve.id()), Some(approve));
+    assert_eq!(MenuAction::parse("answer:always:1:00:claude-code:s1"), None);
+    assert_eq!(
+        MenuAction::parse("answer:approve:x:00:claude-code:s1"),
+        None
+    );
     assert_eq!(MenuAction::parse("focus:nobody:x"), None);
     assert_eq!(MenuAction::parse("something-else"), None);
 }
@@ -219,5 +275,97 @@ fn the_config_says_whether_notifications_start_paused() {
             pause,
             "{notifications:?}"
         );
+    }
+}
+
+#[test]
+fn a_session_at_a_dialog_gets_a_submenu_with_the_offered_options_and_open() {
+    let question = SessionDialog {
+        kind: DialogKind::Question,
+        summary: "Question: Which database?".to_string(),
+        options: vec![
+            SessionDialogOption {
+                number: Some(1),
+                label: "SQLite & co".to_string(),
+                action: Some(Action::Answer),
+            },
+            SessionDialogOption {
+                number: Some(2),
+                label: "Postgres".to_string(),
+                action: Some(Action::Answer),
+            },
+        ],
+        fingerprint: "00000000000000aa".to_string(),
+        answerable: true,
+        why_not: None,
+    };
+    let mut plain = permission_dialog("00000000000000bb");
+    plain.answerable = false;
+    plain.why_not = Some("plain terminal: start it in tmux or under `slate run`".to_string());
+    let mut remote = at_dialog("api", "s4", permission_dialog("00000000000000cc"));
+    remote.machine = Some(Machine::new("box").unwrap());
+    let entries = menu_model(
+        &[
+            at_dialog("acme-api", "s1", permission_dialog("9f86d081884c7d65")),
+            at_dialog("web", "s2", question),
+            at_dialog("docs", "s3", plain),
+            remote,
+        ],
+        state(Pause::Off, false),
+        now(),
+    );
+    assert_eq!(
+        labels(&entries)[..4],
+        [
+            "acme-api · Claude Code — Asks permission for Bash: cargo test > (Run: touch x.txt) | Allow once | Deny | --- | Open",
+            "web · Claude Code — Asks permission for Bash: cargo test > (Question: Which database?) | SQLite && co | Postgres | --- | Open",
+            "docs · Claude Code — Asks permission for Bash: cargo test > (Run: touch x.txt) | (plain terminal: start it in tmux or under `slate run`) | --- | Open",
+            // Another machine's dialog is answered there: its entry focuses (attaches) only.
+            "box · api · Claude Code — Asks permission for Bash: cargo test",
+        ]
+    );
+    let Entry::Submenu { entries: first, .. } = &entries[0] else {
+        panic!("{:?}", entries[0]);
+    };
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, "s1");
+    let actions: Vec<MenuAction> = first
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::Item { action, .. } => Some(action.clone()),
+            _ => None,
+        })
+        .collect();
+    let answer = |action, option| {
+        MenuAction::Answer(MenuAnswer {
+            key: key.clone(),
+            action,
+            option,
+            fingerprint: "9f86d081884c7d65".to_string(),
+        })
+    };
+    assert_eq!(
+        actions,
+        [
+            answer(Action::Approve, None),
+            answer(Action::Deny, None),
+            MenuAction::Focus(key.clone()),
+        ]
+    );
+    let Entry::Submenu {
+        entries: second, ..
+    } = &entries[1]
+    else {
+        panic!("{:?}", entries[1]);
+    };
+    match &second[1] {
+        Entry::Item {
+            action: MenuAction::Answer(answer),
+            ..
+        } => {
+            assert_eq!(answer.action, Action::Answer);
+            assert_eq!(answer.option, Some(1));
+            assert_eq!(answer.fingerprint, "00000000000000aa");
+        }
+        other => panic!("{other:?}"),
     }
 }

@@ -71,6 +71,7 @@ fn one_flip_gives_one_notification_naming_project_agent_reason_and_title() {
             title: "acme-api · Claude Code needs you".to_string(),
             body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
             click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
+            offer: None,
         }]
     );
     assert_eq!(due.next_deadline, None);
@@ -284,6 +285,7 @@ fn a_hosted_session_says_so_in_its_notification_and_in_a_summary() {
             title: "acme-api · Claude Code (hosted) needs you".to_string(),
             body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
             click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
+            offer: None,
         }]
     );
     let mut notifier = Notifier::seed(&[working("a", "s1"), working("b", "s2")]);
@@ -301,4 +303,43 @@ fn a_hosted_session_says_so_in_its_notification_and_in_a_summary() {
         "a · Claude Code (hosted) — Asks permission for Bash: cargo test\n\
          b · Claude Code — Asks permission for Bash: cargo test"
     );
+}
+
+#[test]
+fn a_permission_dialog_slate_can_answer_makes_an_offer_and_nothing_else_does() {
+    use crate::menu::permission_dialog;
+    use slate::policy::notifications::Offer;
+    let mut at_dialog = waiting("acme-api", "s1");
+    at_dialog.dialog = Some(permission_dialog("9f86d081884c7d65"));
+    let mut notifier = Notifier::seed(&[working("acme-api", "s1")]);
+    let shown = run(
+        &mut notifier,
+        vec![(0.0, Some(update(at_dialog.clone())))],
+        false,
+    );
+    let plans: Vec<&NotificationPlan> = shown.iter().map(|(_, plan)| plan).collect();
+    assert_eq!(plans.len(), 1);
+    assert_eq!(
+        plans[0].offer,
+        Some(Offer {
+            key: SessionKey::new(AgentKind::CLAUDE_CODE, "s1"),
+            fingerprint: "9f86d081884c7d65".to_string(),
+            label: "acme-api · Claude Code".to_string(),
+        })
+    );
+    // No offer without a dialog, for a dialog Slate cannot type into, for one that offers no
+    // deny, for another kind of dialog, or on another machine.
+    assert_eq!(Offer::of(&waiting("acme-api", "s1")), None);
+    let mut plain = at_dialog.clone();
+    plain.dialog.as_mut().unwrap().answerable = false;
+    assert_eq!(Offer::of(&plain), None);
+    let mut no_deny = at_dialog.clone();
+    no_deny.dialog.as_mut().unwrap().options.pop();
+    assert_eq!(Offer::of(&no_deny), None);
+    let mut question = at_dialog.clone();
+    question.dialog.as_mut().unwrap().kind = slate::agents::screens::DialogKind::Question;
+    assert_eq!(Offer::of(&question), None);
+    let mut remote = at_dialog.clone();
+    remote.machine = Some(slate::model::Machine::new("box").unwrap());
+    assert_eq!(Offer::of(&remote), None);
 }

@@ -60,24 +60,33 @@ function trimSlash(url) {
   return url.replace(/\/+$/, "");
 }
 
-/** An error the server answered with `{"error":"…"}`, or a failed request. */
+/**
+ * An error the server answered with `{"error":"…"}` or `{"error":{"code":"…","message":"…"}}`, or
+ * a failed request. `code` is the second shape's code (`dialog_changed`, `cannot_type`, …), else null.
+ */
 export class ApiError extends Error {
-  constructor(message, status) {
+  constructor(message, status, code = null) {
     super(message);
     this.name = "ApiError";
     this.status = status;
+    this.code = code;
   }
 }
 
 async function errorOf(response) {
   let message = `${response.status} ${response.statusText}`.trim();
+  let code = null;
   try {
     const body = await response.json();
     if (body && typeof body.error === "string") message = body.error;
+    else if (body && body.error && typeof body.error === "object") {
+      if (typeof body.error.message === "string" && body.error.message) message = body.error.message;
+      if (typeof body.error.code === "string") code = body.error.code;
+    }
   } catch {
     // A body that is not JSON keeps the status line as the message.
   }
-  return new ApiError(message, response.status);
+  return new ApiError(message, response.status, code);
 }
 
 /**
@@ -191,6 +200,28 @@ export class Api {
       body: JSON.stringify(intent),
     });
     if (!response.ok) throw await errorOf(response);
+  }
+
+  /**
+   * `POST /sessions/{id}/respond` with the bearer token: answers the dialog the page showed.
+   * `answer` is `{action, option?, dialog}` where `dialog` is the fingerprint the page displayed;
+   * the page always names itself as the `window` surface. Resolves to the server's
+   * `{outcome, action, option?, left_after_ms?}`; a refusal throws an `ApiError` with its code.
+   */
+  async respond(id, answer) {
+    const headers = { "Content-Type": "application/json", Accept: "application/json" };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    const body = { action: answer.action };
+    if (answer.option !== undefined && answer.option !== null) body.option = answer.option;
+    body.dialog = answer.dialog;
+    body.surface = "window";
+    const response = await fetch(this.base + `/sessions/${encodeURIComponent(id)}/respond`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw await errorOf(response);
+    return response.json();
   }
 
   /** Whether this page can raise a session's terminal: only the desktop shell can. */

@@ -13,6 +13,13 @@
 //! server cannot reach are named above the list (`/health`'s `remotes`). Inside the desktop app,
 //! when the app uses the Slate service instead of an engine of its own (the endpoint the shell
 //! hands the page says so), a line says "Using the Slate service".
+//!
+//! A session whose terminal shows a dialog (`session.dialog`) shows the dialog's summary and one
+//! button per option the server offers (an `action` that is not null), in its row and in the
+//! details pane. A button answers through `POST /sessions/{id}/respond` with the fingerprint of the
+//! dialog it was drawn for, so an answer never lands on a dialog the person did not see; the server
+//! re-reads the screen and refuses when it changed. Options that widen permissions get no button,
+//! and a dialog Slate cannot type into shows why instead.
 
 import { Api, reference, resolveEndpoint, sessionKey } from "./api.js";
 
@@ -43,7 +50,17 @@ const state = {
   health: null,
   connection: "connecting",
   retryInMs: 0,
+  /**
+   * The last answer given per session key: `{fingerprint, busy, text, error}`, shown beside the
+   * dialog it was given to while that dialog (same fingerprint) is still drawn.
+   */
+  answers: new Map(),
 };
+
+/** How the page names each kind of dialog. */
+const DIALOG_KIND = { permission: "Permission", question: "Question", plan: "Plan" };
+/** The actions Slate offers on a dialog's option; an option with any other action gets no button. */
+const ANSWERS = new Set(["approve", "deny", "answer"]);
 
 // ---------------------------------------------------------------------------------------------
 // Reading a session object. Every field is optional on the page's side: a missing one is left out
@@ -231,6 +248,113 @@ function rowNode(session) {
   );
 }
 
+/** The dialog the session's terminal shows now, or null. */
+function dialogOf(session) {
+  const dialog = session.dialog;
+  return dialog && typeof dialog === "object" && typeof dialog.fingerprint === "string" ? dialog : null;
+}
+
+/** The dialog's options that the server offers to answer from here, in the order drawn. */
+function offeredOptions(dialog) {
+  return (Array.isArray(dialog.options) ? dialog.options : []).filter((option) => option && ANSWERS.has(option.action) && option.label);
+}
+
+/**
+ * The dialog on the session's screen: its summary and a button per offered option (`where` is
+ * "row" or "details", to keep the buttons' ids apart), why it cannot be answered from here, and
+ * the outcome of the last answer given to it.
+ */
+function dialogNode(session, where) {
+  const dialog = dialogOf(session);
+  if (!dialog) return null;
+  const key = sessionKey(session);
+  const last = state.answers.get(key);
+  const given = last && last.fingerprint === dialog.fingerprint ? last : null;
+  const prefix = where === "row" ? rowId(key) : "details";
+  const options = offeredOptions(dialog);
+  let body;
+  if (session.machine) {
+    // The dialog is on another machine's terminal: only that machine's Slate can type into it.
+    body = el("p", { class: "note why-not", text: `Answer it on ${session.machine}: slate approve ${session.id}, or in its terminal` });
+  } else if (dialog.answerable === false) {
+    body = el("p", { class: "note why-not", text: `Cannot answer from here: ${dialog.why_not || "Slate cannot type into this terminal"}` });
+  } else if (!options.length) {
+    body = el("p", { class: "note why-not", text: "Every option here widens permissions: answer it in the terminal" });
+  } else {
+    body = el(
+      "div",
+      { class: "answer-buttons", role: "group", "aria-label": `Answer: ${dialog.summary || "the dialog"}` },
+      options.map((option, index) =>
+        el(
+          "button",
+          {
+            type: "button",
+            id: `${prefix}-answer-${index}`,
+            class: `answer ${option.action}`,
+            "data-action": option.action,
+            "data-option": option.number === null || option.number === undefined ? null : String(option.number),
+            title: option.action === "approve" ? "Allow this once" : option.action === "deny" ? "Refuse it" : `Choose “${option.label}”`,
+            disabled: Boolean(given && given.busy),
+            onclick: (event) => {
+              event.stopPropagation();
+              answerDialog(session, dialog, option, event.currentTarget.id);
+            },
+          },
+          option.label,
+        ),
+      ),
+    );
+  }
+  return el(
+    "div",
+    { class: `dialog dialog-${where}`, "data-fingerprint": dialog.fingerprint, "data-key": key },
+    el(
+      "p",
+      { class: "dialog-summary" },
+      el("span", { class: "dialog-kind", text: DIALOG_KIND[dialog.kind] || "Dialog" }),
+      el("span", { class: "dialog-text", title: dialog.summary || "", text: dialog.summary || "" }),
+    ),
+    body,
+    given && given.text ? el("p", { class: `answer-outcome${given.error ? " error" : ""}`, text: given.text }) : null,
+  );
+}
+
+/** The words for an answer the server reports done. */
+function answeredText(option, result) {
+  if (!result || result.outcome !== "answered") return `Sent “${option.label}”: ${(result && result.outcome) || "no outcome reported"}`;
+  const done = option.action === "approve" ? "Allowed once" : option.action === "deny" ? "Denied" : `Answered “${option.label}”`;
+  return `${done}: the dialog left the screen`;
+}
+
+/**
+ * Answers the dialog the page drew with the option clicked, sending the fingerprint of that very
+ * drawing. The session's buttons are disabled while the answer is in flight, and the outcome (or
+ * the server's reason for refusing) is shown by the dialog and in the message line.
+ */
+async function answerDialog(session, dialog, option, buttonId) {
+  const key = sessionKey(session);
+  const last = state.answers.get(key);
+  if (!state.api || (last && last.busy)) return;
+  const fingerprint = dialog.fingerprint;
+  state.answers.set(key, { fingerprint, busy: true, text: "Answering…", error: false });
+  render();
+  const request = { action: option.action, dialog: fingerprint };
+  if (option.action === "answer") request.option = option.number === null || option.number === undefined ? option.label : option.number;
+  let outcome;
+  try {
+    const result = await state.api.respond(reference(session), request);
+    outcome = { fingerprint, busy: false, text: answeredText(option, result), error: false };
+  } catch (error) {
+    outcome = { fingerprint, busy: false, text: `Not answered: ${error && error.message ? error.message : error}`, error: true };
+  }
+  state.answers.set(key, outcome);
+  say(outcome.text, outcome.error);
+  render();
+  // The button keeps the keyboard's place when the dialog is still drawn (a refusal).
+  const button = buttonId && $(buttonId);
+  if (button && (document.activeElement === document.body || !document.activeElement)) button.focus();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Drawing.
 
@@ -295,6 +419,10 @@ function renderList() {
       list.append(group);
     }
     group.append(rowNode(session));
+    // The dialog's buttons sit under the row, not inside it: a listbox option is read as one
+    // piece of text, and a button in it could be neither reached nor announced as a button.
+    const dialog = dialogNode(session, "row");
+    if (dialog) group.append(dialog);
   }
   const selected = state.selected && state.sessions.has(state.selected) ? rowId(state.selected) : null;
   if (selected) list.setAttribute("aria-activedescendant", selected);
@@ -427,6 +555,7 @@ function renderDetails() {
       el("div", { class: "details-title" }, el("span", { class: `pill status-${status}`, text: statusLabel(status) }), el("h2", { id: "details-heading", text: heading })),
     ),
     el("p", { class: "details-reason", text: reasonOf(session) }),
+    dialogNode(session, "details"),
     unreachable(session)
       ? el("p", { class: "note unreachable-note", text: `Slate cannot reach ${session.machine} now: this is the state it last reported, and it is not counted.` })
       : null,
@@ -497,9 +626,13 @@ function renderDetails() {
 }
 
 function render() {
+  // The list and the pane are drawn anew on every change: a focused answer button keeps the focus.
+  const focused = document.activeElement && /-answer-\d+$/.test(document.activeElement.id) ? document.activeElement.id : null;
   renderHeader();
   renderList();
   renderDetails();
+  const again = focused && $(focused);
+  if (again && again !== document.activeElement && !again.disabled) again.focus();
 }
 
 /** Brings every relative time on the page up to date; run by the one page clock. */
@@ -665,6 +798,13 @@ function afterChange() {
     // The selected session left the live list: its details go with it.
     state.selected = null;
     state.detailsOpen = false;
+  }
+  // An outcome belongs to the dialog it answered: once that dialog has left the screen, a later
+  // one (even the same question again) starts without it.
+  for (const [key, given] of state.answers) {
+    const session = state.sessions.get(key);
+    const dialog = session && dialogOf(session);
+    if (!given.busy && (!dialog || dialog.fingerprint !== given.fingerprint)) state.answers.delete(key);
   }
   if (!state.selected && state.sessions.size) state.selected = sessionKey(ordered(state.sessions.values())[0]);
   if (!state.health) readHealth();

@@ -11,7 +11,8 @@
 //! show, the same way whichever engine it follows. When a followed service goes away and does not
 //! come back within [`SERVICE_GRACE`], the app starts an engine of its own, and what changed
 //! meanwhile is told then. With `--window` it is instead the window's own process, which `window`
-//! starts while the window is open.
+//! starts while the window is open. A session's dialog is answered from the tray's submenu and
+//! from a notification's actions through `answer`.
 //! The policy lives in the engine crate (`slate::policy`: the Needs-you count, the menu model, the
 //! notification decision); here are only the Tauri glue modules: `badge` draws the count, `tray`
 //! builds the native menu, `notify` shows a notification, `commands` holds the actions the page,
@@ -22,6 +23,7 @@
 //! It deliberately decides no session state (the engine does) and keeps no `AppHandle` in a
 //! global: the shared state is a [`Shell`] managed by Tauri and passed where it is needed.
 
+pub mod answer;
 pub mod badge;
 pub mod commands;
 pub mod memory;
@@ -44,7 +46,7 @@ use slate::mirror::follower::Link;
 use slate::model::{ServerKind, Session, Timestamp};
 use slate::places::Places;
 use slate::policy::menu::{self, MenuAction, MenuState, Pause};
-use slate::policy::notifications::{self, Click, Decision, Input, Notifier};
+use slate::policy::notifications::{self, Click, Decision, Input, Notifier, Offer};
 use slate::remote::Report;
 use slate::settings::{self, Settings};
 use slate::sources::roots::Env;
@@ -78,8 +80,8 @@ pub struct Shell {
     engine: Mutex<Option<Engine>>,
     /// True once the app started its own engine because the service it followed went away.
     took_over: AtomicBool,
-    /// What a click on notification number `id` does.
-    clicks: Mutex<HashMap<i32, Click>>,
+    /// What a click on notification number `id` does, and the dialog its actions answer.
+    clicks: Mutex<HashMap<i32, (Click, Option<Offer>)>>,
     next_notification: Mutex<i32>,
     /// The menu, the count and the tooltip as last shown, so the tray only changes when they
     /// would: each new icon is a new file on Linux.
@@ -386,13 +388,21 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     *shell.count.lock().expect("lock poisoned") = count;
     *shell.tooltip.lock().expect("lock poisoned") = tooltip;
 
+    // A permission notification's "Allow once", "Deny" and "Open", where the server shows them.
+    answer::ask_notification_server();
+    if let Err(err) = app
+        .notification()
+        .register_action_types(vec![answer::permission_actions()])
+    {
+        tracing::warn!("cannot register the notification actions: {err}");
+    }
     let clicked = app.clone();
     let _ = app.notification().on_action(move |action| {
         let Some(id) = action.notification().map(|notification| notification.id()) else {
             return;
         };
         let shell = clicked.state::<Shell>();
-        let click = shell
+        let known = shell
             .clicks
             .lock()
             .expect("lock poisoned")
@@ -401,9 +411,33 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         tracing::info!(
             id,
             action = action.action_id(),
-            ?click,
+            ?known,
             "notification clicked"
         );
+        let (click, offer) = match known {
+            Some((click, offer)) => (Some(click), offer),
+            None => (None, None),
+        };
+        let answering = match action.action_id() {
+            answer::ALLOW => Some(slate::agents::keys::Action::Approve),
+            answer::DENY => Some(slate::agents::keys::Action::Deny),
+            _ => None,
+        };
+        if let (Some(action), Some(offer)) = (answering, offer) {
+            answer_dialog(
+                &clicked,
+                &shell,
+                answer::Answer {
+                    key: offer.key,
+                    action,
+                    option: None,
+                    fingerprint: offer.fingerprint,
+                    surface: slate::answers::Surface::Notification,
+                    label: offer.label,
+                },
+            );
+            return;
+        }
         match click {
             Some(Click::Focus(key)) => commands::focus_key(&shell, &key),
             Some(Click::OpenWindow) => {
@@ -432,12 +466,51 @@ pub fn on_window_request<R: Runtime>(app: &AppHandle<R>, request: window::Reques
     }
 }
 
+/// Answers a session's dialog through the API of the Slate that serves, off this thread; the
+/// outcome comes as a notification of its own.
+fn answer_dialog<R: Runtime>(app: &AppHandle<R>, shell: &Shell, answer: answer::Answer) {
+    tracing::info!(session = %answer.key.id, action = %answer.action.as_str(), surface = %answer.surface.as_str(), "answering");
+    let id = next_notification_id(shell);
+    answer::answer(app, shell.endpoint(), answer, id);
+}
+
+/// A new notification number; numbers are reused after `i32::MAX`, long after their
+/// notifications left the screen.
+fn next_notification_id(shell: &Shell) -> i32 {
+    let mut next = shell.next_notification.lock().expect("lock poisoned");
+    let id = *next;
+    *next = next.wrapping_add(1).max(1);
+    id
+}
+
 fn on_menu<R: Runtime>(app: &AppHandle<R>, action: MenuAction) {
     tracing::info!(?action, "menu clicked");
     let shell = app.state::<Shell>();
     let result = match action {
         MenuAction::Focus(key) => {
             commands::focus_key(&shell, &key);
+            Ok(())
+        }
+        MenuAction::Answer(chosen) => {
+            let label = shell
+                .source()
+                .live_sessions()
+                .iter()
+                .find(|session| session.key() == chosen.key)
+                .map(notifications::label)
+                .unwrap_or_else(|| chosen.key.id.to_string());
+            answer_dialog(
+                app,
+                &shell,
+                answer::Answer {
+                    key: chosen.key,
+                    action: chosen.action,
+                    option: chosen.option,
+                    fingerprint: chosen.fingerprint,
+                    surface: slate::answers::Surface::Tray,
+                    label,
+                },
+            );
             Ok(())
         }
         MenuAction::OpenWindow => commands::show(app),
@@ -632,17 +705,12 @@ async fn follow<R: Runtime>(app: AppHandle<R>, mut notifier: Notifier, mut follo
             .flatten()
             .min();
         for plan in decision.plans {
-            let id = {
-                let mut next = shell.next_notification.lock().expect("lock poisoned");
-                let id = *next;
-                *next = next.wrapping_add(1).max(1);
-                id
-            };
+            let id = next_notification_id(&shell);
             {
                 let mut clicks = shell.clicks.lock().expect("lock poisoned");
                 // Old notifications are long gone from the screen; keep the latest hundred.
                 clicks.retain(|known, _| id.wrapping_sub(*known) < 100);
-                clicks.insert(id, plan.click.clone());
+                clicks.insert(id, (plan.click.clone(), plan.offer.clone()));
             }
             tracing::info!(id, title = %plan.title, "notifying");
             if let Err(err) = notify::show(&app, id, &plan) {

@@ -5,7 +5,9 @@
 # processes in tmux panes. It reads the tray over D-Bus (label, icon pixels, menu), turns a
 # session from Working to Needs you, marks a session hosted through the app's API, counts the
 # Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
-# notification with dunstctl, checks a second launch and that the window's WebKit processes run only
+# notification with dunstctl, answers a stand-in Claude Code's permission dialog in a tmux pane
+# from the notification's "Allow once" action (invoked through dunst's context menu, which emits
+# ActionInvoked over D-Bus) and another's from the tray submenu's Deny, checks a second launch and that the window's WebKit processes run only
 # while it is open, edits the config file while the app runs (a good edit applies, a broken one
 # shows in the menu and the API; a remote machine that cannot be reached is named in the menu),
 # restarts the app with a pause that holds across the restart (in the store and the menu), starts
@@ -73,6 +75,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# dunst's context menu (`dunstctl context`) hands the notifications' actions to its dmenu, one
+# line each, `#Allow once (title) [id,allow]`: this one picks the newest "Allow once", which dunst
+# then invokes, sending ActionInvoked to the app. What it was offered is kept to check.
+mkdir -p "$WORK/bin" "$XDG_CONFIG_HOME/dunst"
+cat >"$WORK/bin/pick-allow-once" <<PICK
+#!/bin/sh
+tee "$WORK/dunst-menu.txt" | grep '^#Allow once ' | tail -n 1
+PICK
+chmod +x "$WORK/bin/pick-allow-once"
+printf '[global]\n    dmenu = %s\n' "$WORK/bin/pick-allow-once" >"$XDG_CONFIG_HOME/dunst/dunstrc"
 private_desktop_services "$NOTIFY_LOG"
 
 # ---- fixture sessions: fake `claude` processes in tmux panes, then their transcripts ----
@@ -288,6 +300,105 @@ check "the menu click brought the session's tmux window to the front" eventually
 dunstctl action 0 >/dev/null 2>&1
 focused_twice() { [ "$(grep -c "focus requested session=$ACME" "$LOG")" -ge 2 ]; }
 check "a click on the notification reaches the focus handler" eventually 5 focused_twice
+
+# ---- 4b. answering: a stand-in Claude Code at a permission dialog in a tmux pane ----
+# A program titled `claude` (so Slate takes it for Claude Code) in a 120x45 pane of the private
+# tmux server draws Claude Code 2.1.332's recorded permission screen for `touch x.txt`, and acts
+# as the real one does on the keys Slate sends: `1` runs the command, Escape rejects it; either
+# clears the dialog. Its transcript holds the open Bash call for the same command.
+PROBE=de5c0003-0000-4000-8000-000000000003
+PROBE_DIR="$HOME/code/probe"
+PROBE_FILE="$(transcript "$PROBE_DIR" "$PROBE")"
+mkdir -p "$PROBE_DIR"
+cat >"$WORK/bin/claude-at-dialog" <<'STANDIN'
+screen="$1"
+printf '\033[H\033[2J'
+cat "$screen"
+while IFS= read -rsn1 key; do
+  case "$key" in
+    1) touch x.txt; printf '\033[H\033[2J● Creating a probe file\n  ⎿  (no output)\n'; break ;;
+    $'\e') printf '\033[H\033[2J  ⎿  Interrupted · What should Claude do instead?\n'; break ;;
+  esac
+done
+# The agent goes on running after the dialog, as Claude Code does.
+while :; do read -r _ || sleep 1; done
+STANDIN
+PROBE_SCREEN="$ROOT/fixtures/screens/claude-code/2.1.332/permission-touch.txt"
+tmux -S "$TMUX_SOCKET" new-session -d -s probe -x 120 -y 45 -c "$PROBE_DIR" \
+  "exec -a claude bash '$WORK/bin/claude-at-dialog' '$PROBE_SCREEN'"
+sleep 1 # the process must be older than the session's first line
+{
+  line "$PROBE_DIR" "$PROBE" '"type":"user","message":{"role":"user","content":"create a probe file"}'
+  line "$PROBE_DIR" "$PROBE" '"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_p","name":"Bash","input":{"command":"touch x.txt","description":"Create a probe file"}}]}'
+} >"$PROBE_FILE"
+before="$(notify_count)"
+# The labels of the submenu whose label starts with $1, joined by " | " (a separator is "---").
+submenu() {
+  layout | python3 -c '
+import re, sys
+text, prefix = sys.stdin.read(), sys.argv[1]
+def label(props):
+    found = re.search(r"'"'"'label'"'"': <'"'"'((?:[^'"'"'\\]|\\.)*)'"'"'>", props)
+    if found:
+        return found.group(1).encode().decode("unicode_escape").encode("latin-1").decode("utf-8")
+    return "---" if "separator" in props else ""
+start = None
+for match in re.finditer(r"\((\d+), \{([^}]*)\}, \[", text):
+    if label(match.group(2)).startswith(prefix):
+        start = match.end(); break
+if start is None:
+    sys.exit(1)
+depth, end = 1, start
+while depth and end < len(text):
+    depth += {"[": 1, "]": -1}.get(text[end], 0); end += 1
+children = re.findall(r"<\((\d+), \{([^}]*)\}, @?a?v? ?\[", text[start:end])
+print(" | ".join(label(props) for _, props in children))
+' "$1"
+}
+probe_menu() { [ "$(submenu "probe · Claude Code — ")" = "Run: touch x.txt | Allow once | Deny | --- | Open" ]; }
+check "the tray gives the session at the dialog a submenu: the summary, Allow once, Deny, Open (nothing that widens)" eventually 20 probe_menu
+probe_told() { [ "$(notify_count)" -eq $((before + 1)) ] && grep -A12 '"probe · Claude Code needs you"' "$NOTIFY_LOG" | grep -q '"Allow once"'; }
+check "the dialog's notification offers Allow once (dunst shows actions)" eventually 10 probe_told
+offered_deny_open() { grep -A12 '"probe · Claude Code needs you"' "$NOTIFY_LOG" | grep -q '"Deny"' && grep -A12 '"probe · Claude Code needs you"' "$NOTIFY_LOG" | grep -q '"Open"'; }
+check "it offers Deny and Open too" offered_deny_open
+check "the file is not there before the answer" test ! -e "$PROBE_DIR/x.txt"
+dunstctl context >/dev/null 2>&1
+check "dunst's menu listed the notification's Allow once" eventually 5 grep -qs '^#Allow once (probe · Claude Code needs you)' "$WORK/dunst-menu.txt"
+check "Allow once on the notification runs the command: the file appears" eventually 10 test -e "$PROBE_DIR/x.txt"
+dialog_gone() { ! tmux -S "$TMUX_SOCKET" capture-pane -p -t probe | grep -q 'Do you want to proceed?'; }
+check "the dialog leaves the pane" eventually 5 dialog_gone
+check "the app's log says it answered from the notification" eventually 10 log_has "answered.*surface=notification"
+no_probe_menu() { ! probe_menu; }
+check "the submenu goes with the dialog" eventually 10 no_probe_menu
+told_allowed() { grep -q '"Allowed once: probe · Claude Code"' "$NOTIFY_LOG"; }
+check "the outcome is told in a notification" eventually 5 told_allowed
+# The stand-in ends, and its session with it: the counts below are the two fixture sessions'.
+tmux -S "$TMUX_SOCKET" kill-session -t probe
+
+# A second stand-in at the same dialog, denied from the tray's submenu: the dialog leaves and
+# the command never runs.
+DENIED=de5c0004-0000-4000-8000-000000000004
+DENIED_DIR="$HOME/code/denied"
+DENIED_FILE="$(transcript "$DENIED_DIR" "$DENIED")"
+mkdir -p "$DENIED_DIR"
+tmux -S "$TMUX_SOCKET" new-session -d -s denied -x 120 -y 45 -c "$DENIED_DIR" \
+  "exec -a claude bash '$WORK/bin/claude-at-dialog' '$PROBE_SCREEN'"
+sleep 1
+{
+  line "$DENIED_DIR" "$DENIED" '"type":"user","message":{"role":"user","content":"create a probe file"}'
+  line "$DENIED_DIR" "$DENIED" '"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_d","name":"Bash","input":{"command":"touch x.txt","description":"Create a probe file"}}]}'
+} >"$DENIED_FILE"
+denied_menu() { [ "$(submenu "denied · Claude Code — ")" = "Run: touch x.txt | Allow once | Deny | --- | Open" ]; }
+check "the second session at the dialog gets its submenu" eventually 20 denied_menu
+click "Deny"
+denied_gone() { ! tmux -S "$TMUX_SOCKET" capture-pane -p -t denied | grep -q 'Do you want to proceed?'; }
+check "Deny in the tray's submenu makes the dialog leave the pane" eventually 10 denied_gone
+check "the app's log says it answered from the tray" eventually 10 log_has "answered.*action=deny surface=tray"
+told_denied() { grep -q '"Denied: denied · Claude Code"' "$NOTIFY_LOG"; }
+check "the tray's answer is told in a notification" eventually 5 told_denied
+sleep 1
+check "the denied command never ran" test ! -e "$DENIED_DIR/x.txt"
+tmux -S "$TMUX_SOCKET" kill-session -t denied
 
 # ---- 5. start at login ----
 click "Start at login"

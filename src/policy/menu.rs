@@ -1,13 +1,18 @@
 //! The tray menu as plain data, and the tray's tooltip.
 //!
 //! [`menu_model`] describes the whole menu: the sessions that need you (a click focuses one,
-//! a remote one by attaching to it), a note naming each remote machine Slate cannot reach, Open
+//! a remote one by attaching to it; one at a dialog on this machine gets a submenu with the
+//! options Slate may answer and Open), a note naming each remote machine Slate cannot reach, Open
 //! Slate, Pause notifications, Start at login and Quit, and a note when the config file does not
 //! read. Menu ids read back into [`MenuAction`]s. The desktop shell builds its native menu
 //! from these entries and decides what a click does; this module only describes.
 
+use crate::agents::keys::Action;
+use crate::agents::screens::DialogKind;
 use crate::config::Notifications;
-use crate::model::{AgentKind, IntentState, Machine, Session, SessionKey, Timestamp};
+use crate::model::{
+    AgentKind, IntentState, Machine, Session, SessionDialog, SessionKey, Timestamp,
+};
 use crate::policy::{needs_you, notifications};
 use crate::remote::{Report, Status};
 
@@ -47,10 +52,22 @@ impl Pause {
     }
 }
 
+/// An answer the menu offers to a session's dialog: the session, what to do, the option's number
+/// (only for `answer`), and the fingerprint of the dialog the menu was drawn from, which the answer
+/// must carry so it never lands on another dialog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MenuAnswer {
+    pub key: SessionKey,
+    pub action: Action,
+    pub option: Option<u32>,
+    pub fingerprint: String,
+}
+
 /// What a menu entry does when clicked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MenuAction {
     Focus(SessionKey),
+    Answer(MenuAnswer),
     OpenWindow,
     PauseForAnHour,
     PauseUntilResumed,
@@ -67,6 +84,15 @@ impl MenuAction {
                 Some(machine) => format!("focus@{machine}:{}:{}", key.agent.as_str(), key.id),
                 None => format!("focus:{}:{}", key.agent.as_str(), key.id),
             },
+            // Only a session on this machine is answered from the menu, so no machine is named.
+            MenuAction::Answer(answer) => format!(
+                "answer:{}:{}:{}:{}:{}",
+                answer.action.as_str(),
+                answer.option.map(|n| n.to_string()).unwrap_or_default(),
+                answer.fingerprint,
+                answer.key.agent.as_str(),
+                answer.key.id
+            ),
             MenuAction::OpenWindow => "open".to_string(),
             MenuAction::PauseForAnHour => "pause-hour".to_string(),
             MenuAction::PauseUntilResumed => "pause-resumed".to_string(),
@@ -83,6 +109,23 @@ impl MenuAction {
             let (agent, session) = rest.split_once(':')?;
             let key = SessionKey::new(AgentKind::from_wire(agent).ok()?, session);
             return Some(MenuAction::Focus(key.on(Some(Machine::new(machine).ok()?))));
+        }
+        if let Some(rest) = id.strip_prefix("answer:") {
+            let mut parts = rest.splitn(5, ':');
+            let action = parts.next()?.parse::<Action>().ok()?;
+            let option = match parts.next()? {
+                "" => None,
+                number => Some(number.parse().ok()?),
+            };
+            let fingerprint = parts.next()?.to_string();
+            let agent = AgentKind::parse(parts.next()?)?;
+            let session = parts.next()?;
+            return Some(MenuAction::Answer(MenuAnswer {
+                key: SessionKey::new(agent, session),
+                action,
+                option,
+                fingerprint,
+            }));
         }
         if let Some(rest) = id.strip_prefix("focus:") {
             let (agent, session) = rest.split_once(':')?;
@@ -160,10 +203,7 @@ pub fn menu_model(live: &[Session], state: MenuState<'_>, now: Timestamp) -> Vec
         entries.push(Entry::Note("Nothing needs you".to_string()));
     }
     for session in waiting {
-        entries.push(Entry::Item {
-            action: MenuAction::Focus(session.key()),
-            label: session_label(session),
-        });
+        entries.push(session_entry(session));
     }
     for remote in remotes
         .iter()
@@ -213,6 +253,74 @@ pub fn menu_model(live: &[Session], state: MenuState<'_>, now: Timestamp) -> Vec
         label: "Quit Slate".to_string(),
     });
     entries
+}
+
+/// A session that needs you: an item that focuses it, or, when its screen shows a dialog and it
+/// runs on this machine, a submenu with the dialog's summary, an item per option Slate may answer
+/// ("Allow once", "Deny", or a question's options; never one that widens permissions), or why
+/// Slate cannot type into its terminal, and "Open" to focus it.
+fn session_entry(session: &Session) -> Entry {
+    let focus = MenuAction::Focus(session.key());
+    let dialog = match &session.dialog {
+        Some(dialog) if session.machine.is_none() => dialog,
+        _ => {
+            return Entry::Item {
+                action: focus,
+                label: session_label(session),
+            }
+        }
+    };
+    let mut entries = vec![Entry::Note(menu_text(&cut(&dialog.summary, MAX_REASON)))];
+    if dialog.answerable {
+        entries.extend(answer_entries(session.key(), dialog));
+    } else if let Some(why) = &dialog.why_not {
+        entries.push(Entry::Note(menu_text(&cut(why, MAX_NOTE))));
+    }
+    entries.push(Entry::Separator);
+    entries.push(Entry::Item {
+        action: focus,
+        label: "Open".to_string(),
+    });
+    Entry::Submenu {
+        label: session_label(session),
+        entries,
+    }
+}
+
+/// The items that answer `dialog`, in the order it draws its options. An `answer` needs the
+/// option's number to name it; an option drawn without one is answered in the window or the
+/// terminal instead.
+pub fn answer_entries(key: SessionKey, dialog: &SessionDialog) -> Vec<Entry> {
+    dialog
+        .options
+        .iter()
+        .filter_map(|option| {
+            let action = option.action?;
+            let number = match action {
+                Action::Answer => Some(option.number?),
+                Action::Approve | Action::Deny => None,
+            };
+            let label = match (dialog.kind, action) {
+                (DialogKind::Permission, Action::Approve) => "Allow once".to_string(),
+                (DialogKind::Permission, Action::Deny) => "Deny".to_string(),
+                _ => menu_text(&cut(&option.label, MAX_REASON)),
+            };
+            Some(Entry::Item {
+                action: MenuAction::Answer(MenuAnswer {
+                    key: key.clone(),
+                    action,
+                    option: number,
+                    fingerprint: dialog.fingerprint.clone(),
+                }),
+                label,
+            })
+        })
+        .collect()
+}
+
+/// Text as a menu label shows it: a lone `&` would become a mnemonic marker.
+fn menu_text(text: &str) -> String {
+    text.replace('&', "&&")
 }
 
 /// "acme-api · Claude Code — Asks permission for Bash: cargo test"; a parked session is

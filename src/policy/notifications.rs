@@ -9,11 +9,15 @@
 //!
 //! It shows nothing itself (the desktop shell turns each [`NotificationPlan`] into a native
 //! notification), decides no state (the tracker does) and focuses nothing (a click is handed back
-//! as a [`Click`]).
+//! as a [`Click`]). A notification for one session at a permission dialog Slate can answer also
+//! carries an [`Offer`]: the shell adds "Allow once", "Deny" and "Open" where the notification
+//! server shows actions, and answers with the fingerprint the offer names.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+use crate::agents::keys::Action;
+use crate::agents::screens::DialogKind;
 use crate::model::{AgentKind, Machine, Session, SessionKey, Status, Timestamp};
 use crate::tracker::notifications_muted;
 
@@ -35,6 +39,42 @@ pub struct NotificationPlan {
     pub title: String,
     pub body: String,
     pub click: Click,
+    /// The permission dialog it may be answered from, when there is one.
+    pub offer: Option<Offer>,
+}
+
+/// A permission dialog on the screen of a session on this machine that Slate can type into, with
+/// both an allow-once and a deny option: what a notification's "Allow once" and "Deny" answer,
+/// and the fingerprint of the dialog the notification was made for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub key: SessionKey,
+    pub fingerprint: String,
+    /// How the notification names the session ("acme-api · Claude Code"), to tell the outcome.
+    pub label: String,
+}
+
+impl Offer {
+    /// The offer a session's dialog makes, if any.
+    pub fn of(session: &Session) -> Option<Offer> {
+        let dialog = session.dialog.as_ref()?;
+        let offers = |action: Action| {
+            dialog
+                .options
+                .iter()
+                .any(|option| option.action == Some(action))
+        };
+        let answerable = session.machine.is_none()
+            && dialog.kind == DialogKind::Permission
+            && dialog.answerable
+            && offers(Action::Approve)
+            && offers(Action::Deny);
+        answerable.then(|| Offer {
+            key: session.key(),
+            fingerprint: dialog.fingerprint.clone(),
+            label: label(session),
+        })
+    }
 }
 
 /// What can wake the notifier.
@@ -153,6 +193,7 @@ fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
             title: format!("{} needs you", label(session)),
             body: body(session),
             click: Click::Focus(session.key()),
+            offer: Offer::of(session),
         }),
         several => Some(NotificationPlan {
             title: format!("{} sessions need you", several.len()),
@@ -164,6 +205,7 @@ fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
                 .collect::<Vec<_>>()
                 .join("\n"),
             click: Click::OpenWindow,
+            offer: None,
         }),
     }
 }

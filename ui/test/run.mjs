@@ -167,6 +167,9 @@ function startFakeApi() {
     intents: [],
     focusCalls: [],
     detailsAsked: [],
+    /** Every `POST /sessions/{id}/respond`: `{id, authorization, body}`, and how to reply to the next. */
+    responds: [],
+    respondReply: { status: 200, body: { outcome: "answered", action: "approve", option: 1, left_after_ms: 60 }, delayMs: 0 },
     health: {
       version: "0.1.0-test",
       // The engine's roots with the agents' names, as `/health` sends them, plus an agent no
@@ -255,6 +258,23 @@ function startFakeApi() {
       req.on("end", () => {
         api.intents.push({ id: decodeURIComponent(path.slice("/sessions/".length, -"/intent".length)), intent: JSON.parse(body) });
         send(res, 204, "");
+      });
+      return;
+    }
+    if (req.method === "POST" && path.startsWith("/sessions/") && path.endsWith("/respond")) {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        let parsed = null;
+        try {
+          parsed = JSON.parse(body);
+        } catch {
+          parsed = { unparsed: body };
+        }
+        api.responds.push({ id: decodeURIComponent(path.slice("/sessions/".length, -"/respond".length)), authorization: req.headers.authorization || "", contentType: req.headers["content-type"] || "", body: parsed });
+        if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: "missing or wrong token" });
+        const reply = api.respondReply;
+        setTimeout(() => send(res, reply.status, reply.body), reply.delayMs || 0);
       });
       return;
     }
@@ -880,6 +900,146 @@ async function main() {
       } finally {
         delete api.health.remotes;
       }
+    });
+
+    // A session whose pane shows Claude Code's permission dialog, as the contract's session object
+    // carries it: every option drawn, the widening ones with no action.
+    const permissionDialog = (fingerprint) => ({
+      kind: "permission",
+      summary: "Run: touch slate-permission-probe.txt",
+      options: [
+        { number: 1, label: "Yes", action: "approve" },
+        { number: 2, label: "Yes, and always allow access to /tmp/slate-rec/claude-permission/acme-api from this project", action: null },
+        { number: 3, label: "Yes, and switch to auto mode · auto mode handles these prompts for you", action: null },
+        { number: 4, label: "No", action: "deny" },
+      ],
+      fingerprint,
+      answerable: true,
+    });
+    const atDialog = aged("permission", 9_000, now, (s) => ({ ...s, dialog: permissionDialog("9f86d081884c7d65") }));
+    const questionAt = aged("question", 30_000, now, (s) => ({
+      ...s,
+      dialog: {
+        kind: "question",
+        summary: "Question: Which database should the fixture use?",
+        options: [
+          { number: 1, label: "SQLite", action: "answer" },
+          { number: 2, label: "Postgres", action: "answer" },
+          { number: 3, label: "Type something.", action: "answer" },
+          { number: 4, label: "Chat about this", action: "answer" },
+        ],
+        fingerprint: "0a1b2c3d4e5f6a7b",
+        answerable: true,
+      },
+    }));
+    const plainAt = aged(
+      "permission",
+      50_000,
+      now,
+      variant({
+        agent: "claude-code",
+        id: "3c9d7e2a-6b1f-4d8e-a5c0-9f8e7d6c5b4a",
+        project: "billing",
+        extra: {
+          dialog: {
+            ...permissionDialog("1122334455667788"),
+            answerable: false,
+            why_not: "plain terminal: start it in tmux or under `slate run` to answer from here",
+          },
+        },
+      }),
+    );
+    const DIALOG = (where, key) => `const box = document.querySelector('.dialog-${where}[data-key=${JSON.stringify(key)}]');
+if (!box) return null;
+return {
+  summary: box.querySelector('.dialog-text').textContent,
+  kind: box.querySelector('.dialog-kind').textContent,
+  fingerprint: box.dataset.fingerprint,
+  buttons: [...box.querySelectorAll('button')].map((b) => [b.textContent, b.dataset.action, b.disabled, b.tagName]),
+  why: box.querySelector('.why-not') ? box.querySelector('.why-not').textContent : null,
+  outcome: box.querySelector('.answer-outcome') ? box.querySelector('.answer-outcome').textContent : null,
+};`;
+
+    await check("a session at a dialog shows its summary and a button per offered option, in its row and its details", async () => {
+      await load([atDialog, w.working]);
+      const row = await browser.until("the row's dialog", DIALOG("row", keyOf(atDialog)));
+      equal(row.kind, "Permission", "the dialog's kind");
+      equal(row.summary, "Run: touch slate-permission-probe.txt", "the summary");
+      equal(row.buttons, [["Yes", "approve", false, "BUTTON"], ["No", "deny", false, "BUTTON"]], "only allow-once and deny, no widening option");
+      equal(row.fingerprint, "9f86d081884c7d65", "the fingerprint drawn");
+      ok(!(await browser.exec(DIALOG("row", keyOf(w.working)))), "a working session shows no dialog");
+      const styles = await browser.exec(
+        "const b = (a) => getComputedStyle(document.querySelector(`.dialog-row button[data-action=${a}]`)); return [b('approve').backgroundColor, b('deny').color];",
+      );
+      equal(styles, ["rgb(29, 107, 53)", "rgb(163, 38, 27)"], "approve and deny styled as such");
+      await browser.screenshot(join(shots, "dialog-light.png"));
+      await browser.keys("#list", KEY.enter);
+      const pane = await browser.until("the details' dialog", DIALOG("details", keyOf(atDialog)));
+      equal(pane.summary, row.summary, "the same summary in the details");
+      equal(pane.buttons.map((b) => b[0]), ["Yes", "No"], "the same buttons in the details");
+      await browser.click("#close-details");
+    });
+
+    await check("clicking Approve sends the fingerprint displayed, the action, the surface and the token, and shows the outcome", async () => {
+      api.responds = [];
+      api.respondReply = { status: 200, body: { outcome: "answered", action: "approve", left_after_ms: 60 }, delayMs: 600 };
+      await browser.click(`.dialog-row[data-key="${keyOf(atDialog)}"] button[data-action="approve"]`);
+      const busy = await browser.until("the buttons disabled in flight", `const b = [...document.querySelectorAll('.dialog-row button')]; return b.length && b.every((x) => x.disabled) ? b.length : null;`);
+      equal(busy, 2, "both buttons wait");
+      await browser.until("the outcome", `const o = document.querySelector('.dialog-row .answer-outcome'); return o && o.textContent.startsWith('Allowed once') ? o.textContent : null;`);
+      equal(api.responds.length, 1, "one request");
+      const [sent] = api.responds;
+      equal(sent.id, atDialog.session.id, "the session's id");
+      equal(sent.authorization, `Bearer ${TOKEN}`, "the token, as the other POSTs send it");
+      ok(sent.contentType.startsWith("application/json"), `a JSON body: ${sent.contentType}`);
+      equal(sent.body, { action: "approve", dialog: "9f86d081884c7d65", surface: "window" }, "the request body");
+      equal(await browser.exec("return document.getElementById('message').textContent;"), "Allowed once: the dialog left the screen", "the message line");
+      ok(await browser.exec("return [...document.querySelectorAll('.dialog-row button')].every((x) => !x.disabled);"), "the buttons are back");
+
+      // The screen changed: the page sends the fingerprint it shows now, never the old one.
+      api.responds = [];
+      api.respondReply = { status: 200, body: { outcome: "answered", action: "deny" }, delayMs: 0 };
+      const changed = structuredClone(atDialog.session);
+      changed.dialog = permissionDialog("ffeeddccbbaa9988");
+      api.push("session", changed);
+      await browser.until("the new drawing", `return document.querySelector('.dialog-row').dataset.fingerprint === 'ffeeddccbbaa9988';`);
+      // Enter on the focused button answers too: the buttons are buttons.
+      await browser.keys(`.dialog-row button[data-action="deny"]`, KEY.enter);
+      await browser.until("the deny", "return document.getElementById('message').textContent.startsWith('Denied');");
+      equal(api.responds.map((r) => r.body), [{ action: "deny", dialog: "ffeeddccbbaa9988", surface: "window" }], "the fingerprint drawn now");
+    });
+
+    await check("an error reply shows the server's message by the dialog", async () => {
+      api.responds = [];
+      api.respondReply = { status: 409, body: { error: { code: "dialog_changed", message: "the dialog changed: read it again before answering" } }, delayMs: 0 };
+      await browser.click(`.dialog-row[data-key="${keyOf(atDialog)}"] button[data-action="approve"]`);
+      const shown = await browser.until("the refusal", `const o = document.querySelector('.dialog-row .answer-outcome.error'); return o ? o.textContent : null;`);
+      equal(shown, "Not answered: the dialog changed: read it again before answering", "the refusal by the dialog");
+      ok(await browser.exec("return document.getElementById('message').classList.contains('error');"), "the message line says it as an error");
+      api.respondReply = { status: 422, body: { error: { code: "cannot_type", message: "cannot type into this terminal: start it in tmux or under `slate run`" } }, delayMs: 0 };
+      await browser.click(`.dialog-row[data-key="${keyOf(atDialog)}"] button[data-action="deny"]`);
+      await browser.until("the second refusal", `const o = document.querySelector('.dialog-row .answer-outcome.error'); return o && o.textContent.includes('start it in tmux') ? o.textContent : null;`);
+      api.respondReply = { status: 409, body: { error: { code: "no_effect", message: "the dialog was still on screen 5 s after the keys" } }, delayMs: 0 };
+      await browser.click(`.dialog-row[data-key="${keyOf(atDialog)}"] button[data-action="approve"]`);
+      await browser.until("the no-effect refusal", `const o = document.querySelector('.dialog-row .answer-outcome.error'); return o && o.textContent.includes('still on screen') ? o.textContent : null;`);
+      equal(api.responds.length, 3, "one request per click, never retried");
+      api.respondReply = { status: 200, body: { outcome: "answered", action: "approve", option: 1, left_after_ms: 60 }, delayMs: 0 };
+    });
+
+    await check("a question's options are answered by number, and a dialog Slate cannot type into shows why", async () => {
+      await load([questionAt, plainAt], { theme: "dark" });
+      const question = await browser.until("the question", DIALOG("row", keyOf(questionAt)));
+      equal(question.buttons.map((b) => b[0]), ["SQLite", "Postgres", "Type something.", "Chat about this"], "the question's options");
+      const plain = await browser.until("the plain terminal's dialog", DIALOG("row", keyOf(plainAt)));
+      equal(plain.buttons, [], "no buttons");
+      equal(plain.why, "Cannot answer from here: plain terminal: start it in tmux or under `slate run` to answer from here", "why not");
+      await browser.screenshot(join(shots, "dialog-dark.png"));
+      api.responds = [];
+      api.respondReply = { status: 200, body: { outcome: "answered", action: "answer", option: 2 }, delayMs: 0 };
+      await browser.click(`.dialog-row[data-key="${keyOf(questionAt)}"] button:nth-child(2)`);
+      await browser.until("the answer", "return document.getElementById('message').textContent.startsWith('Answered');");
+      equal(api.responds.map((r) => r.body), [{ action: "answer", option: 2, dialog: "0a1b2c3d4e5f6a7b", surface: "window" }], "the option's number");
+      equal(await browser.exec("return window.__errors;"), [], "no page errors");
     });
 
     await check("?api= points the page at another server", async () => {

@@ -1,0 +1,172 @@
+//! Answering a session's dialog from the tray menu and from a notification's actions.
+//!
+//! What is offered, for which session and with which fingerprint, is the engine's policy
+//! (`slate::policy::menu` for the submenu's items, `slate::policy::notifications::Offer` for a
+//! notification's "Allow once" and "Deny"). This module only carries one answer out: it calls the
+//! API of the Slate that serves (the app's own server, or the service it follows) through
+//! `slate::client::Client::respond`, naming its surface (`tray` or `notification`), on a thread of
+//! its own so the menu and the notification server never wait on the five seconds an answer may
+//! take, and tells the outcome in a notification. The server re-reads the screen, refuses when the
+//! dialog changed since the menu or the notification was made, and records every attempt.
+//!
+//! It also asks the notification server, once, whether it shows actions at all (the Desktop
+//! Notifications Specification's `GetCapabilities`): where it does not, a permission notification
+//! carries no actions and a click focuses the terminal, as for any other notification.
+
+use std::sync::OnceLock;
+
+use slate::agents::keys::{Action, OptionRef};
+use slate::answers::{RespondRequest, Surface};
+use slate::model::SessionKey;
+use tauri::{AppHandle, Runtime};
+use tauri_plugin_notification::NotificationExt;
+
+use crate::server::Endpoint;
+
+/// The notification action type of a permission dialog Slate can answer.
+pub const PERMISSION: &str = "permission";
+/// The action ids of a permission notification, as its `ActionInvoked` reports them.
+pub const ALLOW: &str = "allow";
+pub const DENY: &str = "deny";
+pub const OPEN: &str = "open";
+
+/// The action type whose buttons a permission notification shows: "Allow once", "Deny", "Open".
+pub fn permission_actions() -> tauri_plugin_notification::ActionType {
+    use tauri_plugin_notification::{Action as Button, ActionType};
+    ActionType::builder(PERMISSION)
+        .actions(vec![
+            Button::builder(ALLOW, "Allow once").build(),
+            Button::builder(DENY, "Deny").build(),
+            Button::builder(OPEN, "Open").build(),
+        ])
+        .build()
+}
+
+/// What the notification server said about actions: unknown until it answered.
+static SHOWS_ACTIONS: OnceLock<bool> = OnceLock::new();
+
+/// Asks the notification server, on a thread of its own, whether it shows actions; until it
+/// answers, and when it does not show them (or there is no server), notifications are plain.
+pub fn ask_notification_server() {
+    let spawned = std::thread::Builder::new()
+        .name("notification-server".into())
+        .spawn(|| {
+            let shows = capabilities()
+                .iter()
+                .any(|capability| capability == "actions");
+            tracing::info!(shows, "whether the notification server shows actions");
+            let _ = SHOWS_ACTIONS.set(shows);
+        });
+    if let Err(err) = spawned {
+        tracing::warn!("cannot ask the notification server what it shows: {err}");
+    }
+}
+
+/// Whether a notification may carry actions.
+pub fn server_shows_actions() -> bool {
+    SHOWS_ACTIONS.get().copied().unwrap_or(false)
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+fn capabilities() -> Vec<String> {
+    notify_rust::get_capabilities().unwrap_or_else(|err| {
+        tracing::warn!("cannot ask the notification server what it shows: {err}");
+        Vec::new()
+    })
+}
+
+/// macOS and Windows show a notification's actions themselves.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+fn capabilities() -> Vec<String> {
+    vec!["actions".to_string()]
+}
+
+/// One answer to carry out: the session, what to do, the option (only for `answer`), and the
+/// fingerprint of the dialog the menu or the notification showed.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub key: SessionKey,
+    pub action: Action,
+    pub option: Option<u32>,
+    pub fingerprint: String,
+    pub surface: Surface,
+    /// How the person saw the session named ("acme-api · Claude Code"), for the outcome.
+    pub label: String,
+}
+
+/// Answers on a thread of its own through the API at `endpoint`, and tells the outcome in a
+/// notification numbered `outcome_id`.
+pub fn answer<R: Runtime>(app: &AppHandle<R>, endpoint: Endpoint, answer: Answer, outcome_id: i32) {
+    let app = app.clone();
+    let spawned = std::thread::Builder::new()
+        .name("answer".into())
+        .spawn(move || {
+            let (title, body) = carry_out(&endpoint, &answer);
+            let shown = app
+                .notification()
+                .builder()
+                .id(outcome_id)
+                .title(&title)
+                .body(&body)
+                .show();
+            if let Err(err) = shown {
+                tracing::warn!("cannot tell the answer's outcome: {err}");
+            }
+        });
+    if let Err(err) = spawned {
+        tracing::warn!("cannot start answering: {err}");
+    }
+}
+
+/// Sends the answer and says what came of it, as a notification's title and body.
+fn carry_out(endpoint: &Endpoint, answer: &Answer) -> (String, String) {
+    let request = RespondRequest {
+        action: answer.action,
+        option: answer.option.map(OptionRef::Number),
+        text: None,
+        dialog: answer.fingerprint.clone(),
+        surface: Some(answer.surface),
+    };
+    let Some(address) = slate::client::address_of(&endpoint.base) else {
+        return refused(
+            answer,
+            &format!("`{}` is not a loopback address", endpoint.base),
+        );
+    };
+    let client = slate::client::Client::new(address, Some(endpoint.token.clone()));
+    match client.respond(&answer.key.reference(), &request) {
+        Ok(responded) => {
+            tracing::info!(
+                session = %answer.key.id,
+                action = %answer.action.as_str(),
+                surface = %answer.surface.as_str(),
+                left_after_ms = responded.left_after_ms,
+                "answered"
+            );
+            let done = match answer.action {
+                Action::Approve => "Allowed once",
+                Action::Deny => "Denied",
+                Action::Answer => "Answered",
+            };
+            (
+                format!("{done}: {}", answer.label),
+                "The dialog left the screen.".to_string(),
+            )
+        }
+        Err(err) => {
+            tracing::warn!(
+                session = %answer.key.id,
+                action = %answer.action.as_str(),
+                surface = %answer.surface.as_str(),
+                code = %err.code.as_str(),
+                "not answered: {}",
+                err.message
+            );
+            refused(answer, &err.message)
+        }
+    }
+}
+
+fn refused(answer: &Answer, why: &str) -> (String, String) {
+    (format!("Not answered: {}", answer.label), why.to_string())
+}
