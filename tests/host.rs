@@ -182,7 +182,7 @@ fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
     let (port, bodies) = fake_engine();
     let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/host/size-echo.sh");
     let command = format!(
-        "env -u XDG_RUNTIME_DIR -u XDG_DATA_HOME HOME={home} XDG_CONFIG_HOME={config} SLATE_API=http://127.0.0.1:{port} {slate} run -- {program}",
+        "env -u XDG_RUNTIME_DIR -u XDG_DATA_HOME HOME={home} XDG_CONFIG_HOME={config} SLATE_API=http://127.0.0.1:{port} {slate} run -- {program}; echo \"slate run exited with $?\"",
         home = temp.path().display(),
         config = config.display(),
         slate = env!("CARGO_BIN_EXE_slate"),
@@ -200,25 +200,17 @@ fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
         t.screen().contains("resized 40 120")
     });
     tmux.run(&["send-keys", "hello slate", "Enter"]);
-    // tmux marks the pane dead a moment before it fills in the exit status; wait for both, so a
-    // death by signal (an empty status) shows up as this wait timing out with the signal named.
-    tmux.wait_for("the program to exit with a status", |t| {
-        let state = t.run(&[
-            "display",
-            "-p",
-            "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}",
-        ]);
-        let mut fields = state.split_whitespace();
-        fields.next() == Some("1")
-            && fields
-                .next()
-                .is_some_and(|status| status.parse::<i32>().is_ok())
+    // The shell around `slate run` says how it ended. (tmux's own `pane_dead_status` is not used:
+    // on this machine's tmux a pane whose process has exited is sometimes marked dead while the
+    // process waits, unreaped, for longer than the test does, so the status never fills in.)
+    tmux.wait_for("slate run to exit", |t| {
+        t.screen().contains("slate run exited with")
     });
     let screen = tmux.screen();
     assert!(screen.contains("got [hello slate]"), "{screen}");
-    assert_eq!(
-        tmux.run(&["display", "-p", "#{pane_dead_status}"]).trim(),
-        "3"
+    assert!(
+        screen.contains("slate run exited with 3"),
+        "the child's exit code passes through: {screen}"
     );
 
     // What the host told the engine: the title it saw, the child's pid and folder, a draw.
