@@ -1018,6 +1018,19 @@ fn box_machine(extra: impl FnOnce(&Path) -> Vec<Account>) -> BoxMachine {
 }
 
 impl BoxMachine {
+    /// The local HOME, with a config whose listen port has nothing on it (so no server is
+    /// asked), and the `ssh_config` that reaches the accounts.
+    fn serverless_home(&self) -> (PathBuf, String) {
+        let home = self.local_home.clone();
+        std::fs::create_dir_all(home.join(".config/slate")).unwrap();
+        std::fs::write(
+            home.join(".config/slate/config.toml"),
+            "[server]\nlisten = \"127.0.0.1:0\"\n",
+        )
+        .unwrap();
+        (home, self.sshd.ssh_config().display().to_string())
+    }
+
     fn entry(&self, name: &str) -> RemoteEntry {
         let config = self.sshd.ssh_config().display().to_string();
         entry(name, name, &["-F", &config])
@@ -1099,11 +1112,8 @@ async fn a_remote_session_is_listed_with_its_machine_and_named_as_machine_colon_
     // An answer sent to the API is forwarded to box, whose own Slate says what it found.
     let refused = tokio::task::spawn_blocking(move || {
         let request = slate::answers::RespondRequest {
-            action: slate::agents::keys::Action::Approve,
-            option: None,
-            text: None,
-            dialog: "9f86d081884c7d65".to_string(),
             surface: Some(slate::answers::Surface::Window),
+            ..approve_seen()
         };
         slate::client::Client::new(address, Some(crate::api::TOKEN.to_string()))
             .respond(&format!("box:{}", &REMOTE_SESSION[..8]), &request)
@@ -1395,15 +1405,7 @@ fn without_a_running_slate_each_remote_is_asked_once_and_a_slow_one_is_unreachab
             },
         ]
     });
-    let home = machine_box.local_home.clone();
-    let config = machine_box.sshd.ssh_config().display().to_string();
-    // No server is asked: the config's listen port has nothing on it.
-    std::fs::create_dir_all(home.join(".config/slate")).unwrap();
-    std::fs::write(
-        home.join(".config/slate/config.toml"),
-        "[server]\nlisten = \"127.0.0.1:0\"\n",
-    )
-    .unwrap();
+    let (home, config) = machine_box.serverless_home();
     for name in ["box", "bare", "slow"] {
         let added = cli(
             &home,
@@ -1771,6 +1773,17 @@ fn a_forwarded_answer_is_one_fixed_command_with_checked_arguments() {
     );
 }
 
+/// Approve, with the fingerprint of a dialog the person saw.
+fn approve_seen() -> slate::answers::RespondRequest {
+    slate::answers::RespondRequest {
+        action: slate::agents::keys::Action::Approve,
+        option: None,
+        text: None,
+        dialog: "9f86d081884c7d65".to_string(),
+        surface: None,
+    }
+}
+
 /// A stand-in `ssh` that counts its runs in `count` and fails as `ssh` does when the host
 /// refuses the connection.
 fn refusing_ssh(folder: &Path) -> (PathBuf, PathBuf) {
@@ -1795,7 +1808,7 @@ fn refusing_ssh(folder: &Path) -> (PathBuf, PathBuf) {
 #[test]
 fn an_unreachable_remote_gives_a_clear_error_and_is_tried_once() {
     use slate::agents::keys::{Action, OptionRef};
-    use slate::answers::{ErrorCode, RespondRequest};
+    use slate::answers::ErrorCode;
     use slate::remote::forward;
 
     let temp = tempfile::tempdir().unwrap();
@@ -1804,13 +1817,7 @@ fn an_unreachable_remote_gives_a_clear_error_and_is_tried_once() {
         ssh: program.into(),
         timing: fast(),
     };
-    let request = RespondRequest {
-        action: Action::Approve,
-        option: None,
-        text: None,
-        dialog: "9f86d081884c7d65".to_string(),
-        surface: None,
-    };
+    let request = approve_seen();
     let remote = entry("box", "box.example", &[]);
     let error = forward::respond(&remote, &options, "s1", &request).unwrap_err();
     assert_eq!(error.code, ErrorCode::Unreachable, "{error}");
@@ -1830,8 +1837,7 @@ fn an_unreachable_remote_gives_a_clear_error_and_is_tried_once() {
 
 #[test]
 fn a_forwarded_answer_reaches_the_remote_slate_and_its_result_comes_back() {
-    use slate::agents::keys::Action;
-    use slate::answers::{ErrorCode, RespondRequest};
+    use slate::answers::ErrorCode;
     use slate::remote::forward;
 
     let machine_box = box_machine(|_| Vec::new());
@@ -1839,13 +1845,7 @@ fn a_forwarded_answer_reaches_the_remote_slate_and_its_result_comes_back() {
         ssh: "ssh".into(),
         timing: fast(),
     };
-    let request = RespondRequest {
-        action: Action::Approve,
-        option: None,
-        text: None,
-        dialog: "9f86d081884c7d65".to_string(),
-        surface: None,
-    };
+    let request = approve_seen();
     // The remote session works: its own Slate says it is at no dialog, and types nothing.
     let error = forward::respond(
         &machine_box.entry("box"),
@@ -1859,14 +1859,7 @@ fn a_forwarded_answer_reaches_the_remote_slate_and_its_result_comes_back() {
 
     // The command line does the same from a HOME that follows `box`, and both machines
     // record the attempt.
-    let home = machine_box.local_home.clone();
-    let config = machine_box.sshd.ssh_config().display().to_string();
-    std::fs::create_dir_all(home.join(".config/slate")).unwrap();
-    std::fs::write(
-        home.join(".config/slate/config.toml"),
-        "[server]\nlisten = \"127.0.0.1:0\"\n",
-    )
-    .unwrap();
+    let (home, config) = machine_box.serverless_home();
     cli(
         &home,
         &["remote", "add", "box", "box", "--", "-F", &config],
