@@ -316,15 +316,18 @@ pub fn check(request: &RespondRequest) -> Result<(), RespondError> {
     Ok(())
 }
 
-/// Where Slate can type into `target`'s terminal, or why it cannot.
+/// Where Slate can type into `target`'s terminal, or why it cannot. A session on another machine
+/// is not typed into from here: its answer is forwarded (`remote::forward`).
 pub fn terminal_of(target: &Target) -> Result<Address, RespondError> {
     if let Some(machine) = &target.machine {
         return Err(RespondError::new(
             ErrorCode::CannotType,
             format!(
-                "session {} runs on {machine}: answer it on {machine}: ssh {machine} slate approve {}",
+                "session {} runs on {machine}, where its terminal is: answer it with `slate {} \
+                 {}`, which forwards the answer there",
                 target.key.reference(),
-                target.key.id
+                Action::Approve.as_str(),
+                target.key.reference()
             ),
         ));
     }

@@ -677,10 +677,36 @@ async fn respond(
     if let Err(error) = answers::check(&request) {
         return respond_error(error);
     }
+    // A session on another machine is answered there: forwarded over its remote's link.
+    let forward = match &target.machine {
+        Some(machine) => match state.handle.forwarding(machine) {
+            Some(link) => Some((link, session.id.to_string())),
+            None => {
+                return respond_error(RespondError::new(
+                    ErrorCode::CannotType,
+                    format!(
+                        "session {} runs on {machine}, which this Slate does not follow: answer \
+                         it there (ssh {machine}, then slate {} {})",
+                        target.key.reference(),
+                        request.action.as_str(),
+                        session.id
+                    ),
+                ))
+            }
+        },
+        None => None,
+    };
     let attempt = {
         let _one_at_a_time = state.answering.lock().await;
         let (target, request) = (target.clone(), request.clone());
-        match tokio::task::spawn_blocking(move || answers::respond(&target, &request)).await {
+        let answer = move || match forward {
+            Some(((entry, options), id)) => answers::Attempt {
+                result: crate::remote::forward::respond(&entry, &options, &id, &request),
+                summary: None,
+            },
+            None => answers::respond(&target, &request),
+        };
+        match tokio::task::spawn_blocking(answer).await {
             Ok(attempt) => attempt,
             Err(err) => {
                 return respond_error(RespondError::new(
@@ -690,11 +716,14 @@ async fn respond(
             }
         }
     };
-    if target.machine.is_none() {
-        let record = attempt.record(&request, state.handle.now());
-        if let Err(why) = state.handle.record_answer(&target.key, &record) {
-            tracing::warn!(session = %target.key, "cannot record an answer: {why}");
-        }
+    // Recorded here whatever the outcome; a forwarded answer is also recorded by the remote's
+    // own Slate in its store.
+    let mut record = attempt.record(&request, state.handle.now());
+    if target.machine.is_some() {
+        record.summary = session.dialog.as_ref().map(|dialog| dialog.summary.clone());
+    }
+    if let Err(why) = state.handle.record_answer(&target.key, &record) {
+        tracing::warn!(session = %target.key, "cannot record an answer: {why}");
     }
     // The live list sees the dialog leave on the next reading; ask for it now.
     state.handle.refresh();

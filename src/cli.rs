@@ -73,6 +73,10 @@ enum Command {
     Approve {
         /// A session id, or a unique prefix of one.
         id: String,
+        /// Answer only the dialog with this fingerprint (16 hex digits, as `"dialog"` in the JSON
+        /// shows it); any other exits with the dialog-changed status.
+        #[arg(long, value_name = "FINGERPRINT")]
+        dialog: Option<String>,
         /// Answer without asking, even when standard input is a terminal.
         #[arg(long)]
         yes: bool,
@@ -84,6 +88,10 @@ enum Command {
     Deny {
         /// A session id, or a unique prefix of one.
         id: String,
+        /// Answer only the dialog with this fingerprint (16 hex digits, as `"dialog"` in the JSON
+        /// shows it); any other exits with the dialog-changed status.
+        #[arg(long, value_name = "FINGERPRINT")]
+        dialog: Option<String>,
         /// Answer without asking, even when standard input is a terminal.
         #[arg(long)]
         yes: bool,
@@ -101,6 +109,10 @@ enum Command {
         /// A free answer, one line.
         #[arg(long)]
         text: Option<String>,
+        /// Answer only the dialog with this fingerprint (16 hex digits, as `"dialog"` in the JSON
+        /// shows it); any other exits with the dialog-changed status.
+        #[arg(long, value_name = "FINGERPRINT")]
+        dialog: Option<String>,
         /// Answer without asking, even when standard input is a terminal.
         #[arg(long)]
         yes: bool,
@@ -486,12 +498,23 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sessions { all: true, .. } | Command::Show { .. }
     );
     let ask = match &cli.command {
-        Command::Approve { id, yes, json } => Some((Action::Approve, id, None, None, *yes, *json)),
-        Command::Deny { id, yes, json } => Some((Action::Deny, id, None, None, *yes, *json)),
+        Command::Approve {
+            id,
+            dialog,
+            yes,
+            json,
+        } => Some((Action::Approve, id, None, None, dialog, *yes, *json)),
+        Command::Deny {
+            id,
+            dialog,
+            yes,
+            json,
+        } => Some((Action::Deny, id, None, None, dialog, *yes, *json)),
         Command::Answer {
             id,
             option,
             text,
+            dialog,
             yes,
             json,
         } => Some((
@@ -499,12 +522,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             id,
             option.clone(),
             text.clone(),
+            dialog,
             *yes,
             *json,
         )),
         _ => None,
     };
-    if let Some((action, id, option, text, yes, json)) = ask {
+    if let Some((action, id, option, text, dialog, yes, json)) = ask {
         if cli.now.is_some() || cli.processes.is_some() {
             anyhow::bail!("a dialog is answered on the live screen, never in a replay");
         }
@@ -513,6 +537,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             action,
             option,
             text,
+            dialog: dialog.clone(),
             yes,
             json,
         };

@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+use crate::config::RemoteEntry;
 use crate::engine::{merge, Engine, FindError, Options, RootReport};
 use crate::model::{
     AgentKind, HostedSignals, Intent, Machine, Session, SessionKey, Status, Timestamp,
@@ -191,6 +192,8 @@ struct Shared {
     refreshes_done: tokio::sync::watch::Sender<u64>,
     settings_changed: tokio::sync::watch::Sender<Settings>,
     remotes_changed: tokio::sync::watch::Sender<Vec<remote::Report>>,
+    /// How the links run, for an answer forwarded to a remote (`remote::forward`).
+    link_options: Option<LinkOptions>,
     clock: fn() -> Timestamp,
 }
 
@@ -329,6 +332,20 @@ impl Handle {
         self.shared.remotes_changed.borrow().clone()
     }
 
+    /// The config entry of the remote `machine` and how its link runs, to forward an answer to
+    /// it; `None` when this service runs no links or does not follow that machine.
+    pub fn forwarding(&self, machine: &Machine) -> Option<(RemoteEntry, LinkOptions)> {
+        let options = self.shared.link_options.clone()?;
+        let settings = self.shared.settings_changed.borrow();
+        let entry = settings
+            .config
+            .remotes
+            .iter()
+            .find(|entry| &entry.name == machine)?
+            .clone();
+        Some((entry, options))
+    }
+
     /// A receiver that wakes whenever a remote's link changes (connected, lost, configured), for
     /// the tray, which names an unreachable machine even when it has no sessions.
     pub fn watch_remotes(&self) -> tokio::sync::watch::Receiver<Vec<remote::Report>> {
@@ -465,6 +482,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         refreshes_done,
         settings_changed,
         remotes_changed,
+        link_options: service.remotes.clone(),
         clock: service.clock,
     });
     let handle = Handle {

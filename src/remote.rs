@@ -16,14 +16,17 @@
 //!   which sessions each remote has, which changed, and which are unreachable since when;
 //! - `remote::backoff`: when to try again after a link failed;
 //! - `remote::link`: the I/O: one thread per remote running `ssh`, and the one-shot questions;
-//! - `remote::attach`: `slate focus NAME:ID`, a local terminal attached to the remote's tmux.
+//! - `remote::attach`: `slate focus NAME:ID`, a local terminal attached to the remote's tmux;
+//! - `remote::forward`: approve, deny or answer a remote session's dialog, forwarded as one
+//!   `ssh DEST slate approve …` with the fingerprint the person saw.
 //!
-//! Everything here but `link` and `attach` is pure: no I/O, no clock. No argument a person or a
+//! Everything here but `link`, `attach` and `forward` is pure: no I/O, no clock. No argument a person or a
 //! remote wrote ever reaches a local shell: `ssh` is started with an argument list, and the
 //! words sent to the remote's shell are fixed or checked ([`RemoteCommand::words`]).
 
 pub mod attach;
 pub mod backoff;
+pub mod forward;
 pub mod link;
 pub mod view;
 pub mod wire;
@@ -33,6 +36,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agents::keys::Action;
 use crate::config::RemoteEntry;
 use crate::model::{Machine, Timestamp};
 
@@ -102,14 +106,11 @@ impl LinkTiming {
 }
 
 /// The commands Slate runs on a remote. Each is a fixed list of words: nothing a person or a
-/// remote wrote is interpolated into them.
+/// remote wrote is interpolated into them, except the checked arguments of [`RemoteCommand::Respond`].
 ///
 /// `ssh` joins the words after the destination with spaces and hands them to the remote's shell,
 /// so a word that carries data must be one that shell reads as itself. [`words`] checks every
-/// word against that rule, which is what makes forwarding an answer a small addition: a variant
-/// `Approve { id, fingerprint }` whose words are `slate approve <id> --dialog <fingerprint>` (an
-/// id and a fingerprint are hex, letters, digits and `-`), run once with [`link::ask`] like
-/// [`RemoteCommand::Sessions`].
+/// word against that rule.
 ///
 /// [`words`]: RemoteCommand::words
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,18 +119,47 @@ pub enum RemoteCommand {
     Watch,
     /// `slate sessions --json`: the live list once.
     Sessions,
+    /// `slate approve|deny|answer --dialog <fingerprint> --yes --json -- <id> [<option>]`: one
+    /// answer, forwarded to the machine whose terminal shows the dialog (`remote::forward`). The
+    /// options come before `--`, so an id can never be read as one.
+    Respond {
+        action: Action,
+        id: String,
+        fingerprint: String,
+        /// The option's number, only with `answer`.
+        option: Option<u32>,
+    },
 }
 
 impl RemoteCommand {
     /// The words to run on the remote, each checked to be read by a shell as itself.
     pub fn words(&self) -> Result<Vec<String>, UnsafeWord> {
-        let words: &[&str] = match self {
-            RemoteCommand::Watch => &["slate", "watch", "--json"],
-            RemoteCommand::Sessions => &["slate", "sessions", "--json"],
+        let words: Vec<String> = match self {
+            RemoteCommand::Watch => vec!["slate".into(), "watch".into(), "--json".into()],
+            RemoteCommand::Sessions => vec!["slate".into(), "sessions".into(), "--json".into()],
+            RemoteCommand::Respond {
+                action,
+                id,
+                fingerprint,
+                option,
+            } => {
+                let mut words: Vec<String> = vec![
+                    "slate".into(),
+                    action.as_str().into(),
+                    "--dialog".into(),
+                    fingerprint.clone(),
+                    "--yes".into(),
+                    "--json".into(),
+                    "--".into(),
+                    id.clone(),
+                ];
+                words.extend(option.map(|number| number.to_string()));
+                words
+            }
         };
         words
-            .iter()
-            .map(|word| shell_safe(word).map(str::to_owned))
+            .into_iter()
+            .map(|word| shell_safe(&word).map(|_| word.clone()))
             .collect()
     }
 }

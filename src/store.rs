@@ -382,7 +382,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     key.agent.as_str(),
-                    key.id.as_str(),
+                    answer_session(key),
                     record.surface.as_str(),
                     record.action.as_str(),
                     record.option,
@@ -405,7 +405,7 @@ impl Store {
             "SELECT surface, action, option, fingerprint, summary, outcome, detail, at_ms
                  FROM answers WHERE agent = ?1 AND session_id = ?2
                  ORDER BY at_ms DESC, id DESC LIMIT ?3",
-            params![key.agent.as_str(), key.id.as_str(), limit],
+            params![key.agent.as_str(), answer_session(key), limit],
             |row| {
                 Ok((
                     row.get::<_, String>(0)?,
@@ -1079,4 +1079,10 @@ fn decode_key(
         value: agent.to_owned(),
     })?;
     Ok(SessionKey::new(agent, session_id))
+}
+
+/// The session an answer is filed under: its id, or `MACHINE:ID` for a session on a remote
+/// machine whose answer was forwarded there, so it never mixes with a local session's.
+fn answer_session(key: &SessionKey) -> String {
+    key.reference()
 }

@@ -1018,6 +1018,19 @@ fn box_machine(extra: impl FnOnce(&Path) -> Vec<Account>) -> BoxMachine {
 }
 
 impl BoxMachine {
+    /// The local HOME, with a config whose listen port has nothing on it (so no server is
+    /// asked), and the `ssh_config` that reaches the accounts.
+    fn serverless_home(&self) -> (PathBuf, String) {
+        let home = self.local_home.clone();
+        std::fs::create_dir_all(home.join(".config/slate")).unwrap();
+        std::fs::write(
+            home.join(".config/slate/config.toml"),
+            "[server]\nlisten = \"127.0.0.1:0\"\n",
+        )
+        .unwrap();
+        (home, self.sshd.ssh_config().display().to_string())
+    }
+
     fn entry(&self, name: &str) -> RemoteEntry {
         let config = self.sshd.ssh_config().display().to_string();
         entry(name, name, &["-F", &config])
@@ -1095,6 +1108,25 @@ async fn a_remote_session_is_listed_with_its_machine_and_named_as_machine_colon_
         list.contains(&format!("(from the Slate running at {address})")),
         "{list}"
     );
+
+    // An answer sent to the API is forwarded to box, whose own Slate says what it found.
+    let refused = tokio::task::spawn_blocking(move || {
+        let request = slate::answers::RespondRequest {
+            surface: Some(slate::answers::Surface::Window),
+            ..approve_seen()
+        };
+        slate::client::Client::new(address, Some(crate::api::TOKEN.to_string()))
+            .respond(&format!("box:{}", &REMOTE_SESSION[..8]), &request)
+    })
+    .await
+    .unwrap()
+    .unwrap_err();
+    assert_eq!(
+        refused.code,
+        slate::answers::ErrorCode::NotAtDialog,
+        "{refused}"
+    );
+    assert!(refused.message.starts_with("on box: "), "{refused}");
 
     let _ = stop.send(());
     let _ = server.await;
@@ -1373,15 +1405,7 @@ fn without_a_running_slate_each_remote_is_asked_once_and_a_slow_one_is_unreachab
             },
         ]
     });
-    let home = machine_box.local_home.clone();
-    let config = machine_box.sshd.ssh_config().display().to_string();
-    // No server is asked: the config's listen port has nothing on it.
-    std::fs::create_dir_all(home.join(".config/slate")).unwrap();
-    std::fs::write(
-        home.join(".config/slate/config.toml"),
-        "[server]\nlisten = \"127.0.0.1:0\"\n",
-    )
-    .unwrap();
+    let (home, config) = machine_box.serverless_home();
     for name in ["box", "bare", "slow"] {
         let added = cli(
             &home,
@@ -1591,4 +1615,293 @@ fn focus_on_a_remote_session_in_tmux_opens_a_local_terminal_attached_to_its_pane
         args,
         ["-e", "ssh", "-t", "-F", &config, "--", "tmuxbox", "tmux", "attach", "-t", "'%3'"]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers forwarded to a remote.
+
+/// A session with a permission dialog Slate can type into, as its own machine says it.
+fn at_dialog(id: &str) -> Session {
+    let mut session = codex("api", id, Status::Waiting);
+    session.dialog = Some(
+        serde_json::from_value(serde_json::json!({
+            "kind": "permission",
+            "summary": "Run: touch x.txt",
+            "options": [
+                {"number": 1, "label": "Yes", "action": "approve"},
+                {"number": 3, "label": "No", "action": "deny"}
+            ],
+            "fingerprint": "9f86d081884c7d65",
+            "answerable": true
+        }))
+        .unwrap(),
+    );
+    session
+}
+
+#[test]
+fn a_relayed_dialog_is_answerable_while_its_remote_is_connected_and_says_why_not_while_down() {
+    let mut watched = Watched::new(&[entry("box", "box", &[])]);
+    watched.snapshot("box", vec![at_dialog("s1")], 1);
+    let dialog = |watched: &Watched| {
+        watched
+            .remotes
+            .sessions()
+            .next()
+            .unwrap()
+            .dialog
+            .clone()
+            .unwrap()
+    };
+    let shown = dialog(&watched);
+    assert!(shown.answerable, "{shown:?}");
+    assert_eq!(shown.why_not, None);
+
+    watched.lost("box", 5);
+    let shown = dialog(&watched);
+    assert!(!shown.answerable);
+    let why = shown.why_not.unwrap();
+    assert!(why.starts_with("box is unreachable"), "{why}");
+    assert!(why.contains("ssh box"), "{why}");
+
+    watched.snapshot("box", vec![at_dialog("s1")], 9);
+    assert!(dialog(&watched).answerable);
+
+    // What the remote says it cannot type into stays so, with its own reason.
+    let mut plain = at_dialog("s1");
+    let remote_dialog = plain.dialog.as_mut().unwrap();
+    remote_dialog.answerable = false;
+    remote_dialog.why_not = Some("plain terminal".to_string());
+    watched.snapshot("box", vec![plain], 12);
+    let shown = dialog(&watched);
+    assert!(!shown.answerable);
+    assert_eq!(shown.why_not.as_deref(), Some("plain terminal"));
+}
+
+#[test]
+fn a_forwarded_answer_is_one_fixed_command_with_checked_arguments() {
+    use slate::agents::keys::{Action, OptionRef};
+    use slate::answers::{ErrorCode, RespondRequest};
+    use slate::remote::forward;
+
+    let remote = entry("box", "box.example", &["-p", "2222"]);
+    let request = |action, option: Option<OptionRef>| RespondRequest {
+        action,
+        option,
+        text: None,
+        dialog: "9f86d081884c7d65".to_string(),
+        surface: None,
+    };
+    let command = forward::command(&remote, "s-1.a_b:c", &request(Action::Approve, None)).unwrap();
+    let args = remote::ssh_args(&remote, &LinkTiming::default(), &command).unwrap();
+    let tail = args.iter().position(|arg| arg == "box.example").unwrap();
+    assert_eq!(
+        args[tail + 1..],
+        [
+            "slate",
+            "approve",
+            "--dialog",
+            "9f86d081884c7d65",
+            "--yes",
+            "--json",
+            "--",
+            "s-1.a_b:c"
+        ]
+    );
+    assert!(args.contains(&"BatchMode=yes".to_string()), "{args:?}");
+    let command = forward::command(
+        &remote,
+        "s1",
+        &request(Action::Answer, Some(OptionRef::Number(2))),
+    )
+    .unwrap();
+    assert_eq!(
+        command.words().unwrap()[1..],
+        [
+            "answer",
+            "--dialog",
+            "9f86d081884c7d65",
+            "--yes",
+            "--json",
+            "--",
+            "s1",
+            "2"
+        ]
+    );
+
+    // Refused before anything runs: hostile ids, a label, a free text, a bad fingerprint.
+    for id in [
+        "s1;touch x",
+        "$(reboot)",
+        "-oProxyCommand=x",
+        "a b",
+        "",
+        "s1'",
+        "é",
+    ] {
+        let error = forward::command(&remote, id, &request(Action::Approve, None)).unwrap_err();
+        assert_eq!(error.code, ErrorCode::BadRequest, "{id:?}");
+        assert!(error.message.contains("cannot be sent to box"), "{error}");
+    }
+    let error = forward::command(
+        &remote,
+        "s1",
+        &request(
+            Action::Answer,
+            Some(OptionRef::Label("Postgres; rm".into())),
+        ),
+    )
+    .unwrap_err();
+    assert_eq!(error.code, ErrorCode::BadRequest);
+    assert!(error.message.contains("by its number only"), "{error}");
+    let mut text = request(Action::Answer, None);
+    text.text = Some("yes".into());
+    assert_eq!(
+        forward::command(&remote, "s1", &text).unwrap_err().code,
+        ErrorCode::NotOffered
+    );
+    let mut bad = request(Action::Approve, None);
+    bad.dialog = "9f86d081884c7d6; x".into();
+    assert_eq!(
+        forward::command(&remote, "s1", &bad).unwrap_err().code,
+        ErrorCode::BadRequest
+    );
+    // The time limit: the remote's own confirmation and the connect timeout, plus a margin.
+    assert_eq!(
+        forward::limit(&LinkOptions::default()),
+        Duration::from_secs(20)
+    );
+}
+
+/// Approve, with the fingerprint of a dialog the person saw.
+fn approve_seen() -> slate::answers::RespondRequest {
+    slate::answers::RespondRequest {
+        action: slate::agents::keys::Action::Approve,
+        option: None,
+        text: None,
+        dialog: "9f86d081884c7d65".to_string(),
+        surface: None,
+    }
+}
+
+/// A stand-in `ssh` that counts its runs in `count` and fails as `ssh` does when the host
+/// refuses the connection.
+fn refusing_ssh(folder: &Path) -> (PathBuf, PathBuf) {
+    let count = folder.join("runs");
+    let program = folder.join("ssh");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\necho 'ssh: connect to host box.example port 22: Connection refused' >&2\nexit 255\n",
+            count.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    (program, count)
+}
+
+#[test]
+fn an_unreachable_remote_gives_a_clear_error_and_is_tried_once() {
+    use slate::agents::keys::{Action, OptionRef};
+    use slate::answers::ErrorCode;
+    use slate::remote::forward;
+
+    let temp = tempfile::tempdir().unwrap();
+    let (program, count) = refusing_ssh(temp.path());
+    let options = LinkOptions {
+        ssh: program.into(),
+        timing: fast(),
+    };
+    let request = approve_seen();
+    let remote = entry("box", "box.example", &[]);
+    let error = forward::respond(&remote, &options, "s1", &request).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Unreachable, "{error}");
+    assert!(error.message.contains("box"), "{error}");
+    assert!(error.message.contains("Connection refused"), "{error}");
+    assert!(error.message.contains("not tried again"), "{error}");
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n");
+
+    // A hostile option never reaches `ssh`.
+    let mut hostile = request.clone();
+    hostile.action = Action::Answer;
+    hostile.option = Some(OptionRef::Label("1 && reboot".into()));
+    forward::respond(&remote, &options, "s1", &hostile).unwrap_err();
+    forward::respond(&remote, &options, "s1;reboot", &request).unwrap_err();
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n");
+}
+
+#[test]
+fn a_forwarded_answer_reaches_the_remote_slate_and_its_result_comes_back() {
+    use slate::answers::ErrorCode;
+    use slate::remote::forward;
+
+    let machine_box = box_machine(|_| Vec::new());
+    let options = LinkOptions {
+        ssh: "ssh".into(),
+        timing: fast(),
+    };
+    let request = approve_seen();
+    // The remote session works: its own Slate says it is at no dialog, and types nothing.
+    let error = forward::respond(
+        &machine_box.entry("box"),
+        &options,
+        REMOTE_SESSION,
+        &request,
+    )
+    .unwrap_err();
+    assert_eq!(error.code, ErrorCode::NotAtDialog, "{error}");
+    assert!(error.message.starts_with("on box: "), "{error}");
+
+    // The command line does the same from a HOME that follows `box`, and both machines
+    // record the attempt.
+    let (home, config) = machine_box.serverless_home();
+    cli(
+        &home,
+        &["remote", "add", "box", "box", "--", "-F", &config],
+        &[],
+    );
+    let output = cli_output(
+        &home,
+        &[
+            "approve",
+            &format!("box:{}", &REMOTE_SESSION[..8]),
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let said = json(&String::from_utf8_lossy(&output.stdout));
+    assert_eq!(said["error"]["code"], "not_at_dialog", "{said}");
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is at no dialog"),
+        "{said}"
+    );
+    // The command line saw no dialog in the remote's list, so it forwarded nothing: this machine
+    // records the attempt under `box:ID`, and the remote's store holds only the forwarded one.
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, REMOTE_SESSION);
+    let here = slate::store::open(&home.join(".local/share/slate/slate.db")).unwrap();
+    let recorded = here
+        .answers(&key.clone().on(Some(machine("box"))), 5)
+        .unwrap();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0].outcome, "not_at_dialog");
+    assert_eq!(recorded[0].surface, slate::answers::Surface::Cli);
+    assert!(
+        here.answers(&key, 5).unwrap().is_empty(),
+        "never as a local one"
+    );
+    let there =
+        slate::store::open(&machine_box.remote.home.join(".local/share/slate/slate.db")).unwrap();
+    let recorded = there.answers(&key, 5).unwrap();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0].outcome, "not_at_dialog");
+    assert_eq!(recorded[0].fingerprint, "9f86d081884c7d65");
 }

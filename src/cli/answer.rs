@@ -6,7 +6,10 @@
 //! showed. When this HOME's Slate runs, the answer goes through its API (surface `cli`), so the
 //! server types it, records it and its live list sees the dialog leave; without one, this process
 //! reads the screen once and answers itself (`answers::respond`), recording the attempt in the
-//! store. The exit status says what happened (`slate man`): 0 only when the keys were delivered
+//! store. A session on another machine (`NAME:ID`) is answered there: the answer is forwarded
+//! over that remote's link (`remote::forward`) with the fingerprint shown here, through this
+//! HOME's Slate when it runs, else from this process. `--dialog` answers only the dialog with that
+//! fingerprint, which is how a forwarded answer carries the one the person saw. The exit status says what happened (`slate man`): 0 only when the keys were delivered
 //! and the dialog left the screen.
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -16,6 +19,7 @@ use slate::agents::keys::{Action, OptionRef};
 use slate::answers::{self, ErrorCode, RespondError, RespondRequest, Responded, Surface, Target};
 use slate::engine::{Engine, Options};
 use slate::model::{Session, SessionDialog, SessionKey, Timestamp};
+use slate::remote::forward;
 use slate::report;
 
 use super::{find_session, remote, server_unless_standalone, Setup};
@@ -26,6 +30,8 @@ pub struct Ask {
     pub action: Action,
     pub option: Option<String>,
     pub text: Option<String>,
+    /// The fingerprint of the dialog the person saw (`--dialog`): answer only that one.
+    pub dialog: Option<String>,
     pub yes: bool,
     pub json: bool,
 }
@@ -47,26 +53,25 @@ pub fn exit_status(code: Option<ErrorCode>) -> u8 {
 const DECLINED: u8 = 8;
 
 pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow::Result<ExitCode> {
-    // A session on another machine is answered there, where its terminal is.
-    if let Some((entry, rest)) = remote::reference(&setup.config, &ask.id) {
-        let verb = match ask.action {
-            Action::Approve => "approve",
-            Action::Deny => "deny",
-            Action::Answer => "answer",
-        };
-        let error = RespondError::new(
-            ErrorCode::CannotType,
-            format!(
-                "session {rest} runs on {name}: answer it on {name}: ssh {name} slate {verb} {rest}",
-                name = entry.name
-            ),
-        );
-        return finish(ask, None, Err(error));
+    if let Some(shown) = &ask.dialog {
+        if let Err(error) = answers::check(&request(ask, shown.clone())) {
+            return finish(ask, None, Err(error));
+        }
+    }
+    // A session on another machine is answered there, where its terminal is: forwarded over its
+    // link. What cannot be forwarded is refused before anything reaches `ssh`.
+    let remote = remote::reference(&setup.config, &ask.id);
+    if let Some((entry, rest)) = remote {
+        let request = request(ask, "0000000000000000".to_string());
+        if let Err(error) = forward::command(entry, rest, &request) {
+            return finish(ask, None, Err(error));
+        }
     }
     let server = server_unless_standalone(setup);
-    let session = match &server {
-        Some(server) => find_session(&Engine::new(options), Some(&server.client), &ask.id)?.0,
-        None => {
+    let session = match (&server, remote) {
+        (Some(server), _) => find_session(&Engine::new(options), Some(&server.client), &ask.id)?.0,
+        (None, Some((entry, rest))) => remote::asked_session(entry, rest)?,
+        (None, None) => {
             let mut local = Engine::new(options);
             if setup
                 .places
@@ -95,11 +100,27 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
         record(setup, &session, ask, None, &error);
         return finish(ask, Some(&session), Err(error));
     };
-    let option = ask.option.as_deref().map(OptionRef::parse);
+    if let Some(shown) = ask
+        .dialog
+        .as_deref()
+        .filter(|shown| *shown != dialog.fingerprint)
+    {
+        let error = RespondError::new(
+            ErrorCode::DialogChanged,
+            format!(
+                "the dialog changed: the session now shows {:?} (fingerprint {}), not the one \
+                 answered ({shown}), so nothing was typed",
+                dialog.summary, dialog.fingerprint
+            ),
+        );
+        record(setup, &session, ask, Some(&dialog), &error);
+        return finish(ask, Some(&session), Err(error));
+    }
+    let request = request(ask, dialog.fingerprint.clone());
     if !ask.json {
         print!(
             "{}",
-            preview(&session, &dialog, ask.action, option.as_ref())
+            preview(&session, &dialog, ask.action, request.option.as_ref())
         );
     }
     if !dialog.answerable {
@@ -115,16 +136,22 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
         eprintln!("slate: not answered");
         return Ok(ExitCode::from(DECLINED));
     }
-    let request = RespondRequest {
-        action: ask.action,
-        option,
-        text: ask.text.clone(),
-        dialog: dialog.fingerprint.clone(),
-        surface: Some(Surface::Cli),
-    };
-    let result = match &server {
-        Some(server) => server.client.respond(&session.id.to_string(), &request),
-        None => {
+    let result = match (&server, remote) {
+        (Some(server), _) => server.client.respond(&session.key().reference(), &request),
+        (None, Some((entry, _))) => {
+            let result = forward::respond(entry, &remote::options(), session.id.as_str(), &request);
+            let attempt = answers::Attempt {
+                result,
+                summary: Some(dialog.summary.clone()),
+            };
+            keep(
+                setup,
+                &session.key(),
+                &attempt.record(&request, slate::live::system_clock()),
+            );
+            attempt.result
+        }
+        (None, None) => {
             let target = Target {
                 machine: None,
                 ..Target::of(&session)
@@ -141,8 +168,19 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
     finish(ask, Some(&session), result)
 }
 
-/// Records in the store an answer refused here, before any screen was read for it (there is no
-/// fingerprint to send without a dialog shown): every attempt is kept.
+/// The answer `ask` asks for, to the dialog with fingerprint `dialog`.
+fn request(ask: &Ask, dialog: String) -> RespondRequest {
+    RespondRequest {
+        action: ask.action,
+        option: ask.option.as_deref().map(OptionRef::parse),
+        text: ask.text.clone(),
+        dialog,
+        surface: Some(Surface::Cli),
+    }
+}
+
+/// Records in the store an answer refused here, before any screen was read for it: every attempt
+/// is kept.
 fn record(
     setup: &Setup,
     session: &Session,
@@ -150,26 +188,22 @@ fn record(
     dialog: Option<&SessionDialog>,
     error: &RespondError,
 ) {
-    if session.machine.is_some() {
-        return;
-    }
     let record = answers::Record {
         surface: Surface::Cli,
         action: ask.action,
         option: ask.option.clone(),
+        // The fingerprint on screen, else the one the person saw (`--dialog`, as a forwarded
+        // answer carries it).
         fingerprint: dialog
             .map(|dialog| dialog.fingerprint.clone())
+            .or_else(|| ask.dialog.clone())
             .unwrap_or_default(),
         summary: dialog.map(|dialog| dialog.summary.clone()),
         outcome: error.code.as_str().to_string(),
         detail: Some(error.message.clone()),
         at: slate::live::system_clock(),
     };
-    keep(
-        setup,
-        &SessionKey::new(session.agent, session.id.as_str()),
-        &record,
-    );
+    keep(setup, &session.key(), &record);
 }
 
 /// Writes one attempt to the store, saying on stderr when it cannot.

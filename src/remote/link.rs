@@ -299,19 +299,33 @@ pub fn ask(
     options: &LinkOptions,
     command: &RemoteCommand,
 ) -> Result<Vec<u8>, Failure> {
+    let finished = run_once(entry, options, command, options.timing.ask_limit)?;
+    if finished.status.success() {
+        return Ok(finished.stdout);
+    }
+    Err(classify(
+        &entry.name,
+        finished.status.code(),
+        &finished.stderr,
+        false,
+    ))
+}
+
+/// Runs `command` on `entry`'s machine once, within `limit`, and returns how it ended, whatever
+/// its exit status; a failure only when `ssh` could not be run or did not end in time (it is then
+/// killed). Nothing is ever tried twice.
+pub fn run_once(
+    entry: &RemoteEntry,
+    options: &LinkOptions,
+    command: &RemoteCommand,
+    limit: Duration,
+) -> Result<child::Finished, Failure> {
     let args =
         ssh_args(entry, &options.timing, command).map_err(|err| Failure::link(err.to_string()))?;
-    let limit = options.timing.ask_limit;
     let mut ssh = Command::new(&options.ssh);
-    ssh.args(&args).stderr(Stdio::piped());
+    ssh.args(&args).stdin(Stdio::null()).stderr(Stdio::piped());
     match child::finish_within(&mut ssh, limit) {
-        Ok(finished) if finished.status.success() => Ok(finished.stdout),
-        Ok(finished) => Err(classify(
-            &entry.name,
-            finished.status.code(),
-            &finished.stderr,
-            false,
-        )),
+        Ok(finished) => Ok(finished),
         Err(err) if err.is_timeout() => Err(Failure::link(format!(
             "{} did not answer within {} s",
             entry.name,

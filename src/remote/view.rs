@@ -7,7 +7,8 @@
 //! notification live here:
 //!
 //! - a link that drops keeps its sessions listed with the state last reported, each marked
-//!   `unreachable_since` (and so not counted as needing anyone, `policy::needs_you`);
+//!   `unreachable_since` (and so not counted as needing anyone, `policy::needs_you`), and its
+//!   dialog, if any, not answerable until the link is back;
 //! - the snapshot after a reconnect replaces them and is compared with them: a session whose
 //!   object is the same apart from the mark reports a change only to clear the mark, with its
 //!   status as before, so the notification policy (which fires on Working → Needs you) sees no
@@ -168,7 +169,7 @@ impl Remotes {
                     .sessions
                     .iter_mut()
                     .map(|(key, session)| {
-                        session.unreachable_since = Some(now);
+                        mark_unreachable(session, machine, now);
                         key.clone()
                     })
                     .collect()
@@ -235,15 +236,21 @@ fn adopt(mut session: Session, machine: &Machine) -> Session {
     session
 }
 
-/// Marks a session as running on `machine`: its dialog, if any, is answered there, since this
-/// machine cannot type into that terminal (docs/states.md §8).
+/// Marks a session as running on `machine`. Its dialog stays answerable as that machine says:
+/// an answer is forwarded there over the link (`remote::forward`, docs/states.md §8).
 pub fn mark_machine(session: &mut Session, machine: &Machine) {
     session.machine = Some(machine.clone());
+}
+
+/// Marks the dialog of a session whose remote just became unreachable: no answer can reach it
+/// until the link is back (the next snapshot brings the remote's own word again).
+fn mark_unreachable(session: &mut Session, machine: &Machine, now: Timestamp) {
+    session.unreachable_since = Some(now);
     if let Some(dialog) = &mut session.dialog {
         dialog.answerable = false;
         dialog.why_not = Some(format!(
-            "it runs on {machine}: answer it there (ssh {machine}, then slate approve, deny or \
-             answer {})",
+            "{machine} is unreachable: an answer is forwarded once the link is back, or answer it \
+             there (ssh {machine}, then slate approve, deny or answer {})",
             session.id
         ));
     }

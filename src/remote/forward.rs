@@ -1,0 +1,136 @@
+//! Answering the dialog of a session on another machine: the answer is forwarded over that
+//! remote's SSH link as one `slate approve|deny|answer --dialog <fingerprint> --yes --json -- <id>`
+//! run there (docs/states.md §8), and the remote's own Slate re-reads its screen, compares the
+//! fingerprint, types, confirms and records, exactly as it does for its own sessions.
+//!
+//! This module checks every argument before `ssh` runs (the session id, the fingerprint, and the
+//! option, which is forwarded only as a number: a label would have to be quoted for a shell this
+//! side cannot see), runs the command once with `remote::link::run_once` within the remote's own
+//! confirmation time plus the connect timeout, never retries, and reads the remote's JSON answer
+//! back into the same [`Responded`]/[`RespondError`] the local machinery gives. It records
+//! nothing: the caller records the attempt in this machine's store, and the remote's Slate in its.
+
+use std::time::Duration;
+
+use crate::agents::keys::OptionRef;
+use crate::answers::{self, ErrorCode, RespondError, RespondRequest, Responded, CONFIRM_WITHIN};
+use crate::config::RemoteEntry;
+use crate::remote::link;
+use crate::remote::{classify, shell_safe, FailureKind, LinkOptions, RemoteCommand};
+
+/// What the remote may take on top of its connect timeout and its own confirmation: starting its
+/// `slate`, reading its list and its screen.
+const MARGIN: Duration = Duration::from_secs(5);
+
+/// The longest a forwarded answer may take with `options`' timings: 20 s with the defaults.
+pub fn limit(options: &LinkOptions) -> Duration {
+    options.timing.connect_timeout + CONFIRM_WITHIN + MARGIN
+}
+
+/// The command that forwards `request` for the session `id` of `entry`'s machine, or why it
+/// cannot be sent. Refuses before anything runs: a request of the wrong shape, an id with a
+/// character outside `[A-Za-z0-9._:-]` or one that starts with `-`, a free text, and an option
+/// named by its label.
+pub fn command(
+    entry: &RemoteEntry,
+    id: &str,
+    request: &RespondRequest,
+) -> Result<RemoteCommand, RespondError> {
+    answers::check(request)?;
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
+    if id.is_empty() || id.starts_with('-') || !id.chars().all(plain) || shell_safe(id).is_err() {
+        return Err(RespondError::new(
+            ErrorCode::BadRequest,
+            format!(
+                "the session id {id:?} cannot be sent to {}: only letters, digits, `.`, `_`, `:` \
+                 and `-` are forwarded",
+                entry.name
+            ),
+        ));
+    }
+    if request.text.is_some() {
+        return Err(RespondError::new(
+            ErrorCode::NotOffered,
+            format!(
+                "a free answer is not forwarded to {name}: answer it there (ssh {name}, then slate \
+                 answer {id} --text …)",
+                name = entry.name
+            ),
+        ));
+    }
+    let option = match &request.option {
+        None => None,
+        Some(OptionRef::Number(number)) => Some(*number),
+        Some(OptionRef::Label(label)) => {
+            return Err(RespondError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "an option is forwarded to {} by its number only, not by its label {label:?}: \
+                     give the number the dialog shows",
+                    entry.name
+                ),
+            ))
+        }
+    };
+    Ok(RemoteCommand::Respond {
+        action: request.action,
+        id: id.to_string(),
+        fingerprint: request.dialog.clone(),
+        option,
+    })
+}
+
+/// Forwards `request` for the session `id` (its full id on that machine) to `entry`'s machine,
+/// once, and returns what the remote's Slate says of it.
+pub fn respond(
+    entry: &RemoteEntry,
+    options: &LinkOptions,
+    id: &str,
+    request: &RespondRequest,
+) -> Result<Responded, RespondError> {
+    let command = command(entry, id, request)?;
+    let name = &entry.name;
+    let finished = link::run_once(entry, options, &command, limit(options)).map_err(|failure| {
+        RespondError::new(
+            ErrorCode::Unreachable,
+            format!(
+                "the answer was not forwarded to {name}, and is not tried again: {}",
+                failure.message
+            ),
+        )
+    })?;
+    // The remote's `slate --json` prints its outcome whatever its exit status.
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&finished.stdout) {
+        if let Some(error) = value.get("error") {
+            if let Ok(error) = serde_json::from_value::<RespondError>(error.clone()) {
+                return Err(RespondError::new(
+                    error.code,
+                    format!("on {name}: {}", error.message),
+                ));
+            }
+        }
+        if let Ok(responded) = serde_json::from_value::<Responded>(value) {
+            if finished.status.success() {
+                return Ok(responded);
+            }
+        }
+    }
+    let failure = classify(name, finished.status.code(), &finished.stderr, false);
+    let code = match (finished.status.code(), failure.kind) {
+        (_, FailureKind::NoSlate | FailureKind::OldSlate) => ErrorCode::CannotType,
+        (Some(255) | None, _) => ErrorCode::Unreachable,
+        _ => ErrorCode::Internal,
+    };
+    let message = match failure.kind {
+        FailureKind::OldSlate => format!(
+            "slate on {name} cannot take a forwarded answer (no `--dialog`): update it there, or \
+             answer it there (ssh {name}, then slate {} {id})",
+            request.action.as_str()
+        ),
+        _ => format!(
+            "the answer was not carried out on {name}, and is not tried again: {}",
+            failure.message
+        ),
+    };
+    Err(RespondError::new(code, message))
+}
