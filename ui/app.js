@@ -273,10 +273,9 @@ function dialogNode(session, where) {
   const prefix = where === "row" ? rowId(key) : "details";
   const options = offeredOptions(dialog);
   let body;
-  if (session.machine) {
-    // The dialog is on another machine's terminal: only that machine's Slate can type into it.
-    body = el("p", { class: "note why-not", text: `Answer it on ${session.machine}: slate approve ${session.id}, or in its terminal` });
-  } else if (dialog.answerable === false) {
+  // A dialog on another machine is answered through the server too, which forwards the answer
+  // over that machine's SSH link; the server marks it not answerable while the link is down.
+  if (dialog.answerable === false) {
     body = el("p", { class: "note why-not", text: `Cannot answer from here: ${dialog.why_not || "Slate cannot type into this terminal"}` });
   } else if (!options.length) {
     body = el("p", { class: "note why-not", text: "Every option here widens permissions: answer it in the terminal" });

@@ -1042,6 +1042,31 @@ return {
       equal(await browser.exec("return window.__errors;"), [], "no page errors");
     });
 
+    await check("a dialog on another machine is answered through the server, by its machine-qualified id", async () => {
+      const remoteAt = aged(
+        "permission",
+        20_000,
+        now,
+        variant({
+          agent: "codex",
+          id: "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+          project: "api-server",
+          extra: { machine: "box", dialog: permissionDialog("1a2b3c4d5e6f7a8b") },
+        }),
+      );
+      await load([remoteAt]);
+      const row = await browser.until("the remote dialog", DIALOG("row", keyOf(remoteAt)));
+      equal(row.buttons.map((b) => [b[0], b[1]]), [["Yes", "approve"], ["No", "deny"]], "allow-once and deny offered");
+      api.responds = [];
+      api.respondReply = { status: 200, body: { outcome: "answered", action: "deny" }, delayMs: 0 };
+      await browser.click(`.dialog-row[data-key="${keyOf(remoteAt)}"] button[data-action=deny]`);
+      await browser.until("the answer", "return document.getElementById('message').textContent.startsWith('Denied');");
+      equal(api.responds.map((r) => [r.id, r.body]), [["box:5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b", { action: "deny", dialog: "1a2b3c4d5e6f7a8b", surface: "window" }]], "posted for box's session");
+      await load([{ ...remoteAt, session: { ...remoteAt.session, dialog: { ...remoteAt.session.dialog, answerable: false, why_not: "box is unreachable since 10:02" } } }]);
+      const down = await browser.until("the unreachable remote's dialog", DIALOG("row", keyOf(remoteAt)));
+      equal([down.buttons, down.why], [[], "Cannot answer from here: box is unreachable since 10:02"], "no buttons while the link is down");
+    });
+
     await check("?api= points the page at another server", async () => {
       await load([w.finished], { url: `${origin}/?api=${encodeURIComponent(`http://localhost:${api.port}`)}&token=${TOKEN}` });
       equal((await browser.exec(ROWS)).map((r) => r.key), [keyOf(w.finished)], "rows from the other origin");
