@@ -420,12 +420,29 @@ class Browser {
     return found[ELEMENT];
   }
 
+  /**
+   * Finds `css` and acts on it. The page redraws its rows as the live list changes, so an element
+   * found a moment ago may be gone by the time the action reaches it; WebDriver then answers
+   * "stale element reference" and the action did not happen, so the element is found again (at
+   * most three times). Any other error is the test's to report.
+   */
+  async onElement(css, action) {
+    for (let attempt = 1; ; attempt++) {
+      const id = await this.find(css);
+      try {
+        return await action(id);
+      } catch (error) {
+        if (attempt >= 3 || !String(error.message).includes("stale element reference")) throw error;
+      }
+    }
+  }
+
   async click(css) {
-    await this.call("POST", `/element/${await this.find(css)}/click`, {});
+    await this.onElement(css, (id) => this.call("POST", `/element/${id}/click`, {}));
   }
 
   async keys(css, text) {
-    await this.call("POST", `/element/${await this.find(css)}/value`, { text });
+    await this.onElement(css, (id) => this.call("POST", `/element/${id}/value`, { text }));
   }
 
   async screenshot(file) {
