@@ -95,7 +95,7 @@ if ! command -v cargo >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq rustup >/dev/null
     rustup default stable
   else
-    echo "slate: no Rust toolchain found. Install one from https://rustup.rs (Slate needs Rust 1.85 or newer)." >&2
+    echo "slate: no Rust toolchain found. Install one from https://rustup.rs (Slate needs Rust 1.89 or newer)." >&2
     exit 1
   fi
 fi

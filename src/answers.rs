@@ -13,13 +13,16 @@
 //! It does not record the attempt (the caller does, with [`Record`], in the store) and decides no
 //! state: the tracker sees the dialog leave on its next reading like any other.
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::agents::keys::{self, Action, Choice, OptionRef, Refusal};
 use crate::agents::screens::Screen;
 use crate::model::{Machine, Session, SessionKey, TerminalKind, TerminalView, Timestamp};
+use crate::terminals::proof::{self, Proof};
 use crate::terminals::{self, panes::Address};
 
 /// How long after the keys the dialog has to leave the screen.
@@ -111,8 +114,11 @@ pub enum ErrorCode {
     NotAtDialog,
     /// The screen shows a dialog whose fingerprint differs from the one the person saw.
     DialogChanged,
-    /// The keys were delivered and the dialog was still on screen after five seconds.
+    /// The keys were delivered and the agent drew none of its own screens after them within five
+    /// seconds (the dialog stayed, or something else took the screen).
     NoEffect,
+    /// Another answer to this dialog is being carried out, or was carried out a moment ago.
+    AlreadyAnswered,
     /// Slate cannot type into the session's terminal.
     CannotType,
     /// The option widens permissions, or the dialog has no such option.
@@ -132,6 +138,7 @@ impl ErrorCode {
             ErrorCode::NotAtDialog => "not_at_dialog",
             ErrorCode::DialogChanged => "dialog_changed",
             ErrorCode::NoEffect => "no_effect",
+            ErrorCode::AlreadyAnswered => "already_answered",
             ErrorCode::CannotType => "cannot_type",
             ErrorCode::NotOffered => "not_offered",
             ErrorCode::Unreachable => "unreachable",
@@ -145,7 +152,10 @@ impl ErrorCode {
             ErrorCode::BadRequest => 400,
             ErrorCode::Unauthorized => 401,
             ErrorCode::UnknownSession => 404,
-            ErrorCode::NotAtDialog | ErrorCode::DialogChanged | ErrorCode::NoEffect => 409,
+            ErrorCode::NotAtDialog
+            | ErrorCode::DialogChanged
+            | ErrorCode::NoEffect
+            | ErrorCode::AlreadyAnswered => 409,
             ErrorCode::CannotType | ErrorCode::NotOffered => 422,
             ErrorCode::Unreachable => 502,
             ErrorCode::Internal => 500,
@@ -316,9 +326,21 @@ pub fn check(request: &RespondRequest) -> Result<(), RespondError> {
     Ok(())
 }
 
-/// Where Slate can type into `target`'s terminal, or why it cannot. A session on another machine
-/// is not typed into from here: its answer is forwarded (`remote::forward`).
-pub fn terminal_of(target: &Target) -> Result<Address, RespondError> {
+/// Where an answer types, and what must still hold just before the keys go in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    pub address: Address,
+    /// The agent's process.
+    pub pid: u32,
+    /// How the pane was proved to be the process's (`terminals::proof`); `None` for a hosted
+    /// terminal, which `slate run` owns.
+    pub proof: Option<Proof>,
+}
+
+/// Where Slate can type into `target`'s terminal, or why it cannot: the pane proved by the
+/// process's terminal device, found now. A session on another machine is not typed into from
+/// here: its answer is forwarded (`remote::forward`).
+pub fn terminal_of(target: &Target) -> Result<Destination, RespondError> {
     if let Some(machine) = &target.machine {
         return Err(RespondError::new(
             ErrorCode::CannotType,
@@ -342,8 +364,12 @@ pub fn terminal_of(target: &Target) -> Result<Address, RespondError> {
     };
     if target.hosted {
         return match &target.control {
-            Some(socket) => Ok(Address::Hosted {
-                socket: socket.clone(),
+            Some(socket) => Ok(Destination {
+                address: Address::Hosted {
+                    socket: socket.clone(),
+                },
+                pid,
+                proof: None,
             }),
             None => Err(RespondError::new(ErrorCode::CannotType, NO_CONTROL_NOTE)),
         };
@@ -357,9 +383,13 @@ pub fn terminal_of(target: &Target) -> Result<Address, RespondError> {
             format!("process {pid} is gone"),
         ));
     };
-    match located.address {
-        Some(address) => Ok(address),
-        None => {
+    match (located.address, located.proof) {
+        (Some(address), Some(proof)) => Ok(Destination {
+            address,
+            pid,
+            proof: Some(proof),
+        }),
+        _ => {
             let message = match located.view.kind {
                 TerminalKind::Plain => PLAIN_NOTE.to_string(),
                 _ => format!(
@@ -373,28 +403,230 @@ pub fn terminal_of(target: &Target) -> Result<Address, RespondError> {
     }
 }
 
-/// Carries out one answer on `target`: re-reads its screen, checks the fingerprint, types the
-/// fewest keys once, and waits up to [`CONFIRM_WITHIN`] for the dialog to leave.
-pub fn respond(target: &Target, request: &RespondRequest) -> Attempt {
+/// Checks, just before typing, that the keys would reach the agent: its process is alive, not
+/// stopped, and its group has the foreground of the terminal proved to be its pane (and so has a
+/// relay's between them), and a tmux pane is in no mode (copy mode, a chooser) and still has that
+/// terminal. Says why not, and then nothing is typed.
+pub fn ready_to_type(destination: &Destination) -> Result<(), RespondError> {
+    let cannot =
+        |why: String| RespondError::new(ErrorCode::CannotType, format!("{why}; nothing was typed"));
+    let pid = destination.pid;
+    let Some(stat) = proof::Stat::of(pid) else {
+        return Err(RespondError::new(
+            ErrorCode::NotAtDialog,
+            format!("the agent (process {pid}) has exited; nothing was typed"),
+        ));
+    };
+    // A hosted terminal is `slate run`'s own: the agent's terminal is the one it reads.
+    let tty = destination.proof.as_ref().map_or(stat.tty, Proof::tty);
+    stat.ready(tty)
+        .map_err(|why| cannot(why.sentence("the agent", pid)))?;
+    let mut pane_tty = tty;
+    if let Some(Proof::Relay {
+        relay,
+        program,
+        relay_tty,
+        ..
+    }) = &destination.proof
+    {
+        let relay_stat = proof::Stat::of(*relay).ok_or_else(|| {
+            cannot(format!(
+                "its relay `{program}` (process {relay}) has exited"
+            ))
+        })?;
+        relay_stat
+            .ready(*relay_tty)
+            .map_err(|why| cannot(why.sentence(&format!("its relay `{program}`"), *relay)))?;
+        pane_tty = *relay_tty;
+    }
+    if let Address::Tmux { socket, pane } = &destination.address {
+        let state = terminals::tmux_pane_state(socket, pane)
+            .map_err(|why| cannot(format!("cannot check the pane before typing: {why}")))?;
+        if state.in_mode {
+            return Err(cannot(format!(
+                "tmux pane {pane} is in a mode (copy mode, or a chooser): keys would go to the \
+                 mode, not the agent; leave it (q) first"
+            )));
+        }
+        if !proof::same_device(state.tty, pane_tty) {
+            return Err(cannot(format!(
+                "tmux pane {pane} no longer has the terminal proved to be the agent's"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// How long a dialog that was answered stays answered: a second answer to the same fingerprint of
+/// the same session within this time is refused (a double click, two commands at once, a stale
+/// notification), even when the agent draws the same dialog again.
+pub const ANSWERED_HOLDS: Duration = Duration::from_secs(30);
+
+/// The most of a lock file that is read.
+const CLAIM_MOST: u64 = 256;
+
+/// One answer's hold on its session: a lock file in the runtime folder (`answers/`), locked
+/// from the re-read of the screen to the confirmation, so no other process or surface answers the
+/// same session meanwhile; it keeps the fingerprint last answered and when.
+pub struct Claim {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Claim {
+    /// Takes session `key`'s lock in `folder` at once, or says that another answer holds it.
+    pub fn take(folder: &Path, key: &SessionKey) -> Result<Claim, RespondError> {
+        let internal = |why: String| RespondError::new(ErrorCode::Internal, why);
+        crate::host::control::private_folder(folder)
+            .map_err(|why| internal(format!("cannot make the answers' lock folder: {why}")))?;
+        let name: String = Sha256::digest(key.reference().as_bytes())[..12]
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        let path = folder.join(format!("{name}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|why| internal(format!("cannot open {}: {why}", path.display())))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Claim { file, path }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(RespondError::new(
+                ErrorCode::AlreadyAnswered,
+                format!(
+                    "another answer to session {} is being carried out; nothing was typed",
+                    key.reference()
+                ),
+            )),
+            Err(std::fs::TryLockError::Error(why)) => {
+                Err(internal(format!("cannot lock {}: {why}", path.display())))
+            }
+        }
+    }
+
+    /// The fingerprint last answered through this lock, and when.
+    fn last(&mut self) -> Option<(String, Timestamp)> {
+        use std::io::{Read, Seek};
+        let mut text = String::new();
+        self.file.rewind().ok()?;
+        (&self.file)
+            .take(CLAIM_MOST)
+            .read_to_string(&mut text)
+            .ok()?;
+        let (print, at) = text.trim().split_once(' ')?;
+        Some((print.to_string(), Timestamp::from_millis(at.parse().ok()?)))
+    }
+
+    /// Refuses `print` when it was answered less than [`ANSWERED_HOLDS`] before `now`.
+    fn unanswered(&mut self, print: &str, now: Timestamp) -> Result<(), RespondError> {
+        match self.last() {
+            Some((last, at))
+                if last == print
+                    && now.millis().saturating_sub(at.millis())
+                        < ANSWERED_HOLDS.as_millis() as i64 =>
+            {
+                Err(RespondError::new(
+                    ErrorCode::AlreadyAnswered,
+                    format!(
+                        "this dialog (fingerprint {print}) was answered {} s ago; slate answers a \
+                         dialog once, so nothing was typed: if the agent asks the same again, \
+                         answer it in its terminal or after {} s",
+                        now.millis().saturating_sub(at.millis()) / 1000,
+                        ANSWERED_HOLDS.as_secs()
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Notes that keys were sent for `print` at `at`.
+    fn answered(&mut self, print: &str, at: Timestamp) {
+        use std::io::{Seek, Write};
+        let written = self
+            .file
+            .set_len(0)
+            .and_then(|()| self.file.rewind())
+            .and_then(|()| writeln!(self.file, "{print} {}", at.millis()));
+        if let Err(why) = written {
+            tracing::warn!("cannot note the answer in {}: {why}", self.path.display());
+        }
+    }
+}
+
+/// The folder of the answers' locks: `answers/` beside Slate's store (`places::Places::store_file`),
+/// which every Slate of this HOME (the server, the command line, the app) finds the same way. A
+/// store that is not a file (`:memory:`) has none.
+pub fn lock_folder(store_file: &Path) -> Option<PathBuf> {
+    let folder = store_file.parent()?;
+    folder.is_absolute().then(|| folder.join("answers"))
+}
+
+/// Why an answer is refused where Slate keeps no store: its lock and its record live there.
+pub fn no_store() -> RespondError {
+    RespondError::new(
+        ErrorCode::Internal,
+        "this Slate runs without a store, where answers are locked and recorded, so nothing was \
+         typed",
+    )
+}
+
+/// Carries out one answer on `target`: takes the session's answer lock in `locks`, re-reads its
+/// screen, checks the fingerprint, checks that the keys would reach the agent, types the fewest
+/// keys once, and waits up to [`CONFIRM_WITHIN`] for the agent to draw its own next screen.
+pub fn respond(target: &Target, request: &RespondRequest, locks: &Path, now: Timestamp) -> Attempt {
     if let Err(error) = check(request) {
         return Attempt::refused(error, None);
     }
-    let address = match terminal_of(target) {
-        Ok(address) => address,
-        Err(error) => return Attempt::refused(error, None),
-    };
-    respond_at(&address, target.key.agent, request)
+    match terminal_of(target) {
+        Ok(destination) => respond_to(&destination, &target.key, request, locks, now),
+        Err(error) => Attempt::refused(error, None),
+    }
 }
 
-/// [`respond`] on a pane already found.
-pub fn respond_at(
-    address: &Address,
-    agent: crate::model::AgentKind,
+/// [`respond`] at a destination already found: takes session `key`'s answer lock in `locks` and
+/// holds it from the re-read to the confirmation.
+pub fn respond_to(
+    destination: &Destination,
+    key: &SessionKey,
     request: &RespondRequest,
+    locks: &Path,
+    now: Timestamp,
 ) -> Attempt {
     if let Err(error) = check(request) {
         return Attempt::refused(error, None);
     }
+    let mut claim = match Claim::take(locks, key) {
+        Ok(claim) => claim,
+        Err(error) => return Attempt::refused(error, None),
+    };
+    respond_at(destination, key.agent, request, &mut claim, now)
+}
+
+/// What the agent's screen shows after the keys, for the confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    /// The dialog answered is still there (or the read failed, which says nothing).
+    Still,
+    /// The agent drew a screen of its own without a dialog: it works, or waits for a prompt.
+    Moved,
+    /// Another dialog is on screen in its place.
+    Other,
+    /// Nothing the agent's grammar knows: another program's output, an echo of the keys.
+    Foreign,
+}
+
+/// [`respond_to`] with the session's lock held.
+fn respond_at(
+    destination: &Destination,
+    agent: crate::model::AgentKind,
+    request: &RespondRequest,
+    claim: &mut Claim,
+    now: Timestamp,
+) -> Attempt {
+    let address = &destination.address;
     let screen = match terminals::screen_now(address, agent) {
         Ok(screen) => screen,
         Err(why) => {
@@ -436,6 +668,9 @@ pub fn respond_at(
             summary,
         );
     }
+    if let Err(error) = claim.unanswered(&shown, now) {
+        return Attempt::refused(error, summary);
+    }
     let plan = match keys::plan(agent, &dialog, &request.choice()) {
         Ok(plan) => plan,
         Err(refusal) => return Attempt::refused(refusal.into(), summary),
@@ -444,38 +679,70 @@ pub fn respond_at(
         .option
         .and_then(|index| dialog.options.get(index))
         .and_then(|option| option.number);
+    if let Err(error) = ready_to_type(destination) {
+        return Attempt::refused(error, summary);
+    }
     let sent_at = Instant::now();
+    // From here on the dialog counts as answered, whatever the keys do: they are never sent again.
+    claim.answered(&shown, now);
     if let Err(why) = terminals::typing::send(address, &plan.keys) {
         return Attempt::refused(RespondError::new(ErrorCode::CannotType, why), summary);
     }
     // The keys went in once; from here on only the screen is read.
     let deadline = sent_at + CONFIRM_WITHIN;
+    let mut other: Option<String> = None;
     loop {
-        let still = match terminals::screen_now(address, agent) {
-            Ok(Screen::Dialog(now)) => keys::fingerprint(agent, &now) == shown,
-            Ok(_) => false,
+        let after = match terminals::screen_now(address, agent) {
+            Ok(Screen::Dialog(now)) if keys::fingerprint(agent, &now) == shown => After::Still,
+            Ok(Screen::Dialog(now)) => {
+                other = Some(now.summary);
+                After::Other
+            }
+            Ok(Screen::Working | Screen::Idle) => After::Moved,
+            Ok(Screen::Unknown) => After::Foreign,
             // A read that fails says nothing either way: the next one may.
-            Err(_) => true,
+            Err(_) => After::Still,
         };
         let elapsed = sent_at.elapsed();
-        if !still {
-            return Attempt {
-                result: Ok(Responded {
-                    outcome: "answered".to_string(),
-                    action: request.action,
-                    option,
-                    left_after_ms: elapsed.as_millis() as u64,
-                }),
-                summary,
-            };
+        match after {
+            After::Moved => {
+                return Attempt {
+                    result: Ok(Responded {
+                        outcome: "answered".to_string(),
+                        action: request.action,
+                        option,
+                        left_after_ms: elapsed.as_millis() as u64,
+                    }),
+                    summary,
+                }
+            }
+            After::Other => {
+                return Attempt::refused(
+                    RespondError::new(
+                        ErrorCode::DialogChanged,
+                        format!(
+                            "the keys were sent once, and another dialog is on screen now ({:?}): \
+                             slate cannot tell whether the answer reached the agent; look at the \
+                             terminal",
+                            other.unwrap_or_default()
+                        ),
+                    ),
+                    summary,
+                )
+            }
+            After::Still | After::Foreign => {}
         }
         if Instant::now() >= deadline {
+            let what = match after {
+                After::Foreign => "the screen shows something the agent does not draw",
+                _ => "the dialog is still on screen",
+            };
             return Attempt::refused(
                 RespondError::new(
                     ErrorCode::NoEffect,
                     format!(
-                        "the keys were sent once and the dialog is still on screen after {} s; \
-                         slate does not send them again: look at the terminal",
+                        "the keys were sent once and {what} after {} s; slate does not send them \
+                         again: look at the terminal",
                         CONFIRM_WITHIN.as_secs()
                     ),
                 ),

@@ -163,9 +163,6 @@ struct AppState {
     stopping: tokio::sync::watch::Receiver<bool>,
     /// Keeps the `stopping` channel open while the router lives.
     _stop: Arc<tokio::sync::watch::Sender<bool>>,
-    /// Held while an answer is carried out: one answer at a time, so two answers never type into
-    /// screens they read before the other's keys arrived.
-    answering: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The API and the page, guarded, for a server listening on `security.port`.
@@ -199,7 +196,6 @@ fn build(
         index: index.into(),
         stopping,
         _stop: stop,
-        answering: Arc::new(tokio::sync::Mutex::new(())),
     };
     Router::new()
         .route("/sessions/live", get(live_sessions))
@@ -696,37 +692,49 @@ async fn respond(
         },
         None => None,
     };
-    let attempt = {
-        let _one_at_a_time = state.answering.lock().await;
-        let (target, request) = (target.clone(), request.clone());
-        let answer = move || match forward {
-            Some(((entry, options), id)) => answers::Attempt {
-                result: crate::remote::forward::respond(&entry, &options, &id, &request),
-                summary: None,
-            },
-            None => answers::respond(&target, &request),
-        };
-        match tokio::task::spawn_blocking(answer).await {
-            Ok(attempt) => attempt,
-            Err(err) => {
-                return respond_error(RespondError::new(
-                    ErrorCode::Internal,
-                    format!("the answer stopped: {err}"),
-                ))
+    // The answer runs to its end on a task of its own, recorded there: a client that goes away
+    // meanwhile neither stops it half-way nor leaves it unrecorded. Two answers to one session
+    // never overlap: the session's answer lock (`answers::Claim`) refuses the second.
+    let carried = {
+        let handle = state.handle.clone();
+        let summary = session.dialog.as_ref().map(|dialog| dialog.summary.clone());
+        move || {
+            let attempt = match forward {
+                Some(((entry, options), id)) => answers::Attempt {
+                    result: crate::remote::forward::respond(&entry, &options, &id, &request),
+                    summary: None,
+                },
+                None => match handle.answer_locks() {
+                    Some(locks) => answers::respond(&target, &request, &locks, handle.now()),
+                    None => answers::Attempt {
+                        result: Err(answers::no_store()),
+                        summary: None,
+                    },
+                },
+            };
+            // Recorded here whatever the outcome; a forwarded answer is also recorded by the
+            // remote's own Slate in its store.
+            let mut record = attempt.record(&request, handle.now());
+            if target.machine.is_some() {
+                record.summary = summary;
             }
+            if let Err(why) = handle.record_answer(&target.key, &record) {
+                tracing::warn!(session = %target.key, "cannot record an answer: {why}");
+            }
+            // The live list sees the dialog leave on the next reading; ask for it now.
+            handle.refresh();
+            attempt
         }
     };
-    // Recorded here whatever the outcome; a forwarded answer is also recorded by the remote's
-    // own Slate in its store.
-    let mut record = attempt.record(&request, state.handle.now());
-    if target.machine.is_some() {
-        record.summary = session.dialog.as_ref().map(|dialog| dialog.summary.clone());
-    }
-    if let Err(why) = state.handle.record_answer(&target.key, &record) {
-        tracing::warn!(session = %target.key, "cannot record an answer: {why}");
-    }
-    // The live list sees the dialog leave on the next reading; ask for it now.
-    state.handle.refresh();
+    let attempt = match tokio::task::spawn_blocking(carried).await {
+        Ok(attempt) => attempt,
+        Err(err) => {
+            return respond_error(RespondError::new(
+                ErrorCode::Internal,
+                format!("the answer stopped: {err}"),
+            ))
+        }
+    };
     match attempt.result {
         Ok(responded) => Json(responded).into_response(),
         Err(error) => respond_error(error),

@@ -311,14 +311,18 @@ impl Client {
 
     /// `POST /sessions/{id}/respond`: answers the dialog on a session's screen. The server
     /// re-reads the screen, types the keys once and waits up to five seconds for the dialog to
-    /// leave, so this waits longer than other requests. Every refusal comes back as its code and
+    /// leave, or forwards the answer to another machine, so this waits longer than the longest
+    /// forward. Every refusal comes back as its code and
     /// sentence; a server that cannot be reached, or whose answer cannot be read, as
     /// `unreachable`.
     pub fn respond(&self, id: &str, request: &RespondRequest) -> Result<Responded, RespondError> {
         let path = format!("/sessions/{}/respond", path_segment(id));
         let unreachable = |detail: String| RespondError::new(ErrorCode::Unreachable, detail);
         let body = serde_json::to_string(request).map_err(|err| unreachable(err.to_string()))?;
-        let timeout = crate::answers::CONFIRM_WITHIN + REQUEST_TIMEOUT;
+        // Longer than the longest answer the server carries out: a forwarded one, which waits for
+        // the remote's own confirmation over its link.
+        let timeout =
+            crate::remote::forward::limit(&crate::remote::LinkOptions::default()) + REQUEST_TIMEOUT;
         let request = self.with_token(
             self.agent
                 .post(self.url(&path))

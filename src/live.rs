@@ -294,6 +294,13 @@ impl Handle {
         (self.shared.clock)()
     }
 
+    /// The folder of the answers' locks (`answers::lock_folder`), beside this Slate's store;
+    /// `None` without a store file.
+    pub fn answer_locks(&self) -> Option<std::path::PathBuf> {
+        let store = self.shared.store.as_ref()?.lock().ok()?;
+        crate::answers::lock_folder(store.path())
+    }
+
     /// Records one answer to a session's dialog in the store, whatever its outcome.
     pub fn record_answer(
         &self,

@@ -24,6 +24,7 @@
 
 pub mod hosted;
 pub mod panes;
+pub mod proof;
 pub mod typing;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -50,23 +51,118 @@ pub const READ_EVERY: Duration = Duration::from_secs(1);
 /// How long a terminal that could not be read is left alone before it is asked again.
 pub const RETRY_AFTER: Duration = Duration::from_secs(15);
 
-/// Where a process's terminal is: how Slate sees it, and where to read it when it can.
+/// Where a process's terminal is: how Slate sees it, and where to read it when it can, with how
+/// that pane was proved to be the process's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
     pub view: TerminalView,
     pub address: Option<Address>,
+    /// The process's terminal device, and the relay between it and the pane, when there is an
+    /// address.
+    pub proof: Option<proof::Proof>,
 }
 
-/// Finds the terminal of each process in `pids`.
+/// Finds the terminal of each process in `pids` by its controlling terminal
+/// (`terminals::proof`): the tmux pane whose terminal it is, on any tmux server of this user, or
+/// the kitty window or WezTerm pane its variables name, once that window's terminal is found to
+/// be the process's.
 pub fn locate(pids: &[u32]) -> Vec<(u32, Located)> {
     let tools = crate::focus::tools();
-    crate::focus::hosts(pids)
+    let hosts = crate::focus::hosts(pids);
+    let panes = if tools.tmux && !hosts.is_empty() {
+        let hints = hosts
+            .iter()
+            .filter_map(|(_, host)| host.as_ref()?.env.tmux_socket().map(str::to_string));
+        proof::tmux_panes(&proof::tmux_sockets(hints))
+    } else {
+        Vec::new()
+    };
+    hosts
         .into_iter()
         .map(|(pid, host)| {
-            let (view, address) = panes::locate(host.as_ref().map(|host| &host.env), &tools);
-            (pid, Located { view, address })
+            let tty = host
+                .as_ref()
+                .map(|host| proof::ProcessTty::read(pid, &host.ancestors))
+                .unwrap_or_default();
+            let proved = proof::prove(&tty, &panes).map(|(pane, proof)| {
+                let address = Address::Tmux {
+                    socket: pane.socket.clone(),
+                    pane: pane.pane.clone(),
+                };
+                (address, proof)
+            });
+            let (view, address) = panes::locate(
+                host.as_ref().map(|host| &host.env),
+                &tools,
+                proved.as_ref().map(|(address, _)| address),
+            );
+            let located = match (proved, address) {
+                (Some((address, proof)), _) => Located {
+                    view,
+                    address: Some(address),
+                    proof: Some(proof),
+                },
+                (None, Some(address)) => confirm(address, tty.tty),
+                (None, None) => Located {
+                    view,
+                    address: None,
+                    proof: None,
+                },
+            };
+            (pid, located)
         })
         .collect()
+}
+
+/// A kitty window or WezTerm pane named by a process's variables, kept only when its terminal is
+/// the process's own (`tty`): a variable is inherited by whatever a window's shell starts.
+fn confirm(address: Address, tty: u64) -> Located {
+    let owner = match &address {
+        Address::Kitty { listen_on, window } => {
+            kitty_command(listen_on, "ls", serde_json::json!({}))
+                .map_err(|why| format!("kitty: {why}"))
+                .and_then(|json| panes::parse_kitty_children(&json).map_err(|e| e.to_string()))
+                .map(|children| {
+                    children
+                        .get(window)
+                        .and_then(|pid| proof::Stat::of(*pid))
+                        .map(|stat| stat.tty)
+                })
+        }
+        Address::Wezterm { socket, pane } => run(&panes::wezterm_list(socket.as_deref()))
+            .map_err(|why| format!("wezterm: {why}"))
+            .and_then(|json| panes::parse_wezterm_ttys(&json).map_err(|e| e.to_string()))
+            .map(|ttys| ttys.get(pane).and_then(|path| proof::device_of(path))),
+        Address::Tmux { .. } | Address::Hosted { .. } => Ok(None),
+    };
+    let pane = Some(address.pane().to_string());
+    match owner {
+        Ok(Some(device)) if proof::same_device(device, tty) => Located {
+            view: address.view(),
+            address: Some(address),
+            proof: Some(proof::Proof::Direct { tty }),
+        },
+        Ok(_) => Located {
+            view: TerminalView::unread(
+                address.kind(),
+                pane,
+                "its variables name this window, but its terminal is not that window's (started \
+                 from it into another terminal?): Slate reads and answers only a window whose \
+                 terminal is the process's own",
+            ),
+            address: None,
+            proof: None,
+        },
+        Err(why) => Located {
+            view: TerminalView::unread(
+                address.kind(),
+                pane,
+                format!("could not be read to confirm it is the process's terminal: {why}"),
+            ),
+            address: None,
+            proof: None,
+        },
+    }
 }
 
 /// One pane to read, for one session.
@@ -351,6 +447,27 @@ pub fn screen_now(address: &Address, agent: AgentKind) -> Result<Screen, String>
         Address::Hosted { socket } => hosted::read(std::path::Path::new(socket), colours)?.screen,
     };
     Ok(screens::read_screen(agent, &text))
+}
+
+/// A tmux pane's state now (its mode and its terminal's device), within [`READ_LIMIT`], for the
+/// check before typing.
+pub fn tmux_pane_state(socket: &str, pane: &str) -> Result<PaneState, String> {
+    let text = run(&proof::tmux_state(socket, pane)).map_err(|why| format!("tmux: {why}"))?;
+    let state = proof::parse_tmux_state(&text, pane)?;
+    let tty = proof::device_of(&state.tty)
+        .ok_or_else(|| format!("{} is not a terminal here", state.tty))?;
+    Ok(PaneState {
+        in_mode: state.in_mode,
+        tty,
+    })
+}
+
+/// What the check before typing reads of a tmux pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaneState {
+    pub in_mode: bool,
+    /// Its terminal's device number.
+    pub tty: u64,
 }
 
 /// A pane's text read into what Slate keeps: its title and its screen's kind and summary. The

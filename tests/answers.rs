@@ -264,8 +264,9 @@ fn the_session_object_offers_only_what_does_not_widen() {
 
 use std::time::{Duration, Instant};
 
-use slate::answers::{self, ErrorCode, RespondRequest, Surface, Target};
-use slate::model::SessionKey;
+use slate::answers::{self, Attempt, ErrorCode, RespondRequest, Surface, Target};
+use slate::model::{SessionKey, Timestamp};
+use slate::terminals::proof::Proof;
 
 use crate::terminals::{codex_rollout_with_id, fixture};
 use crate::util::Tmux;
@@ -274,15 +275,23 @@ use crate::util::Tmux;
 /// takes it for Codex) that draws the screen file named in its control file whenever that
 /// changes, writes every key it gets to its key log, and, when it reacts, answers `1` (allow) by
 /// drawing Codex at work and Escape (deny) or another digit by drawing its composer. One that
-/// ignores keys only logs them.
+/// ignores keys only logs them; one that echoes draws the keys it got on a blank screen, as a
+/// program that is not the agent would; one that flips draws its dialog and another (its
+/// "working" screen) in turn, 40 ms each.
 const STAND_IN: &str = r#"
-import os, select, sys, termios, tty
+import os, select, sys, termios, time, tty
 control, log, mode, working, idle = sys.argv[1:6]
 tty.setraw(0)
 shown = None
+flip, flip_at = False, 0.0
 while True:
     with open(control) as f:
         want = f.read()
+    if mode == "flip":
+        if time.time() >= flip_at:
+            flip, flip_at = not flip, time.time() + 0.04
+        if flip:
+            want = working
     if want and want != shown:
         with open(want) as f:
             text = f.read()
@@ -294,6 +303,12 @@ while True:
     keys = os.read(0, 64)
     with open(log, "ab") as f:
         f.write(keys)
+    if mode == "echo":
+        os.write(1, b"\x1b[H\x1b[2J" + keys)
+        shown = None
+        with open(control + ".new", "w") as f:
+            f.write("")
+        os.replace(control + ".new", control)
     if mode == "react":
         last = keys[-1:]
         after = working if last == b"1" else idle if last in (b"\x1b", b"2", b"3") else None
@@ -316,6 +331,12 @@ struct StandIn {
 
 impl StandIn {
     fn start(mode: &str) -> StandIn {
+        StandIn::start_with(mode, Launch::Direct, "working-sleep.txt")
+    }
+
+    /// A stand-in that reacts or not (`mode`), started in its pane as `launch` says, whose
+    /// "working" screen is `working`.
+    fn start_with(mode: &str, launch: Launch, working: &str) -> StandIn {
         let temp = tempfile::tempdir().unwrap();
         let home = temp.path().join("home");
         let folder = temp.path().join("acme-api");
@@ -339,24 +360,45 @@ impl StandIn {
         )
         .unwrap();
         std::fs::write(&log, "").unwrap();
-        let tmux = Tmux::start_sized(
-            &format!(
-                "bash -c 'cd \"{}\" && exec -a codex bash \"{}\" \"{}\" \"{}\" {mode} \"{}\" \"{}\"'",
+        // The pane's process execs into the program named `codex`.
+        let launcher = temp.path().join("launch.sh");
+        std::fs::write(
+            &launcher,
+            format!(
+                "cd \"{}\" && exec -a codex bash \"{}\" \"{}\" \"{}\" {mode} \"{}\" \"{}\"\n",
                 folder.display(),
                 script.display(),
                 control.display(),
                 log.display(),
-                screen("working-sleep.txt").display(),
+                screen(working).display(),
                 screen("idle.txt").display(),
             ),
-            160,
-            45,
-        );
-        let pid: u32 = tmux
+        )
+        .unwrap();
+        let line = format!("bash \"{}\"", launcher.display());
+        let command = match launch {
+            Launch::Direct => line.clone(),
+            // No variable says where it runs: not `$TMUX`, not `$TMUX_PANE`.
+            Launch::Cleared => format!(
+                "env -i PATH='{}' HOME='{}' {line}",
+                std::env::var("PATH").unwrap(),
+                home.display()
+            ),
+            Launch::Script => format!("script -qfc '{line}' /dev/null"),
+            Launch::Shell => "env PS1='$ ' bash --norc --noprofile -i".to_string(),
+        };
+        let tmux = Tmux::start_sized(&command, 160, 45);
+        if launch == Launch::Shell {
+            tmux.wait_for("the shell's prompt", |tmux| tmux.screen().contains('$'));
+            tmux.run(&["send-keys", "-t", "%0", "-l", &line]);
+            tmux.run(&["send-keys", "-t", "%0", "Enter"]);
+        }
+        let pane_pid: u32 = tmux
             .run(&["display", "-p", "-t", "%0", "#{pane_pid}"])
             .trim()
             .parse()
             .expect("tmux says the pane's pid");
+        let pid = codex_under(pane_pid);
         codex_rollout_with_id(&home, &folder, slate::live::system_clock(), SESSION_ID);
         let stand_in = StandIn {
             temp,
@@ -394,7 +436,8 @@ impl StandIn {
             }
             assert!(
                 Instant::now() < deadline,
-                "the pane never showed {file}: {now:?}"
+                "the pane never showed {file}: {now:?}\n{}",
+                self.tmux.screen()
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -407,6 +450,19 @@ impl StandIn {
         keys
     }
 
+    /// Answers through `answers::respond` at `now`, with the answer locks the command line of
+    /// the stand-in's HOME takes.
+    fn answer_at(&self, target: &Target, request: &RespondRequest, now: Timestamp) -> Attempt {
+        let store = self.home.join(".local/share/slate/slate.db");
+        let locks = answers::lock_folder(&store).unwrap();
+        answers::respond(target, request, &locks, now)
+    }
+
+    /// [`StandIn::answer_at`] now.
+    fn answer(&self, request: &RespondRequest) -> Attempt {
+        self.answer_at(&self.target(), request, slate::live::system_clock())
+    }
+
     fn target(&self) -> Target {
         Target {
             key: SessionKey::new(AgentKind::CODEX, SESSION_ID),
@@ -415,6 +471,38 @@ impl StandIn {
             control: None,
             machine: None,
         }
+    }
+}
+
+/// How the stand-in is started in its pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Launch {
+    /// As the pane's own process.
+    Direct,
+    /// As the pane's own process, with every variable cleared (`env -i`).
+    Cleared,
+    /// Under `script`, a pseudo-terminal relay, as the pane's process.
+    Script,
+    /// From an interactive shell with job control in the pane.
+    Shell,
+}
+
+/// The process named `codex` at or under `pid`, waited for.
+fn codex_under(pid: u32) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut queue = vec![pid];
+        while let Some(next) = queue.pop() {
+            let cmdline = std::fs::read(format!("/proc/{next}/cmdline")).unwrap_or_default();
+            if cmdline.split(|byte| *byte == 0).next() == Some(b"codex") {
+                return next;
+            }
+            let children = std::fs::read_to_string(format!("/proc/{next}/task/{next}/children"))
+                .unwrap_or_default();
+            queue.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        }
+        assert!(Instant::now() < deadline, "no process named codex under {pid}");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -449,23 +537,34 @@ fn answers_reach_the_stand_in_once_and_only_when_its_screen_shows_the_dialog_see
     let target = stand_in.target();
 
     // Approve: the digit alone, and the dialog leaves.
-    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let done = stand_in.answer(&request(Action::Approve, None, &permission));
     let responded = done.result.expect("approve is delivered");
     assert_eq!(responded.option, Some(1));
     assert_eq!(stand_in.keys(), "1");
     assert_eq!(done.summary.as_deref(), Some("Run: touch x.txt"));
     stand_in.wait_showing("working-sleep.txt");
 
-    // Deny: Escape, and the dialog leaves.
+    // The same dialog drawn again at once: it was answered a moment ago, so a second answer to
+    // it (a double click, a stale notification) is refused and types nothing.
     stand_in.show("permission-touch.txt");
-    let done = answers::respond(&target, &request(Action::Deny, None, &permission));
+    let done = stand_in.answer(&request(Action::Deny, None, &permission));
+    let error = done.result.expect_err("answered once");
+    assert_eq!(error.code, ErrorCode::AlreadyAnswered, "{error}");
+    assert_eq!(stand_in.keys(), "");
+    stand_in.wait_showing("permission-touch.txt");
+
+    // Deny, once the dialog answered is no longer fresh: Escape, and the dialog leaves.
+    let later = Timestamp::from_millis(
+        slate::live::system_clock().millis() + answers::ANSWERED_HOLDS.as_millis() as i64,
+    );
+    let done = stand_in.answer_at(&target, &request(Action::Deny, None, &permission), later);
     assert_eq!(done.result.expect("deny is delivered").option, Some(3));
     assert_eq!(stand_in.keys(), "\u{1b}");
 
     // A question, answered by its number.
     stand_in.show("question.txt");
     let question = print_of("question.txt");
-    let done = answers::respond(&target, &request(Action::Answer, Some(2), &question));
+    let done = stand_in.answer(&request(Action::Answer, Some(2), &question));
     assert_eq!(
         done.result.expect("the answer is delivered").option,
         Some(2)
@@ -476,7 +575,7 @@ fn answers_reach_the_stand_in_once_and_only_when_its_screen_shows_the_dialog_see
     // nothing typed.
     stand_in.show("permission-touch.txt");
     stand_in.show("question.txt");
-    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let done = stand_in.answer(&request(Action::Approve, None, &permission));
     let error = done.result.expect_err("a changed dialog is refused");
     assert_eq!(error.code, ErrorCode::DialogChanged, "{error}");
     assert!(error.message.contains("the dialog changed"), "{error}");
@@ -484,24 +583,24 @@ fn answers_reach_the_stand_in_once_and_only_when_its_screen_shows_the_dialog_see
 
     // A working session: refused, nothing typed.
     stand_in.show("working-sleep.txt");
-    let done = answers::respond(&target, &request(Action::Approve, None, &permission));
+    let done = stand_in.answer(&request(Action::Approve, None, &permission));
     let error = done.result.expect_err("a working session is refused");
     assert_eq!(error.code, ErrorCode::NotAtDialog, "{error}");
     assert_eq!(stand_in.keys(), "");
 
     // An option that widens permissions ("don't ask again"): refused, nothing typed.
     stand_in.show("permission-touch.txt");
-    let done = answers::respond(&target, &request(Action::Answer, Some(2), &permission));
+    let done = stand_in.answer(&request(Action::Answer, Some(2), &permission));
     let error = done.result.expect_err("a widening option is refused");
     assert_eq!(error.code, ErrorCode::NotOffered, "{error}");
     assert!(error.message.contains("widens"), "{error}");
     assert_eq!(stand_in.keys(), "");
 
     // A fingerprint that is not one is a bad request, before anything is read.
-    let done = answers::respond(&target, &request(Action::Approve, None, "not-a-print"));
+    let done = stand_in.answer(&request(Action::Approve, None, "not-a-print"));
     assert_eq!(done.result.unwrap_err().code, ErrorCode::BadRequest);
     // So is an option with approve.
-    let done = answers::respond(&target, &request(Action::Approve, Some(1), &permission));
+    let done = stand_in.answer(&request(Action::Approve, Some(1), &permission));
     assert_eq!(done.result.unwrap_err().code, ErrorCode::BadRequest);
     assert_eq!(stand_in.keys(), "");
 
@@ -511,12 +610,13 @@ fn answers_reach_the_stand_in_once_and_only_when_its_screen_shows_the_dialog_see
         .args(["-i", "PATH=/usr/bin:/bin", "sleep", "30"])
         .spawn()
         .unwrap();
-    let done = answers::respond(
+    let done = stand_in.answer_at(
         &Target {
             pid: Some(plain.id()),
             ..stand_in.target()
         },
         &request(Action::Approve, None, &permission),
+        slate::live::system_clock(),
     );
     let _ = plain.kill();
     let _ = plain.wait();
@@ -534,10 +634,7 @@ fn keys_without_effect_are_sent_once_and_reported() {
     let stand_in = StandIn::start("ignore");
     let permission = print_of("permission-touch.txt");
     let started = Instant::now();
-    let done = answers::respond(
-        &stand_in.target(),
-        &request(Action::Approve, None, &permission),
-    );
+    let done = stand_in.answer(&request(Action::Approve, None, &permission));
     let error = done.result.clone().expect_err("the dialog stayed");
     assert_eq!(error.code, ErrorCode::NoEffect, "{error}");
     assert!(started.elapsed() >= answers::CONFIRM_WITHIN);
@@ -550,6 +647,218 @@ fn keys_without_effect_are_sent_once_and_reported() {
     assert_eq!(record.outcome, "no_effect");
     assert_eq!(record.surface, Surface::Cli);
     assert_eq!(record.fingerprint, permission);
+}
+
+/// True when a line of the pane is `text` alone, as a key echoed by a program would be.
+fn pane_has_line(stand_in: &StandIn, text: &str) -> bool {
+    stand_in.tmux.screen().lines().any(|line| line.trim() == text)
+}
+
+#[test]
+fn a_pane_is_the_agents_by_its_terminal_not_by_the_variables_it_inherited() {
+    let stand_in = StandIn::start("react");
+    let permission = print_of("permission-touch.txt");
+    // An agent started from the stand-in's pane into a terminal of its own (as `kitty codex` or
+    // an editor's terminal would): it carries the pane's `$TMUX` and `$TMUX_PANE`, but its
+    // terminal is `script`'s, and `script` runs in no pane.
+    let socket = stand_in.tmux.run(&["display", "-p", "-t", "%0", "#{socket_path}"]);
+    let mut elsewhere = std::process::Command::new("script")
+        .args(["-qfc", "exec -a codex sleep 60", "/dev/null"])
+        .env("TMUX", format!("{},1,0", socket.trim()))
+        .env("TMUX_PANE", "%0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let impostor = codex_under(elsewhere.id());
+    let located = slate::terminals::locate(&[impostor]);
+    let done = stand_in.answer_at(
+        &Target {
+            pid: Some(impostor),
+            ..stand_in.target()
+        },
+        &request(Action::Approve, None, &permission),
+        slate::live::system_clock(),
+    );
+    let _ = elsewhere.kill();
+    let _ = elsewhere.wait();
+    assert_eq!(located.len(), 1);
+    assert_eq!(located[0].1.address, None, "{located:?}");
+    assert_eq!(
+        located[0].1.view.note.as_deref(),
+        Some(slate::terminals::panes::INHERITED_NOTE)
+    );
+    let error = done.result.expect_err("the pane is not the impostor's");
+    assert_eq!(error.code, ErrorCode::CannotType, "{error}");
+    assert!(error.message.contains("not that pane's"), "{error}");
+    assert_eq!(stand_in.keys(), "", "nothing reached the pane's own agent");
+
+    // The pane's own agent is proved by its terminal and answered.
+    let located = slate::terminals::locate(&[stand_in.pid]);
+    assert_eq!(
+        located[0].1.address,
+        Some(slate::terminals::panes::Address::Tmux {
+            socket: socket.trim().to_string(),
+            pane: "%0".to_string()
+        })
+    );
+    let done = stand_in.answer(&request(Action::Approve, None, &permission));
+    assert!(done.result.is_ok(), "{:?}", done.result);
+    assert_eq!(stand_in.keys(), "1");
+}
+
+#[test]
+fn an_agent_without_variables_or_behind_a_relay_is_found_by_its_terminal() {
+    let permission = print_of("permission-touch.txt");
+    for launch in [Launch::Cleared, Launch::Script] {
+        let stand_in = StandIn::start_with("react", launch, "working-sleep.txt");
+        let located = slate::terminals::locate(&[stand_in.pid]);
+        let found = &located[0].1;
+        assert_eq!(
+            found.address.as_ref().map(|address| address.pane()),
+            Some("%0"),
+            "{launch:?}: {found:?}"
+        );
+        match (launch, &found.proof) {
+            (Launch::Cleared, Some(Proof::Direct { .. })) => {}
+            (Launch::Script, Some(Proof::Relay { program, .. })) => assert_eq!(program, "script"),
+            other => panic!("{launch:?}: proved as {other:?}"),
+        }
+        let done = stand_in.answer(&request(Action::Approve, None, &permission));
+        assert!(done.result.is_ok(), "{launch:?}: {:?}", done.result);
+        assert_eq!(stand_in.keys(), "1", "{launch:?}");
+    }
+}
+
+#[test]
+fn keys_go_only_to_an_agent_in_the_foreground_of_a_pane_in_no_mode() {
+    let stand_in = StandIn::start_with("react", Launch::Shell, "working-sleep.txt");
+    let permission = print_of("permission-touch.txt");
+    let approve = request(Action::Approve, None, &permission);
+
+    // Copy mode: the keys would move tmux's cursor, not reach the agent.
+    stand_in.tmux.run(&["copy-mode", "-t", "%0"]);
+    let done = stand_in.answer(&approve);
+    let error = done.result.expect_err("a pane in copy mode is refused");
+    assert_eq!(error.code, ErrorCode::CannotType, "{error}");
+    assert!(error.message.contains("copy mode"), "{error}");
+    stand_in.tmux.run(&["send-keys", "-t", "%0", "-X", "cancel"]);
+    assert_eq!(stand_in.keys(), "");
+
+    // Stopped (as Ctrl-Z does; the stand-in's raw terminal takes C-z as a key, so the signal is
+    // sent as the terminal would), with `tail -f` of the dialog's text in the foreground: the
+    // screen shows the same dialog, but the agent would not get the keys.
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", stand_in.pid)).unwrap();
+    let pgrp = stat.rsplit_once(')').unwrap().1.split_whitespace().nth(2).unwrap().to_string();
+    let signal = |name: &str| {
+        let sent = std::process::Command::new("kill")
+            .args([name, "--", &format!("-{pgrp}")])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill {name}");
+    };
+    signal("-TSTP");
+    stand_in.tmux.wait_for("the job stopped", |tmux| {
+        tmux.screen().contains("Stopped")
+    });
+    let shown = stand_in.temp.path().join("shown.txt");
+    std::fs::copy(screen("permission-touch.txt"), &shown).unwrap();
+    stand_in.tmux.run(&[
+        "send-keys",
+        "-t",
+        "%0",
+        "-l",
+        &format!("stty sane; clear; tail -n +1 -f '{}'", shown.display()),
+    ]);
+    stand_in.tmux.run(&["send-keys", "-t", "%0", "Enter"]);
+    stand_in.wait_showing("permission-touch.txt");
+    let done = stand_in.answer(&approve);
+    let error = done.result.expect_err("a stopped agent is refused");
+    assert_eq!(error.code, ErrorCode::CannotType, "{error}");
+    assert!(error.message.contains("stopped"), "{error}");
+
+    // Running again, but in the background (`kill -CONT`): `tail` still has the terminal.
+    signal("-CONT");
+    let done = stand_in.answer(&approve);
+    let error = done.result.expect_err("an agent in the background is refused");
+    assert_eq!(error.code, ErrorCode::CannotType, "{error}");
+    assert!(error.message.contains("foreground"), "{error}");
+    // Nothing was typed into `tail`'s terminal, and the agent got nothing.
+    assert!(!pane_has_line(&stand_in, "1"), "{}", stand_in.tmux.screen());
+    assert_eq!(stand_in.keys(), "");
+}
+
+#[test]
+fn one_dialog_is_answered_once_across_processes_and_surfaces() {
+    // A stand-in that ignores keys keeps its dialog: the first answer holds the session's lock
+    // for its whole confirmation.
+    let stand_in = StandIn::start("ignore");
+    let permission = print_of("permission-touch.txt");
+    let approve = request(Action::Approve, None, &permission);
+    let (first, second) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| stand_in.answer(&approve));
+        std::thread::sleep(Duration::from_millis(500));
+        // Another process answering the same session: the command line, with the same locks.
+        let cli = slate(&stand_in.home, &["approve", &SESSION_ID[..8], "--yes", "--json"])
+            .env("SLATE_STANDALONE", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let second = stand_in.answer(&approve);
+        (first.join().unwrap(), (cli, second))
+    });
+    let (cli, second) = second;
+    assert_eq!(
+        first.result.expect_err("the stand-in ignored the keys").code,
+        ErrorCode::NoEffect
+    );
+    let error = second.result.expect_err("a second answer in flight is refused");
+    assert_eq!(error.code, ErrorCode::AlreadyAnswered, "{error}");
+    assert!(error.message.contains("being carried out"), "{error}");
+    assert_eq!(cli.status.code(), Some(9), "{cli:?}");
+    let body = json(&String::from_utf8_lossy(&cli.stdout));
+    assert_eq!(body["error"]["code"], "already_answered");
+    // Once done, the same fingerprint is still refused: the dialog was answered.
+    let done = stand_in.answer(&approve);
+    let error = done.result.expect_err("answered once already");
+    assert_eq!(error.code, ErrorCode::AlreadyAnswered, "{error}");
+    // One `1`, whatever was asked.
+    assert_eq!(stand_in.keys(), "1");
+}
+
+#[test]
+fn only_the_agents_own_next_screen_confirms_an_answer() {
+    // A screen that flips between the dialog answered and another one every 40 ms: no answer is
+    // ever reported delivered, whichever dialog it saw last.
+    let stand_in = StandIn::start_with("flip", Launch::Direct, "question.txt");
+    let permission = print_of("permission-touch.txt");
+    let start = slate::live::system_clock().millis();
+    let mut outcomes = Vec::new();
+    for round in 0..12 {
+        // Each round a minute apart: the hold on an answered dialog does not decide here.
+        let now = Timestamp::from_millis(start + round * 60_000);
+        let done = stand_in.answer_at(
+            &stand_in.target(),
+            &request(Action::Approve, None, &permission),
+            now,
+        );
+        outcomes.push(done.result.map(|_| ()).map_err(|error| error.code));
+    }
+    assert!(
+        outcomes
+            .iter()
+            .all(|outcome| *outcome == Err(ErrorCode::DialogChanged)),
+        "{outcomes:?}"
+    );
+    drop(stand_in);
+
+    // Another program echoing the keys is no effect: the agent drew nothing of its own.
+    let stand_in = StandIn::start("echo");
+    let done = stand_in.answer(&request(Action::Approve, None, &permission));
+    let error = done.result.expect_err("an echo is not the agent's screen");
+    assert_eq!(error.code, ErrorCode::NoEffect, "{error}");
+    assert!(error.message.contains("does not draw"), "{error}");
+    assert_eq!(stand_in.keys(), "1");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -743,14 +1052,22 @@ async fn the_api_answers_the_dialog_it_serves_and_refuses_with_the_contracts_cod
     );
 
     // The client: the same endpoint over a real port, with the token, and without the right one.
+    // The dialog answered a moment ago, drawn again, is not answered twice (a double click).
     stand_in.show("permission-touch.txt");
+    let (status, body) = call(&handle, respond_request(SESSION_ID, Some(TOKEN), &approve)).await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (StatusCode::CONFLICT, "already_answered")
+    );
+    assert_eq!(stand_in.keys(), "");
+    stand_in.show("permission-touch-80x24.txt");
     let (address, stop, server) = serve_on_free_port(&handle).await;
     let client = slate::client::Client::new(address, Some(TOKEN.to_string()));
     let deny = RespondRequest {
         action: Action::Deny,
         option: None,
         text: None,
-        dialog: permission.clone(),
+        dialog: print_of("permission-touch-80x24.txt"),
         surface: Some(Surface::Tray),
     };
     let responded = tokio::task::spawn_blocking({
@@ -787,7 +1104,7 @@ fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_sta
         command.output().unwrap()
     };
     // An option that widens: exit 7, nothing typed.
-    let widening = cli(&["answer", &SESSION_ID[..8], "2"]);
+    let widening = cli(&["answer", &SESSION_ID[..8], "2", "--yes"]);
     assert_eq!(widening.status.code(), Some(7), "{widening:?}");
     let said = String::from_utf8_lossy(&widening.stderr);
     assert!(said.contains("widens"), "{said}");
@@ -826,8 +1143,16 @@ fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_sta
     assert!(said.contains("not answered"), "{said}");
     assert_eq!(stand_in.keys(), "");
 
-    // Approve, with standard input not a terminal: no question, the dialog shown, exit 0.
-    let approved = cli(&["approve", &SESSION_ID[..8]]);
+    // Standard input not a terminal, and no `--yes`: nobody confirmed, so nothing is answered
+    // (`echo y | slate approve` is no confirmation); exit 8, and it says how to confirm.
+    let unasked = cli(&["approve", &SESSION_ID[..8]]);
+    assert_eq!(unasked.status.code(), Some(8), "{unasked:?}");
+    let said = String::from_utf8_lossy(&unasked.stderr);
+    assert!(said.contains("--yes"), "{said}");
+    assert_eq!(stand_in.keys(), "");
+
+    // Approve with `--yes`: no question, the dialog shown, exit 0.
+    let approved = cli(&["approve", &SESSION_ID[..8], "--yes"]);
     let out = String::from_utf8_lossy(&approved.stdout);
     assert_eq!(approved.status.code(), Some(0), "{approved:?}");
     assert!(out.contains("Run: touch x.txt"), "{out}");
@@ -839,7 +1164,7 @@ fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_sta
     stand_in.wait_showing("working-sleep.txt");
 
     // Working now: exit 3, nothing typed.
-    let working = cli(&["approve", &SESSION_ID[..8], "--json"]);
+    let working = cli(&["approve", &SESSION_ID[..8], "--json", "--yes"]);
     assert_eq!(working.status.code(), Some(3), "{working:?}");
     let body = json(&String::from_utf8_lossy(&working.stdout));
     assert_eq!(body["error"]["code"], "not_at_dialog");
@@ -869,13 +1194,22 @@ fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_sta
     assert_eq!(outcomes, ["not_at_dialog", "answered", "not_offered"]);
     assert_eq!(body["session"]["answers"][1]["surface"], "cli");
 
-    // Deny, as JSON.
+    // The dialog just approved, drawn again: answered once already, so refused (exit 9), and
+    // nothing typed.
     stand_in.show("permission-touch.txt");
-    let denied = cli(&["deny", &SESSION_ID[..8], "--json"]);
+    let again = cli(&["deny", &SESSION_ID[..8], "--json", "--yes"]);
+    assert_eq!(again.status.code(), Some(9), "{again:?}");
+    let body = json(&String::from_utf8_lossy(&again.stdout));
+    assert_eq!(body["error"]["code"], "already_answered");
+    assert_eq!(stand_in.keys(), "");
+
+    // Deny another dialog, as JSON.
+    stand_in.show("permission-touch-80x24.txt");
+    let denied = cli(&["deny", &SESSION_ID[..8], "--json", "--yes"]);
     assert_eq!(denied.status.code(), Some(0), "{denied:?}");
     let body = json(&String::from_utf8_lossy(&denied.stdout));
     assert_eq!(body["outcome"], "answered");
-    assert_eq!(body["dialog"]["summary"], "Run: touch x.txt");
+    assert_eq!(body["dialog"]["summary"], "Run: touch narrow.txt");
     assert_eq!(stand_in.keys(), "\u{1b}");
 }
 
@@ -1071,7 +1405,7 @@ fn an_answer_to_a_session_on_another_machine_is_forwarded_over_its_link() {
     // the remote's Slate types the approval into the stand-in's pane once.
     let approved = slate(
         remote.local.path(),
-        &["approve", &format!("box:{}", &SESSION_ID[..8])],
+        &["approve", &format!("box:{}", &SESSION_ID[..8]), "--yes"],
     )
     .stdin(std::process::Stdio::null())
     .output()

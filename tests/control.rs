@@ -279,7 +279,8 @@ fn the_client_reads_and_writes_and_follows_only_private_sockets() {
 
 /// The stand-in program: draws Codex's permission dialog as recorded in an 80x24 pane, then
 /// takes the terminal raw and keeps exactly the next `count` bytes it is sent; then it clears
-/// the screen (the dialog leaves, as Codex's does) and lingers a moment.
+/// the screen and draws Codex's composer (the dialog leaves, as Codex's does) and lingers a
+/// moment.
 fn stand_in(temp: &Path, count: usize) -> PathBuf {
     let screen = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/screens/codex/0.171.0/permission-touch-80x24.txt");
@@ -289,8 +290,9 @@ fn stand_in(temp: &Path, count: usize) -> PathBuf {
         format!(
             "#!/bin/sh\nprintf '\\033]0;[ ! ] Action Required\\007'\nstty raw -echo\n\
              cat '{screen}' | sed 's/$/\\r/'\ndd bs=1 count={count} of='{out}' 2>/dev/null\n\
-             printf '\\033[2J\\033[Hdone'\nsleep 1\n",
+             printf '\\033[2J\\033[H'\ncat '{idle}' | sed 's/$/\\r/'\nsleep 1\n",
             screen = screen.display(),
+            idle = screen.with_file_name("idle-start-80x24.txt").display(),
             out = temp.join("received").display(),
         ),
     )
@@ -348,6 +350,20 @@ fn dialog_over_the_socket(
     }
 }
 
+/// The program `slate run` (process `host`) started.
+fn hosted_child(host: u32) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let children = std::fs::read_to_string(format!("/proc/{host}/task/{host}/children"))
+            .unwrap_or_default();
+        if let Some(pid) = children.split_whitespace().next() {
+            return pid.parse().unwrap();
+        }
+        assert!(Instant::now() < deadline, "slate run started no program");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn wait_exit(host: &mut std::process::Child, deadline: Instant) -> std::process::ExitStatus {
     loop {
         if let Some(status) = host.try_wait().unwrap() {
@@ -365,15 +381,22 @@ fn wait_exit(host: &mut std::process::Child, deadline: Instant) -> std::process:
 #[test]
 fn approving_a_hosted_dialog_types_its_digit_and_sees_it_leave() {
     use slate::agents::keys::Action;
-    use slate::answers::{respond_at, RespondRequest};
+    use slate::answers::{respond_to, Destination, RespondRequest};
     let temp = tempfile::tempdir().unwrap();
     let script = stand_in(temp.path(), 1);
     let mut child = host(temp.path(), &script);
     let deadline = Instant::now() + Duration::from_secs(20);
     let (socket, _, dialog) = dialog_over_the_socket(temp.path(), deadline);
-    let address = slate::terminals::panes::Address::Hosted {
-        socket: socket.to_string_lossy().into_owned(),
+    let destination = Destination {
+        address: slate::terminals::panes::Address::Hosted {
+            socket: socket.to_string_lossy().into_owned(),
+        },
+        pid: hosted_child(child.id()),
+        proof: None,
     };
+    let key = slate::model::SessionKey::new(AgentKind::CODEX, "hosted");
+    let locks = temp.path().join("locks");
+    let now = slate::live::system_clock();
     // A fingerprint of another dialog is refused, and nothing is typed.
     let mut request = RespondRequest {
         action: Action::Approve,
@@ -382,13 +405,13 @@ fn approving_a_hosted_dialog_types_its_digit_and_sees_it_leave() {
         dialog: "0123456789abcdef".to_string(),
         surface: None,
     };
-    let refused = respond_at(&address, AgentKind::CODEX, &request).result;
+    let refused = respond_to(&destination, &key, &request, &locks, now).result;
     assert_eq!(
         refused.unwrap_err().code,
         slate::answers::ErrorCode::DialogChanged
     );
     request.dialog = slate::agents::keys::fingerprint(AgentKind::CODEX, &dialog);
-    let answered = respond_at(&address, AgentKind::CODEX, &request)
+    let answered = respond_to(&destination, &key, &request, &locks, now)
         .result
         .expect("answered");
     assert_eq!(answered.option, Some(1));
@@ -430,7 +453,9 @@ fn a_hosted_session_is_typed_into_through_its_socket_or_not_at_all() {
         machine: None,
     };
     assert_eq!(
-        terminal_of(&target(Some("/run/user/1/slate/9.sock"))).unwrap(),
+        terminal_of(&target(Some("/run/user/1/slate/9.sock")))
+            .unwrap()
+            .address,
         slate::terminals::panes::Address::Hosted {
             socket: "/run/user/1/slate/9.sock".to_string()
         }

@@ -46,34 +46,33 @@ fn tools() -> Tools {
 
 #[test]
 fn a_pane_is_found_from_the_recorded_environments() {
-    // The Codex process in the first pane of a `-L slate-term` server.
+    // The Codex process in the first pane of a `-L slate-term` server: its variables name the
+    // pane, but a variable is inherited by whatever the pane's shell starts, so they alone make
+    // no address; the pane proved by the process's terminal device does (`terminals::proof`).
     let recorded = text("terminals/tmux/env-inside.txt");
     let first = recorded.split("# -S").next().unwrap();
-    let (view, address) = panes::locate(Some(&environment(first)), &tools());
+    let (view, address) = panes::locate(Some(&environment(first)), &tools(), None);
+    assert_eq!(address, None);
     assert_eq!(
-        address,
-        Some(Address::Tmux {
-            socket: "/tmp/tmux-0/slate-term".into(),
-            pane: "%0".into()
-        })
+        (view.kind, view.sensed, view.note.as_deref()),
+        (TerminalKind::Unknown, false, Some(panes::INHERITED_NOTE))
     );
+    let proved = Address::Tmux {
+        socket: "/tmp/tmux-0/slate-term".into(),
+        pane: "%0".into(),
+    };
+    let (view, address) = panes::locate(Some(&environment(first)), &tools(), Some(&proved));
+    assert_eq!(address, Some(proved.clone()));
     assert_eq!(
         (view.kind, view.pane.as_deref(), view.sensed),
         (TerminalKind::Tmux, Some("%0"), true)
     );
-    // A server on a socket path (`-S`) is reached the same way.
-    let second = recorded.split("# -S").nth(1).unwrap();
-    let (_, address) = panes::locate(Some(&environment(second)), &tools());
-    assert_eq!(
-        address,
-        Some(Address::Tmux {
-            socket: "<work>/private-tmux.sock".into(),
-            pane: "%0".into()
-        })
-    );
+    // A process whose variables were cleared (`env -i`) is found by its terminal all the same.
+    let (_, address) = panes::locate(Some(&Environment::default()), &tools(), Some(&proved));
+    assert_eq!(address, Some(proved));
     // The Codex process in a kitty window with remote control on.
     let kitty = text("terminals/kitty/env-inside.txt");
-    let (view, address) = panes::locate(Some(&environment(&kitty)), &Tools::default());
+    let (view, address) = panes::locate(Some(&environment(&kitty)), &Tools::default(), None);
     assert_eq!(
         address,
         Some(Address::Kitty {
@@ -85,7 +84,7 @@ fn a_pane_is_found_from_the_recorded_environments() {
     // A kitty without remote control sets no KITTY_LISTEN_ON: seen, not read, and said why.
     let off = text("terminals/kitty/remote-control-off.txt");
     let off_env = off.split("# KITTY_* in the environment").nth(1).unwrap();
-    let (view, address) = panes::locate(Some(&environment(off_env)), &tools());
+    let (view, address) = panes::locate(Some(&environment(off_env)), &tools(), None);
     assert_eq!(address, None);
     assert_eq!(
         (view.kind, view.pane.as_deref(), view.sensed),
@@ -98,15 +97,17 @@ fn a_pane_is_found_from_the_recorded_environments() {
 fn every_other_terminal_is_said_as_it_is() {
     let env = |entries: &[&str]| Environment::from_entries(entries.iter().copied());
     // WezTerm, with and without its socket variable.
+    let wezterm = Tools {
+        wezterm: true,
+        ..Tools::default()
+    };
     let (view, address) = panes::locate(
         Some(&env(&[
             "WEZTERM_PANE=3",
             "WEZTERM_UNIX_SOCKET=/run/user/1/wezterm/sock",
         ])),
-        &Tools {
-            wezterm: true,
-            ..Tools::default()
-        },
+        &wezterm,
+        None,
     );
     assert_eq!(
         address,
@@ -116,29 +117,48 @@ fn every_other_terminal_is_said_as_it_is() {
         })
     );
     assert_eq!(view.kind, TerminalKind::Wezterm);
-    let (view, address) = panes::locate(Some(&env(&["WEZTERM_PANE=3"])), &Tools::default());
+    let (view, address) = panes::locate(Some(&env(&["WEZTERM_PANE=3"])), &Tools::default(), None);
     assert_eq!((view.sensed, address), (false, None), "no wezterm program");
-    // tmux inside kitty: the pane the process draws in is tmux's.
-    let (view, _) = panes::locate(
-        Some(&env(&[
-            "TMUX=/tmp/tmux-1/default,7,0",
-            "TMUX_PANE=%4",
-            "KITTY_WINDOW_ID=2",
-            "KITTY_LISTEN_ON=unix:/tmp/k",
-        ])),
-        &tools(),
-    );
+    // tmux inside kitty: the pane the process draws in is tmux's, proved by its terminal.
+    let inside_kitty = env(&[
+        "TMUX=/tmp/tmux-1/default,7,0",
+        "TMUX_PANE=%4",
+        "KITTY_WINDOW_ID=2",
+        "KITTY_LISTEN_ON=unix:/tmp/k",
+    ]);
+    let pane = Address::Tmux {
+        socket: "/tmp/tmux-1/default".into(),
+        pane: "%4".into(),
+    };
+    let (view, _) = panes::locate(Some(&inside_kitty), &tools(), Some(&pane));
     assert_eq!(
         (view.kind, view.pane.as_deref()),
         (TerminalKind::Tmux, Some("%4"))
     );
-    // tmux without the tool, and without the pane's variable.
+    // Started from that tmux pane into a kitty window (`kitty codex`): its tmux variables are
+    // inherited and no pane is proved, so the kitty window is the candidate (which `terminals`
+    // confirms by its terminal before reading it).
+    let (view, address) = panes::locate(Some(&inside_kitty), &tools(), None);
+    assert_eq!(view.kind, TerminalKind::Kitty);
+    assert_eq!(
+        address,
+        Some(Address::Kitty {
+            listen_on: "unix:/tmp/k".into(),
+            window: "2".into()
+        })
+    );
+    // tmux variables without the tool, and without a proved pane.
     let (view, address) = panes::locate(
         Some(&env(&["TMUX=/tmp/tmux-1/default,7,0", "TMUX_PANE=%4"])),
         &Tools::default(),
+        None,
     );
     assert!(!view.sensed && address.is_none() && view.note.is_some());
-    let (view, _) = panes::locate(Some(&env(&["TMUX=/tmp/tmux-1/default,7,0"])), &tools());
+    let (view, _) = panes::locate(
+        Some(&env(&["TMUX=/tmp/tmux-1/default,7,0"])),
+        &tools(),
+        None,
+    );
     assert!(!view.sensed);
     // Ids that are not ids are not put on a command line.
     for entries in [
@@ -153,19 +173,20 @@ fn every_other_terminal_is_said_as_it_is() {
                 wezterm: true,
                 ..Tools::default()
             },
+            None,
         );
         assert_eq!((view.sensed, address), (false, None), "{entries:?}");
     }
-    let (view, _) = panes::locate(Some(&env(&["KITTY_WINDOW_ID=1 2"])), &tools());
+    let (view, _) = panes::locate(Some(&env(&["KITTY_WINDOW_ID=1 2"])), &tools(), None);
     assert_eq!(view.kind, TerminalKind::Plain);
     // A plain terminal, and a process whose environment could not be read.
-    let (view, address) = panes::locate(Some(&env(&["TERM=xterm"])), &tools());
+    let (view, address) = panes::locate(Some(&env(&["TERM=xterm"])), &tools(), None);
     assert_eq!((view.kind, address), (TerminalKind::Plain, None));
     assert_eq!(view.note.as_deref(), Some(panes::PLAIN_NOTE));
     assert!(view
         .describe()
         .contains("start it in tmux or under `slate run`"));
-    let (view, _) = panes::locate(None, &tools());
+    let (view, _) = panes::locate(None, &tools(), None);
     assert_eq!(view.kind, TerminalKind::Unknown);
 }
 

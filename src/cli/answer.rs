@@ -45,11 +45,13 @@ pub fn exit_status(code: Option<ErrorCode>) -> u8 {
         Some(ErrorCode::NoEffect) => 5,
         Some(ErrorCode::CannotType) => 6,
         Some(ErrorCode::NotOffered) => 7,
+        Some(ErrorCode::AlreadyAnswered) => 9,
         Some(_) => 1,
     }
 }
 
-/// The status when the person said no at the question.
+/// The status when the person said no at the question, or could not be asked (no terminal and no
+/// `--yes`).
 const DECLINED: u8 = 8;
 
 pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow::Result<ExitCode> {
@@ -132,9 +134,20 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
         record(setup, &session, ask, Some(&dialog), &error);
         return finish(ask, Some(&session), Err(error));
     }
-    if !ask.yes && std::io::stdin().is_terminal() && !confirmed()? {
-        eprintln!("slate: not answered");
-        return Ok(ExitCode::from(DECLINED));
+    // Only a person at a terminal confirms; without one, only `--yes` does. Piped input (`echo y
+    // | slate approve`) is no confirmation: it answers before anyone saw the dialog.
+    if !ask.yes {
+        if !std::io::stdin().is_terminal() {
+            eprintln!(
+                "slate: not answered: there is no terminal to confirm on; run it again with \
+                 --yes to answer without a question"
+            );
+            return Ok(ExitCode::from(DECLINED));
+        }
+        if !confirmed()? {
+            eprintln!("slate: not answered");
+            return Ok(ExitCode::from(DECLINED));
+        }
     }
     let result = match (&server, remote) {
         (Some(server), _) => server.client.respond(&session.key().reference(), &request),
@@ -156,7 +169,19 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
                 machine: None,
                 ..Target::of(&session)
             };
-            let attempt = answers::respond(&target, &request);
+            let now = slate::live::system_clock();
+            let locks = setup
+                .places
+                .as_ref()
+                .ok()
+                .and_then(|places| answers::lock_folder(&places.store_file()));
+            let attempt = match locks {
+                Some(locks) => answers::respond(&target, &request, &locks, now),
+                None => answers::Attempt {
+                    result: Err(answers::no_store()),
+                    summary: Some(dialog.summary.clone()),
+                },
+            };
             keep(
                 setup,
                 &target.key,

@@ -1,10 +1,11 @@
 //! Where a session's terminal is and how to read it, from facts alone: the pure half of
 //! `terminals`.
 //!
-//! [`locate`] reads a process's environment (the variables `focus` gathers: `$TMUX` and
-//! `$TMUX_PANE`, `$KITTY_LISTEN_ON` and `$KITTY_WINDOW_ID`, `$WEZTERM_UNIX_SOCKET` and
-//! `$WEZTERM_PANE`) into how Slate sees its terminal (a `TerminalView`) and, when Slate can read
-//! it, the [`Address`] of its pane. The command builders say which program reads a pane's title and
+//! [`locate`] turns the tmux pane proved by the process's terminal device (`terminals::proof`)
+//! and the process's environment (the variables `focus` gathers: `$KITTY_LISTEN_ON` and
+//! `$KITTY_WINDOW_ID`, `$WEZTERM_UNIX_SOCKET` and `$WEZTERM_PANE`, hints that `terminals`
+//! confirms by the device; `$TMUX` only to say why a pane was not proved) into how Slate sees its
+//! terminal (a `TerminalView`) and, when Slate can read it, the [`Address`] of its pane. The command builders say which program reads a pane's title and
 //! screen (`tmux display -p` and `capture-pane -p`, kitty's remote-control `ls` and `get-text`,
 //! `wezterm cli list` and `get-text`), and the parsers read their output, so both are tested against
 //! recorded outputs without the programs. This module does no I/O and reads no clock; running the
@@ -94,10 +95,26 @@ pub const PLAIN_NOTE: &str =
 pub const KITTY_OFF_NOTE: &str =
     "kitty without remote control: set allow_remote_control and listen_on to see its prompts";
 
+/// What Slate says of a process whose `$TMUX_PANE` names a pane that its terminal is not.
+pub const INHERITED_NOTE: &str = "its $TMUX_PANE names a tmux pane, but its terminal is not that \
+     pane's (started from tmux into another terminal?): Slate reads and answers only a pane whose \
+     terminal is the process's own";
+
 /// How Slate sees the terminal of a process with environment `env` (`None`: it could not be
-/// read), and the address to read it at when it can. A multiplexer inside a terminal window is
-/// what the process draws in, so tmux comes before kitty and WezTerm.
-pub fn locate(env: Option<&Environment>, tools: &Tools) -> (TerminalView, Option<Address>) {
+/// read), and the address to read it at when it can. `proved` is the tmux pane whose terminal is
+/// the process's controlling terminal (`terminals::proof`), found without any variable: a
+/// multiplexer inside a terminal window is what the process draws in, so it comes before kitty and
+/// WezTerm, whose variables are only hints here that `terminals` confirms by the terminal device
+/// before a window is read. `$TMUX` and `$TMUX_PANE` alone never make an address: they are
+/// inherited by whatever a pane's shell starts.
+pub fn locate(
+    env: Option<&Environment>,
+    tools: &Tools,
+    proved: Option<&Address>,
+) -> (TerminalView, Option<Address>) {
+    if let Some(address) = proved {
+        return (address.view(), Some(address.clone()));
+    }
     let Some(env) = env else {
         return (
             TerminalView::unread(
@@ -108,32 +125,6 @@ pub fn locate(env: Option<&Environment>, tools: &Tools) -> (TerminalView, Option
             None,
         );
     };
-    if let Some(socket) = env.tmux_socket() {
-        let Some(pane) = env.tmux_pane.clone() else {
-            return (
-                TerminalView::unread(TerminalKind::Tmux, None, "$TMUX_PANE is not set"),
-                None,
-            );
-        };
-        // A pane id goes on tmux's command line, where an argument ending in `;` would end the
-        // command: only `%` and digits are taken.
-        if !pane.strip_prefix('%').is_some_and(all_digits) {
-            let note = "$TMUX_PANE is not a tmux pane id";
-            return (TerminalView::unread(TerminalKind::Tmux, None, note), None);
-        }
-        if !tools.tmux {
-            let note = "tmux is not installed where Slate runs";
-            return (
-                TerminalView::unread(TerminalKind::Tmux, Some(pane), note),
-                None,
-            );
-        }
-        let address = Address::Tmux {
-            socket: socket.to_string(),
-            pane,
-        };
-        return (address.view(), Some(address));
-    }
     if let Some(pane) = env.wezterm_pane.clone() {
         if !all_digits(&pane) {
             let note = "$WEZTERM_PANE is not a pane id";
@@ -165,6 +156,17 @@ pub fn locate(env: Option<&Environment>, tools: &Tools) -> (TerminalView, Option
         // kitty is asked over its socket: no `kitty` program is needed where Slate runs.
         let address = Address::Kitty { listen_on, window };
         return (address.view(), Some(address));
+    }
+    if env.tmux_socket().is_some() {
+        return if tools.tmux {
+            (
+                TerminalView::unread(TerminalKind::Unknown, None, INHERITED_NOTE),
+                None,
+            )
+        } else {
+            let note = "tmux is not installed where Slate runs";
+            (TerminalView::unread(TerminalKind::Tmux, None, note), None)
+        };
     }
     (
         TerminalView::unread(TerminalKind::Plain, None, PLAIN_NOTE),
@@ -339,25 +341,49 @@ pub fn parse_kitty_frame(bytes: &[u8]) -> Result<String, ParseError> {
     })
 }
 
-/// The title of every window in `kitty @ ls`'s JSON, by window id.
-pub fn parse_kitty_titles(json: &str) -> Result<BTreeMap<String, String>, ParseError> {
+/// Every window in `kitty @ ls`'s JSON.
+fn kitty_windows(json: &str) -> Result<Vec<serde_json::Value>, ParseError> {
     let value: serde_json::Value =
         serde_json::from_str(json).map_err(|_| ParseError::Unexpected("not JSON"))?;
-    let os_windows = value
-        .as_array()
-        .ok_or(ParseError::Unexpected("not a list of OS windows"))?;
-    let mut titles = BTreeMap::new();
-    for os_window in os_windows {
-        let tabs = os_window["tabs"].as_array().into_iter().flatten();
-        for window in tabs.flat_map(|tab| tab["windows"].as_array().into_iter().flatten()) {
-            let Some(id) = window["id"].as_u64() else {
-                continue;
-            };
+    let serde_json::Value::Array(os_windows) = value else {
+        return Err(ParseError::Unexpected("not a list of OS windows"));
+    };
+    Ok(os_windows
+        .into_iter()
+        .flat_map(|mut os_window| match os_window["tabs"].take() {
+            serde_json::Value::Array(tabs) => tabs,
+            _ => Vec::new(),
+        })
+        .flat_map(|mut tab| match tab["windows"].take() {
+            serde_json::Value::Array(windows) => windows,
+            _ => Vec::new(),
+        })
+        .collect())
+}
+
+/// The title of every window in `kitty @ ls`'s JSON, by window id.
+pub fn parse_kitty_titles(json: &str) -> Result<BTreeMap<String, String>, ParseError> {
+    Ok(kitty_windows(json)?
+        .iter()
+        .filter_map(|window| {
+            let id = window["id"].as_u64()?;
             let title = window["title"].as_str().unwrap_or_default();
-            titles.insert(id.to_string(), title.to_string());
-        }
-    }
-    Ok(titles)
+            Some((id.to_string(), title.to_string()))
+        })
+        .collect())
+}
+
+/// The process kitty started in every window of `kitty @ ls`'s JSON (its `pid`), by window id:
+/// that process's terminal is the window's.
+pub fn parse_kitty_children(json: &str) -> Result<BTreeMap<String, u32>, ParseError> {
+    Ok(kitty_windows(json)?
+        .iter()
+        .filter_map(|window| {
+            let id = window["id"].as_u64()?;
+            let pid = u32::try_from(window["pid"].as_u64()?).ok()?;
+            Some((id.to_string(), pid))
+        })
+        .collect())
 }
 
 fn wezterm(socket: Option<&str>, args: &[&str]) -> CommandLine {
@@ -386,19 +412,32 @@ pub fn wezterm_get_text(socket: Option<&str>, pane: &str, colours: bool) -> Comm
     wezterm(socket, &args)
 }
 
-/// The title of every pane in `wezterm cli list --format json`, by pane id.
-pub fn parse_wezterm_titles(json: &str) -> Result<BTreeMap<String, String>, ParseError> {
+/// Every pane in `wezterm cli list --format json`, with its id.
+fn wezterm_panes(json: &str) -> Result<Vec<(String, serde_json::Value)>, ParseError> {
     let value: serde_json::Value =
         serde_json::from_str(json).map_err(|_| ParseError::Unexpected("not JSON"))?;
-    let panes = value
-        .as_array()
-        .ok_or(ParseError::Unexpected("not a list of panes"))?;
+    let serde_json::Value::Array(panes) = value else {
+        return Err(ParseError::Unexpected("not a list of panes"));
+    };
     Ok(panes
-        .iter()
-        .filter_map(|pane| {
-            let id = pane["pane_id"].as_u64()?;
-            let title = pane["title"].as_str().unwrap_or_default();
-            Some((id.to_string(), title.to_string()))
-        })
+        .into_iter()
+        .filter_map(|pane| Some((pane["pane_id"].as_u64()?.to_string(), pane)))
+        .collect())
+}
+
+/// The title of every pane in `wezterm cli list --format json`, by pane id.
+pub fn parse_wezterm_titles(json: &str) -> Result<BTreeMap<String, String>, ParseError> {
+    Ok(wezterm_panes(json)?
+        .into_iter()
+        .map(|(id, pane)| (id, pane["title"].as_str().unwrap_or_default().to_string()))
+        .collect())
+}
+
+/// The terminal device of every pane in `wezterm cli list --format json` (its `tty_name`), by
+/// pane id; a pane without one (a remote domain's) is left out.
+pub fn parse_wezterm_ttys(json: &str) -> Result<BTreeMap<String, String>, ParseError> {
+    Ok(wezterm_panes(json)?
+        .into_iter()
+        .filter_map(|(id, pane)| Some((id, pane["tty_name"].as_str()?.to_string())))
         .collect())
 }
