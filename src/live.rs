@@ -455,6 +455,9 @@ pub fn system_clock() -> Timestamp {
 /// API sends it a fresh snapshot when it reads again.
 pub const SUBSCRIBER_BACKLOG: usize = 256;
 
+/// The most queued remote reports the loop handles in one round (`LoopState::run`).
+const REMOTE_BATCH: usize = 256;
+
 /// The pieces a live service is built from.
 pub struct Service {
     /// The engine's options; their policy is the settings' (`settings::engine_options`).
@@ -659,12 +662,37 @@ impl LoopState {
                 return;
             }
             self.wakeups += 1;
-            let refreshed = matches!(event, Some(Event::Refresh));
+            let mut refreshed = matches!(event, Some(Event::Refresh));
+            let from_remote = matches!(event, Some(Event::Remote { .. }));
             let mut changes = match event {
                 Some(Event::Shutdown) => return,
                 Some(event) => self.handle(event),
                 None => Vec::new(),
             };
+            // The remote reports already queued are handled in the same round, so a busy remote
+            // costs one publish per batch rather than one per line. The batch ends at the first
+            // other event (handled too), and a shutdown still stops it at once.
+            let mut batched = 0;
+            while from_remote && batched < REMOTE_BATCH {
+                let Ok(next) = inbox.try_recv() else {
+                    break;
+                };
+                if matches!(next, Event::Shutdown)
+                    || self
+                        .shared
+                        .stopping
+                        .load(std::sync::atomic::Ordering::SeqCst)
+                {
+                    return;
+                }
+                batched += 1;
+                refreshed |= matches!(next, Event::Refresh);
+                let more = matches!(next, Event::Remote { .. });
+                changes = merge(changes, self.handle(next));
+                if !more {
+                    break;
+                }
+            }
             for task in self.schedule.due(Instant::now()) {
                 changes = merge(changes, self.work(task));
             }

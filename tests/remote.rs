@@ -2095,6 +2095,17 @@ fn flooding_ssh(folder: &Path, pids: &Path) -> PathBuf {
     )
 }
 
+/// A `slate serve` under test, killed when the test ends, even by a failed assertion (its flood
+/// ends with it: the stand-in's writes then fail).
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn alive(pid: &str) -> bool {
     // A killed child stays a zombie until its parent reaps it; that is gone too.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -2148,7 +2159,8 @@ fn a_remote_sending_sessions_without_end_is_capped_removed_at_once_and_never_del
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    let mut serve = serve.spawn().unwrap();
+    let mut serve = Serving(serve.spawn().unwrap());
+    let serve = &mut serve.0;
     let mut said = String::new();
     BufReader::new(serve.stdout.take().unwrap())
         .read_line(&mut said)
