@@ -18,11 +18,15 @@
 //! - `remote::link`: the I/O: one thread per remote running `ssh`, and the one-shot questions;
 //! - `remote::attach`: `slate focus NAME:ID`, a local terminal attached to the remote's tmux;
 //! - `remote::forward`: approve, deny or answer a remote session's dialog, forwarded as one
-//!   `ssh DEST slate approve …` with the fingerprint the person saw.
+//!   `ssh DEST slate remote-call` with the request, and the fingerprint the person saw, on its
+//!   standard input.
 //!
-//! Everything here but `link`, `attach` and `forward` is pure: no I/O, no clock. No argument a person or a
-//! remote wrote ever reaches a local shell: `ssh` is started with an argument list, and the
-//! words sent to the remote's shell are fixed or checked ([`RemoteCommand::words`]).
+//! Everything here but `link`, `attach` and `forward` is pure: no I/O, no clock. No argument a
+//! person or a remote wrote ever reaches a local shell: `ssh` is started with an argument list.
+//! The words sent to the remote's login shell are fixed ([`RemoteCommand::words`]); data goes on
+//! the remote command's standard input ([`RemoteCommand::input`]), so the remote's shell (a POSIX
+//! one, fish, PowerShell) never parses it. Only `attach_args`, for a command that runs in a
+//! terminal, puts a name on the command line, and only one every shell reads the same way.
 
 pub mod attach;
 pub mod backoff;

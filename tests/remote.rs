@@ -16,6 +16,12 @@
 //! 60 s without a second notification, what the command line does with remotes when no Slate
 //! runs here, and that focusing a remote session in tmux opens a local terminal attached to its
 //! pane.
+//!
+//! Last, a remote that misbehaves, played by a stand-in `ssh`: an answer or error output without
+//! end is cut off at its limit, a forwarded answer carries its data on standard input (and an
+//! older remote Slate is named), hostile ids are refused and counted, at most
+//! `view::SESSIONS_PER_REMOTE` sessions are listed, and a real `slate serve` flooded with
+//! sessions stays small, drops the remote at `slate remote remove` and ends at SIGTERM.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -1737,10 +1743,12 @@ fn a_forwarded_answer_is_one_fixed_command_with_checked_arguments() {
     let call: serde_json::Value = serde_json::from_slice(&command.input().unwrap()).unwrap();
     assert_eq!(call["request"]["option"], 2);
     assert_eq!(call["request"]["action"], "answer");
-    // What the remote reads is checked too: a call that is not JSON, one of an unknown kind or
-    // with an unknown field, or one too long to be a call, is refused.
+    // What the remote reads is checked too: a call that is not JSON, a truncated one, one of an
+    // unknown kind or with an unknown field, or one too long to be a call, is refused.
     for bad in [
         &b"approve s1"[..],
+        &input[..input.len() / 2],
+        b"\xff\xfe",
         br#"{"call":"reboot"}"#,
         br#"{"call":"respond","id":"s1","request":{"action":"approve","dialog":"9f86d081884c7d65"},"x":1}"#,
         br#"{"call":"respond","id":"s1"}"#,

@@ -127,8 +127,8 @@ impl Shared {
     }
 
     /// Hands `event` to `sink` once fewer than [`EVENTS_IN_FLIGHT`] are out, waiting for that
-    /// as long as it takes; false (and the event dropped) when the link is stopped meanwhile.
-    fn send(self: &Arc<Shared>, sink: &Sink, event: LinkEvent) -> bool {
+    /// as long as it takes; drops it when the link is stopped meanwhile.
+    fn send(self: &Arc<Shared>, sink: &Sink, event: LinkEvent) {
         {
             let state = self.state.lock().expect("lock poisoned");
             let mut state = self
@@ -138,12 +138,11 @@ impl Shared {
                 })
                 .expect("lock poisoned");
             if state.stopped {
-                return false;
+                return;
             }
             state.in_flight += 1;
         }
         sink(event, Credit(self.clone()));
-        true
     }
 }
 
@@ -258,9 +257,7 @@ fn attempt(
     }
     let mut up_since = None;
     let mut protocol = None;
-    let send = |event| {
-        shared.send(sink, event);
-    };
+    let send = |event| shared.send(sink, event);
     if let Some(mut stdout) = stdout {
         let mut buffer = LineBuffer::new(0, MAX_LINE);
         let mut chunk = vec![0u8; 64 * 1024];
