@@ -272,11 +272,16 @@ pub fn attach_args(remote: &RemoteEntry, session: &str) -> Option<Vec<String>> {
 }
 
 /// `text` in single quotes when every shell reads it so as `text`: fish reads `\'` and `\\`
-/// inside single quotes as escapes where a POSIX shell does not, so a text with either is
-/// refused, and so is one with a control or format character, which a terminal or a line editor
-/// may act on.
+/// inside single quotes as escapes where a POSIX shell does not, and PowerShell also ends a
+/// single-quoted string at a typographic single quote (U+2018 to U+201B), so a text with any of
+/// them is refused, and so is one with a control or format character, which a terminal or a line
+/// editor may act on.
 pub fn quoted_for_any_shell(text: &str) -> Option<String> {
-    let odd = |c: char| c == '\'' || c == '\\' || c.is_control() || crate::report::is_format(c);
+    let odd = |c: char| {
+        matches!(c, '\'' | '\\' | '\u{2018}'..='\u{201b}')
+            || c.is_control()
+            || crate::report::is_format(c)
+    };
     (!text.is_empty() && !text.chars().any(odd)).then(|| format!("'{text}'"))
 }
 

@@ -235,9 +235,10 @@ fn words_for_a_remote_shell_are_plain_and_anything_else_is_quoted() {
         remote::command_line("ssh", &remote::attach_args(&remote, "a b").unwrap()),
         r"ssh -t -F '/c f' -- box tmux attach -t ''\''a b'\'''"
     );
-    // fish reads `\'` and `\\` in single quotes as escapes, a POSIX shell does not: a name with
-    // either (or a control or format character) is never sent to a remote's login shell.
-    for odd in ["it's", r"a\b", "a\u{1b}b", "a\u{202e}b", ""] {
+    // fish reads `\'` and `\\` in single quotes as escapes, a POSIX shell does not, and PowerShell
+    // ends a quote at a typographic one: a name with any of them (or a control or format
+    // character) is never sent to a remote's login shell.
+    for odd in ["it's", "it\u{2019}s", r"a\b", "a\u{1b}b", "a\u{202e}b", ""] {
         assert_eq!(remote::attach_args(&remote, odd), None, "{odd:?}");
     }
 }
