@@ -19,6 +19,10 @@
 //!
 //! Every session here carries its machine in `machine` and in its key, so no remote session is
 //! ever confused with a local one or with another machine's.
+//!
+//! A remote lists at most [`SESSIONS_PER_REMOTE`] sessions, whatever it sends: what comes past
+//! them, and every line or session object that could not be read, is kept as a problem
+//! ([`Remotes::take_problems`]) for the live service to count.
 
 use std::collections::{BTreeMap, BTreeSet};
 
