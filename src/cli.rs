@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use slate::agents::keys::Action;
+use slate::agents::keys::{Action, OptionRef};
+use slate::answers::{ErrorCode, RespondError};
 use slate::client::{self, Answer, Client};
 use slate::config::{self, Config};
 use slate::engine::{Engine, ProcessSource};
@@ -190,6 +191,11 @@ enum Command {
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<String>,
     },
+    /// Carry out one call another machine's Slate sends over SSH, read as JSON from standard
+    /// input (`remote::RemoteCall`): what a forwarded answer runs, so that none of its data is
+    /// on the command line a remote's login shell reads.
+    #[command(hide = true)]
+    RemoteCall,
     /// Print the completion script for a shell, e.g. `slate completions bash > slate.bash`.
     Completions { shell: clap_complete::Shell },
     /// Print the manual page slate(1), or write it and one page per command into a folder.
@@ -497,6 +503,18 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         cli.command,
         Command::Sessions { all: true, .. } | Command::Show { .. }
     );
+    if let Command::RemoteCall = &cli.command {
+        let ask = match remote_call() {
+            Ok(ask) => ask,
+            Err(error) => {
+                let said =
+                    serde_json::json!({ "error": RespondError::new(ErrorCode::BadRequest, error) });
+                println!("{said}");
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        return answer::run(&ask, &setup, options, now);
+    }
     let ask = match &cli.command {
         Command::Approve {
             id,
@@ -824,6 +842,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Deny { .. }
         | Command::Answer { .. }
         | Command::Remote { .. }
+        | Command::RemoteCall
         | Command::Completions { .. }
         | Command::Man { .. } => {
             unreachable!("handled before the engine starts")
@@ -831,6 +850,36 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve { .. } | Command::Watch { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The answer a `slate remote-call` reads from standard input (at most `remote::CALL_MAX`
+/// bytes): carried out as `slate approve|deny|answer --dialog <fingerprint> --yes --json <id>`
+/// would be, or why it cannot be read.
+fn remote_call() -> Result<answer::Ask, String> {
+    use std::io::Read;
+    let mut input = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(slate::remote::CALL_MAX as u64 + 1)
+        .read_to_end(&mut input)
+        .map_err(|err| format!("cannot read the call: {err}"))?;
+    match slate::remote::RemoteCall::parse(&input)? {
+        slate::remote::RemoteCall::Respond { id, request } => {
+            slate::limits::session_id(&id).map_err(|err| err.to_string())?;
+            Ok(answer::Ask {
+                id,
+                action: request.action,
+                option: request.option.map(|option| match option {
+                    OptionRef::Number(number) => number.to_string(),
+                    OptionRef::Label(label) => label,
+                }),
+                text: request.text,
+                dialog: Some(request.dialog),
+                yes: true,
+                json: true,
+            })
+        }
+    }
 }
 
 /// `slate run`: hosts the command, reporting to the running Slate. A config that does not parse

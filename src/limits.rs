@@ -31,6 +31,8 @@ pub enum TextError {
     Empty { what: &'static str },
     #[error("the {what} {text:?} has a control character; use letters, digits and punctuation")]
     Control { what: &'static str, text: String },
+    #[error("the {what} {text:?} has a space or an invisible character")]
+    Blank { what: &'static str, text: String },
     #[error("item `{0}` cannot wait for itself")]
     SelfDependency(String),
     #[error("item `{item}` cannot wait for `{dep}`: that makes a cycle ({cycle})")]
@@ -72,6 +74,34 @@ pub fn item_id(text: &str) -> Result<(), TextError> {
     }
     if text.chars().any(char::is_control) {
         return Err(TextError::Control {
+            what: WHAT,
+            text: text.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// A session id another machine sends (`remote::wire`): up to `ID_MAX` bytes, not empty, and
+/// with no whitespace, no control character and no invisible format character. Every agent's own
+/// ids are such (UUIDs, or short names of letters, digits and punctuation); a remote's id that is
+/// not is refused, since it is printed in tables and given to commands.
+pub fn session_id(text: &str) -> Result<(), TextError> {
+    const WHAT: &str = "session id";
+    within(WHAT, text, ID_MAX)?;
+    if text.is_empty() {
+        return Err(TextError::Empty { what: WHAT });
+    }
+    if text.chars().any(char::is_control) {
+        return Err(TextError::Control {
+            what: WHAT,
+            text: text.to_string(),
+        });
+    }
+    if text
+        .chars()
+        .any(|c| c.is_whitespace() || crate::report::is_format(c))
+    {
+        return Err(TextError::Blank {
             what: WHAT,
             text: text.to_string(),
         });
@@ -228,6 +258,24 @@ mod tests {
         assert!(matches!(
             item_id(&"i".repeat(ID_MAX + 1)),
             Err(TextError::TooLong { .. })
+        ));
+        assert!(session_id("019a5c3e-7f0b-7c11-9a8e-0c6b2f1d9e44").is_ok());
+        assert!(session_id("ses_4f1a:b.c").is_ok());
+        assert!(session_id(&"s".repeat(ID_MAX)).is_ok());
+        for bad in [
+            "",
+            " ",
+            "a b",
+            "a\u{a0}b",
+            "a\u{1b}b",
+            "a\u{202e}b",
+            "a\u{200b}",
+        ] {
+            assert!(session_id(bad).is_err(), "{bad:?}");
+        }
+        assert!(matches!(
+            session_id(&"s".repeat(5000)),
+            Err(TextError::TooLong { len: 5000, .. })
         ));
         assert!(reason(&"r".repeat(REASON_MAX)).is_ok());
         assert!(reason(&"r".repeat(REASON_MAX + 1)).is_err());

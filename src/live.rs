@@ -40,7 +40,7 @@ use crate::model::{
     AgentKind, HostedSignals, Intent, Machine, Session, SessionKey, Status, Timestamp,
 };
 use crate::policy::{self, notifications, Leaves};
-use crate::remote::link::Link;
+use crate::remote::link::{Credit, Link};
 use crate::remote::view::{LinkEvent, Remotes};
 use crate::remote::{self, LinkOptions};
 use crate::report;
@@ -75,8 +75,13 @@ pub enum Event {
     HostedProcess { pid: u32, signals: HostedSignals },
     /// The terminal reader located processes' terminals or read panes (`terminals`).
     Terminals(terminals::Delivery),
-    /// What the link to a remote machine reported.
-    Remote { machine: Machine, event: LinkEvent },
+    /// What the link to a remote machine reported, with its place among the link's events out
+    /// (dropped once handled, so the link reads on).
+    Remote {
+        machine: Machine,
+        event: LinkEvent,
+        credit: Credit,
+    },
     /// Stop the loop.
     Shutdown,
 }
@@ -189,6 +194,9 @@ struct Shared {
     /// waits for its own refresh, not for any round: a round already under way when the
     /// refresh was asked may have read the store before the change that asked for it.
     refreshes_asked: std::sync::atomic::AtomicU64,
+    /// Set by `Handle::shutdown`: the loop checks it before every event, so events queued before
+    /// the `Shutdown` event (a remote's flood, a burst of file hints) never delay the stop.
+    stopping: std::sync::atomic::AtomicBool,
     refreshes_done: tokio::sync::watch::Sender<u64>,
     settings_changed: tokio::sync::watch::Sender<Settings>,
     remotes_changed: tokio::sync::watch::Sender<Vec<remote::Report>>,
@@ -414,8 +422,11 @@ impl Handle {
         Ok(())
     }
 
-    /// Stops the loop.
+    /// Stops the loop before the next event it would handle, whatever is queued.
     pub fn shutdown(&self) {
+        self.shared
+            .stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = self.shared.events.send(Event::Shutdown);
     }
 }
@@ -450,6 +461,9 @@ pub fn system_clock() -> Timestamp {
 /// a megabyte or two now that free text has a limit (`limits`). Past that it has lagged, and the
 /// API sends it a fresh snapshot when it reads again.
 pub const SUBSCRIBER_BACKLOG: usize = 256;
+
+/// The most queued remote reports the loop handles in one round (`LoopState::run`).
+const REMOTE_BATCH: usize = 256;
 
 /// The pieces a live service is built from.
 pub struct Service {
@@ -486,6 +500,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         events: events.clone(),
         store: store.clone(),
         refreshes_asked: std::sync::atomic::AtomicU64::new(0),
+        stopping: std::sync::atomic::AtomicBool::new(false),
         refreshes_done,
         settings_changed,
         remotes_changed,
@@ -646,13 +661,45 @@ impl LoopState {
                     Err(_) => return,
                 },
             };
+            if self
+                .shared
+                .stopping
+                .load(std::sync::atomic::Ordering::SeqCst)
+            {
+                return;
+            }
             self.wakeups += 1;
-            let refreshed = matches!(event, Some(Event::Refresh));
+            let mut refreshed = matches!(event, Some(Event::Refresh));
+            let from_remote = matches!(event, Some(Event::Remote { .. }));
             let mut changes = match event {
                 Some(Event::Shutdown) => return,
                 Some(event) => self.handle(event),
                 None => Vec::new(),
             };
+            // The remote reports already queued are handled in the same round, so a busy remote
+            // costs one publish per batch rather than one per line. The batch ends at the first
+            // other event (handled too), and a shutdown still stops it at once.
+            let mut batched = 0;
+            while from_remote && batched < REMOTE_BATCH {
+                let Ok(next) = inbox.try_recv() else {
+                    break;
+                };
+                if matches!(next, Event::Shutdown)
+                    || self
+                        .shared
+                        .stopping
+                        .load(std::sync::atomic::Ordering::SeqCst)
+                {
+                    return;
+                }
+                batched += 1;
+                refreshed |= matches!(next, Event::Refresh);
+                let more = matches!(next, Event::Remote { .. });
+                changes = merge(changes, self.handle(next));
+                if !more {
+                    break;
+                }
+            }
             for task in self.schedule.due(Instant::now()) {
                 changes = merge(changes, self.work(task));
             }
@@ -696,9 +743,17 @@ impl LoopState {
             Event::Hosted { key, signals } => {
                 self.engine.apply(Input::Hosted { key, signals }, now)
             }
-            Event::Remote { machine, event } => {
+            Event::Remote {
+                machine,
+                event,
+                credit,
+            } => {
                 let touched = self.remotes.apply(&machine, event, now);
+                drop(credit);
                 self.remote_touched.extend(touched);
+                for problem in self.remotes.take_problems() {
+                    self.engine.record_problem(problem);
+                }
                 Vec::new()
             }
             Event::IntentsChanged => self.load_custody(now),
@@ -821,10 +876,11 @@ impl LoopState {
             }
             let events = self.events.clone();
             let machine = entry.name.clone();
-            let sink = Box::new(move |event| {
+            let sink = Box::new(move |event, credit| {
                 let _ = events.send(Event::Remote {
                     machine: machine.clone(),
                     event,
+                    credit,
                 });
             });
             let link = Link::start(entry.clone(), options.clone(), self.clock, sink);

@@ -1124,6 +1124,10 @@ pub enum ProblemKind {
     MalformedListing,
     /// A stored row is not what its format says.
     MalformedRow,
+    /// A remote machine sent something this machine does not list: a line or a session object
+    /// that cannot be read, a session id that is not a plain one, or a session past the most
+    /// listed for one machine.
+    RemoteDropped,
     /// A store is damaged (corrupt, not a database, an undecodable meta row or root).
     StoreCorrupt,
     /// A store stayed locked by its writer past the retries.
@@ -1145,7 +1149,7 @@ pub enum ProblemKind {
 }
 
 impl ProblemKind {
-    pub const ALL: [ProblemKind; 17] = [
+    pub const ALL: [ProblemKind; 18] = [
         ProblemKind::FutureTime,
         ProblemKind::HugeFile,
         ProblemKind::HugeLine,
@@ -1155,6 +1159,7 @@ impl ProblemKind {
         ProblemKind::MalformedLine,
         ProblemKind::MalformedListing,
         ProblemKind::MalformedRow,
+        ProblemKind::RemoteDropped,
         ProblemKind::StoreCorrupt,
         ProblemKind::StoreLocked,
         ProblemKind::StoreTimeout,
@@ -1176,6 +1181,7 @@ impl ProblemKind {
             ProblemKind::MalformedLine => "malformed_line",
             ProblemKind::MalformedListing => "malformed_listing",
             ProblemKind::MalformedRow => "malformed_row",
+            ProblemKind::RemoteDropped => "remote_dropped",
             ProblemKind::StoreCorrupt => "store_corrupt",
             ProblemKind::StoreLocked => "store_locked",
             ProblemKind::StoreTimeout => "store_timeout",
@@ -1221,6 +1227,7 @@ impl ProblemKind {
             | ProblemKind::MalformedLine
             | ProblemKind::MalformedListing
             | ProblemKind::MalformedRow
+            | ProblemKind::RemoteDropped
             | ProblemKind::TerminalUnreadable => false,
         }
     }

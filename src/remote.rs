@@ -18,11 +18,15 @@
 //! - `remote::link`: the I/O: one thread per remote running `ssh`, and the one-shot questions;
 //! - `remote::attach`: `slate focus NAME:ID`, a local terminal attached to the remote's tmux;
 //! - `remote::forward`: approve, deny or answer a remote session's dialog, forwarded as one
-//!   `ssh DEST slate approve …` with the fingerprint the person saw.
+//!   `ssh DEST slate remote-call` with the request, and the fingerprint the person saw, on its
+//!   standard input.
 //!
-//! Everything here but `link`, `attach` and `forward` is pure: no I/O, no clock. No argument a person or a
-//! remote wrote ever reaches a local shell: `ssh` is started with an argument list, and the
-//! words sent to the remote's shell are fixed or checked ([`RemoteCommand::words`]).
+//! Everything here but `link`, `attach` and `forward` is pure: no I/O, no clock. No argument a
+//! person or a remote wrote ever reaches a local shell: `ssh` is started with an argument list.
+//! The words sent to the remote's login shell are fixed ([`RemoteCommand::words`]); data goes on
+//! the remote command's standard input ([`RemoteCommand::input`]), so the remote's shell (a POSIX
+//! one, fish, PowerShell) never parses it. Only `attach_args`, for a command that runs in a
+//! terminal, puts a name on the command line, and only one every shell reads the same way.
 
 pub mod attach;
 pub mod backoff;
@@ -36,7 +40,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agents::keys::Action;
+use crate::answers::RespondRequest;
 use crate::config::RemoteEntry;
 use crate::model::{Machine, Timestamp};
 
@@ -106,11 +110,14 @@ impl LinkTiming {
 }
 
 /// The commands Slate runs on a remote. Each is a fixed list of words: nothing a person or a
-/// remote wrote is interpolated into them, except the checked arguments of [`RemoteCommand::Respond`].
+/// remote wrote is ever on a remote's command line. A command that carries data
+/// ([`RemoteCommand::Respond`]) sends it as one JSON [`RemoteCall`] on the remote command's
+/// standard input ([`RemoteCommand::input`]), so no login shell (a POSIX one, fish, PowerShell)
+/// reads it, and its quoting rules do not matter.
 ///
 /// `ssh` joins the words after the destination with spaces and hands them to the remote's shell,
-/// so a word that carries data must be one that shell reads as itself. [`words`] checks every
-/// word against that rule.
+/// so every word must be one that any shell reads as itself. [`words`] checks every word against
+/// that rule.
 ///
 /// [`words`]: RemoteCommand::words
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,48 +126,70 @@ pub enum RemoteCommand {
     Watch,
     /// `slate sessions --json`: the live list once.
     Sessions,
-    /// `slate approve|deny|answer --dialog <fingerprint> --yes --json -- <id> [<option>]`: one
-    /// answer, forwarded to the machine whose terminal shows the dialog (`remote::forward`). The
-    /// options come before `--`, so an id can never be read as one.
-    Respond {
-        action: Action,
-        id: String,
-        fingerprint: String,
-        /// The option's number, only with `answer`.
-        option: Option<u32>,
-    },
+    /// `slate remote-call`, with a [`RemoteCall::Respond`] on its standard input: one answer,
+    /// forwarded to the machine whose terminal shows the dialog (`remote::forward`), carried
+    /// out there as `slate approve|deny|answer --dialog <fingerprint> --yes --json <id>` would be.
+    Respond { id: String, request: RespondRequest },
+}
+
+/// The fixed words of `slate remote-call`, the hidden command that reads one [`RemoteCall`] on
+/// its standard input.
+pub const REMOTE_CALL: [&str; 2] = ["slate", "remote-call"];
+
+/// The most `slate remote-call` reads of its standard input: a call is a few hundred bytes.
+pub const CALL_MAX: usize = 64 * 1024;
+
+/// What `slate remote-call` reads on its standard input: one call, as JSON. Each is something a
+/// machine that follows this one asks of it with data the command line must not carry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "call", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RemoteCall {
+    /// Answer the dialog of the session `id` (its full id there): the request as
+    /// `POST /sessions/{id}/respond` takes it, with the fingerprint the person saw.
+    Respond { id: String, request: RespondRequest },
+}
+
+impl RemoteCall {
+    /// Reads a call from what `slate remote-call` read on its standard input.
+    pub fn parse(input: &[u8]) -> Result<RemoteCall, String> {
+        if input.len() > CALL_MAX {
+            return Err(format!(
+                "the call is {} bytes long; at most {CALL_MAX} are read",
+                input.len()
+            ));
+        }
+        serde_json::from_slice(input).map_err(|err| format!("the call cannot be read: {err}"))
+    }
 }
 
 impl RemoteCommand {
-    /// The words to run on the remote, each checked to be read by a shell as itself.
+    /// The words to run on the remote, each checked to be read by any shell as itself. No word
+    /// carries data.
     pub fn words(&self) -> Result<Vec<String>, UnsafeWord> {
         let words: Vec<String> = match self {
             RemoteCommand::Watch => vec!["slate".into(), "watch".into(), "--json".into()],
             RemoteCommand::Sessions => vec!["slate".into(), "sessions".into(), "--json".into()],
-            RemoteCommand::Respond {
-                action,
-                id,
-                fingerprint,
-                option,
-            } => {
-                let mut words: Vec<String> = vec![
-                    "slate".into(),
-                    action.as_str().into(),
-                    "--dialog".into(),
-                    fingerprint.clone(),
-                    "--yes".into(),
-                    "--json".into(),
-                    "--".into(),
-                    id.clone(),
-                ];
-                words.extend(option.map(|number| number.to_string()));
-                words
-            }
+            RemoteCommand::Respond { .. } => REMOTE_CALL.iter().map(|&word| word.into()).collect(),
         };
         words
             .into_iter()
             .map(|word| shell_safe(&word).map(|_| word.clone()))
             .collect()
+    }
+
+    /// What the command reads on its standard input, when it takes anything: the JSON of its
+    /// [`RemoteCall`].
+    pub fn input(&self) -> Option<Vec<u8>> {
+        match self {
+            RemoteCommand::Watch | RemoteCommand::Sessions => None,
+            RemoteCommand::Respond { id, request } => {
+                let call = RemoteCall::Respond {
+                    id: id.clone(),
+                    request: request.clone(),
+                };
+                Some(serde_json::to_vec(&call).expect("a call serializes"))
+            }
+        }
     }
 }
 
@@ -218,12 +247,16 @@ pub fn ssh_args(
 }
 
 /// The arguments of the `ssh` a person runs to attach to the remote's tmux session `session`:
-/// `ssh -t [ssh_args] -- DEST tmux attach -t <session>`. A session name a shell would not read
-/// as itself is quoted for the remote's shell, since tmux allows any text in one.
-pub fn attach_args(remote: &RemoteEntry, session: &str) -> Vec<String> {
+/// `ssh -t [ssh_args] -- DEST tmux attach -t <session>`, or `None` when the name cannot be sent
+/// to the remote's login shell so that every shell reads it as itself. This command runs in a
+/// terminal, so it cannot take its data on standard input: a name a shell would not read as
+/// itself is put in single quotes, which a POSIX shell, fish and PowerShell all read the same
+/// way as long as it holds no `'`, no `\` and no control or format character
+/// ([`quoted_for_any_shell`]).
+pub fn attach_args(remote: &RemoteEntry, session: &str) -> Option<Vec<String>> {
     let session = match shell_safe(session) {
         Ok(plain) => plain.to_owned(),
-        Err(_) => shell_quote(session),
+        Err(_) => quoted_for_any_shell(session)?,
     };
     let mut args: Vec<String> = vec!["-t".into()];
     args.extend(remote.ssh_args.iter().cloned());
@@ -235,7 +268,21 @@ pub fn attach_args(remote: &RemoteEntry, session: &str) -> Vec<String> {
         "-t".into(),
         session,
     ]);
-    args
+    Some(args)
+}
+
+/// `text` in single quotes when every shell reads it so as `text`: fish reads `\'` and `\\`
+/// inside single quotes as escapes where a POSIX shell does not, and PowerShell also ends a
+/// single-quoted string at a typographic single quote (U+2018 to U+201B), so a text with any of
+/// them is refused, and so is one with a control or format character, which a terminal or a line
+/// editor may act on.
+pub fn quoted_for_any_shell(text: &str) -> Option<String> {
+    let odd = |c: char| {
+        matches!(c, '\'' | '\\' | '\u{2018}'..='\u{201b}')
+            || c.is_control()
+            || crate::report::is_format(c)
+    };
+    (!text.is_empty() && !text.chars().any(odd)).then(|| format!("'{text}'"))
 }
 
 /// The arguments of an `ssh` that opens a shell on the remote: where to go when Slate does not

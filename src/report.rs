@@ -21,10 +21,13 @@ use crate::tracker::{self, WorkItemInfo};
 /// controls appear in caret notation as `cat -v` shows them (ESC as `^[`, BEL as `^G`, CR as
 /// `^M`), DEL as `^?`, and a C1 control, which some terminals obey as an escape, as `^[` and its
 /// 7-bit letter (CSI, U+009B, as `^[[`). So OSC 52 reads `^[]52;…^G` instead of writing the
-/// clipboard. Printable Unicode is kept as it is, and so are line ends and tabs, which lay the
+/// clipboard. An invisible format character (`is_format`: the bidi overrides and isolates such as
+/// U+202E, which would reorder the rest of a row, zero-width spaces and joiners, the byte order
+/// mark) is shown as its code point, `<U+202E>`, so what another program wrote cannot rearrange
+/// or hide text. Printable Unicode is kept as it is, and so are line ends and tabs, which lay the
 /// text out. JSON output does not come here: serde escapes control characters itself.
 pub fn terminal_text(text: &str) -> Cow<'_, str> {
-    let obeyed = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let obeyed = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_format(c);
     if !text.chars().any(obeyed) {
         return Cow::Borrowed(text);
     }
@@ -41,10 +44,42 @@ pub fn terminal_text(text: &str) -> Cow<'_, str> {
                 shown.push_str("^[");
                 shown.push(char::from(code as u8 - 0x40));
             }
+            code if is_format(c) => {
+                let _ = write!(shown, "<U+{code:04X}>");
+            }
             _ => shown.push(c),
         }
     }
     Cow::Owned(shown)
+}
+
+/// True for a character of Unicode's general category Cf (format): invisible, yet it changes how
+/// the text around it is laid out or joined. The list is the category's as of Unicode 15.1.
+pub fn is_format(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x00ad
+            | 0x0600..=0x0605
+            | 0x061c
+            | 0x06dd
+            | 0x070f
+            | 0x0890..=0x0891
+            | 0x08e2
+            | 0x180e
+            | 0x200b..=0x200f
+            | 0x202a..=0x202e
+            | 0x2060..=0x2064
+            | 0x2066..=0x206f
+            | 0xfeff
+            | 0xfff9..=0xfffb
+            | 0x110bd
+            | 0x110cd
+            | 0x13430..=0x1343f
+            | 0x1bca0..=0x1bca3
+            | 0x1d173..=0x1d17a
+            | 0xe0001
+            | 0xe0020..=0xe007f
+    )
 }
 
 /// An error and its causes as one line, `error: cause: cause`, safe for a terminal. A cause
@@ -644,8 +679,20 @@ mod tests {
             terminal_text("two\nlines\tand a tab"),
             "two\nlines\tand a tab"
         );
+        // Bidi overrides and isolates, zero-width characters and the byte order mark are shown
+        // as their code points: none can reorder or hide the rest of a row.
+        assert_eq!(
+            terminal_text("ok \u{202e}txt.exe\u{202c} \u{2066}x\u{2069}"),
+            "ok <U+202E>txt.exe<U+202C> <U+2066>x<U+2069>"
+        );
+        assert_eq!(
+            terminal_text("a\u{200b}b\u{200f}c\u{feff}d\u{61c}e\u{ad}f"),
+            "a<U+200B>b<U+200F>c<U+FEFF>d<U+061C>e<U+00AD>f"
+        );
+        assert_eq!(terminal_text("\u{e0041}"), "<U+E0041>");
         // A cell measures what the terminal shows.
         assert_eq!(cell("\u{7}", 3), "^G ");
+        assert_eq!(cell("\u{202e}", 8), "<U+202E>");
     }
 
     #[test]

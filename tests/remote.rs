@@ -16,6 +16,12 @@
 //! 60 s without a second notification, what the command line does with remotes when no Slate
 //! runs here, and that focusing a remote session in tmux opens a local terminal attached to its
 //! pane.
+//!
+//! Last, a remote that misbehaves, played by a stand-in `ssh`: an answer or error output without
+//! end is cut off at its limit, a forwarded answer carries its data on standard input (and an
+//! older remote Slate is named), hostile ids are refused and counted, at most
+//! `view::SESSIONS_PER_REMOTE` sessions are listed, and a real `slate serve` flooded with
+//! sessions stays small, drops the remote at `slate remote remove` and ends at SIGTERM.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -207,7 +213,7 @@ fn words_for_a_remote_shell_are_plain_and_anything_else_is_quoted() {
     assert_eq!(remote::shell_quote("it's"), r"'it'\''s'");
     let remote = entry("box", "box", &["-F", "/c f"]);
     assert_eq!(
-        remote::attach_args(&remote, "work; rm -rf ~"),
+        remote::attach_args(&remote, "work; rm -rf ~").unwrap(),
         [
             "-t",
             "-F",
@@ -221,14 +227,20 @@ fn words_for_a_remote_shell_are_plain_and_anything_else_is_quoted() {
         ]
     );
     assert_eq!(
-        remote::command_line("ssh", &remote::attach_args(&remote, "w")),
+        remote::command_line("ssh", &remote::attach_args(&remote, "w").unwrap()),
         "ssh -t -F '/c f' -- box tmux attach -t w"
     );
     // Typed into a local shell, a quoted name reaches the remote's shell quoted.
     assert_eq!(
-        remote::command_line("ssh", &remote::attach_args(&remote, "a b")),
+        remote::command_line("ssh", &remote::attach_args(&remote, "a b").unwrap()),
         r"ssh -t -F '/c f' -- box tmux attach -t ''\''a b'\'''"
     );
+    // fish reads `\'` and `\\` in single quotes as escapes, a POSIX shell does not, and PowerShell
+    // ends a quote at a typographic one: a name with any of them (or a control or format
+    // character) is never sent to a remote's login shell.
+    for odd in ["it's", "it\u{2019}s", r"a\b", "a\u{1b}b", "a\u{202e}b", ""] {
+        assert_eq!(remote::attach_args(&remote, odd), None, "{odd:?}");
+    }
 }
 
 #[test]
@@ -1695,49 +1707,78 @@ fn a_forwarded_answer_is_one_fixed_command_with_checked_arguments() {
     let command = forward::command(&remote, "s-1.a_b:c", &request(Action::Approve, None)).unwrap();
     let args = remote::ssh_args(&remote, &LinkTiming::default(), &command).unwrap();
     let tail = args.iter().position(|arg| arg == "box.example").unwrap();
-    assert_eq!(
-        args[tail + 1..],
-        [
-            "slate",
-            "approve",
-            "--dialog",
-            "9f86d081884c7d65",
-            "--yes",
-            "--json",
-            "--",
-            "s-1.a_b:c"
-        ]
-    );
+    // The command line the remote's login shell reads is fixed: no session data is on it, so no
+    // shell's quoting (fish reads `\'` unlike a POSIX shell) can change what runs.
+    assert_eq!(args[tail + 1..], ["slate", "remote-call"]);
     assert!(args.contains(&"BatchMode=yes".to_string()), "{args:?}");
+    assert!(
+        !args.iter().any(|arg| arg.contains("s-1.a_b:c")
+            || arg.contains("9f86d081884c7d65")
+            || arg.contains("approve")),
+        "{args:?}"
+    );
+    // The request goes on its standard input, as one JSON call.
+    let input = command.input().unwrap();
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&input).unwrap(),
+        serde_json::json!({
+            "call": "respond",
+            "id": "s-1.a_b:c",
+            "request": {"action": "approve", "dialog": "9f86d081884c7d65"}
+        })
+    );
+    assert_eq!(
+        remote::RemoteCall::parse(&input).unwrap(),
+        remote::RemoteCall::Respond {
+            id: "s-1.a_b:c".to_string(),
+            request: request(Action::Approve, None),
+        }
+    );
     let command = forward::command(
         &remote,
         "s1",
         &request(Action::Answer, Some(OptionRef::Number(2))),
     )
     .unwrap();
-    assert_eq!(
-        command.words().unwrap()[1..],
-        [
-            "answer",
-            "--dialog",
-            "9f86d081884c7d65",
-            "--yes",
-            "--json",
-            "--",
-            "s1",
-            "2"
-        ]
+    assert_eq!(command.words().unwrap(), ["slate", "remote-call"]);
+    let call: serde_json::Value = serde_json::from_slice(&command.input().unwrap()).unwrap();
+    assert_eq!(call["request"]["option"], 2);
+    assert_eq!(call["request"]["action"], "answer");
+    // What the remote reads is checked too: a call that is not JSON, a truncated one, one of an
+    // unknown kind or with an unknown field, or one too long to be a call, is refused.
+    for bad in [
+        &b"approve s1"[..],
+        &input[..input.len() / 2],
+        b"\xff\xfe",
+        br#"{"call":"reboot"}"#,
+        br#"{"call":"respond","id":"s1","request":{"action":"approve","dialog":"9f86d081884c7d65"},"x":1}"#,
+        br#"{"call":"respond","id":"s1"}"#,
+        b"",
+    ] {
+        assert!(remote::RemoteCall::parse(bad).is_err(), "{bad:?}");
+    }
+    let huge = format!(
+        r#"{{"call":"respond","id":"s1","request":{{"action":"answer","text":"{}","dialog":"9f86d081884c7d65"}}}}"#,
+        "x".repeat(remote::CALL_MAX)
     );
+    assert!(remote::RemoteCall::parse(huge.as_bytes())
+        .unwrap_err()
+        .contains("at most"));
 
     // Refused before anything runs: hostile ids, a label, a free text, a bad fingerprint.
+    let long = "s".repeat(129);
     for id in [
         "s1;touch x",
         "$(reboot)",
         "-oProxyCommand=x",
         "a b",
+        " ",
         "",
         "s1'",
+        "s1\\'x",
         "é",
+        "s\u{202e}1",
+        &long,
     ] {
         let error = forward::command(&remote, id, &request(Action::Approve, None)).unwrap_err();
         assert_eq!(error.code, ErrorCode::BadRequest, "{id:?}");
@@ -1904,4 +1945,390 @@ fn a_forwarded_answer_reaches_the_remote_slate_and_its_result_comes_back() {
     assert_eq!(recorded.len(), 1, "{recorded:?}");
     assert_eq!(recorded[0].outcome, "not_at_dialog");
     assert_eq!(recorded[0].fingerprint, "9f86d081884c7d65");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A remote that sends too much, or sends what it must not.
+
+/// Writes an executable stand-in for `ssh` into `folder` and returns its path.
+fn stand_in_ssh(folder: &Path, script: &str) -> PathBuf {
+    std::fs::create_dir_all(folder).unwrap();
+    let program = folder.join("ssh");
+    std::fs::write(&program, format!("#!/bin/sh\n{script}")).unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    program
+}
+
+#[test]
+fn a_one_shot_answer_or_error_output_past_its_limit_is_cut_off_and_said() {
+    let temp = tempfile::tempdir().unwrap();
+    let remote = entry("box", "box.example", &[]);
+    // An answer without end, and error output without end: each is read up to its limit, then
+    // `ssh` is killed, and the question fails saying why (not after its time limit).
+    for (name, script, what) in [
+        ("out", "exec yes '{\"sessions\":[]}'\n", "output"),
+        ("err", "exec yes 'ssh: warning' >&2\n", "error output"),
+    ] {
+        let options = LinkOptions {
+            ssh: stand_in_ssh(&temp.path().join(name), script).into(),
+            timing: LinkTiming {
+                ask_limit: Duration::from_secs(60),
+                ..fast()
+            },
+        };
+        let failure = remote::link::ask_sessions(&remote, &options).unwrap_err();
+        assert!(
+            failure
+                .message
+                .starts_with(&format!("the {what} from box was longer than")),
+            "{}",
+            failure.message
+        );
+        assert!(
+            failure.message.contains("ssh was stopped"),
+            "{}",
+            failure.message
+        );
+    }
+    // Just under the limit reads: a long answer is not a broken one.
+    let sessions: Vec<Session> = (0..3).map(|n| working("api", &format!("s{n}"))).collect();
+    let answer = serde_json::json!({ "sessions": sessions }).to_string();
+    let padded = format!(
+        "{answer}{}",
+        " ".repeat(remote::link::REPLY_MAX - answer.len())
+    );
+    let file = temp.path().join("answer.json");
+    std::fs::write(&file, &padded).unwrap();
+    let options = LinkOptions {
+        ssh: stand_in_ssh(
+            &temp.path().join("full"),
+            &format!("exec cat '{}'\n", file.display()),
+        )
+        .into(),
+        timing: fast(),
+    };
+    assert_eq!(
+        remote::link::ask_sessions(&remote, &options).unwrap().len(),
+        3
+    );
+}
+
+#[test]
+fn a_forwarded_answer_carries_its_data_on_standard_input_and_an_old_remote_slate_is_named() {
+    use slate::answers::ErrorCode;
+    use slate::remote::forward;
+
+    let temp = tempfile::tempdir().unwrap();
+    let args = temp.path().join("args");
+    let input = temp.path().join("input");
+    // What an older Slate says of a subcommand it does not have (clap's words), after `ssh`
+    // passed its input on.
+    let program = stand_in_ssh(
+        &temp.path().join("bin"),
+        &format!(
+            "for arg in \"$@\"; do echo \"$arg\"; done > '{}'\ncat > '{}'\n\
+             echo \"error: unrecognized subcommand 'remote-call'\" >&2\nexit 2\n",
+            args.display(),
+            input.display()
+        ),
+    );
+    let options = LinkOptions {
+        ssh: program.into(),
+        timing: fast(),
+    };
+    let remote = entry("box", "box.example", &[]);
+    let error = forward::respond(&remote, &options, "s1.x", &approve_seen()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::CannotType, "{error}");
+    assert!(
+        error
+            .message
+            .starts_with("the slate on box is older than this one"),
+        "{error}"
+    );
+    assert!(error.message.contains("update it there"), "{error}");
+    let args = std::fs::read_to_string(&args).unwrap();
+    assert!(
+        args.ends_with("--\nbox.example\nslate\nremote-call\n"),
+        "{args}"
+    );
+    assert!(
+        !args.contains("s1.x") && !args.contains("9f86d081884c7d65"),
+        "{args}"
+    );
+    let call: serde_json::Value = serde_json::from_slice(&std::fs::read(&input).unwrap()).unwrap();
+    assert_eq!(call["call"], "respond");
+    assert_eq!(call["id"], "s1.x");
+    assert_eq!(call["request"]["dialog"], "9f86d081884c7d65");
+
+    // An id with a quote never gets that far: the id check refuses it before `ssh` runs.
+    std::fs::remove_file(temp.path().join("args")).unwrap();
+    let error = forward::respond(&remote, &options, "s1'x", &approve_seen()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::BadRequest, "{error}");
+    assert!(!temp.path().join("args").exists());
+}
+
+/// The parts of a `session` line around its id, for a stand-in remote that makes up sessions.
+fn session_line_parts() -> (String, String) {
+    let line = serde_json::json!({"type": "session", "session": working("api", "IDHERE")});
+    let line = line.to_string();
+    let (before, after) = line.split_once("IDHERE").unwrap();
+    (before.to_string(), after.to_string())
+}
+
+/// A stand-in `ssh` for `slate watch --json` that sends a snapshot and then new sessions without
+/// end, as fast as it can, writing its pid to `pids` first. A one-shot question gets no sessions.
+fn flooding_ssh(folder: &Path, pids: &Path) -> PathBuf {
+    let (before, after) = session_line_parts();
+    std::fs::create_dir_all(folder).unwrap();
+    std::fs::write(folder.join("before"), before).unwrap();
+    std::fs::write(folder.join("after"), after).unwrap();
+    let flood = format!(
+        "BEGIN {{ getline before < \"{folder}/before\"; getline after < \"{folder}/after\"; \
+         print \"{{\\\"type\\\":\\\"snapshot\\\",\\\"sessions\\\":[],\\\"version\\\":\\\"9\\\"}}\"; \
+         for (n = 0; ; n++) print before \"s\" n after }}",
+        folder = folder.display()
+    );
+    std::fs::write(folder.join("flood.awk"), flood).unwrap();
+    stand_in_ssh(
+        folder,
+        &format!(
+            "case \"$*\" in\n*watch*) echo $$ >> '{pids}'; exec awk -f '{awk}' ;;\n\
+             *) echo '{{\"sessions\":[]}}' ;;\nesac\n",
+            pids = pids.display(),
+            awk = folder.join("flood.awk").display()
+        ),
+    )
+}
+
+/// A `slate serve` under test, killed when the test ends, even by a failed assertion (its flood
+/// ends with it: the stand-in's writes then fail).
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn alive(pid: &str) -> bool {
+    // A killed child stays a zombie until its parent reaps it; that is gone too.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat.contains(") Z "))
+        .unwrap_or(false)
+}
+
+fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_remote_sending_sessions_without_end_is_capped_removed_at_once_and_never_delays_sigterm() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    let pids = temp.path().join("pids");
+    let bin = temp.path().join("bin");
+    flooding_ssh(&bin, &pids);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = home.join(".config/slate");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!("[server]\nlisten = \"127.0.0.1:{port}\"\n"),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [("PATH", path.as_str())];
+    cli(&home, &["remote", "add", "box", "box"], &env);
+    let mut serve = Command::new(slate_bin());
+    serve
+        .arg("serve")
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", &path)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut serve = Serving(serve.spawn().unwrap());
+    let serve = &mut serve.0;
+    let mut said = String::new();
+    BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    assert!(said.starts_with("listening on"), "{said}");
+
+    // The sessions past the cap are left out and said; the flood costs a bounded amount.
+    let listed = |home: &Path| -> Vec<serde_json::Value> {
+        let said = json(&cli(home, &["remote", "list", "--json"], &env));
+        said["remotes"].as_array().cloned().unwrap_or_default()
+    };
+    let report = wait_for("the cap reached", Duration::from_secs(60), || {
+        listed(&home).into_iter().find(|report| {
+            report["sessions"] == remote::view::SESSIONS_PER_REMOTE
+                && report["error"]
+                    .as_str()
+                    .is_some_and(|error| error.contains("were left out"))
+        })
+    });
+    assert_eq!(report["name"], "box", "{report}");
+    let resident = resident_kib(serve.id());
+    eprintln!("resident while flooded: {resident} KiB");
+    assert!(resident < 512 * 1024, "{resident} KiB");
+
+    // `slate remote remove` stops the link, and kills its `ssh`, while the flood goes on.
+    let first = std::fs::read_to_string(&pids).unwrap();
+    let first = first.lines().next().unwrap().to_string();
+    assert!(alive(&first));
+    let removing = Instant::now();
+    cli(&home, &["remote", "remove", "box"], &env);
+    wait_for("the link's ssh killed", Duration::from_secs(20), || {
+        (!alive(&first)).then_some(())
+    });
+    eprintln!(
+        "ssh killed {:?} after slate remote remove",
+        removing.elapsed()
+    );
+    wait_for("the remote gone", Duration::from_secs(20), || {
+        listed(&home).is_empty().then_some(())
+    });
+
+    // Flooded again, SIGTERM still ends it at once.
+    cli(&home, &["remote", "add", "box", "box"], &env);
+    wait_for("the flood again", Duration::from_secs(30), || {
+        listed(&home)
+            .into_iter()
+            .find(|report| report["sessions"].as_u64().unwrap_or(0) > 100)
+    });
+    let terminating = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(serve.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = wait_for("slate serve to end", Duration::from_secs(10), || {
+        serve.try_wait().unwrap()
+    });
+    eprintln!(
+        "slate serve ended {:?} after SIGTERM",
+        terminating.elapsed()
+    );
+    assert!(status.success(), "{status:?}");
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    for pid in pids.lines() {
+        assert!(!alive(pid), "ssh {pid} outlived slate serve");
+    }
+}
+
+#[test]
+fn a_remote_s_hostile_ids_are_refused_and_counted_as_problems() {
+    let long = "s".repeat(5000);
+    for id in [
+        " ",
+        "a b",
+        long.as_str(),
+        "a\u{202e}b",
+        "a\u{1b}[2Jb",
+        "s\u{200b}",
+    ] {
+        let line = serde_json::json!({"type": "session", "session": working("api", id)});
+        let error = wire::parse_line(line.to_string().as_bytes()).unwrap_err();
+        assert!(error.to_string().contains("session id"), "{id:?}: {error}");
+        let removed = serde_json::json!({"type": "removed", "agent": "codex", "id": id});
+        assert!(
+            wire::parse_line(removed.to_string().as_bytes()).is_err(),
+            "{id:?}"
+        );
+        let snapshot = snapshot_line(&[working("api", "good"), working("api", id)]);
+        let Line::Snapshot {
+            sessions, skipped, ..
+        } = wire::parse_line(snapshot.as_bytes()).unwrap()
+        else {
+            panic!("not a snapshot");
+        };
+        assert_eq!(sessions.len(), 1, "{id:?}");
+        assert_eq!(skipped, 1, "{id:?}");
+    }
+    // The view lists what reads, and counts what did not as a problem of that remote.
+    let mut watched = Watched::new(&[entry("box", "box", &[])]);
+    watched.report(
+        "box",
+        LinkEvent::Line(Line::Snapshot {
+            sessions: vec![working("api", "good")],
+            skipped: 1,
+            version: None,
+        }),
+        1,
+    );
+    watched.report(
+        "box",
+        LinkEvent::Garbled("box: a line that cannot be read: the session id".into()),
+        2,
+    );
+    let problems = watched.remotes.take_problems();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems.iter().all(|problem| problem.kind
+        == slate::model::ProblemKind::RemoteDropped
+        && problem.place == "remote box"));
+    assert!(watched.remotes.take_problems().is_empty(), "taken once");
+    assert_eq!(watched.remotes.sessions().count(), 1);
+}
+
+#[test]
+fn a_remote_lists_at_most_its_cap_of_sessions_and_the_rest_is_counted() {
+    use slate::remote::view::SESSIONS_PER_REMOTE;
+    let mut watched = Watched::new(&[entry("box", "box", &[]), entry("pi", "pi", &[])]);
+    let many: Vec<Session> = (0..SESSIONS_PER_REMOTE + 5)
+        .map(|n| working("api", &format!("s{n}")))
+        .collect();
+    watched.snapshot("box", many, 1);
+    assert_eq!(watched.remotes.sessions().count(), SESSIONS_PER_REMOTE);
+    let problems = watched.remotes.take_problems();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0]
+        .detail
+        .starts_with("5 sessions from box were left out"));
+    // A new session past the cap is left out and counted; a listed one still changes; another
+    // machine has its own cap.
+    let touched = watched.report(
+        "box",
+        LinkEvent::Line(Line::Session(Box::new(working("api", "new")))),
+        2,
+    );
+    assert!(touched.is_empty());
+    assert_eq!(watched.remotes.take_problems().len(), 1);
+    let touched = watched.report(
+        "box",
+        LinkEvent::Line(Line::Session(Box::new(waiting("api", "s0")))),
+        3,
+    );
+    assert_eq!(touched.len(), 1);
+    watched.snapshot("pi", vec![working("api", "s0")], 4);
+    assert_eq!(watched.remotes.sessions().count(), SESSIONS_PER_REMOTE + 1);
+    let report = watched
+        .remotes
+        .reports()
+        .into_iter()
+        .find(|report| report.name.as_str() == "box")
+        .unwrap();
+    assert_eq!(report.sessions, SESSIONS_PER_REMOTE);
+    assert!(report.error.unwrap().contains("at most 1000 are listed"));
 }

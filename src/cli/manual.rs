@@ -150,9 +150,10 @@ fn sections() -> Roff {
          no dialog (it works, or waits for a prompt); nothing was typed. 4: the dialog on screen \
          is not the one shown; nothing was typed. 5: the keys were sent once and the dialog was \
          still there 5 s later (never sent again). 6: Slate cannot type into the session's \
-         terminal (a plain terminal: start it in tmux or under slate run; a remote without a \
-         slate that takes --dialog). A session on another machine (NAME:ID) is answered there: \
-         the answer is forwarded once over its ssh link, and the remote's outcome gives the \
+         terminal (a plain terminal: start it in tmux or under slate run; a remote without slate, \
+         or with one older than this one). A session on another machine (NAME:ID) is answered there: \
+         the answer is forwarded once over its ssh link as the fixed command slate remote-call, \
+         with the request as JSON on its standard input, and the remote's outcome gives the \
          status. --dialog FINGERPRINT answers only the dialog with that fingerprint (else 4). 7: the option widens permissions or the dialog has \
          no such option. 8: the person said no at the question. 1: any other error (no such \
          session, a bad request, no answer from the running Slate).",
@@ -170,7 +171,8 @@ fn sections() -> Roff {
     roff.text([roman(
         "Exits with 3, without starting, when this user's Slate already serves on its address \
          (the desktop app, or another slate serve): one engine runs per user, and the message \
-         names the one that runs and its process id. The user unit does not restart on 3.",
+         names the one that runs and its process id. The user unit does not restart on 3. On \
+         Ctrl-C or SIGTERM it ends within 2 s, whatever it is doing.",
     )]);
 
     roff.control("SH", ["FILES"]);

@@ -101,12 +101,40 @@ pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::R
             token,
             kind: ServerKind::Service,
         };
-        api::serve(listener, handle.clone(), security, shutdown_signal()).await
+        let stopping = async {
+            shutdown_signal().await;
+            end_within(STOP_WITHIN);
+        };
+        api::serve(listener, handle.clone(), security, stopping).await
     });
     handle.shutdown();
     let _ = thread.join();
+    // A request still being answered (a forwarded answer waits on its remote) is not waited
+    // for: the stop is due now.
+    runtime.shutdown_timeout(Duration::from_millis(100));
     result.context("the server stopped")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long `slate serve` takes at most to end after Ctrl-C or SIGTERM.
+const STOP_WITHIN: Duration = Duration::from_millis(1500);
+
+/// Ends this process `within` from now if it has not ended by then. The orderly stop (the
+/// listener closed, the engine loop stopped before its next event, each remote's `ssh` killed)
+/// takes milliseconds; this bounds whatever it waits on, a request being answered or a
+/// terminal that does not answer, so a service manager's SIGTERM always ends `slate serve` in
+/// time. The store is SQLite, whose transactions survive an exit at any point.
+fn end_within(within: Duration) {
+    let spawned = std::thread::Builder::new()
+        .name("slate-stop".to_string())
+        .spawn(move || {
+            std::thread::sleep(within);
+            tracing::warn!("the orderly stop took more than {within:?}; ending now");
+            std::process::exit(0);
+        });
+    if let Err(err) = spawned {
+        tracing::debug!("cannot bound the stop: {err}");
+    }
 }
 
 /// The exit status of a `slate serve` that does not start because this user's engine already

@@ -62,16 +62,26 @@ pub fn tmux_session(session: &Value) -> Option<String> {
 
 /// The plan for the session object `session` (as the remote sent it) on `entry`'s machine.
 pub fn plan_for(entry: &RemoteEntry, session: &Value) -> Plan {
-    match tmux_session(session) {
-        Some(name) => Plan::Tmux {
-            args: attach_args(entry, &name),
+    let Some(name) = tmux_session(session) else {
+        return Plan::Shell {
+            args: shell_args(entry),
+            reason: format!(
+                "{} does not say the session runs in tmux, so Slate cannot attach to it",
+                entry.name
+            ),
+        };
+    };
+    match attach_args(entry, &name) {
+        Some(args) => Plan::Tmux {
+            args,
             session: name,
         },
         None => Plan::Shell {
             args: shell_args(entry),
             reason: format!(
-                "{} does not say the session runs in tmux, so Slate cannot attach to it",
-                entry.name
+                "the tmux target {:?} on {} cannot be sent to a remote shell as it is (a quote, \
+                 a backslash or a control character), so Slate does not attach to it",
+                name, entry.name
             ),
         },
     }

@@ -1,11 +1,14 @@
 //! Answering the dialog of a session on another machine: the answer is forwarded over that
-//! remote's SSH link as one `slate approve|deny|answer --dialog <fingerprint> --yes --json -- <id>`
-//! run there (docs/states.md §8), and the remote's own Slate re-reads its screen, compares the
-//! fingerprint, types, confirms and records, exactly as it does for its own sessions.
+//! remote's SSH link as one `slate remote-call` run there, which reads the request (the session
+//! id, the action, the option and the fingerprint) as JSON on its standard input and carries it
+//! out as `slate approve|deny|answer --dialog <fingerprint> --yes --json <id>` would
+//! (docs/states.md §8): the remote's own Slate re-reads its screen, compares the fingerprint,
+//! types, confirms and records, exactly as it does for its own sessions. The command line `ssh`
+//! hands the remote's login shell is fixed, so no shell's quoting rules matter.
 //!
 //! This module checks every argument before `ssh` runs (the session id, the fingerprint, and the
-//! option, which is forwarded only as a number: a label would have to be quoted for a shell this
-//! side cannot see), runs the command once with `remote::link::run_once` within the remote's own
+//! option, which is forwarded only as a number), runs the command once with
+//! `remote::link::run_once` within the remote's own
 //! confirmation time plus the connect timeout, never retries, and reads the remote's JSON answer
 //! back into the same [`Responded`]/[`RespondError`] the local machinery gives. It records
 //! nothing: the caller records the attempt in this machine's store, and the remote's Slate in its.
@@ -16,7 +19,7 @@ use crate::agents::keys::OptionRef;
 use crate::answers::{self, ErrorCode, RespondError, RespondRequest, Responded, CONFIRM_WITHIN};
 use crate::config::RemoteEntry;
 use crate::remote::link;
-use crate::remote::{classify, shell_safe, FailureKind, LinkOptions, RemoteCommand};
+use crate::remote::{classify, FailureKind, LinkOptions, RemoteCommand};
 
 /// What the remote may take on top of its connect timeout and its own confirmation: starting its
 /// `slate`, reading its list and its screen.
@@ -28,9 +31,9 @@ pub fn limit(options: &LinkOptions) -> Duration {
 }
 
 /// The command that forwards `request` for the session `id` of `entry`'s machine, or why it
-/// cannot be sent. Refuses before anything runs: a request of the wrong shape, an id with a
-/// character outside `[A-Za-z0-9._:-]` or one that starts with `-`, a free text, and an option
-/// named by its label.
+/// cannot be sent. Refuses before anything runs: a request of the wrong shape, an id longer than
+/// `limits::ID_MAX` or with a character outside `[A-Za-z0-9._:-]` or one that starts with `-`, a
+/// free text, and an option named by its label.
 pub fn command(
     entry: &RemoteEntry,
     id: &str,
@@ -38,7 +41,11 @@ pub fn command(
 ) -> Result<RemoteCommand, RespondError> {
     answers::check(request)?;
     let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
-    if id.is_empty() || id.starts_with('-') || !id.chars().all(plain) || shell_safe(id).is_err() {
+    if id.is_empty()
+        || id.len() > crate::limits::ID_MAX
+        || id.starts_with('-')
+        || !id.chars().all(plain)
+    {
         return Err(RespondError::new(
             ErrorCode::BadRequest,
             format!(
@@ -73,10 +80,14 @@ pub fn command(
         }
     };
     Ok(RemoteCommand::Respond {
-        action: request.action,
         id: id.to_string(),
-        fingerprint: request.dialog.clone(),
-        option,
+        request: RespondRequest {
+            action: request.action,
+            option: option.map(OptionRef::Number),
+            text: None,
+            dialog: request.dialog.clone(),
+            surface: None,
+        },
     })
 }
 
@@ -123,8 +134,9 @@ pub fn respond(
     };
     let message = match failure.kind {
         FailureKind::OldSlate => format!(
-            "slate on {name} cannot take a forwarded answer (no `--dialog`): update it there, or \
-             answer it there (ssh {name}, then slate {} {id})",
+            "the slate on {name} is older than this one (it has no `slate remote-call` to take a \
+             forwarded answer): update it there, or answer it there (ssh {name}, then slate {} \
+             {id})",
             request.action.as_str()
         ),
         _ => format!(

@@ -11,8 +11,16 @@
 //! ([`crate::remote::classify`]), waits what `remote::backoff` says (or the slow retry, when the
 //! remote has no usable `slate`), and starts it again. A second thread drains `ssh`'s error
 //! output, keeping its end for the explanation, so a chatty remote never stalls on a full pipe.
-//! Dropping a `Link` kills its `ssh` and waits for its thread. What the events mean is
-//! `remote::view`'s business; this module decides nothing.
+//! Dropping a `Link` kills its `ssh` and waits for its thread.
+//!
+//! A remote can send lines faster than the live service handles them. Each event travels with a
+//! [`Credit`], and a link has at most [`EVENTS_IN_FLIGHT`] out at once: past that its thread
+//! stops reading (so `ssh`, and the remote behind it, wait on a full pipe) until the service has
+//! handled some, or the link is stopped. So a flood from a remote holds a bounded amount of
+//! memory here, and never stands between the service and a config change or a shutdown. The
+//! one-shot questions read at most [`REPLY_MAX`] of answer and [`ERRORS_MAX`] of error output
+//! (`child::finish_bounded`): past either, `ssh` is killed and the question fails saying so.
+//! What the events mean is `remote::view`'s business; this module decides nothing.
 
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
@@ -20,7 +28,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::child::{self, ChildError};
+use crate::child::{self, Bounds, ChildError};
 use crate::config::RemoteEntry;
 use crate::lines::{LineBuffer, LineEvent};
 use crate::model::{Session, Timestamp};
@@ -35,8 +43,38 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 /// How much of `ssh`'s error output is kept to explain a failure.
 const STDERR_KEPT: usize = 8 * 1024;
 
-/// What a link hands its events to.
-pub type Sink = Box<dyn Fn(LinkEvent) + Send>;
+/// The longest answer a one-shot question reads (`slate sessions --json`, a forwarded answer's
+/// outcome): the most sessions listed for a remote are far below it.
+pub const REPLY_MAX: usize = MAX_LINE;
+
+/// The most error output a one-shot question reads: `ssh`'s and the remote's messages are a few
+/// lines.
+pub const ERRORS_MAX: usize = 1024 * 1024;
+
+/// How many of one link's events may wait for the live service at once.
+pub const EVENTS_IN_FLIGHT: usize = 64;
+
+/// What a link hands its events to, each with the credit the receiver drops once it has handled
+/// the event.
+pub type Sink = Box<dyn Fn(LinkEvent, Credit) + Send>;
+
+/// One event's place among a link's [`EVENTS_IN_FLIGHT`]: dropping it, once the event is
+/// handled, lets the link read on.
+pub struct Credit(Arc<Shared>);
+
+impl Drop for Credit {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock().expect("lock poisoned");
+        state.in_flight = state.in_flight.saturating_sub(1);
+        self.0.wake.notify_all();
+    }
+}
+
+impl std::fmt::Debug for Credit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credit")
+    }
+}
 
 /// The answers of one question to several remotes, in their order: each one's sessions, or why
 /// it gave none.
@@ -50,20 +88,28 @@ pub struct Link {
 }
 
 struct Shared {
-    /// True once the link is to stop; the condition variable wakes a thread waiting to retry.
-    stopped: Mutex<bool>,
+    /// Whether the link is to stop, and its events out; the condition variable wakes a thread
+    /// waiting to retry or for a credit.
+    state: Mutex<State>,
     wake: Condvar,
     /// The `ssh` running now, to kill when the link stops.
     child: Mutex<Option<Child>>,
 }
 
+#[derive(Default)]
+struct State {
+    stopped: bool,
+    /// Events handed to the sink whose credits are not dropped yet.
+    in_flight: usize,
+}
+
 impl Shared {
     fn stopped(&self) -> bool {
-        *self.stopped.lock().expect("lock poisoned")
+        self.state.lock().expect("lock poisoned").stopped
     }
 
     fn stop(&self) {
-        *self.stopped.lock().expect("lock poisoned") = true;
+        self.state.lock().expect("lock poisoned").stopped = true;
         self.wake.notify_all();
         if let Some(child) = self.child.lock().expect("lock poisoned").as_mut() {
             let _ = child.kill();
@@ -72,12 +118,31 @@ impl Shared {
 
     /// Waits `wait`, or less when the link is stopped; true when it was.
     fn sleep(&self, wait: Duration) -> bool {
-        let stopped = self.stopped.lock().expect("lock poisoned");
-        let (stopped, _) = self
+        let state = self.state.lock().expect("lock poisoned");
+        let (state, _) = self
             .wake
-            .wait_timeout_while(stopped, wait, |stopped| !*stopped)
+            .wait_timeout_while(state, wait, |state| !state.stopped)
             .expect("lock poisoned");
-        *stopped
+        state.stopped
+    }
+
+    /// Hands `event` to `sink` once fewer than [`EVENTS_IN_FLIGHT`] are out, waiting for that
+    /// as long as it takes; drops it when the link is stopped meanwhile.
+    fn send(self: &Arc<Shared>, sink: &Sink, event: LinkEvent) {
+        {
+            let state = self.state.lock().expect("lock poisoned");
+            let mut state = self
+                .wake
+                .wait_while(state, |state| {
+                    !state.stopped && state.in_flight >= EVENTS_IN_FLIGHT
+                })
+                .expect("lock poisoned");
+            if state.stopped {
+                return;
+            }
+            state.in_flight += 1;
+        }
+        sink(event, Credit(self.clone()));
     }
 }
 
@@ -91,7 +156,7 @@ impl Link {
         sink: Sink,
     ) -> Link {
         let shared = Arc::new(Shared {
-            stopped: Mutex::new(false),
+            state: Mutex::new(State::default()),
             wake: Condvar::new(),
             child: Mutex::new(None),
         });
@@ -131,12 +196,12 @@ fn follow(
     options: &LinkOptions,
     clock: fn() -> Timestamp,
     sink: &Sink,
-    shared: &Shared,
+    shared: &Arc<Shared>,
 ) {
     let timing = &options.timing;
     let mut backoff = Backoff::new(timing.first_retry, timing.most_retry);
     while !shared.stopped() {
-        sink(LinkEvent::Attempt);
+        shared.send(sink, LinkEvent::Attempt);
         let (failure, up_for) = attempt(entry, options, sink, shared);
         if shared.stopped() {
             return;
@@ -146,10 +211,13 @@ fn follow(
             FailureKind::Link => backoff.ended(up_for, fastrand::f64()),
         };
         tracing::info!(remote = %entry.name, "{}; trying again in {:?}", failure.message, wait);
-        sink(LinkEvent::Lost {
-            failure,
-            retry_at: clock().plus(wait),
-        });
+        shared.send(
+            sink,
+            LinkEvent::Lost {
+                failure,
+                retry_at: clock().plus(wait),
+            },
+        );
         if shared.sleep(wait) {
             return;
         }
@@ -162,7 +230,7 @@ fn attempt(
     entry: &RemoteEntry,
     options: &LinkOptions,
     sink: &Sink,
-    shared: &Shared,
+    shared: &Arc<Shared>,
 ) -> (Failure, Option<Duration>) {
     let args = match ssh_args(entry, &options.timing, &RemoteCommand::Watch) {
         Ok(args) => args,
@@ -189,6 +257,7 @@ fn attempt(
     }
     let mut up_since = None;
     let mut protocol = None;
+    let send = |event| shared.send(sink, event);
     if let Some(mut stdout) = stdout {
         let mut buffer = LineBuffer::new(0, MAX_LINE);
         let mut chunk = vec![0u8; 64 * 1024];
@@ -203,8 +272,11 @@ fn attempt(
                 if protocol.is_some() {
                     return;
                 }
-                protocol = line(entry, event, &mut up_since, sink);
+                protocol = line(entry, event, &mut up_since, &send);
             });
+            if shared.stopped() {
+                break;
+            }
             if protocol.is_some() {
                 // Nothing more from this remote makes sense: stop listening to it.
                 if let Some(child) = shared.child.lock().expect("lock poisoned").as_mut() {
@@ -233,7 +305,7 @@ fn line(
     entry: &RemoteEntry,
     event: LineEvent<'_>,
     up_since: &mut Option<Instant>,
-    sink: &Sink,
+    sink: &impl Fn(LinkEvent),
 ) -> Option<Failure> {
     let first = up_since.is_none();
     match event {
@@ -311,9 +383,10 @@ pub fn ask(
     ))
 }
 
-/// Runs `command` on `entry`'s machine once, within `limit`, and returns how it ended, whatever
-/// its exit status; a failure only when `ssh` could not be run or did not end in time (it is then
-/// killed). Nothing is ever tried twice.
+/// Runs `command` on `entry`'s machine once, within `limit`, with the command's input (its
+/// [`RemoteCommand::input`]) on `ssh`'s standard input, and returns how it ended, whatever its
+/// exit status; a failure only when `ssh` could not be run, did not end in time, or printed more
+/// than [`REPLY_MAX`] or [`ERRORS_MAX`] (it is then killed). Nothing is ever tried twice.
 pub fn run_once(
     entry: &RemoteEntry,
     options: &LinkOptions,
@@ -323,9 +396,18 @@ pub fn run_once(
     let args =
         ssh_args(entry, &options.timing, command).map_err(|err| Failure::link(err.to_string()))?;
     let mut ssh = Command::new(&options.ssh);
-    ssh.args(&args).stdin(Stdio::null()).stderr(Stdio::piped());
-    match child::finish_within(&mut ssh, limit) {
+    ssh.args(&args).stderr(Stdio::piped());
+    let bounds = Bounds {
+        stdout: REPLY_MAX,
+        stderr: ERRORS_MAX,
+    };
+    match child::finish_bounded(&mut ssh, limit, command.input(), bounds) {
         Ok(finished) => Ok(finished),
+        Err(ChildError::TooLong { what, max }) => Err(Failure::link(format!(
+            "the {what} from {} was longer than {max} bytes: it was not read further, and ssh \
+             was stopped",
+            entry.name
+        ))),
         Err(err) if err.is_timeout() => Err(Failure::link(format!(
             "{} did not answer within {} s",
             entry.name,
@@ -350,6 +432,8 @@ pub fn ask_sessions(entry: &RemoteEntry, options: &LinkOptions) -> Result<Vec<Se
             Failure::link(format!("{}: {err}", entry.name))
         }
     })?;
+    // A remote lists no more here than a link would (`view::SESSIONS_PER_REMOTE`).
+    sessions.truncate(super::view::SESSIONS_PER_REMOTE);
     for session in &mut sessions {
         super::view::mark_machine(session, &entry.name);
     }

@@ -19,11 +19,15 @@
 //!
 //! Every session here carries its machine in `machine` and in its key, so no remote session is
 //! ever confused with a local one or with another machine's.
+//!
+//! A remote lists at most [`SESSIONS_PER_REMOTE`] sessions, whatever it sends: what comes past
+//! them, and every line or session object that could not be read, is kept as a problem
+//! ([`Remotes::take_problems`]) for the live service to count.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::RemoteEntry;
-use crate::model::{Machine, Session, SessionKey, Timestamp};
+use crate::model::{Machine, Problem, ProblemKind, Session, SessionKey, Timestamp};
 use crate::remote::wire::Line;
 use crate::remote::{Failure, Report, Status};
 
@@ -43,10 +47,18 @@ pub enum LinkEvent {
     },
 }
 
+/// The most sessions listed for one remote. A machine runs a few dozen sessions at most; a
+/// remote that sends more (a broken or hostile one sending sessions without end) has the rest
+/// left out and counted as a problem, so it can cost this machine no more than this many
+/// session objects.
+pub const SESSIONS_PER_REMOTE: usize = 1_000;
+
 /// Every remote's sessions and link state.
 #[derive(Debug, Default, Clone)]
 pub struct Remotes {
     machines: BTreeMap<Machine, Remote>,
+    /// What the links sent that is not listed, since the live service last took them.
+    problems: Vec<Problem>,
 }
 
 #[derive(Debug, Clone)]
@@ -119,11 +131,25 @@ impl Remotes {
                 remote.version = version;
                 remote.error = (skipped > 0)
                     .then(|| format!("{skipped} session objects from {machine} could not be read"));
-                let fresh: BTreeMap<SessionKey, Session> = sessions
-                    .into_iter()
-                    .map(|session| adopt(session, machine))
-                    .map(|session| (session.key(), session))
-                    .collect();
+                if let Some(error) = &remote.error {
+                    self.problems.push(dropped(machine, error.clone()));
+                }
+                let mut fresh: BTreeMap<SessionKey, Session> = BTreeMap::new();
+                let mut past_cap = 0usize;
+                for session in sessions {
+                    let session = adopt(session, machine);
+                    let key = session.key();
+                    if fresh.len() >= SESSIONS_PER_REMOTE && !fresh.contains_key(&key) {
+                        past_cap += 1;
+                        continue;
+                    }
+                    fresh.insert(key, session);
+                }
+                if past_cap > 0 {
+                    let error = past_cap_error(machine, past_cap);
+                    self.problems.push(dropped(machine, error.clone()));
+                    remote.error = Some(error);
+                }
                 let old = std::mem::replace(&mut remote.sessions, fresh);
                 let mut changed: Vec<SessionKey> = remote
                     .sessions
@@ -143,6 +169,14 @@ impl Remotes {
                 if remote.sessions.get(&key) == Some(&session) {
                     return Vec::new();
                 }
+                if remote.sessions.len() >= SESSIONS_PER_REMOTE
+                    && !remote.sessions.contains_key(&key)
+                {
+                    let error = past_cap_error(machine, 1);
+                    self.problems.push(dropped(machine, error.clone()));
+                    remote.error = Some(error);
+                    return Vec::new();
+                }
                 remote.sessions.insert(key.clone(), session);
                 vec![key]
             }
@@ -155,6 +189,7 @@ impl Remotes {
             }
             LinkEvent::Line(Line::Ignored) => Vec::new(),
             LinkEvent::Garbled(error) => {
+                self.problems.push(dropped(machine, error.clone()));
                 remote.error = Some(error);
                 Vec::new()
             }
@@ -217,6 +252,29 @@ impl Remotes {
     pub fn is_empty(&self) -> bool {
         self.machines.is_empty()
     }
+
+    /// What the links sent that is not listed (a line or a session object that cannot be read,
+    /// an id that is not a plain one, a session past [`SESSIONS_PER_REMOTE`]) since the last
+    /// call, as problems to count.
+    pub fn take_problems(&mut self) -> Vec<Problem> {
+        std::mem::take(&mut self.problems)
+    }
+}
+
+/// A problem with what `machine`'s link sent.
+fn dropped(machine: &Machine, detail: String) -> Problem {
+    Problem::new(
+        ProblemKind::RemoteDropped,
+        format!("remote {machine}"),
+        detail,
+    )
+}
+
+fn past_cap_error(machine: &Machine, count: usize) -> String {
+    format!(
+        "{count} sessions from {machine} were left out: at most {SESSIONS_PER_REMOTE} are listed \
+         for one machine"
+    )
 }
 
 impl Remote {

@@ -5,13 +5,16 @@
 //! `Session::from_wire` (an older server's objects without `session_state` are filled in, an
 //! agent this build does not know is kept by its id), a line of a type this build does not know
 //! is skipped, and one session object that cannot be read is skipped and counted, never the
-//! whole snapshot. A session the remote itself follows on a third machine (its `machine` is not
-//! null) is left out: each machine's sessions come from that machine's own link, and two Slates
-//! that follow each other must not echo each other's sessions for ever. Pure: bytes in, values
-//! out.
+//! whole snapshot. A session id is checked as `limits::session_id` says (at most 128 bytes, no
+//! space, no control or format character): ids are printed in tables and named in commands, so
+//! a session with any other id is one that cannot be read. A session the remote itself follows
+//! on a third machine (its `machine` is not null) is left out: each machine's sessions come from
+//! that machine's own link, and two Slates that follow each other must not echo each other's
+//! sessions for ever. Pure: bytes in, values out.
 
 use serde_json::Value;
 
+use crate::limits;
 use crate::model::{AgentKind, Session, SessionKey};
 
 /// One line of `slate watch --json`, read.
@@ -88,6 +91,7 @@ pub fn parse_line(line: &[u8]) -> Result<Line, WireError> {
                 .and_then(Value::as_str)
                 .filter(|id| !id.is_empty())
                 .ok_or_else(|| unreadable("a `removed` line without its id"))?;
+            limits::session_id(id).map_err(unreadable)?;
             Ok(Line::Removed(SessionKey::new(agent, id)))
         }
         _ => Ok(Line::Ignored),
@@ -127,5 +131,6 @@ fn local_session(object: Value) -> Result<Option<Session>, WireError> {
         return Ok(None);
     }
     let session = Session::from_wire(object).map_err(unreadable)?;
+    limits::session_id(session.id.as_str()).map_err(unreadable)?;
     Ok(Some(session))
 }
