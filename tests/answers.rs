@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use slate::agents::keys::{self, Action, Choice, OptionRef};
-use slate::agents::screens::{read_screen, Dialog};
+use slate::agents::screens::{read_screen, Dialog, Screen};
 use slate::model::{AgentKind, SessionDialog};
 
 #[derive(Debug, Deserialize)]
@@ -26,6 +26,11 @@ struct Trial {
     sent: Vec<String>,
     #[serde(default)]
     works: bool,
+    #[serde(default)]
+    name: String,
+    /// The screen recorded after the keys.
+    #[serde(default)]
+    after: Option<String>,
 }
 
 fn folders() -> Vec<PathBuf> {
@@ -87,6 +92,36 @@ type Case = (
     Option<u32>,
     &'static str,
 );
+
+/// An answer counts as delivered only when the agent draws a screen of its own after the keys
+/// (`answers`): on every recorded trial whose keys worked, the real CLI's screen after them reads
+/// as working, idle, or another dialog, never as the dialog answered or as nothing known.
+#[test]
+fn after_every_answer_that_worked_the_real_cli_drew_a_screen_of_its_own() {
+    let mut checked = 0;
+    for folder in folders() {
+        let index: Index =
+            toml::from_str(&std::fs::read_to_string(folder.join("screens.toml")).unwrap()).unwrap();
+        let agent = AgentKind::parse(&index.agent).unwrap();
+        for trial in index.answer.iter().filter(|trial| trial.works) {
+            let Some(after) = &trial.after else { continue };
+            let text = std::fs::read_to_string(folder.join(after)).unwrap();
+            let screen = read_screen(agent, &text);
+            let own = match &screen {
+                Screen::Working | Screen::Idle => true,
+                Screen::Dialog(next) => next.kind.screen_kind().as_str() != trial.dialog,
+                Screen::Unknown => false,
+            };
+            assert!(
+                own,
+                "{} {} {}: after the keys the screen reads {screen:?}",
+                index.agent, index.version, trial.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "only {checked} trials checked");
+}
 
 #[test]
 fn the_keys_of_every_recorded_dialog_are_the_keys_the_real_cli_took() {
@@ -499,9 +534,16 @@ fn codex_under(pid: u32) -> u32 {
             }
             let children = std::fs::read_to_string(format!("/proc/{next}/task/{next}/children"))
                 .unwrap_or_default();
-            queue.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+            queue.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
         }
-        assert!(Instant::now() < deadline, "no process named codex under {pid}");
+        assert!(
+            Instant::now() < deadline,
+            "no process named codex under {pid}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -651,7 +693,11 @@ fn keys_without_effect_are_sent_once_and_reported() {
 
 /// True when a line of the pane is `text` alone, as a key echoed by a program would be.
 fn pane_has_line(stand_in: &StandIn, text: &str) -> bool {
-    stand_in.tmux.screen().lines().any(|line| line.trim() == text)
+    stand_in
+        .tmux
+        .screen()
+        .lines()
+        .any(|line| line.trim() == text)
 }
 
 #[test]
@@ -661,7 +707,9 @@ fn a_pane_is_the_agents_by_its_terminal_not_by_the_variables_it_inherited() {
     // An agent started from the stand-in's pane into a terminal of its own (as `kitty codex` or
     // an editor's terminal would): it carries the pane's `$TMUX` and `$TMUX_PANE`, but its
     // terminal is `script`'s, and `script` runs in no pane.
-    let socket = stand_in.tmux.run(&["display", "-p", "-t", "%0", "#{socket_path}"]);
+    let socket = stand_in
+        .tmux
+        .run(&["display", "-p", "-t", "%0", "#{socket_path}"]);
     let mut elsewhere = std::process::Command::new("script")
         .args(["-qfc", "exec -a codex sleep 60", "/dev/null"])
         .env("TMUX", format!("{},1,0", socket.trim()))
@@ -742,14 +790,23 @@ fn keys_go_only_to_an_agent_in_the_foreground_of_a_pane_in_no_mode() {
     let error = done.result.expect_err("a pane in copy mode is refused");
     assert_eq!(error.code, ErrorCode::CannotType, "{error}");
     assert!(error.message.contains("copy mode"), "{error}");
-    stand_in.tmux.run(&["send-keys", "-t", "%0", "-X", "cancel"]);
+    stand_in
+        .tmux
+        .run(&["send-keys", "-t", "%0", "-X", "cancel"]);
     assert_eq!(stand_in.keys(), "");
 
     // Stopped (as Ctrl-Z does; the stand-in's raw terminal takes C-z as a key, so the signal is
     // sent as the terminal would), with `tail -f` of the dialog's text in the foreground: the
     // screen shows the same dialog, but the agent would not get the keys.
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", stand_in.pid)).unwrap();
-    let pgrp = stat.rsplit_once(')').unwrap().1.split_whitespace().nth(2).unwrap().to_string();
+    let pgrp = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .to_string();
     let signal = |name: &str| {
         let sent = std::process::Command::new("kill")
             .args([name, "--", &format!("-{pgrp}")])
@@ -758,9 +815,9 @@ fn keys_go_only_to_an_agent_in_the_foreground_of_a_pane_in_no_mode() {
         assert!(sent.success(), "kill {name}");
     };
     signal("-TSTP");
-    stand_in.tmux.wait_for("the job stopped", |tmux| {
-        tmux.screen().contains("Stopped")
-    });
+    stand_in
+        .tmux
+        .wait_for("the job stopped", |tmux| tmux.screen().contains("Stopped"));
     let shown = stand_in.temp.path().join("shown.txt");
     std::fs::copy(screen("permission-touch.txt"), &shown).unwrap();
     stand_in.tmux.run(&[
@@ -780,7 +837,9 @@ fn keys_go_only_to_an_agent_in_the_foreground_of_a_pane_in_no_mode() {
     // Running again, but in the background (`kill -CONT`): `tail` still has the terminal.
     signal("-CONT");
     let done = stand_in.answer(&approve);
-    let error = done.result.expect_err("an agent in the background is refused");
+    let error = done
+        .result
+        .expect_err("an agent in the background is refused");
     assert_eq!(error.code, ErrorCode::CannotType, "{error}");
     assert!(error.message.contains("foreground"), "{error}");
     // Nothing was typed into `tail`'s terminal, and the agent got nothing.
@@ -799,20 +858,28 @@ fn one_dialog_is_answered_once_across_processes_and_surfaces() {
         let first = scope.spawn(|| stand_in.answer(&approve));
         std::thread::sleep(Duration::from_millis(500));
         // Another process answering the same session: the command line, with the same locks.
-        let cli = slate(&stand_in.home, &["approve", &SESSION_ID[..8], "--yes", "--json"])
-            .env("SLATE_STANDALONE", "1")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
+        let cli = slate(
+            &stand_in.home,
+            &["approve", &SESSION_ID[..8], "--yes", "--json"],
+        )
+        .env("SLATE_STANDALONE", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
         let second = stand_in.answer(&approve);
         (first.join().unwrap(), (cli, second))
     });
     let (cli, second) = second;
     assert_eq!(
-        first.result.expect_err("the stand-in ignored the keys").code,
+        first
+            .result
+            .expect_err("the stand-in ignored the keys")
+            .code,
         ErrorCode::NoEffect
     );
-    let error = second.result.expect_err("a second answer in flight is refused");
+    let error = second
+        .result
+        .expect_err("a second answer in flight is refused");
     assert_eq!(error.code, ErrorCode::AlreadyAnswered, "{error}");
     assert!(error.message.contains("being carried out"), "{error}");
     assert_eq!(cli.status.code(), Some(9), "{cli:?}");
@@ -1087,6 +1154,57 @@ async fn the_api_answers_the_dialog_it_serves_and_refuses_with_the_contracts_cod
         .await
         .unwrap();
     assert_eq!(refused.unwrap_err().code, ErrorCode::Unauthorized);
+    let _ = stop.send(());
+    let _ = server.await;
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_whose_client_went_away_is_carried_out_and_recorded_all_the_same() {
+    use tokio::io::AsyncWriteExt;
+    // The stand-in ignores the keys, so the server waits its full five seconds for the dialog.
+    let stand_in = StandIn::start("ignore");
+    let (handle, thread) = stand_in.service();
+    let permission = print_of("permission-touch.txt");
+    tokio::task::spawn_blocking({
+        let handle = handle.clone();
+        move || wait_session(&handle, "the dialog on the session", |s| s.dialog.is_some())
+    })
+    .await
+    .unwrap();
+    let (address, stop, server) = serve_on_free_port(&handle).await;
+    let body = format!(r#"{{"action":"approve","dialog":"{permission}"}}"#);
+    let mut client = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST /sessions/{SESSION_ID}/respond HTTP/1.1\r\nHost: {address}\r\nAuthorization: \
+         Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    client.write_all(head.as_bytes()).await.unwrap();
+    client.write_all(body.as_bytes()).await.unwrap();
+    // The client goes away while the server waits for the dialog to leave.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(client);
+    let recorded = tokio::task::spawn_blocking({
+        let handle = handle.clone();
+        move || {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let answers = handle.session(SESSION_ID).unwrap().answers;
+                if !answers.is_empty() {
+                    return answers;
+                }
+                assert!(Instant::now() < deadline, "the answer was never recorded");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0].outcome, "no_effect");
+    assert_eq!(stand_in.keys(), "1", "typed once, never again");
     let _ = stop.send(());
     let _ = server.await;
     handle.shutdown();

@@ -149,14 +149,16 @@ fn sections() -> Roff {
         "0 only when the keys were delivered and the dialog left the screen. 3: the session is at \
          no dialog (it works, or waits for a prompt); nothing was typed. 4: the dialog on screen \
          is not the one shown; nothing was typed. 5: the keys were sent once and the dialog was \
-         still there 5 s later (never sent again). 6: Slate cannot type into the session's \
+         still there 5 s later, or the agent drew nothing of its own (never sent again). 6: Slate cannot type into the session's \
          terminal (a plain terminal: start it in tmux or under slate run; a remote without slate, \
          or with one older than this one). A session on another machine (NAME:ID) is answered there: \
          the answer is forwarded once over its ssh link as the fixed command slate remote-call, \
          with the request as JSON on its standard input, and the remote's outcome gives the \
          status. --dialog FINGERPRINT answers only the dialog with that fingerprint (else 4). 7: the option widens permissions or the dialog has \
-         no such option. 8: the person said no at the question. 1: any other error (no such \
-         session, a bad request, no answer from the running Slate).",
+         no such option. 8: the person said no at the question, or there was no terminal to ask \
+         on and no --yes (piped input is no confirmation). 9: another answer to this dialog is \
+         being carried out, or it was answered less than 30 s ago; nothing was typed. 1: any \
+         other error (no such session, a bad request, no answer from the running Slate).",
     )]);
     roff.control("TP", []);
     roff.text([bold("slate run")]);
