@@ -25,6 +25,8 @@ pub fn permission_dialog(fingerprint: &str) -> SessionDialog {
     SessionDialog {
         kind: DialogKind::Permission,
         summary: "Run: touch x.txt".to_string(),
+        detail: vec!["touch x.txt".to_string()],
+        cut: false,
         options: vec![
             option(1, "Yes", Some(Action::Approve)),
             option(
@@ -283,6 +285,8 @@ fn a_session_at_a_dialog_gets_a_submenu_with_the_offered_options_and_open() {
     let question = SessionDialog {
         kind: DialogKind::Question,
         summary: "Question: Which database?".to_string(),
+        detail: vec!["Which database?".to_string()],
+        cut: false,
         options: vec![
             SessionDialogOption {
                 number: Some(1),

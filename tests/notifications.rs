@@ -325,6 +325,7 @@ fn a_permission_dialog_slate_can_answer_makes_an_offer_and_nothing_else_does() {
             key: SessionKey::new(AgentKind::CLAUDE_CODE, "s1"),
             fingerprint: "9f86d081884c7d65".to_string(),
             label: "acme-api · Claude Code".to_string(),
+            allow: true,
         })
     );
     // No offer without a dialog, for a dialog Slate cannot type into, for one that offers no

@@ -122,6 +122,19 @@ const DEVIATIONS: &[(&str, &str, &str)] = &[
         "kind",
         "unknown",
     ),
+    // Claude Code 2.1.197 draws the call's description ("Create a probe file") under the
+    // command, at the same indentation, told apart only by its colour: Slate keeps it as a line
+    // of the text, so that no line of a command is ever left out, and the summary counts it.
+    (
+        "claude-code/2.1.197/permission-touch.txt",
+        "summary",
+        "Run: touch x.txt … (2 lines)",
+    ),
+    (
+        "claude-code/2.1.197/permission-touch-80x24.txt",
+        "summary",
+        "Run: touch narrow.txt … (2 lines)",
+    ),
     // OpenCode's plan dialog names no plan title, and none is on screen: it names the plan's
     // file, which is what Slate says. The index gives the title the fake model was asked for.
     (
