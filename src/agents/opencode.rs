@@ -71,7 +71,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Row("ctrl+f"),
                 summary: &[("Run", Summary::Prefix("$ "))],
                 widens: &["always"],
-                detail: &[Detail::From("$ ")],
+                detail: &[Detail::Hanging("$ ")],
             },
             DialogShape {
                 kind: DialogKind::Plan,

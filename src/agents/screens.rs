@@ -231,8 +231,11 @@ pub struct DialogShape {
 #[derive(Debug, Clone, Copy)]
 pub enum Detail {
     /// From the first line that starts with this text (which is taken off, `$ `) down to the
-    /// options (Codex, OpenCode).
+    /// options; the lines under it start where the text after it does (Codex).
     From(&'static str),
+    /// Like `From`, but the lines under it start where the text itself does: it is drawn in
+    /// front of the command, as part of it (OpenCode).
+    Hanging(&'static str),
     /// The lines after the first line that holds the first text, up to the last line above the
     /// options that holds the second (Claude Code 2.1.197: "Bash command" … "Do you want to").
     Under(&'static str, &'static str),
@@ -447,7 +450,7 @@ fn read_dialog(
         .detail
         .iter()
         .filter_map(|detail| detail_lines(*detail, region, &texts, options_at))
-        .map(|(block, prefix)| drawn_text(&block, prefix, edge))
+        .map(|(block, prefix, hanging)| drawn_text(&block, prefix, hanging, edge))
         .find(|(text, _)| !text.is_empty());
     let (detail, cut) = match (drawn, &found) {
         (Some(drawn), _) if !drawn.0.is_empty() => drawn,
@@ -500,16 +503,17 @@ fn more(detail: &[String], cut: bool) -> String {
 }
 
 /// The lines of the region that `detail` names (above the options, which start at
-/// `options_at`), and the text taken off the first.
+/// `options_at`), the text taken off the first, and whether the lines under it start where that
+/// text does.
 fn detail_lines<'a>(
     detail: Detail,
     region: &'a [Line],
     texts: &[String],
     options_at: usize,
-) -> Option<(Vec<&'a Line>, &'static str)> {
+) -> Option<(Vec<&'a Line>, &'static str, bool)> {
     let above = &texts[..options_at.min(texts.len())];
     let (from, to, prefix) = match detail {
-        Detail::From(prefix) => {
+        Detail::From(prefix) | Detail::Hanging(prefix) => {
             let from = above.iter().position(|text| text.starts_with(prefix))?;
             (from, above.len(), prefix)
         }
@@ -534,59 +538,85 @@ fn detail_lines<'a>(
             (open + 1, close, "")
         }
     };
-    (from <= to).then(|| (region[from..to].iter().collect(), prefix))
+    let hanging = matches!(detail, Detail::Hanging(_));
+    (from <= to).then(|| (region[from..to].iter().collect(), prefix, hanging))
 }
 
-/// The text of `block` as the CLI meant it: `prefix` taken off its first line, blank lines at
+/// The text of `block` as the CLI meant it: `prefix` taken off its first line (the lines under
+/// it indented from where its text starts, or with `hanging` from where the prefix does), blank lines at
 /// either end dropped (blank lines inside kept), a line that the CLI wrapped joined to the one
 /// it continues, bounded by [`DETAIL_LINES`] and [`DETAIL_BYTES`]; and whether it is cut short.
 /// A side bar beside the dialog is no part of its text.
 ///
 /// A line continues the one above when the first word on it would not have fit in what was left
 /// of the line above, up to the right edge: the frame drawn there, else a side bar, else the
-/// screen's widest line, which stands for the pane's width. A line that reaches the edge was cut mid-word
-/// and is joined as is; one that ends before it broke at a space, and is joined with one. A
+/// screen's widest line, which stands for the pane's width. The two are joined with a space (the
+/// CLI broke the line at one), unless the line above fills its width and the word broken there
+/// is longer than a line: then the CLI cut the word, and its parts are joined as they are. A
 /// command's own new line starts a line of its own unless the line above it ran that close to
 /// the edge, where the drawing itself cannot tell them apart.
-fn drawn_text(block: &[&Line], prefix: &str, edge: Edge) -> (Vec<String>, bool) {
+fn drawn_text(block: &[&Line], prefix: &str, hanging: bool, edge: Edge) -> (Vec<String>, bool) {
+    // The text is bounded before it is joined, so a huge screen costs no more than that.
+    let cut_here = block.len() > DETAIL_LINES * 4;
+    let block = &block[..block.len().min(DETAIL_LINES * 4)];
+    let texts: Vec<String> = block
+        .iter()
+        .enumerate()
+        .map(|(index, line)| {
+            let text = line.text_before(edge.beside);
+            match index {
+                0 => text
+                    .strip_prefix(prefix)
+                    .unwrap_or(&text)
+                    .trim()
+                    .to_string(),
+                _ => text,
+            }
+        })
+        .collect();
+    // Where each line's text begins: a line indented deeper than the least indented keeps the
+    // difference (a heredoc's body, a loop's), as the CLI draws it.
+    let starts: Vec<Option<usize>> = block
+        .iter()
+        .zip(&texts)
+        .map(|(line, text)| {
+            let drawn = line.text_before(edge.beside);
+            let skipped = match hanging {
+                true => 0,
+                false => drawn.chars().count() - text.chars().count(),
+            };
+            let before = line.before(edge.beside);
+            let start = before.iter().position(|(c, _)| !c.is_whitespace())?;
+            Some(line.lead + start + skipped)
+        })
+        .collect();
+    let base = starts.iter().flatten().min().copied().unwrap_or(0);
     let mut joined: Vec<String> = Vec::new();
     let mut previous: Option<&Line> = None;
-    let mut cut = false;
-    for (index, line) in block.iter().enumerate() {
-        // The text is bounded before it is joined, so a huge screen costs no more than that.
-        if index >= DETAIL_LINES * 4 {
-            cut = true;
-            break;
-        }
-        let text = line.text_before(edge.beside);
-        let text = match index {
-            0 => text
-                .strip_prefix(prefix)
-                .unwrap_or(&text)
-                .trim()
-                .to_string(),
-            _ => text,
-        };
+    for ((line, text), start) in block.iter().zip(texts).zip(starts) {
         let room = previous.and_then(|above| above.room(edge));
-        match (joined.last_mut(), room) {
-            (Some(last), Some(room)) if !last.is_empty() && !text.is_empty() => {
-                let word = text
-                    .split(' ')
-                    .next()
-                    .map_or(0, |word| word.chars().count());
-                if room <= word + 1 {
-                    if room > 1 {
-                        last.push(' ');
-                    }
-                    last.push_str(&text);
-                } else {
-                    joined.push(text);
-                }
-            }
-            _ => joined.push(text),
-        }
         previous = Some(line);
+        if let (Some(last), Some((room, line_width))) = (joined.last_mut(), room) {
+            let count = |word: Option<&str>| word.map_or(0, |word| word.chars().count());
+            let word = count(text.split(' ').next());
+            if !last.is_empty() && !text.is_empty() && room <= word + 1 {
+                // Cut inside a word only where the line is full and the word, its two parts
+                // together, could not have fit on one line.
+                let tail = count(last.rsplit(' ').next());
+                if room > 1 || tail + word <= line_width {
+                    last.push(' ');
+                }
+                last.push_str(&text);
+                continue;
+            }
+        }
+        let indent = start.map_or(0, |start| start.saturating_sub(base));
+        joined.push(match joined.is_empty() {
+            true => text,
+            false => format!("{}{text}", " ".repeat(indent)),
+        });
     }
+    let mut cut = cut_here;
     while joined.last().is_some_and(String::is_empty) {
         joined.pop();
     }
@@ -822,13 +852,18 @@ impl Line {
     }
 
     /// The columns left between the line's last character with ink and its right edge (the
-    /// frame drawn there, else `width`); `None` for a blank line.
-    fn room(&self, edge: Edge) -> Option<usize> {
+    /// frame drawn there, else a side bar, else the screen's width), and the columns from its
+    /// first character with ink to that edge; `None` for a blank line.
+    fn room(&self, edge: Edge) -> Option<(usize, usize)> {
         let inked = |(c, _): &(char, u32)| !c.is_whitespace();
         let before = self.before(edge.beside);
+        let start = before.iter().position(inked)?;
         let end = before.iter().rposition(inked)?;
         let right = self.edge.or(edge.beside).unwrap_or(edge.width);
-        Some(right.saturating_sub(self.lead + end + 1))
+        Some((
+            right.saturating_sub(self.lead + end + 1),
+            right.saturating_sub(self.lead + start),
+        ))
     }
 
     /// The characters inside the frame that lie left of column `beside` (all, when `None`).
