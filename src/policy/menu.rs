@@ -322,11 +322,7 @@ pub fn answer_entries(key: SessionKey, dialog: &SessionDialog) -> Vec<Entry> {
             })
         })
         .collect();
-    let approves = dialog
-        .options
-        .iter()
-        .any(|option| option.action == Some(Action::Approve));
-    if approves && !whole {
+    if dialog.kind == DialogKind::Permission && !whole {
         entries.insert(0, Entry::Note(not_whole(dialog)));
     }
     entries
@@ -335,12 +331,16 @@ pub fn answer_entries(key: SessionKey, dialog: &SessionDialog) -> Vec<Entry> {
 /// Why the menu offers no "Allow once": how much of the command it cannot show.
 fn not_whole(dialog: &SessionDialog) -> String {
     let lines = dialog.detail.len();
-    let what = match (lines, dialog.cut) {
-        (_, true) => "the command is cut short".to_string(),
-        (0 | 1, false) => "the command is too long for this menu".to_string(),
-        (lines, false) => format!("the command has {lines} lines"),
-    };
-    format!("Allow in Slate's window or the terminal: {what}")
+    match (lines, dialog.cut) {
+        (_, true) => "Allow in the terminal: the command is cut short".to_string(),
+        (0 | 1, false) => {
+            "Allow in Slate's window or the terminal: the command is too long for this menu"
+                .to_string()
+        }
+        (lines, false) => {
+            format!("Allow in Slate's window or the terminal: the command has {lines} lines")
+        }
+    }
 }
 
 /// Text as a menu label shows it: a lone `&` would become a mnemonic marker.
