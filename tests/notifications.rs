@@ -428,3 +428,44 @@ fn a_notification_offers_allow_once_only_for_a_command_it_shows_whole() {
     }
     assert!(checked >= 14, "only {checked} derived dialogs checked");
 }
+
+#[test]
+fn a_body_for_a_server_that_reads_markup_shows_hostile_text_as_written() {
+    // See: issue 20, item 13.
+    use slate::policy::notifications::escape_markup;
+    for (hostile, escaped) in [
+        (
+            r#"<a href="https://evil.example/">Allow</a>"#,
+            "&lt;a href=&quot;https://evil.example/&quot;&gt;Allow&lt;/a&gt;",
+        ),
+        (
+            "<img src=file:///etc/passwd>",
+            "&lt;img src=file:///etc/passwd&gt;",
+        ),
+        ("touch a && rm -rf ~", "touch a &amp;&amp; rm -rf ~"),
+        ("&amp; &#60; &lt;", "&amp;amp; &amp;#60; &amp;lt;"),
+        ("<b unterminated", "&lt;b unterminated"),
+        ("it's \"quoted\"", "it&#39;s &quot;quoted&quot;"),
+        (
+            "plain text\nsecond line · ünïcödé",
+            "plain text\nsecond line · ünïcödé",
+        ),
+    ] {
+        let got = escape_markup(hostile);
+        assert_eq!(got, escaped, "{hostile:?}");
+        // No tag can open, and every `&` starts an entity the escaping made.
+        assert!(!got.contains(['<', '>', '"', '\'']), "{got}");
+        for (at, _) in got.match_indices('&') {
+            let rest = &got[at..];
+            assert!(
+                ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"]
+                    .iter()
+                    .any(|entity| rest.starts_with(entity)),
+                "{got}"
+            );
+        }
+    }
+    // A huge body is escaped whole, in one pass.
+    let huge = "<&>".repeat(100_000);
+    assert_eq!(escape_markup(&huge).len(), "&lt;&amp;&gt;".len() * 100_000);
+}

@@ -14,6 +14,10 @@
 //! server shows actions, and answers with the fingerprint the offer names. A notification shows
 //! the dialog's one-line summary only, so where the command has more lines, was cut short, or is
 //! longer than [`NOTIFIED_CHARS`], the offer leaves "Allow once" out (`policy::shows_whole`).
+//!
+//! A body holds text from outside (a session's title, a command on its screen). A notification
+//! server that advertises `body-markup` reads `<b>`, `<a href>`, `<img>` and `&` entities in a
+//! body, so the shell passes the body through [`escape_markup`] for such a server.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -259,4 +263,24 @@ fn body(session: &Session) -> String {
         Some(title) => format!("{body}\n{title}"),
         None => body,
     }
+}
+
+/// `body` as text a notification server that reads markup (`body-markup` in its capabilities,
+/// the Desktop Notifications Specification) shows as written: `&`, `<`, `>`, `"` and `'` become
+/// entities, so no tag (`<a href=…>`, `<img src=…>`, an unterminated `<b`) and no entity of the
+/// text's own takes effect. A server without that capability shows entities literally, so the
+/// shell escapes only for one that has it.
+pub fn escape_markup(body: &str) -> String {
+    let mut escaped = String::with_capacity(body.len());
+    for c in body.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
 }
