@@ -24,7 +24,7 @@ pub fn needs_you(session: &Session) -> bool {
 
 /// Whether a surface that shows a dialog's one-line summary, cut at `most` characters, shows the
 /// whole of what the dialog asks about: its text is one line, neither the CLI nor Slate cut it
-/// short, and the summary fits. Where this is false, the notification and the tray menu offer no
+/// short, the summary holds that line, and the summary fits. Where this is false, the notification and the tray menu offer no
 /// "Allow once" (docs/states.md §8): they still offer "Deny", which runs nothing, and "Open",
 /// which shows the terminal, where the whole command is.
 pub fn shows_whole(dialog: &SessionDialog, most: usize) -> bool {
@@ -32,7 +32,10 @@ pub fn shows_whole(dialog: &SessionDialog, most: usize) -> bool {
     !dialog.cut
         && dialog.detail.len() <= 1
         && fits(&dialog.summary)
-        && dialog.detail.iter().all(|line| fits(line))
+        && dialog
+            .detail
+            .iter()
+            .all(|line| dialog.summary.contains(line.as_str()))
 }
 
 /// How many of `sessions` need the person.

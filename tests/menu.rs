@@ -433,4 +433,18 @@ fn the_menu_offers_allow_once_only_for_a_command_it_shows_whole() {
         }
     }
     assert!(checked >= 14, "only {checked} derived dialogs checked");
+    // A summary that does not hold the one line of the command shows less than the whole.
+    let mut unnamed = permission_dialog("00000000000000dd");
+    unnamed.summary = "Permission".to_string();
+    unnamed.detail = vec!["rm -rf ~".to_string()];
+    let shown = items(&at_dialog("acme-api", "s9", unnamed));
+    assert_eq!(
+        shown,
+        [
+            "(Permission)",
+            "(Allow in Slate's window or the terminal: this menu cannot show the whole command)",
+            "Deny",
+            "Open"
+        ]
+    );
 }

@@ -467,12 +467,19 @@ fn read_dialog(
             };
             format!("{word}: {}{}", shortened(&headline), more(&detail, cut))
         }
-        None => match shape.kind {
-            DialogKind::Permission => "Permission",
-            DialogKind::Question => "Question",
-            DialogKind::Plan => "Plan",
+        None => {
+            let kind = match shape.kind {
+                DialogKind::Permission => "Permission",
+                DialogKind::Question => "Question",
+                DialogKind::Plan => "Plan",
+            };
+            let lines = match detail.len() {
+                0 => String::new(),
+                1 => format!(" ({})", shortened(&detail[0])),
+                lines => format!(" ({lines} lines)"),
+            };
+            format!("{kind}{lines}")
         }
-        .to_string(),
     };
     Some(Dialog {
         kind: shape.kind,

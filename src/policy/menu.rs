@@ -334,7 +334,7 @@ fn not_whole(dialog: &SessionDialog) -> String {
     match (lines, dialog.cut) {
         (_, true) => "Allow in the terminal: the command is cut short".to_string(),
         (0 | 1, false) => {
-            "Allow in Slate's window or the terminal: the command is too long for this menu"
+            "Allow in Slate's window or the terminal: this menu cannot show the whole command"
                 .to_string()
         }
         (lines, false) => {
