@@ -916,8 +916,17 @@ pub struct HostedSignals {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionDialog {
     pub kind: DialogKind,
-    /// `Run: touch x.txt`, `Question: Which database?`.
+    /// `Run: touch x.txt`, `Question: Which database?`; `Run: touch x.txt && \ … (3 lines)` when
+    /// the text has more lines, `… (cut short)` when it is not whole.
     pub summary: String,
+    /// The whole command, file or diff the dialog asks about, as the CLI draws it: every line,
+    /// wrapped lines joined (`agents::screens::Dialog::detail`). A surface that cannot show all
+    /// of it offers no approval (docs/states.md §8).
+    #[serde(default)]
+    pub detail: Vec<String>,
+    /// True when the text is not whole: the CLI cut it short, or it passed Slate's bounds.
+    #[serde(default)]
+    pub cut: bool,
     /// Every option drawn, in order.
     pub options: Vec<SessionDialogOption>,
     /// 16 lowercase hex digits naming what the dialog says (`agents::keys::fingerprint`): an
@@ -956,6 +965,8 @@ impl SessionDialog {
         SessionDialog {
             kind: dialog.kind,
             summary: dialog.summary.clone(),
+            detail: dialog.detail.clone(),
+            cut: dialog.cut,
             options: dialog
                 .options
                 .iter()

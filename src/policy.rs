@@ -12,7 +12,7 @@ pub mod notifications;
 
 use std::time::Duration;
 
-use crate::model::{Session, Status, Timestamp};
+use crate::model::{Session, SessionDialog, Status, Timestamp};
 
 /// Whether a session needs the person now: the tray's count, the menu's list, the window's
 /// "needs you" and `/health`'s `needs_you` all count these. A session on a remote machine Slate
@@ -20,6 +20,22 @@ use crate::model::{Session, Status, Timestamp};
 /// waits, and the menu names the unreachable machine instead.
 pub fn needs_you(session: &Session) -> bool {
     session.status == Status::Waiting && session.unreachable_since.is_none()
+}
+
+/// Whether a surface that shows a dialog's one-line summary, cut at `most` characters, shows the
+/// whole of what the dialog asks about: its text is one line, neither the CLI nor Slate cut it
+/// short, the summary holds that line, and the summary fits. Where this is false, the notification and the tray menu offer no
+/// "Allow once" (docs/states.md §8): they still offer "Deny", which runs nothing, and "Open",
+/// which shows the terminal, where the whole command is.
+pub fn shows_whole(dialog: &SessionDialog, most: usize) -> bool {
+    let fits = |text: &str| text.chars().count() <= most;
+    !dialog.cut
+        && dialog.detail.len() <= 1
+        && fits(&dialog.summary)
+        && dialog
+            .detail
+            .iter()
+            .all(|line| dialog.summary.contains(line.as_str()))
 }
 
 /// How many of `sessions` need the person.

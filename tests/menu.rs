@@ -25,6 +25,8 @@ pub fn permission_dialog(fingerprint: &str) -> SessionDialog {
     SessionDialog {
         kind: DialogKind::Permission,
         summary: "Run: touch x.txt".to_string(),
+        detail: vec!["touch x.txt".to_string()],
+        cut: false,
         options: vec![
             option(1, "Yes", Some(Action::Approve)),
             option(
@@ -283,6 +285,8 @@ fn a_session_at_a_dialog_gets_a_submenu_with_the_offered_options_and_open() {
     let question = SessionDialog {
         kind: DialogKind::Question,
         summary: "Question: Which database?".to_string(),
+        detail: vec!["Which database?".to_string()],
+        cut: false,
         options: vec![
             SessionDialogOption {
                 number: Some(1),
@@ -368,4 +372,79 @@ fn a_session_at_a_dialog_gets_a_submenu_with_the_offered_options_and_open() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn the_menu_offers_allow_once_only_for_a_command_it_shows_whole() {
+    // See: issue 20, item 1. The menu shows a dialog's summary cut at 60 characters: for a
+    // command of several lines, one cut short, or one longer than that, it says why and offers
+    // Deny and Open only.
+    use crate::notifications::{at_screen, LONGER, SCREENS};
+    let items = |session: &Session| -> Vec<String> {
+        let entries = menu_model(
+            std::slice::from_ref(session),
+            state(Pause::Off, false),
+            now(),
+        );
+        let Entry::Submenu { entries, .. } = &entries[0] else {
+            panic!("{:?}", entries[0]);
+        };
+        entries
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::Item { label, .. } => Some(label.clone()),
+                Entry::Note(note) => Some(format!("({note})")),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut checked = 0;
+    for (agent, folder) in SCREENS {
+        let agent = AgentKind::parse(agent).unwrap();
+        let harmless = items(&at_screen(agent, folder, "permission-touch.txt"));
+        assert_eq!(
+            harmless[1..],
+            ["Allow once", "Deny", "Open"],
+            "{folder}: {harmless:?}"
+        );
+        for file in LONGER {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/screens")
+                .join(folder)
+                .join(file);
+            if !path.exists() {
+                continue;
+            }
+            let shown = items(&at_screen(agent, folder, file));
+            assert!(
+                !shown.iter().any(|label| label == "Allow once"),
+                "{folder}/{file}: {shown:?}"
+            );
+            assert_eq!(
+                shown[shown.len() - 2..],
+                ["Deny", "Open"],
+                "{folder}/{file}"
+            );
+            assert!(
+                shown[1].starts_with("(Allow in "),
+                "{folder}/{file}: {shown:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 14, "only {checked} derived dialogs checked");
+    // A summary that does not hold the one line of the command shows less than the whole.
+    let mut unnamed = permission_dialog("00000000000000dd");
+    unnamed.summary = "Permission".to_string();
+    unnamed.detail = vec!["rm -rf ~".to_string()];
+    let shown = items(&at_dialog("acme-api", "s9", unnamed));
+    assert_eq!(
+        shown,
+        [
+            "(Permission)",
+            "(Allow in Slate's window or the terminal: this menu cannot show the whole command)",
+            "Deny",
+            "Open"
+        ]
+    );
 }

@@ -325,6 +325,7 @@ fn a_permission_dialog_slate_can_answer_makes_an_offer_and_nothing_else_does() {
             key: SessionKey::new(AgentKind::CLAUDE_CODE, "s1"),
             fingerprint: "9f86d081884c7d65".to_string(),
             label: "acme-api · Claude Code".to_string(),
+            allow: true,
         })
     );
     // No offer without a dialog, for a dialog Slate cannot type into, for one that offers no
@@ -342,4 +343,129 @@ fn a_permission_dialog_slate_can_answer_makes_an_offer_and_nothing_else_does() {
     let mut remote = at_dialog.clone();
     remote.machine = Some(slate::model::Machine::new("box").unwrap());
     assert_eq!(Offer::of(&remote), None);
+}
+
+/// A session of `agent` waiting at the dialog the screen `folder/file` under `fixtures/screens/`
+/// shows, as the live list carries it.
+pub fn at_screen(agent: AgentKind, folder: &str, file: &str) -> slate::model::Session {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/screens")
+        .join(folder)
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let screen = slate::agents::screens::read_screen(agent, &text);
+    let dialog = screen
+        .dialog()
+        .unwrap_or_else(|| panic!("{}: no dialog", path.display()));
+    let mut session = waiting("acme-api", file);
+    session.agent = agent;
+    session.dialog = Some(slate::model::SessionDialog::of(agent, dialog, None));
+    session
+}
+
+/// The recorded harmless dialogs, and the derived ones whose command has more lines, wraps, runs
+/// long or is cut short.
+pub const SCREENS: &[(&str, &str)] = &[
+    ("claude-code", "claude-code/2.1.332"),
+    ("codex", "codex/0.171.0"),
+    ("gemini-cli", "gemini-cli/0.61.0"),
+];
+pub const LONGER: &[&str] = &[
+    "permission-curl.txt",
+    "permission-multiline.txt",
+    "permission-chain-wrapped.txt",
+    "permission-long.txt",
+    "permission-cut.txt",
+];
+
+#[test]
+fn a_notification_offers_allow_once_only_for_a_command_it_shows_whole() {
+    // See: issue 20, item 1. A notification shows the dialog's one-line summary: for a command of
+    // several lines, one cut short, or one longer than it shows, it offers Deny and Open only.
+    use slate::policy::notifications::Offer;
+    let mut checked = 0;
+    for (agent, folder) in SCREENS {
+        let agent = AgentKind::parse(agent).unwrap();
+        let harmless = Offer::of(&at_screen(agent, folder, "permission-touch.txt"))
+            .unwrap_or_else(|| panic!("{folder}: no offer"));
+        assert!(
+            harmless.allow,
+            "{folder}: the harmless dialog offers Allow once"
+        );
+        for file in LONGER {
+            let exists = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/screens")
+                .join(folder)
+                .join(file)
+                .exists();
+            if !exists {
+                continue;
+            }
+            let session = at_screen(agent, folder, file);
+            let offer = Offer::of(&session).unwrap_or_else(|| panic!("{folder}/{file}: no offer"));
+            assert!(!offer.allow, "{folder}/{file}: Allow once offered");
+            assert_ne!(offer.fingerprint, harmless.fingerprint, "{folder}/{file}");
+            // The body names the dialog, and says that there is more than it shows.
+            let mut before = working("acme-api", file);
+            before.agent = agent;
+            let mut notifier = Notifier::seed(&[before]);
+            let shown = run(
+                &mut notifier,
+                vec![(0.0, Some(update(session.clone())))],
+                false,
+            );
+            assert_eq!(shown.len(), 1, "{folder}/{file}");
+            let dialog = session.dialog.as_ref().unwrap();
+            assert!(
+                shown[0].1.body.contains(&dialog.summary),
+                "{folder}/{file}: {:?}",
+                shown[0].1.body
+            );
+            assert!(dialog.summary.contains('…'), "{}", dialog.summary);
+            assert_eq!(shown[0].1.offer.as_ref(), Some(&offer));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 14, "only {checked} derived dialogs checked");
+}
+
+#[test]
+fn a_body_for_a_server_that_reads_markup_shows_hostile_text_as_written() {
+    // See: issue 20, item 13.
+    use slate::policy::notifications::escape_markup;
+    for (hostile, escaped) in [
+        (
+            r#"<a href="https://evil.example/">Allow</a>"#,
+            "&lt;a href=&quot;https://evil.example/&quot;&gt;Allow&lt;/a&gt;",
+        ),
+        (
+            "<img src=file:///etc/passwd>",
+            "&lt;img src=file:///etc/passwd&gt;",
+        ),
+        ("touch a && rm -rf ~", "touch a &amp;&amp; rm -rf ~"),
+        ("&amp; &#60; &lt;", "&amp;amp; &amp;#60; &amp;lt;"),
+        ("<b unterminated", "&lt;b unterminated"),
+        ("it's \"quoted\"", "it&#39;s &quot;quoted&quot;"),
+        (
+            "plain text\nsecond line · ünïcödé",
+            "plain text\nsecond line · ünïcödé",
+        ),
+    ] {
+        let got = escape_markup(hostile);
+        assert_eq!(got, escaped, "{hostile:?}");
+        // No tag can open, and every `&` starts an entity the escaping made.
+        assert!(!got.contains(['<', '>', '"', '\'']), "{got}");
+        for (at, _) in got.match_indices('&') {
+            let rest = &got[at..];
+            assert!(
+                ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"]
+                    .iter()
+                    .any(|entity| rest.starts_with(entity)),
+                "{got}"
+            );
+        }
+    }
+    // A huge body is escaped whole, in one pass.
+    let huge = "<&>".repeat(100_000);
+    assert_eq!(escape_markup(&huge).len(), "&lt;&amp;&gt;".len() * 100_000);
 }

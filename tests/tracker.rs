@@ -269,6 +269,8 @@ fn dialog_of(spec: &SensedSpec) -> Option<slate::agents::screens::Dialog> {
     (!spec.options.is_empty()).then(|| Dialog {
         kind,
         summary: spec.summary.clone().unwrap_or_default(),
+        detail: Vec::new(),
+        cut: false,
         options: spec
             .options
             .iter()

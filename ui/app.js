@@ -19,7 +19,9 @@
 //! details pane. A button answers through `POST /sessions/{id}/respond` with the fingerprint of the
 //! dialog it was drawn for, so an answer never lands on a dialog the person did not see; the server
 //! re-reads the screen and refuses when it changed. Options that widen permissions get no button,
-//! and a dialog Slate cannot type into shows why instead.
+//! and a dialog Slate cannot type into shows why instead. Where the summary does not hold the
+//! whole command (more lines, a long one, or one the screen cut short), every line of it is shown
+//! above the buttons (`dialog.detail`), with a note when it is cut.
 
 import { Api, reference, resolveEndpoint, sessionKey } from "./api.js";
 
@@ -313,8 +315,27 @@ function dialogNode(session, where) {
       el("span", { class: "dialog-kind", text: DIALOG_KIND[dialog.kind] || "Dialog" }),
       el("span", { class: "dialog-text", title: dialog.summary || "", text: dialog.summary || "" }),
     ),
+    detailNode(dialog),
     body,
     given && given.text ? el("p", { class: `answer-outcome${given.error ? " error" : ""}`, text: given.text }) : null,
+  );
+}
+
+/**
+ * The dialog's whole text (`dialog.detail`: every line of the command as the CLI draws it) where
+ * the one-line summary does not hold it all, and a note where the screen showed it cut short (the
+ * server then offers no approval: only the terminal can allow it).
+ */
+function detailNode(dialog) {
+  const lines = Array.isArray(dialog.detail) ? dialog.detail.map(String) : [];
+  const summary = dialog.summary || "";
+  const whole = !dialog.cut && lines.length <= 1 && lines.every((line) => summary.includes(line));
+  if (whole) return null;
+  return el(
+    "div",
+    { class: "dialog-detail" },
+    lines.length ? el("pre", { class: "dialog-lines", text: lines.join("\n") }) : null,
+    dialog.cut ? el("p", { class: "note dialog-cut", text: "Cut short on screen: allow it in its terminal, or deny it here." }) : null,
   );
 }
 

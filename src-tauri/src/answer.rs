@@ -9,9 +9,11 @@
 //! take, and tells the outcome in a notification. The server re-reads the screen, refuses when the
 //! dialog changed since the menu or the notification was made, and records every attempt.
 //!
-//! It also asks the notification server, once, whether it shows actions at all (the Desktop
-//! Notifications Specification's `GetCapabilities`): where it does not, a permission notification
-//! carries no actions and a click focuses the terminal, as for any other notification.
+//! It also asks the notification server, once, whether it shows actions at all and whether it
+//! reads markup in a body (the Desktop Notifications Specification's `GetCapabilities`, through
+//! notify-rust's `get_capabilities`): where it shows no actions, a permission notification
+//! carries none and a click focuses the terminal, as for any other notification; where it reads
+//! markup (`body-markup`), every body is escaped (`slate::policy::notifications::escape_markup`).
 
 use std::sync::OnceLock;
 
@@ -30,32 +32,59 @@ pub const ALLOW: &str = "allow";
 pub const DENY: &str = "deny";
 pub const OPEN: &str = "open";
 
-/// The action type whose buttons a permission notification shows: "Allow once", "Deny", "Open".
-pub fn permission_actions() -> tauri_plugin_notification::ActionType {
+/// The notification action type of a permission dialog whose command the notification cannot
+/// show whole: "Deny" and "Open" only (`Offer::allow`).
+pub const PERMISSION_DENY_ONLY: &str = "permission-deny-only";
+
+/// The action types of permission notifications: "Allow once", "Deny", "Open"; and "Deny",
+/// "Open" for a command the notification cannot show whole.
+pub fn permission_actions() -> Vec<tauri_plugin_notification::ActionType> {
     use tauri_plugin_notification::{Action as Button, ActionType};
-    ActionType::builder(PERMISSION)
-        .actions(vec![
-            Button::builder(ALLOW, "Allow once").build(),
-            Button::builder(DENY, "Deny").build(),
-            Button::builder(OPEN, "Open").build(),
-        ])
-        .build()
+    vec![
+        ActionType::builder(PERMISSION)
+            .actions(vec![
+                Button::builder(ALLOW, "Allow once").build(),
+                Button::builder(DENY, "Deny").build(),
+                Button::builder(OPEN, "Open").build(),
+            ])
+            .build(),
+        ActionType::builder(PERMISSION_DENY_ONLY)
+            .actions(vec![
+                Button::builder(DENY, "Deny").build(),
+                Button::builder(OPEN, "Open").build(),
+            ])
+            .build(),
+    ]
 }
 
-/// What the notification server said about actions: unknown until it answered.
-static SHOWS_ACTIONS: OnceLock<bool> = OnceLock::new();
+/// What the notification server said it does: unknown until it answered.
+#[derive(Debug, Clone, Copy)]
+struct Server {
+    actions: bool,
+    markup: bool,
+}
 
-/// Asks the notification server, on a thread of its own, whether it shows actions; until it
-/// answers, and when it does not show them (or there is no server), notifications are plain.
+static SERVER: OnceLock<Server> = OnceLock::new();
+
+/// Asks the notification server, on a thread of its own, whether it shows actions and reads
+/// markup; until it answers, and when it does not show actions (or there is no server),
+/// notifications are plain.
 pub fn ask_notification_server() {
     let spawned = std::thread::Builder::new()
         .name("notification-server".into())
         .spawn(|| {
-            let shows = capabilities()
-                .iter()
-                .any(|capability| capability == "actions");
-            tracing::info!(shows, "whether the notification server shows actions");
-            let _ = SHOWS_ACTIONS.set(shows);
+            let capabilities = capabilities();
+            let has = |wanted: &str| capabilities.iter().any(|capability| capability == wanted);
+            let server = Server {
+                actions: has("actions"),
+                markup: has("body-markup"),
+            };
+            tracing::info!(
+                actions = server.actions,
+                markup = server.markup,
+                "what the notification server shows"
+            );
+            let _ = SERVER.set(server);
         });
     if let Err(err) = spawned {
         tracing::warn!("cannot ask the notification server what it shows: {err}");
@@ -64,7 +93,20 @@ pub fn ask_notification_server() {
 
 /// Whether a notification may carry actions.
 pub fn server_shows_actions() -> bool {
-    SHOWS_ACTIONS.get().copied().unwrap_or(false)
+    SERVER.get().is_some_and(|server| server.actions)
+}
+
+/// `body` as the notification server should get it: escaped where the server reads markup, and,
+/// on Linux, until it said whether it does (a server there may; macOS and Windows read none).
+pub fn body_for_server(body: &str) -> String {
+    let markup = match SERVER.get() {
+        Some(server) => server.markup,
+        None => cfg!(all(unix, not(target_os = "macos"))),
+    };
+    match markup {
+        true => slate::policy::notifications::escape_markup(body),
+        false => body.to_string(),
+    }
 }
 
 #[cfg(all(unix, not(target_os = "macos")))]
@@ -107,7 +149,7 @@ pub fn answer<R: Runtime>(app: &AppHandle<R>, endpoint: Endpoint, answer: Answer
                 .builder()
                 .id(outcome_id)
                 .title(&title)
-                .body(&body)
+                .body(body_for_server(&body))
                 .show();
             if let Err(err) = shown {
                 tracing::warn!("cannot tell the answer's outcome: {err}");

@@ -392,7 +392,7 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     answer::ask_notification_server();
     if let Err(err) = app
         .notification()
-        .register_action_types(vec![answer::permission_actions()])
+        .register_action_types(answer::permission_actions())
     {
         tracing::warn!("cannot register the notification actions: {err}");
     }
@@ -419,7 +419,10 @@ fn setup<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             None => (None, None),
         };
         let answering = match action.action_id() {
-            answer::ALLOW => Some(slate::agents::keys::Action::Approve),
+            // Only where the notification offered it: it showed the whole command.
+            answer::ALLOW if offer.as_ref().is_some_and(|offer| offer.allow) => {
+                Some(slate::agents::keys::Action::Approve)
+            }
             answer::DENY => Some(slate::agents::keys::Action::Deny),
             _ => None,
         };

@@ -4,7 +4,8 @@
 //! click does are decided by the policy in the engine crate; `lib` keeps which notification id
 //! stands for which click and which offer. A notification whose plan offers answers to a
 //! permission dialog carries "Allow once", "Deny" and "Open" where the notification server shows
-//! actions (`answer`).
+//! actions (`answer`), and "Deny" and "Open" only where it cannot show the whole command. The
+//! body is escaped for a server that reads markup.
 
 use slate::policy::notifications::NotificationPlan;
 
@@ -21,11 +22,16 @@ pub fn show<R: tauri::Runtime>(
         .builder()
         .id(id)
         .title(&plan.title)
-        .body(&plan.body);
-    let builder = if plan.offer.is_some() && crate::answer::server_shows_actions() {
-        builder.action_type_id(crate::answer::PERMISSION)
-    } else {
-        builder
+        .body(crate::answer::body_for_server(&plan.body));
+    // "Allow once" only where the notification shows the whole command (`Offer::allow`).
+    let builder = match &plan.offer {
+        Some(offer) if crate::answer::server_shows_actions() => {
+            builder.action_type_id(match offer.allow {
+                true => crate::answer::PERMISSION,
+                false => crate::answer::PERMISSION_DENY_ONLY,
+            })
+        }
+        _ => builder,
     };
     builder.show()
 }

@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::keys::{DialogKeys, Press};
-use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
+use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
     one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
@@ -93,6 +93,10 @@ pub static DESCRIPTION: Description = Description {
                     ("Run", Summary::After("Bash command")),
                 ],
                 widens: &["always", "don't ask again", "auto mode"],
+                detail: &[
+                    Detail::Between("╌"),
+                    Detail::Under("Bash command", "Do you want to"),
+                ],
             },
             DialogShape {
                 kind: DialogKind::Question,
@@ -102,6 +106,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Question", Summary::After("☐"))],
                 widens: &[],
+                detail: &[],
             },
             DialogShape {
                 kind: DialogKind::Plan,
@@ -111,6 +116,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Plan", Summary::Above("Here is Claude's plan:"))],
                 widens: &["auto mode", "auto-accept", "always"],
+                detail: &[],
             },
         ],
         working: &["esc to interrupt"],

@@ -12,7 +12,7 @@
 use serde_json::{Map, Value};
 
 use super::keys::{DialogKeys, Press};
-use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
+use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
     one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
@@ -77,6 +77,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Run", Summary::Prefix("$ "))],
                 widens: &["don't ask again", "always", "for this session"],
+                detail: &[Detail::From("$ ")],
             },
             DialogShape {
                 kind: DialogKind::Question,
@@ -86,6 +87,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Question", Summary::After("Question "))],
                 widens: &[],
+                detail: &[],
             },
             DialogShape {
                 kind: DialogKind::Plan,
@@ -95,6 +97,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Plan", Summary::Above("Proposed Plan"))],
                 widens: &["clear context"],
+                detail: &[],
             },
         ],
         working: &["esc to interrupt"],

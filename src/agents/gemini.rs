@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::keys::{DialogKeys, Press};
-use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
+use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
     one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
@@ -83,6 +83,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Plan", Summary::After("Ready to start implementation?"))],
                 widens: &["automatically", "always"],
+                detail: &[],
             },
             DialogShape {
                 kind: DialogKind::Question,
@@ -92,6 +93,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Question", Summary::After("Answer Questions"))],
                 widens: &[],
+                detail: &[],
             },
             DialogShape {
                 kind: DialogKind::Permission,
@@ -104,6 +106,7 @@ pub static DESCRIPTION: Description = Description {
                     ("Permission", Summary::Prefix("? ")),
                 ],
                 widens: &["for this session", "always"],
+                detail: &[Detail::Boxed],
             },
         ],
         working: &["esc to cancel"],

@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use super::keys::{DialogKeys, Press};
-use super::screens::{DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
+use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
     one_line, program_name, AgentProcess, Base, CallKind, Description, Info, LineError,
@@ -71,6 +71,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Row("ctrl+f"),
                 summary: &[("Run", Summary::Prefix("$ "))],
                 widens: &["always"],
+                detail: &[Detail::Hanging("$ ")],
             },
             DialogShape {
                 kind: DialogKind::Plan,
@@ -80,6 +81,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Plan", Summary::Within("Plan at ", " is complete"))],
                 widens: &[],
+                detail: &[],
             },
             DialogShape {
                 kind: DialogKind::Question,
@@ -89,6 +91,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Question", Summary::First)],
                 widens: &[],
+                detail: &[],
             },
         ],
         working: &["esc interrupt"],

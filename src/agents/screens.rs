@@ -102,13 +102,35 @@ pub struct DialogOption {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dialog {
     pub kind: DialogKind,
-    /// The dialog as a person would say it: `Run: touch x.txt`, `Question: Which database?`,
-    /// `Plan: Fixture plan`. This, with the kind and the option labels, is all of a screen that
-    /// Slate keeps.
+    /// The dialog as a person would say it, on one line: `Run: touch x.txt`, `Question: Which
+    /// database?`, `Plan: Fixture plan`. When the text it names has more lines, or the CLI or
+    /// Slate cut it short, it says so: `Run: touch x.txt && \ … (3 lines)`. This, with the kind,
+    /// the text and the option labels, is all of a screen that Slate keeps.
     pub summary: String,
+    /// The whole command, file or diff the dialog asks about, as the CLI draws it: every line,
+    /// a line the CLI wrapped at the pane's edge joined to the one it continues, at most
+    /// [`DETAIL_LINES`] lines and [`DETAIL_BYTES`] bytes. A question or a plan holds the line its
+    /// summary names. Empty when the screen shows none.
+    #[serde(default)]
+    pub detail: Vec<String>,
+    /// True when the text is not whole: the CLI itself cut it short (a line `… +N lines`, a last
+    /// line ending in `…`), or it passed Slate's bounds. A cut dialog can be denied, but only a
+    /// surface that shows it as the CLI does (its terminal) may allow it.
+    #[serde(default)]
+    pub cut: bool,
     /// The options in the order they are drawn.
     pub options: Vec<DialogOption>,
 }
+
+/// The most lines of a dialog's text that Slate keeps; past them the dialog is marked cut.
+pub const DETAIL_LINES: usize = 64;
+
+/// The most bytes of a dialog's text that Slate keeps; past them the dialog is marked cut.
+pub const DETAIL_BYTES: usize = 8 * 1024;
+
+/// The most characters of a summary's headline; a longer first line ends in `…` there (the text
+/// keeps it whole).
+pub const HEADLINE_CHARS: usize = 120;
 
 impl Dialog {
     /// The option the screen marks as the one Enter chooses, if it marks exactly one.
@@ -197,6 +219,32 @@ pub struct DialogShape {
     pub summary: &'static [(&'static str, Summary)],
     /// Words in an option's label (in lower case) that make it widen permissions.
     pub widens: &'static [&'static str],
+    /// Where the whole of what the dialog asks about is drawn (a command of several lines, a
+    /// diff), when it may take more than the summary's line: alternatives tried in order, the
+    /// first that finds lines wins. Empty keeps the summary's line.
+    pub detail: &'static [Detail],
+}
+
+/// Where a dialog draws the whole of what it asks about, above its options. Each reads from the
+/// dialog's own marks inward, so a line of the command that looks like a mark (a rule, `Do you
+/// want to`) cannot end the text early.
+#[derive(Debug, Clone, Copy)]
+pub enum Detail {
+    /// From the first line that starts with this text (which is taken off, `$ `) down to the
+    /// options; the lines under it start where the text after it does (Codex).
+    From(&'static str),
+    /// Like `From`, but the lines under it start where the text itself does: it is drawn in
+    /// front of the command, as part of it (OpenCode).
+    Hanging(&'static str),
+    /// The lines after the first line that holds the first text, up to the last line above the
+    /// options that holds the second (Claude Code 2.1.197: "Bash command" … "Do you want to").
+    Under(&'static str, &'static str),
+    /// The lines between the first and the last line drawn with this rule above the options
+    /// (Claude Code 2.1.332's `╌`).
+    Between(&'static str),
+    /// The lines inside the first box drawn in the dialog (`╭` … the last `╰` above the options;
+    /// Gemini CLI).
+    Boxed,
 }
 
 /// Where a dialog begins.
@@ -262,11 +310,15 @@ pub fn read_with(grammar: &ScreenGrammar, text: &str) -> Screen {
     let Some(last) = lines.iter().rposition(|line| !line.is_blank()) else {
         return Screen::Unknown;
     };
+    // The pane's width, as far as the screen tells it: its widest line.
+    let width = lines.iter().map(|line| line.columns).max().unwrap_or(0);
     for shape in grammar.dialogs {
-        let Some(footer) = footer_at(&lines, shape.footer) else {
+        let Some((footer, beside)) = footer_at(&lines, shape.footer) else {
             continue;
         };
-        if let Some(dialog) = read_dialog(grammar, shape, &lines, footer) {
+        // Beside a wide dialog, a side bar: the dialog's text ends where it begins.
+        let edge = Edge { width, beside };
+        if let Some(dialog) = read_dialog(grammar, shape, &lines, footer, edge) {
             return Screen::Dialog(dialog);
         }
     }
@@ -291,10 +343,11 @@ pub fn read_with(grammar: &ScreenGrammar, text: &str) -> Screen {
     }
 }
 
-/// The line holding a dialog's `footer`, when it is the last line with text on screen. A wide
-/// screen may show a side bar beside the dialog (OpenCode's), so a line below whose text lies
-/// wholly to the right of the footer's does not count.
-fn footer_at(lines: &[Line], footer: &str) -> Option<usize> {
+/// The line holding a dialog's `footer`, when it is the last line with text on screen, and the
+/// column where a side bar beside it begins, when one shows. A wide screen may show a side bar
+/// beside the dialog (OpenCode's), so a line below whose text lies wholly to the right of the
+/// footer's does not count.
+fn footer_at(lines: &[Line], footer: &str) -> Option<(usize, Option<usize>)> {
     let mut below: Vec<&Line> = Vec::new();
     for (index, line) in lines.iter().enumerate().rev() {
         if line.is_blank() {
@@ -305,11 +358,23 @@ fn footer_at(lines: &[Line], footer: &str) -> Option<usize> {
             let beside = below
                 .iter()
                 .all(|line| line.span().is_some_and(|(start, _)| start > end));
-            return beside.then_some(index);
+            let bar = below
+                .iter()
+                .filter_map(|line| line.span().map(|(start, _)| line.lead + start))
+                .min();
+            return beside.then_some((index, bar));
         }
         below.push(line);
     }
     None
+}
+
+/// Where a dialog's lines end on the right: the pane's width as the screen tells it (its widest
+/// line), and the column where a side bar beside the dialog begins, when one shows.
+#[derive(Debug, Clone, Copy)]
+struct Edge {
+    width: usize,
+    beside: Option<usize>,
 }
 
 /// The dialog `shape` describes, when the screen ends with it at line `last`.
@@ -318,6 +383,7 @@ fn read_dialog(
     shape: &DialogShape,
     lines: &[Line],
     last: usize,
+    edge: Edge,
 ) -> Option<Dialog> {
     let footer = &lines[last];
     let top = match shape.top {
@@ -341,9 +407,9 @@ fn read_dialog(
     {
         return None;
     }
-    let options = match shape.options {
+    let (options, options_at) = match shape.options {
         OptionLayout::Numbered => numbered_options(grammar, region),
-        OptionLayout::Row(hints) => row_options(footer, hints),
+        OptionLayout::Row(hints) => (row_options(footer, hints), region.len() - 1),
     };
     if options.is_empty() {
         return None;
@@ -357,45 +423,257 @@ fn read_dialog(
         })
         .collect();
     let above: Vec<String> = lines[..top].iter().map(Line::text).collect();
-    let summary = shape
-        .summary
+    let found = shape.summary.iter().find_map(|(word, rule)| {
+        let found = match rule {
+            Summary::Prefix(prefix) => texts
+                .iter()
+                .find_map(|text| text.strip_prefix(prefix))
+                .map(str::trim)
+                .filter(|rest| !rest.is_empty())
+                .map(str::to_string),
+            Summary::Within(prefix, suffix) => texts.iter().find_map(|text| {
+                let rest = text.strip_prefix(prefix)?;
+                let end = rest.find(suffix)?;
+                Some(rest[..end].trim().to_string())
+            }),
+            Summary::After(marker) => after(&texts, marker),
+            Summary::Between(rule) => between(&texts, rule),
+            Summary::First => first_text(&texts),
+            Summary::Above(marker) => after(&above, marker).or_else(|| after(&texts, marker)),
+        };
+        // A Markdown heading's marks are not part of what a person would say.
+        let found = found?;
+        let found = found.trim_start_matches('#').trim();
+        (!found.is_empty()).then(|| (*word, found.to_string()))
+    });
+    let drawn = shape
+        .detail
         .iter()
-        .find_map(|(word, rule)| {
-            let found = match rule {
-                Summary::Prefix(prefix) => texts
-                    .iter()
-                    .find_map(|text| text.strip_prefix(prefix))
-                    .map(str::trim)
-                    .filter(|rest| !rest.is_empty())
-                    .map(str::to_string),
-                Summary::Within(prefix, suffix) => texts.iter().find_map(|text| {
-                    let rest = text.strip_prefix(prefix)?;
-                    let end = rest.find(suffix)?;
-                    Some(rest[..end].trim().to_string())
-                }),
-                Summary::After(marker) => after(&texts, marker),
-                Summary::Between(rule) => between(&texts, rule),
-                Summary::First => first_text(&texts),
-                Summary::Above(marker) => after(&above, marker).or_else(|| after(&texts, marker)),
+        .filter_map(|detail| detail_lines(*detail, region, &texts, options_at))
+        .map(|(block, prefix, hanging)| drawn_text(&block, prefix, hanging, edge))
+        .find(|(text, _)| !text.is_empty());
+    let (detail, cut) = match (drawn, &found) {
+        (Some(drawn), _) if !drawn.0.is_empty() => drawn,
+        (_, Some((_, found))) => bounded(vec![found.clone()]),
+        _ => (Vec::new(), false),
+    };
+    let summary = match found {
+        Some((word, found)) => {
+            // The headline is the text's first line when that is where the summary's line
+            // begins (a line the CLI wrapped is joined there).
+            let headline = match detail.first() {
+                Some(first) if first.starts_with(&found) => first.clone(),
+                _ => found,
             };
-            // A Markdown heading's marks are not part of what a person would say.
-            let found = found?;
-            let found = found.trim_start_matches('#').trim();
-            (!found.is_empty()).then(|| format!("{word}: {found}"))
-        })
-        .unwrap_or_else(|| {
-            match shape.kind {
+            format!("{word}: {}{}", shortened(&headline), more(&detail, cut))
+        }
+        None => {
+            let kind = match shape.kind {
                 DialogKind::Permission => "Permission",
                 DialogKind::Question => "Question",
                 DialogKind::Plan => "Plan",
-            }
-            .to_string()
-        });
+            };
+            let lines = match detail.len() {
+                0 => String::new(),
+                1 => format!(" ({})", shortened(&detail[0])),
+                lines => format!(" ({lines} lines)"),
+            };
+            format!("{kind}{lines}")
+        }
+    };
     Some(Dialog {
         kind: shape.kind,
         summary,
+        detail,
+        cut,
         options,
     })
+}
+
+/// A headline of at most [`HEADLINE_CHARS`] characters.
+fn shortened(headline: &str) -> String {
+    if headline.chars().count() <= HEADLINE_CHARS {
+        return headline.to_string();
+    }
+    let kept: String = headline.chars().take(HEADLINE_CHARS - 1).collect();
+    format!("{}…", kept.trim_end())
+}
+
+/// What a summary adds when its line is not the whole text: ` … (3 lines)`, ` … (cut short)`.
+fn more(detail: &[String], cut: bool) -> String {
+    match (detail.len(), cut) {
+        (0 | 1, false) => String::new(),
+        (0 | 1, true) => " … (cut short)".to_string(),
+        (lines, false) => format!(" … ({lines} lines)"),
+        (lines, true) => format!(" … ({lines} lines, cut short)"),
+    }
+}
+
+/// The lines of the region that `detail` names (above the options, which start at
+/// `options_at`), the text taken off the first, and whether the lines under it start where that
+/// text does.
+fn detail_lines<'a>(
+    detail: Detail,
+    region: &'a [Line],
+    texts: &[String],
+    options_at: usize,
+) -> Option<(Vec<&'a Line>, &'static str, bool)> {
+    let above = &texts[..options_at.min(texts.len())];
+    let (from, to, prefix) = match detail {
+        Detail::From(prefix) | Detail::Hanging(prefix) => {
+            let from = above.iter().position(|text| text.starts_with(prefix))?;
+            (from, above.len(), prefix)
+        }
+        Detail::Under(start, end) => {
+            let from = above.iter().position(|text| text.contains(start))? + 1;
+            let to = above.iter().rposition(|text| text.contains(end))?;
+            (from, to, "")
+        }
+        Detail::Between(rule) => {
+            let is_drawn = |text: &String| text.starts_with(rule) && is_rule(text);
+            let open = above.iter().position(is_drawn)?;
+            let close = above.iter().rposition(is_drawn)?;
+            (open + 1, close, "")
+        }
+        Detail::Boxed => {
+            let open = above
+                .iter()
+                .position(|text| text.starts_with('╭') && is_rule(text))?;
+            let close = above
+                .iter()
+                .rposition(|text| text.starts_with('╰') && is_rule(text))?;
+            (open + 1, close, "")
+        }
+    };
+    let hanging = matches!(detail, Detail::Hanging(_));
+    (from <= to).then(|| (region[from..to].iter().collect(), prefix, hanging))
+}
+
+/// The text of `block` as the CLI meant it: `prefix` taken off its first line (the lines under
+/// it indented from where its text starts, or with `hanging` from where the prefix does), blank lines at
+/// either end dropped (blank lines inside kept), a line that the CLI wrapped joined to the one
+/// it continues, bounded by [`DETAIL_LINES`] and [`DETAIL_BYTES`]; and whether it is cut short.
+/// A side bar beside the dialog is no part of its text.
+///
+/// A line continues the one above when the first word on it would not have fit in what was left
+/// of the line above, up to the right edge: the frame drawn there, else a side bar, else the
+/// screen's widest line, which stands for the pane's width. The two are joined with a space (the
+/// CLI broke the line at one), unless the line above fills its width and the word broken there
+/// is longer than a line: then the CLI cut the word, and its parts are joined as they are. A
+/// command's own new line starts a line of its own unless the line above it ran that close to
+/// the edge, where the drawing itself cannot tell them apart.
+fn drawn_text(block: &[&Line], prefix: &str, hanging: bool, edge: Edge) -> (Vec<String>, bool) {
+    // The text is bounded before it is joined, so a huge screen costs no more than that.
+    let cut_here = block.len() > DETAIL_LINES * 4;
+    let block = &block[..block.len().min(DETAIL_LINES * 4)];
+    let texts: Vec<String> = block
+        .iter()
+        .enumerate()
+        .map(|(index, line)| {
+            let text = line.text_before(edge.beside);
+            match index {
+                0 => text
+                    .strip_prefix(prefix)
+                    .unwrap_or(&text)
+                    .trim()
+                    .to_string(),
+                _ => text,
+            }
+        })
+        .collect();
+    // Where each line's text begins: a line indented deeper than the least indented keeps the
+    // difference (a heredoc's body, a loop's), as the CLI draws it.
+    let starts: Vec<Option<usize>> = block
+        .iter()
+        .zip(&texts)
+        .map(|(line, text)| {
+            let drawn = line.text_before(edge.beside);
+            let skipped = match hanging {
+                true => 0,
+                false => drawn.chars().count() - text.chars().count(),
+            };
+            let before = line.before(edge.beside);
+            let start = before.iter().position(|(c, _)| !c.is_whitespace())?;
+            Some(line.lead + start + skipped)
+        })
+        .collect();
+    let base = starts.iter().flatten().min().copied().unwrap_or(0);
+    let mut joined: Vec<String> = Vec::new();
+    let mut previous: Option<&Line> = None;
+    for ((line, text), start) in block.iter().zip(texts).zip(starts) {
+        let room = previous.and_then(|above| above.room(edge));
+        previous = Some(line);
+        if let (Some(last), Some((room, line_width))) = (joined.last_mut(), room) {
+            let count = |word: Option<&str>| word.map_or(0, |word| word.chars().count());
+            let word = count(text.split(' ').next());
+            if !last.is_empty() && !text.is_empty() && room <= word + 1 {
+                // Cut inside a word only where the line is full and the word, its two parts
+                // together, could not have fit on one line.
+                let tail = count(last.rsplit(' ').next());
+                if room > 1 || tail + word <= line_width {
+                    last.push(' ');
+                }
+                last.push_str(&text);
+                continue;
+            }
+        }
+        let indent = start.map_or(0, |start| start.saturating_sub(base));
+        joined.push(match joined.is_empty() {
+            true => text,
+            false => format!("{}{text}", " ".repeat(indent)),
+        });
+    }
+    let mut cut = cut_here;
+    while joined.last().is_some_and(String::is_empty) {
+        joined.pop();
+    }
+    let start = joined.iter().position(|text| !text.is_empty());
+    let joined = joined.split_off(start.unwrap_or(joined.len()));
+    // The CLI's own marks that it showed less than the whole: `… +3 lines (ctrl+o to expand)`,
+    // or a last line that ends in an ellipsis.
+    cut |= joined.iter().any(|text| is_cut_mark(text))
+        || joined.last().is_some_and(|text| text.ends_with('…'));
+    let (joined, over) = bounded(joined);
+    (joined, cut || over)
+}
+
+/// A line a CLI draws in place of the lines it left out: `… +3 lines`, `… 12 more lines`, `…`.
+fn is_cut_mark(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('…') else {
+        return false;
+    };
+    let rest = rest.trim_start().trim_start_matches('+');
+    rest.is_empty() || (rest.starts_with(|c: char| c.is_ascii_digit()) && rest.contains("line"))
+}
+
+/// `lines` within [`DETAIL_LINES`] and [`DETAIL_BYTES`], and whether anything was left out.
+fn bounded(mut lines: Vec<String>) -> (Vec<String>, bool) {
+    let mut cut = false;
+    if lines.len() > DETAIL_LINES {
+        lines.truncate(DETAIL_LINES);
+        cut = true;
+    }
+    let mut left = DETAIL_BYTES;
+    let mut kept = 0;
+    for line in &mut lines {
+        if line.len() > left {
+            let mut end = left;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            line.truncate(end);
+            cut = true;
+            kept += 1;
+            break;
+        }
+        left -= line.len();
+        kept += 1;
+    }
+    if kept < lines.len() {
+        lines.truncate(kept);
+        cut = true;
+    }
+    (lines, cut)
 }
 
 /// The first line with text after the first line that holds `marker`, skipping rules.
@@ -435,23 +713,27 @@ fn is_frame_char(c: char) -> bool {
     ('\u{2500}'..='\u{259f}').contains(&c) || c == '\u{2594}'
 }
 
-/// The options of a numbered dialog: the last run of lines numbered 1, 2, 3, … in order.
-fn numbered_options(grammar: &ScreenGrammar, region: &[Line]) -> Vec<DialogOption> {
-    let mut runs: Vec<Vec<DialogOption>> = Vec::new();
-    for line in region {
+/// The options of a numbered dialog: the last run of lines numbered 1, 2, 3, … in order, and
+/// the index in `region` of its first line (the region's length when there is none).
+fn numbered_options(grammar: &ScreenGrammar, region: &[Line]) -> (Vec<DialogOption>, usize) {
+    let mut runs: Vec<(usize, Vec<DialogOption>)> = Vec::new();
+    for (index, line) in region.iter().enumerate() {
         let Some(option) = numbered(grammar, line) else {
             continue;
         };
-        let next = runs.last().map_or(1, |run| run.len() as u32 + 1);
+        let next = runs.last().map_or(1, |(_, run)| run.len() as u32 + 1);
         match option.number {
-            Some(1) => runs.push(vec![option]),
+            Some(1) => runs.push((index, vec![option])),
             Some(number) if number == next && !runs.is_empty() => {
-                runs.last_mut().expect("checked").push(option)
+                runs.last_mut().expect("checked").1.push(option)
             }
             _ => {}
         }
     }
-    runs.pop().unwrap_or_default()
+    match runs.pop() {
+        Some((at, run)) => (run, at),
+        None => (Vec::new(), region.len()),
+    }
 }
 
 /// One `N. label` line, with the highlight mark in front of it or its background.
@@ -552,6 +834,13 @@ struct Line {
     chars: Vec<(char, u32)>,
     /// The frame characters taken off the line's start (`│`, `┃`).
     frame: String,
+    /// How many columns were taken off the line's start (frames and the spaces around them).
+    lead: usize,
+    /// The column of the innermost frame taken off the line's end, when one was: the right
+    /// edge of the box the text is in.
+    edge: Option<usize>,
+    /// The columns the whole line takes (characters, each counted as one column).
+    columns: usize,
 }
 
 impl Line {
@@ -567,6 +856,35 @@ impl Line {
         let start = self.chars.iter().position(inked)?;
         let end = self.chars.iter().rposition(inked)?;
         Some((start, end))
+    }
+
+    /// The columns left between the line's last character with ink and its right edge (the
+    /// frame drawn there, else a side bar, else the screen's width), and the columns from its
+    /// first character with ink to that edge; `None` for a blank line.
+    fn room(&self, edge: Edge) -> Option<(usize, usize)> {
+        let inked = |(c, _): &(char, u32)| !c.is_whitespace();
+        let before = self.before(edge.beside);
+        let start = before.iter().position(inked)?;
+        let end = before.iter().rposition(inked)?;
+        let right = self.edge.or(edge.beside).unwrap_or(edge.width);
+        Some((
+            right.saturating_sub(self.lead + end + 1),
+            right.saturating_sub(self.lead + start),
+        ))
+    }
+
+    /// The characters inside the frame that lie left of column `beside` (all, when `None`).
+    fn before(&self, beside: Option<usize>) -> &[(char, u32)] {
+        match beside {
+            Some(column) => &self.chars[..column.saturating_sub(self.lead).min(self.chars.len())],
+            None => &self.chars,
+        }
+    }
+
+    /// The text inside the frame and left of column `beside`, trimmed.
+    fn text_before(&self, beside: Option<usize>) -> String {
+        let text: String = self.before(beside).iter().map(|(c, _)| c).collect();
+        text.trim().to_string()
     }
 
     /// The text inside the frame, trimmed.
@@ -647,7 +965,9 @@ fn cells(text: &str) -> Vec<Line> {
 
 /// Takes leading and trailing frame characters (and the spaces around them) off a line.
 fn unframe(mut chars: Vec<(char, u32)>) -> Line {
+    let columns = chars.len();
     let mut frame = String::new();
+    let mut lead = 0;
     loop {
         let start = chars
             .iter()
@@ -657,10 +977,12 @@ fn unframe(mut chars: Vec<(char, u32)>) -> Line {
             Some((c, _)) if FRAMES.contains(c) => {
                 frame.push(*c);
                 chars.drain(..=start);
+                lead += start + 1;
             }
             _ => break,
         }
     }
+    let mut edge = None;
     loop {
         while chars.last().is_some_and(|(c, _)| *c == ' ') {
             chars.pop();
@@ -668,11 +990,18 @@ fn unframe(mut chars: Vec<(char, u32)>) -> Line {
         match chars.last() {
             Some((c, _)) if FRAMES.contains(c) => {
                 chars.pop();
+                edge = Some(lead + chars.len());
             }
             _ => break,
         }
     }
-    Line { chars, frame }
+    Line {
+        chars,
+        frame,
+        lead,
+        edge,
+        columns,
+    }
 }
 
 /// Applies one SGR sequence's parameters to the background in force.

@@ -252,8 +252,8 @@ fn confirmed() -> anyhow::Result<bool> {
     Ok(matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
 }
 
-/// The dialog as it will be answered: its summary, its options with what Slate offers for each,
-/// and what this answer picks.
+/// The dialog as it will be answered: its summary, every line of its text where the summary does
+/// not hold it all, its options with what Slate offers for each, and what this answer picks.
 fn preview(
     session: &Session,
     dialog: &SessionDialog,
@@ -267,6 +267,25 @@ fn preview(
         wire(dialog.kind),
         dialog.summary
     );
+    // Every line of the command, where the summary does not hold it all.
+    let whole = dialog.detail.len() <= 1
+        && !dialog.cut
+        && dialog
+            .detail
+            .iter()
+            .all(|line| dialog.summary.contains(line.as_str()));
+    if !whole {
+        out.push_str(&format!(
+            "  the whole text ({} lines):\n",
+            dialog.detail.len()
+        ));
+        for line in &dialog.detail {
+            out.push_str(&format!("  │ {line}\n"));
+        }
+        if dialog.cut {
+            out.push_str("  (cut short on screen: only its terminal can allow it)\n");
+        }
+    }
     for (index, shown) in dialog.options.iter().enumerate() {
         let number = shown
             .number

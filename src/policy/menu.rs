@@ -289,13 +289,19 @@ fn session_entry(session: &Session) -> Entry {
 
 /// The items that answer `dialog`, in the order it draws its options. An `answer` needs the
 /// option's number to name it; an option drawn without one is answered in the window or the
-/// terminal instead.
+/// terminal instead. The menu shows the dialog's summary cut at [`MAX_REASON`] characters, so
+/// where that is not the whole command (`policy::shows_whole`) it offers no "Allow once": a note
+/// says why, and "Deny" (which runs nothing) and "Open" stay.
 pub fn answer_entries(key: SessionKey, dialog: &SessionDialog) -> Vec<Entry> {
-    dialog
+    let whole = crate::policy::shows_whole(dialog, MAX_REASON);
+    let mut entries: Vec<Entry> = dialog
         .options
         .iter()
         .filter_map(|option| {
             let action = option.action?;
+            if action == Action::Approve && !whole {
+                return None;
+            }
             let number = match action {
                 Action::Answer => Some(option.number?),
                 Action::Approve | Action::Deny => None,
@@ -315,7 +321,26 @@ pub fn answer_entries(key: SessionKey, dialog: &SessionDialog) -> Vec<Entry> {
                 label,
             })
         })
-        .collect()
+        .collect();
+    if dialog.kind == DialogKind::Permission && !whole {
+        entries.insert(0, Entry::Note(not_whole(dialog)));
+    }
+    entries
+}
+
+/// Why the menu offers no "Allow once": how much of the command it cannot show.
+fn not_whole(dialog: &SessionDialog) -> String {
+    let lines = dialog.detail.len();
+    match (lines, dialog.cut) {
+        (_, true) => "Allow in the terminal: the command is cut short".to_string(),
+        (0 | 1, false) => {
+            "Allow in Slate's window or the terminal: this menu cannot show the whole command"
+                .to_string()
+        }
+        (lines, false) => {
+            format!("Allow in Slate's window or the terminal: the command has {lines} lines")
+        }
+    }
 }
 
 /// Text as a menu label shows it: a lone `&` would become a mnemonic marker.

@@ -11,7 +11,13 @@
 //! notification), decides no state (the tracker does) and focuses nothing (a click is handed back
 //! as a [`Click`]). A notification for one session at a permission dialog Slate can answer also
 //! carries an [`Offer`]: the shell adds "Allow once", "Deny" and "Open" where the notification
-//! server shows actions, and answers with the fingerprint the offer names.
+//! server shows actions, and answers with the fingerprint the offer names. A notification shows
+//! the dialog's one-line summary only, so where the command has more lines, was cut short, or is
+//! longer than [`NOTIFIED_CHARS`], the offer leaves "Allow once" out (`policy::shows_whole`).
+//!
+//! A body holds text from outside (a session's title, a command on its screen). A notification
+//! server that advertises `body-markup` reads `<b>`, `<a href>`, `<img>` and `&` entities in a
+//! body, so the shell passes the body through [`escape_markup`] for such a server.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -20,6 +26,10 @@ use crate::agents::keys::Action;
 use crate::agents::screens::DialogKind;
 use crate::model::{AgentKind, Machine, Session, SessionKey, Status, Timestamp};
 use crate::tracker::notifications_muted;
+
+/// The most characters of a dialog's summary a notification is trusted to show whole: past them
+/// it offers no "Allow once".
+pub const NOTIFIED_CHARS: usize = 80;
 
 /// Changes closer together than this are told in one summary notification.
 pub const BURST: Duration = Duration::from_secs(2);
@@ -44,7 +54,7 @@ pub struct NotificationPlan {
 }
 
 /// A permission dialog on the screen of a session on this machine that Slate can type into, with
-/// both an allow-once and a deny option: what a notification's "Allow once" and "Deny" answer,
+/// a deny option: what a notification's "Deny" and, when [`Offer::allow`], "Allow once" answer,
 /// and the fingerprint of the dialog the notification was made for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offer {
@@ -52,6 +62,9 @@ pub struct Offer {
     pub fingerprint: String,
     /// How the notification names the session ("acme-api · Claude Code"), to tell the outcome.
     pub label: String,
+    /// Whether "Allow once" is offered: only when the notification shows the whole command
+    /// (`policy::shows_whole`). "Deny" and "Open" are offered either way.
+    pub allow: bool,
 }
 
 impl Offer {
@@ -67,12 +80,12 @@ impl Offer {
         let answerable = session.machine.is_none()
             && dialog.kind == DialogKind::Permission
             && dialog.answerable
-            && offers(Action::Approve)
             && offers(Action::Deny);
         answerable.then(|| Offer {
             key: session.key(),
             fingerprint: dialog.fingerprint.clone(),
             label: label(session),
+            allow: offers(Action::Approve) && super::shows_whole(dialog, NOTIFIED_CHARS),
         })
     }
 }
@@ -231,16 +244,43 @@ pub fn label(session: &Session) -> String {
     )
 }
 
-/// The reason, then the session's title (or its last prompt when it has no title).
+/// The reason, the dialog's summary when the reason does not hold it, then the session's title
+/// (or its last prompt when it has no title).
 fn body(session: &Session) -> String {
     let reason = &session.session_state.reason.text;
+    let mut body = reason.clone();
+    if let Some(dialog) = &session.dialog {
+        if !reason.contains(&dialog.summary) {
+            body = format!("{body}\n{}", dialog.summary);
+        }
+    }
     match session
         .title
         .as_deref()
         .or(session.last_prompt.as_deref())
         .filter(|title| !title.is_empty())
     {
-        Some(title) => format!("{reason}\n{title}"),
-        None => reason.clone(),
+        Some(title) => format!("{body}\n{title}"),
+        None => body,
     }
+}
+
+/// `body` as text a notification server that reads markup (`body-markup` in its capabilities,
+/// the Desktop Notifications Specification) shows as written: `&`, `<`, `>`, `"` and `'` become
+/// entities, so no tag (`<a href=…>`, `<img src=…>`, an unterminated `<b`) and no entity of the
+/// text's own takes effect. A server without that capability shows entities literally, so the
+/// shell escapes only for one that has it.
+pub fn escape_markup(body: &str) -> String {
+    let mut escaped = String::with_capacity(body.len());
+    for c in body.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
 }
