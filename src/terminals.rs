@@ -16,7 +16,8 @@
 //!
 //! [`Sensing`] is the live loop's side: a worker thread that runs the locating and the reading off
 //! the loop and hands the results back as an event, which pids are located where, which reads
-//! are in flight, and the pacing: a pane is read at most once a second, and a terminal that
+//! are in flight, and the pacing: a pane is read at most once a second (a read still in flight
+//! past its second is not asked for again, nor looked at more often), and a terminal that
 //! failed is asked again only after a pause, its failure counted once as a problem.
 //! [`sense_once`] is the one-shot commands' side: it locates and reads once, on the caller's
 //! thread. This module decides no state (`tracker` does, from the readings) and parses nothing
@@ -617,6 +618,15 @@ impl Sensing {
         if let Err(error) = spawned {
             tracing::warn!("cannot start the terminal reader, so no terminal is read: {error}");
         }
+        Sensing::over(requests, in_flight)
+    }
+
+    /// The loop's side over a worker that takes `requests` and takes sessions off `in_flight`
+    /// when it has read them.
+    fn over(
+        requests: mpsc::Sender<Request>,
+        in_flight: Arc<Mutex<HashSet<SessionKey>>>,
+    ) -> Sensing {
         Sensing {
             requests,
             located: HashMap::new(),
@@ -730,7 +740,10 @@ impl Sensing {
 
     /// When the next reads are due: while some session is wanted read, a second after the last
     /// reads were sent; at once when a reading is held for a session no longer wanted, so it is
-    /// forgotten; never otherwise.
+    /// forgotten; never otherwise. A session whose read is still in flight is not due before a
+    /// second from `now`: a read that runs over its second never makes the loop wake at once
+    /// over and over (`read_due` would send nothing for it), and the loop looks again at most
+    /// once a second until it returns.
     pub fn next_read(&self, wanted: &[(SessionKey, u32)], now: Instant) -> Option<Instant> {
         let stale = self
             .held
@@ -739,12 +752,19 @@ impl Sensing {
         if stale {
             return Some(now);
         }
+        let in_flight = self.in_flight.lock().ok()?;
         // Only panes Slate can read count; a pane resting after a failure counts from when its
         // rest ends.
         let ready = wanted
             .iter()
-            .filter_map(|(key, pid)| self.address(key, *pid))
-            .map(|address| self.resting.get(address).copied().unwrap_or(now))
+            .filter_map(|(key, pid)| Some((key, self.address(key, *pid)?)))
+            .map(|(key, address)| {
+                if in_flight.contains(key) {
+                    now + READ_EVERY
+                } else {
+                    self.resting.get(address).copied().unwrap_or(now)
+                }
+            })
             .min()?;
         let paced = self.last_sent.map_or(now, |sent| sent + READ_EVERY);
         Some(ready.max(paced).max(now))
@@ -815,5 +835,41 @@ impl Sensing {
             }
         }
         (inputs, problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `Sensing` whose worker never answers: every read sent stays in flight.
+    fn stuck() -> (Sensing, mpsc::Receiver<Request>) {
+        let (requests, inbox) = mpsc::channel();
+        let sensing = Sensing::over(requests, Arc::new(Mutex::new(HashSet::new())));
+        (sensing, inbox)
+    }
+
+    // See: issue 20, item 5 (a tmux server stopped with SIGSTOP made the loop wake 12,454 times
+    // in 10 s).
+    #[test]
+    fn a_read_in_flight_past_its_second_is_not_due_at_once() {
+        let (mut sensing, inbox) = stuck();
+        let key = SessionKey::new(AgentKind::CODEX, "stuck-1");
+        let socket = "/run/user/1000/slate/4242.sock".to_string();
+        sensing.set_hosted(HashMap::from([(key.clone(), socket)]));
+        let wanted = [(key, 4242)];
+        let start = Instant::now();
+        assert!(sensing.read_due(&wanted, start).is_empty());
+        assert!(matches!(inbox.try_recv(), Ok(Request::Read(jobs)) if jobs.len() == 1));
+        assert_eq!(sensing.next_read(&wanted, start), Some(start + READ_EVERY));
+        // The read never comes back: each time the loop is woken, the next read is a second
+        // away, never now, and nothing more is sent.
+        for step in 1..20 {
+            let now = start + READ_EVERY + Duration::from_millis(100 * step);
+            sensing.read_due(&wanted, now);
+            let next = sensing.next_read(&wanted, now).expect("still wanted");
+            assert!(next >= now + READ_EVERY, "due {:?} after now", next - now);
+        }
+        assert!(inbox.try_recv().is_err(), "a read was sent again");
     }
 }
