@@ -5,12 +5,14 @@
 //! For every live agent process, [`locate`] finds its terminal through `focus`'s facts (the
 //! process's environment, or its nearest ancestor's) and `panes::locate`. [`read`] reads the
 //! panes of sessions whose reading could change a decision (the tracker says which): the title
-//! and the visible screen, one call per tmux server (`display -p` and `capture-pane -p` for every
-//! pane at once), kitty's remote-control `ls` and `get-text` straight over its socket, `wezterm
-//! cli list` and `get-text`, and a hosted terminal's `{"read": true}` over its control socket
-//! (the session's hosted report names the socket). Each call has a 500 ms limit (`child` for the
-//! programs), and servers are read in parallel, so a hung tmux server or a slow kitty costs at
-//! most that. The screen is
+//! and the visible screen, one call per tmux server for as many panes as fit tmux's command
+//! length (`display -p` and `capture-pane -p` for each), kitty's remote-control `ls` and
+//! `get-text` straight over its socket, `wezterm cli list` and `get-text`, and a hosted
+//! terminal's `{"read": true}` over its control socket (the session's hosted report names the
+//! socket). Each call has a 500 ms limit from its start to its answer (`child` for the programs,
+//! `socket` for the sockets, connecting included: a listener that accepts nothing is given up on
+//! too), and servers are read in parallel, so a hung tmux server or a hung kitty costs at most
+//! that. The screen is
 //! read with the agent's screen grammar at once and only its kind and a dialog's summary leave
 //! this module: a screen's text is never kept, never logged and never served.
 //!
@@ -25,6 +27,8 @@
 
 pub mod hosted;
 pub mod panes;
+#[cfg(unix)]
+pub mod socket;
 pub mod typing;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -239,78 +243,77 @@ fn read_listed(
 
 /// One remote-control command to the kitty listening on `listen_on` (`unix:<path>`, or
 /// `unix:@<name>` for an abstract socket on Linux), straight over its socket, so no `kitty @`
-/// process starts (one costs about a tenth of a second of CPU); the whole exchange has
-/// [`READ_LIMIT`]. Returns the answer's data.
+/// process starts (one costs about a tenth of a second of CPU); the whole exchange, connecting
+/// included, has [`READ_LIMIT`]. Returns the answer's data.
 #[cfg(unix)]
 fn kitty_command(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Result<String, String> {
-    use std::io::{Read, Write};
-
     /// The most of an answer that is read: `ls` lists every window's environment.
     const MOST: usize = 16 << 20;
     let deadline = Instant::now() + READ_LIMIT;
-    let mut stream = kitty_connect(listen_on)?;
-    stream
-        .set_write_timeout(Some(READ_LIMIT))
-        .and_then(|()| stream.write_all(&panes::kitty_frame(cmd, payload)))
+    let mut stream = kitty_connect(listen_on, deadline)?;
+    socket::write_within(&mut stream, &panes::kitty_frame(cmd, payload), deadline)
         .map_err(|error| format!("cannot send to kitty: {error}"))?;
     let mut answer = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
     while !panes::kitty_frame_done(&answer) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || answer.len() > MOST {
-            return Err(format!(
-                "kitty did not answer within {} ms",
-                READ_LIMIT.as_millis()
-            ));
+        if answer.len() > MOST {
+            return Err(format!("kitty's answer is longer than {MOST} bytes"));
         }
-        stream
-            .set_read_timeout(Some(left))
-            .map_err(|error| error.to_string())?;
-        match stream.read(&mut chunk) {
+        match socket::read_some_within(&mut stream, &mut chunk, deadline) {
             Ok(0) => break,
             Ok(read) => answer.extend_from_slice(&chunk[..read]),
+            Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {
+                return Err(format!(
+                    "kitty did not answer within {} ms",
+                    READ_LIMIT.as_millis()
+                ))
+            }
             Err(error) => return Err(format!("kitty did not answer: {error}")),
         }
     }
     panes::parse_kitty_frame(&answer).map_err(|error| error.to_string())
 }
 
-/// A connection to the kitty listening on `listen_on`.
+/// A connection to the kitty listening on `listen_on`, made by `deadline`: a kitty that accepts
+/// no connection (hung, its listen queue full) is given up on then.
 #[cfg(unix)]
-fn kitty_connect(listen_on: &str) -> Result<std::os::unix::net::UnixStream, String> {
-    use std::os::unix::net::UnixStream;
-
+fn kitty_connect(
+    listen_on: &str,
+    deadline: Instant,
+) -> Result<std::os::unix::net::UnixStream, String> {
     let Some(place) = listen_on.strip_prefix("unix:") else {
         return Err(format!(
             "cannot reach {listen_on}: only unix sockets are read"
         ));
     };
-    let stream = match place.strip_prefix('@') {
-        #[cfg(target_os = "linux")]
-        Some(name) => {
-            use std::os::linux::net::SocketAddrExt;
-            let address = std::os::unix::net::SocketAddr::from_abstract_name(name)
-                .map_err(|error| error.to_string())?;
-            UnixStream::connect_addr(&address)
-        }
-        #[cfg(not(target_os = "linux"))]
-        Some(_) => return Err("abstract sockets exist only on Linux".to_string()),
-        None => UnixStream::connect(place),
+    let place = match place.strip_prefix('@') {
+        Some(name) => socket::Place::Abstract(name.as_bytes()),
+        None => socket::Place::Path(std::path::Path::new(place)),
     };
-    stream.map_err(|error| format!("no kitty listens on {listen_on}: {error}"))
+    socket::connect_within(place, deadline).map_err(|error| {
+        if error.kind() == std::io::ErrorKind::TimedOut {
+            format!(
+                "the kitty at {listen_on} accepted no connection within {} ms",
+                READ_LIMIT.as_millis()
+            )
+        } else {
+            format!("no kitty listens on {listen_on}: {error}")
+        }
+    })
 }
 
 /// One remote-control command that kitty answers nothing to (`send-text`: kitty 0.26 sends no
-/// answer for it, so none is asked for): written within [`READ_LIMIT`], then done.
+/// answer for it, so none is asked for): connected and written within [`READ_LIMIT`], then done.
 #[cfg(unix)]
 fn kitty_tell(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Result<(), String> {
-    use std::io::Write;
-
-    let mut stream = kitty_connect(listen_on)?;
-    stream
-        .set_write_timeout(Some(READ_LIMIT))
-        .and_then(|()| stream.write_all(&panes::kitty_frame_without_answer(cmd, payload)))
-        .map_err(|error| format!("cannot send to kitty: {error}"))
+    let deadline = Instant::now() + READ_LIMIT;
+    let mut stream = kitty_connect(listen_on, deadline)?;
+    socket::write_within(
+        &mut stream,
+        &panes::kitty_frame_without_answer(cmd, payload),
+        deadline,
+    )
+    .map_err(|error| format!("cannot send to kitty: {error}"))
 }
 
 #[cfg(not(unix))]

@@ -696,3 +696,90 @@ fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
     handle.shutdown();
     thread.join().unwrap();
 }
+
+/// A Unix listener at `path` that never accepts, with its listen queue full: a hung kitty or a
+/// stopped `slate run`. The listener and the queued connections live as long as what it returns.
+fn full_listener(path: &Path) -> Vec<std::os::fd::OwnedFd> {
+    use nix::errno::Errno;
+    use nix::sys::socket::{self, AddressFamily, Backlog, SockFlag, SockType, UnixAddr};
+    use std::os::fd::AsRawFd;
+
+    let address = UnixAddr::new(path).unwrap();
+    let open = |flags| socket::socket(AddressFamily::Unix, SockType::Stream, flags, None).unwrap();
+    let listener = open(SockFlag::SOCK_CLOEXEC);
+    socket::bind(listener.as_raw_fd(), &address).unwrap();
+    socket::listen(&listener, Backlog::new(0).unwrap()).unwrap();
+    let mut held = vec![listener];
+    // Linux queues backlog + 1 connections; the next one would block.
+    for _ in 0..64 {
+        let client = open(SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK);
+        match socket::connect(client.as_raw_fd(), &address) {
+            Ok(()) => held.push(client),
+            Err(Errno::EAGAIN) => return held,
+            Err(error) => panic!("filling the queue failed: {error}"),
+        }
+    }
+    panic!("the listen queue never filled");
+}
+
+/// Runs `work` on a thread of its own and gives back what it returned, failing the test when it
+/// has not returned after 10 s (the limit under test is half a second; this only keeps a hang
+/// from hanging the test).
+fn returns<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(work());
+    });
+    receiver
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("{what} did not return within 10 s"))
+}
+
+// See: issue 20, item 4 (a socket that accepts no connection froze every terminal read and every
+// answer: connecting had no deadline).
+#[test]
+fn a_socket_that_accepts_no_connection_fails_reads_and_keys_instead_of_hanging() {
+    use slate::agents::keys::Key;
+
+    use std::os::unix::fs::PermissionsExt;
+
+    let temp = tempfile::tempdir().unwrap();
+    // A hosted terminal's socket is followed only in a private folder of the user's.
+    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let kitty = temp.path().join("kitty.sock");
+    let hosted = temp.path().join("4242.sock");
+    let _kitty_queue = full_listener(&kitty);
+    let _hosted_queue = full_listener(&hosted);
+    let kitty_at = Address::Kitty {
+        listen_on: format!("unix:{}", kitty.display()),
+        window: "1".into(),
+    };
+    let hosted_at = Address::Hosted {
+        socket: hosted.display().to_string(),
+    };
+    let jobs = vec![
+        job(AgentKind::CODEX, "kitty-1", kitty_at.clone()),
+        job(AgentKind::CODEX, "hosted-1", hosted_at.clone()),
+    ];
+    let read = readings(returns("the read", move || read(jobs, clock)));
+    for id in ["kitty-1", "hosted-1"] {
+        let why = read[id].clone().expect_err("nothing is read");
+        assert!(
+            why.contains("accepted no connection within 500 ms"),
+            "{id}: {why}"
+        );
+    }
+    // The one read an answer checks against, and the keys, give up the same way.
+    let address = kitty_at.clone();
+    let screen = returns("the screen read", move || {
+        slate::terminals::screen_now(&address, AgentKind::CODEX)
+    });
+    assert!(screen.unwrap_err().contains("accepted no connection"));
+    for address in [kitty_at, hosted_at] {
+        let typed = returns("the keys", move || {
+            slate::terminals::typing::send(&address, &[Key::Digit(1)])
+        });
+        let why = typed.expect_err("no key is typed");
+        assert!(why.contains("accepted no connection"), "{why}");
+    }
+}
