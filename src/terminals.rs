@@ -168,36 +168,81 @@ fn read_server(server: &Server, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec
     }
 }
 
-/// Every pane of one tmux server in one call. When the call fails (a pane closed since it was
-/// located makes tmux stop the whole sequence), each pane is read alone, so one gone pane does not
-/// blind the others.
+/// The panes of one tmux server, in as few calls as fit tmux's command length
+/// (`panes::tmux_batches`). When a call fails (a pane closed since it was located makes tmux
+/// stop the whole sequence), each pane of that call is read alone, so one gone pane does not
+/// blind the others. A call that runs out of time is not tried pane by pane: the server is not
+/// answering, so every pane not read yet fails at once.
 fn read_tmux(socket: &str, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec<Outcome> {
     let panes: Vec<(String, bool)> = jobs
         .iter()
         .map(|job| (job.address.pane().to_string(), wants_colours(job.key.agent)))
         .collect();
-    let ids: Vec<String> = panes.iter().map(|(pane, _)| pane.clone()).collect();
-    match run(&panes::tmux_read(socket, &panes)) {
-        Ok(text) => {
-            let at = clock();
-            let parsed = panes::parse_tmux_read(&text, &ids);
-            jobs.into_iter()
-                .zip(parsed)
-                .map(|(job, (_, parsed))| match parsed {
-                    Ok(pane) => reading(job, pane, at),
-                    Err(error) => failed(job, error.to_string()),
-                })
-                .collect()
+    let mut jobs = jobs.into_iter();
+    let mut outcomes = Vec::new();
+    let mut stuck: Option<String> = None;
+    for batch in panes::tmux_batches(&panes, panes::TMUX_COMMAND_MOST) {
+        let batch_jobs: Vec<Job> = jobs.by_ref().take(batch.len()).collect();
+        let batch_panes = &panes[batch];
+        if let Some(why) = &stuck {
+            outcomes.extend(batch_jobs.into_iter().map(|job| failed(job, why.clone())));
+            continue;
         }
-        Err(_) if jobs.len() > 1 => jobs
-            .into_iter()
-            .flat_map(|job| read_tmux(socket, vec![job], clock))
-            .collect(),
-        Err(why) => jobs
-            .into_iter()
-            .map(|job| failed(job, format!("tmux: {why}")))
-            .collect(),
+        match run_child(&panes::tmux_read(socket, batch_panes)) {
+            Ok(text) => outcomes.extend(tmux_outcomes(&text, batch_jobs, batch_panes, clock)),
+            Err(error) if error.is_timeout() => {
+                let why = format!("tmux: {error}");
+                outcomes.extend(batch_jobs.into_iter().map(|job| failed(job, why.clone())));
+                stuck = Some(why);
+            }
+            Err(error) if batch_jobs.len() == 1 => {
+                outcomes.extend(
+                    batch_jobs
+                        .into_iter()
+                        .map(|job| failed(job, format!("tmux: {error}"))),
+                );
+            }
+            Err(_) => {
+                for (job, pane) in batch_jobs.into_iter().zip(batch_panes) {
+                    if let Some(why) = &stuck {
+                        outcomes.push(failed(job, why.clone()));
+                        continue;
+                    }
+                    let one = std::slice::from_ref(pane);
+                    match run_child(&panes::tmux_read(socket, one)) {
+                        Ok(text) => outcomes.extend(tmux_outcomes(&text, vec![job], one, clock)),
+                        Err(error) => {
+                            let why = format!("tmux: {error}");
+                            if error.is_timeout() {
+                                stuck = Some(why.clone());
+                            }
+                            outcomes.push(failed(job, why));
+                        }
+                    }
+                }
+            }
+        }
     }
+    outcomes
+}
+
+/// The outcomes of one tmux read of `panes` (the panes of `jobs`, in order) that printed `text`.
+fn tmux_outcomes(
+    text: &str,
+    jobs: Vec<Job>,
+    panes: &[(String, bool)],
+    clock: fn() -> Timestamp,
+) -> Vec<Outcome> {
+    let at = clock();
+    let ids: Vec<String> = panes.iter().map(|(pane, _)| pane.clone()).collect();
+    let parsed = panes::parse_tmux_read(text, &ids);
+    jobs.into_iter()
+        .zip(parsed)
+        .map(|(job, (_, parsed))| match parsed {
+            Ok(pane) => reading(job, pane, at),
+            Err(error) => failed(job, error.to_string()),
+        })
+        .collect()
 }
 
 /// The panes of a kitty or a WezTerm: one listing for the titles, then the screen of each pane.
@@ -384,13 +429,17 @@ fn failed(job: Job, why: String) -> Outcome {
 
 /// Runs one terminal call within [`READ_LIMIT`] and returns what it printed.
 fn run(line: &CommandLine) -> Result<String, String> {
+    run_child(line).map_err(|error| error.to_string())
+}
+
+/// [`run`], saying whether a failure was the call running out of time.
+fn run_child(line: &CommandLine) -> Result<String, crate::child::ChildError> {
     let mut command = Command::new(&line.program);
     command.args(&line.args);
     for (name, value) in &line.env {
         command.env(name, value);
     }
-    let output =
-        crate::child::output_within(&mut command, READ_LIMIT).map_err(|error| error.to_string())?;
+    let output = crate::child::output_within(&mut command, READ_LIMIT)?;
     Ok(String::from_utf8_lossy(&output).into_owned())
 }
 
