@@ -1016,3 +1016,86 @@ fn many_tmux_panes_are_read_in_a_handful_of_calls() {
         "201 panes took {reads} tmux calls"
     );
 }
+
+// See: issue 20, item 4 ("done when": with a kitty socket that accepts nothing, the one-shot read
+// and the live loop go on, and the loop does not wake more for it).
+#[test]
+fn a_kitty_that_accepts_nothing_stalls_neither_the_loop_nor_the_one_shot_read() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let temp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let home = temp.path().join("home");
+    let socket = temp.path().join("kitty.sock");
+    let _queue = full_listener(&socket);
+    let folder = temp.path().join("project");
+    std::fs::create_dir_all(&folder).unwrap();
+    let folder = std::fs::canonicalize(&folder).unwrap();
+    // A stand-in for Codex in a window of that kitty, as its environment says.
+    let mut codex = std::process::Command::new("env")
+        .args([
+            "-i",
+            "PATH=/usr/bin:/bin",
+            "KITTY_WINDOW_ID=1",
+            &format!("KITTY_LISTEN_ON=unix:{}", socket.display()),
+            "bash",
+            "-c",
+            &format!("cd '{}' && exec -a codex sleep 600", folder.display()),
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    codex_rollout(&home, &folder, slate::live::system_clock());
+    let env = slate::sources::roots::Env {
+        home: Some(home.clone()),
+        ..slate::sources::roots::Env::default()
+    };
+    let options = slate::engine::Options::from_env(env);
+    // The one-shot read gives up on the window and says why.
+    let once = options.clone();
+    let note = returns("the one-shot read", move || {
+        let mut engine = slate::engine::Engine::new(once);
+        let now = slate::live::system_clock();
+        engine.refresh(now);
+        slate::terminals::sense_once(&mut engine, now, slate::live::system_clock);
+        engine
+            .sessions()
+            .into_iter()
+            .find_map(|session| session.terminal?.note)
+    });
+    let note = note.expect("the session's terminal is said");
+    assert!(note.contains("accepted no connection"), "{note}");
+    let (handle, thread) = slate::live::start(slate::live::Service {
+        options,
+        timing: slate::live::Timing::default(),
+        store: None,
+        clock: slate::live::system_clock,
+        settings: Default::default(),
+        remotes: None,
+    });
+    let said = |handle: &slate::live::Handle| {
+        handle.live_sessions().into_iter().find_map(|session| {
+            let terminal = session.terminal?;
+            (terminal.kind == TerminalKind::Kitty)
+                .then_some(terminal.note)
+                .flatten()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !said(&handle).is_some_and(|note| note.contains("accepted no connection")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited 20 s for the kitty window to be found unreadable: {:#?}",
+            handle.live_sessions()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let before = handle.health().wakeups;
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let woken = handle.health().wakeups - before;
+    handle.shutdown();
+    thread.join().unwrap();
+    let _ = codex.kill();
+    let _ = codex.wait();
+    assert!(woken <= 30, "the loop woke {woken} times in 3 s");
+}
