@@ -14,12 +14,17 @@
 //!   sessions whose processes (stand-ins named `codex`) sit in 50 panes of a private tmux server,
 //!   first with no tool call open (nothing is read), then with 10 of them in an open call (their
 //!   panes are read once a second): CPU of the server and the tmux clients it ran, and of the tmux
-//!   server that answered.
+//!   server that answered;
+//! - sensing a crowded tmux server (issue 20): 300 Codex stand-ins in 300 panes of one private
+//!   tmux server, every one in an open tool call (every pane read once a second): a one-shot
+//!   `slate sessions` (median of 3), then a `slate serve` child's CPU over 20 s (its own, the tmux
+//!   clients it ran and the tmux server), against the targets of under 2 s and under 5% of a core.
 //!
 //! Run with `cargo bench --bench live`. Knobs: `SLATE_BENCH_APPENDS` (1000),
 //! `SLATE_BENCH_IDLE_SECS` (60), `SLATE_BENCH_FILES` (20000) and `SLATE_BENCH_GB` (5) for the
 //! history, `SLATE_BENCH_CHANGES` (3000) for the stalled clients, `SLATE_BENCH_SKIP`
-//! (comma-separated: latency, idle, start, stalled, sensing).
+//! (comma-separated: latency, idle, start, stalled, sensing, crowded), `SLATE_BENCH_PANES` (300)
+//! and `SLATE_BENCH_CROWDED_SECS` (20) for the crowded tmux server.
 
 use std::collections::HashMap;
 use std::fs;
@@ -68,6 +73,9 @@ fn main() {
     }
     if !skip.contains("sensing") {
         sensing();
+    }
+    if !skip.contains("crowded") {
+        crowded();
     }
 }
 
@@ -753,5 +761,152 @@ fn sensing() {
         file.write_all(open_call().as_bytes()).unwrap();
     }
     measure("10 of them in an open tool call (panes read once a second)");
+    server.stop();
+}
+
+/// (g) Sensing a crowded tmux server: `SLATE_BENCH_PANES` (300) Codex stand-ins, each in a pane
+/// of its own and in an open tool call, read by a one-shot `slate sessions` and by `slate serve`.
+fn crowded() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("crowded: tmux is not installed; skipped");
+        return;
+    }
+    let panes = env_number("SLATE_BENCH_PANES", 300.0) as usize;
+    let seconds = env_number("SLATE_BENCH_CROWDED_SECS", 20.0);
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    let tmux = BenchTmux(format!("slate-crowded-{}", std::process::id()));
+    let mut folders = Vec::new();
+    let mut windows: Vec<String> = Vec::new();
+    for index in 0..panes {
+        let folder = temp.path().join(format!("project-{index}"));
+        fs::create_dir_all(&folder).unwrap();
+        let folder = fs::canonicalize(&folder).unwrap();
+        // A stand-in for Codex, as in (f): a program named `codex` in the project's folder.
+        let command = format!(
+            "cd '{}' && seq 1 40 && exec -a codex sleep 100000",
+            folder.display()
+        );
+        if index == 0 {
+            tmux.run(&[
+                "new-session",
+                "-d",
+                "-x",
+                "160",
+                "-y",
+                "45",
+                "bash",
+                "-c",
+                &command,
+            ]);
+        } else {
+            windows.extend(["new-window", "-d", "bash", "-c"].map(String::from));
+            windows.push(command);
+            windows.push(";".to_string());
+        }
+        // Forty windows a call keep each call well under tmux's command length.
+        if windows.len() >= 40 * 6 || (index + 1 == panes && !windows.is_empty()) {
+            let args: Vec<&str> = windows.iter().map(String::as_str).collect();
+            tmux.run(&args);
+            windows.clear();
+        }
+        folders.push(folder);
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let started = tmux
+        .run(&["list-panes", "-a", "-F", "#{pane_id}"])
+        .lines()
+        .count();
+    let day = home.join(".codex/sessions/2026/12/01");
+    fs::create_dir_all(&day).unwrap();
+    for (index, folder) in folders.iter().enumerate() {
+        let id = format!("01a228e1-7d37-7ed1-9043-{index:012}");
+        let path = day.join(format!("rollout-2026-12-01T00-00-00-{id}.jsonl"));
+        fs::write(path, rollout(&id, folder) + &open_call()).unwrap();
+    }
+    let tmux_server: u32 = tmux
+        .run(&["display", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    // The one-shot read: no server runs for this HOME, and the command decides on its own.
+    let mut times = Vec::new();
+    let mut listed = 0;
+    for _ in 0..3 {
+        let begun = Instant::now();
+        let output = Command::new(env!("CARGO_BIN_EXE_slate"))
+            .args(["sessions", "--json"])
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", temp.path().join("config"))
+            .env("XDG_DATA_HOME", temp.path().join("data"))
+            .env("SLATE_STANDALONE", "1")
+            .env_remove("CODEX_HOME")
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        times.push(begun.elapsed());
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        listed = json["sessions"]
+            .as_array()
+            .or(json.as_array())
+            .map_or(0, |sessions| {
+                sessions
+                    .iter()
+                    .filter(|session| session["terminal"]["sensed"] == true)
+                    .count()
+            });
+    }
+    println!(
+        "crowded: {started} panes on one tmux server; one-shot `slate sessions`: median {:.2} s \
+         of 3 ({}), {listed} sessions in a sensed pane (target: under 2 s)",
+        median(&mut times).as_secs_f64(),
+        times
+            .iter()
+            .map(|time| format!("{:.2} s", time.as_secs_f64()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let server = Server::start(&home, temp.path(), None);
+    std::thread::sleep(Duration::from_secs(5));
+    let pid = server.child.id();
+    let cpu = || {
+        Some((
+            process_cpu(pid, false)?,
+            process_cpu(pid, true)?,
+            process_cpu(tmux_server, false)?,
+        ))
+    };
+    let Some(before) = cpu() else {
+        println!("crowded: CPU time unavailable (needs Linux /proc)");
+        return;
+    };
+    let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
+    let begun = Instant::now();
+    std::thread::sleep(Duration::from_secs_f64(seconds));
+    let elapsed = begun.elapsed().as_secs_f64();
+    let after = cpu().unwrap();
+    let own = after.0.saturating_sub(before.0).as_secs_f64();
+    let clients = after.1.saturating_sub(before.1).as_secs_f64() - own;
+    let tmux_used = after.2.saturating_sub(before.2).as_secs_f64();
+    let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0) - wakeups;
+    let sessions = server.get("/sessions/live")["sessions"].clone();
+    let list = sessions.as_array().cloned().unwrap_or_default();
+    let sensed = list
+        .iter()
+        .filter(|session| session["terminal"]["sensed"] == true)
+        .count();
+    let share = |used: f64| used / elapsed * 100.0;
+    println!(
+        "crowded: slate serve over {elapsed:.0} s: {own:.3} CPU s ({:.2}% of one core), the tmux \
+         clients it ran {clients:.3} CPU s ({:.2}%), the tmux server {tmux_used:.3} CPU s \
+         ({:.2}%), in all {:.2}% of one core (target: under 5%); {:.1} wake-ups/min; {sensed} of \
+         {} sessions in a sensed pane",
+        share(own),
+        share(clients),
+        share(tmux_used),
+        share(own + clients + tmux_used),
+        wakeups as f64 * 60.0 / elapsed,
+        list.len(),
+    );
     server.stop();
 }

@@ -5,18 +5,21 @@
 //! For every live agent process, [`locate`] finds its terminal through `focus`'s facts (the
 //! process's environment, or its nearest ancestor's) and `panes::locate`. [`read`] reads the
 //! panes of sessions whose reading could change a decision (the tracker says which): the title
-//! and the visible screen, one call per tmux server (`display -p` and `capture-pane -p` for every
-//! pane at once), kitty's remote-control `ls` and `get-text` straight over its socket, `wezterm
-//! cli list` and `get-text`, and a hosted terminal's `{"read": true}` over its control socket
-//! (the session's hosted report names the socket). Each call has a 500 ms limit (`child` for the
-//! programs), and servers are read in parallel, so a hung tmux server or a slow kitty costs at
-//! most that. The screen is
+//! and the visible screen, one call per tmux server for as many panes as fit tmux's command
+//! length (`display -p` and `capture-pane -p` for each), kitty's remote-control `ls` and
+//! `get-text` straight over its socket, `wezterm cli list` and `get-text`, and a hosted
+//! terminal's `{"read": true}` over its control socket (the session's hosted report names the
+//! socket). Each call has a 500 ms limit from its start to its answer (`child` for the programs,
+//! `socket` for the sockets, connecting included: a listener that accepts nothing is given up on
+//! too), and servers are read in parallel, so a hung tmux server or a hung kitty costs at most
+//! that. The screen is
 //! read with the agent's screen grammar at once and only its kind and a dialog's summary leave
 //! this module: a screen's text is never kept, never logged and never served.
 //!
 //! [`Sensing`] is the live loop's side: a worker thread that runs the locating and the reading off
 //! the loop and hands the results back as an event, which pids are located where, which reads
-//! are in flight, and the pacing: a pane is read at most once a second, and a terminal that
+//! are in flight, and the pacing: a pane is read at most once a second (a read still in flight
+//! past its second is not asked for again, nor looked at more often), and a terminal that
 //! failed is asked again only after a pause, its failure counted once as a problem.
 //! [`sense_once`] is the one-shot commands' side: it locates and reads once, on the caller's
 //! thread. This module decides no state (`tracker` does, from the readings) and parses nothing
@@ -25,6 +28,8 @@
 pub mod hosted;
 pub mod panes;
 pub mod proof;
+#[cfg(unix)]
+pub mod socket;
 pub mod typing;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -259,36 +264,81 @@ fn read_server(server: &Server, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec
     }
 }
 
-/// Every pane of one tmux server in one call. When the call fails (a pane closed since it was
-/// located makes tmux stop the whole sequence), each pane is read alone, so one gone pane does not
-/// blind the others.
+/// The panes of one tmux server, in as few calls as fit tmux's command length
+/// (`panes::tmux_batches`). When a call fails (a pane closed since it was located makes tmux
+/// stop the whole sequence), each pane of that call is read alone, so one gone pane does not
+/// blind the others. A call that runs out of time is not tried pane by pane: the server is not
+/// answering, so every pane not read yet fails at once.
 fn read_tmux(socket: &str, jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec<Outcome> {
     let panes: Vec<(String, bool)> = jobs
         .iter()
         .map(|job| (job.address.pane().to_string(), wants_colours(job.key.agent)))
         .collect();
-    let ids: Vec<String> = panes.iter().map(|(pane, _)| pane.clone()).collect();
-    match run(&panes::tmux_read(socket, &panes)) {
-        Ok(text) => {
-            let at = clock();
-            let parsed = panes::parse_tmux_read(&text, &ids);
-            jobs.into_iter()
-                .zip(parsed)
-                .map(|(job, (_, parsed))| match parsed {
-                    Ok(pane) => reading(job, pane, at),
-                    Err(error) => failed(job, error.to_string()),
-                })
-                .collect()
+    let mut jobs = jobs.into_iter();
+    let mut outcomes = Vec::new();
+    let mut stuck: Option<String> = None;
+    for batch in panes::tmux_batches(&panes, panes::TMUX_COMMAND_MOST) {
+        let batch_jobs: Vec<Job> = jobs.by_ref().take(batch.len()).collect();
+        let batch_panes = &panes[batch];
+        if let Some(why) = &stuck {
+            outcomes.extend(batch_jobs.into_iter().map(|job| failed(job, why.clone())));
+            continue;
         }
-        Err(_) if jobs.len() > 1 => jobs
-            .into_iter()
-            .flat_map(|job| read_tmux(socket, vec![job], clock))
-            .collect(),
-        Err(why) => jobs
-            .into_iter()
-            .map(|job| failed(job, format!("tmux: {why}")))
-            .collect(),
+        match run_child(&panes::tmux_read(socket, batch_panes)) {
+            Ok(text) => outcomes.extend(tmux_outcomes(&text, batch_jobs, batch_panes, clock)),
+            Err(error) if error.is_timeout() => {
+                let why = format!("tmux: {error}");
+                outcomes.extend(batch_jobs.into_iter().map(|job| failed(job, why.clone())));
+                stuck = Some(why);
+            }
+            Err(error) if batch_jobs.len() == 1 => {
+                outcomes.extend(
+                    batch_jobs
+                        .into_iter()
+                        .map(|job| failed(job, format!("tmux: {error}"))),
+                );
+            }
+            Err(_) => {
+                for (job, pane) in batch_jobs.into_iter().zip(batch_panes) {
+                    if let Some(why) = &stuck {
+                        outcomes.push(failed(job, why.clone()));
+                        continue;
+                    }
+                    let one = std::slice::from_ref(pane);
+                    match run_child(&panes::tmux_read(socket, one)) {
+                        Ok(text) => outcomes.extend(tmux_outcomes(&text, vec![job], one, clock)),
+                        Err(error) => {
+                            let why = format!("tmux: {error}");
+                            if error.is_timeout() {
+                                stuck = Some(why.clone());
+                            }
+                            outcomes.push(failed(job, why));
+                        }
+                    }
+                }
+            }
+        }
     }
+    outcomes
+}
+
+/// The outcomes of one tmux read of `panes` (the panes of `jobs`, in order) that printed `text`.
+fn tmux_outcomes(
+    text: &str,
+    jobs: Vec<Job>,
+    panes: &[(String, bool)],
+    clock: fn() -> Timestamp,
+) -> Vec<Outcome> {
+    let at = clock();
+    let ids: Vec<String> = panes.iter().map(|(pane, _)| pane.clone()).collect();
+    let parsed = panes::parse_tmux_read(text, &ids);
+    jobs.into_iter()
+        .zip(parsed)
+        .map(|(job, (_, parsed))| match parsed {
+            Ok(pane) => reading(job, pane, at),
+            Err(error) => failed(job, error.to_string()),
+        })
+        .collect()
 }
 
 /// The panes of a kitty or a WezTerm: one listing for the titles, then the screen of each pane.
@@ -334,78 +384,77 @@ fn read_listed(
 
 /// One remote-control command to the kitty listening on `listen_on` (`unix:<path>`, or
 /// `unix:@<name>` for an abstract socket on Linux), straight over its socket, so no `kitty @`
-/// process starts (one costs about a tenth of a second of CPU); the whole exchange has
-/// [`READ_LIMIT`]. Returns the answer's data.
+/// process starts (one costs about a tenth of a second of CPU); the whole exchange, connecting
+/// included, has [`READ_LIMIT`]. Returns the answer's data.
 #[cfg(unix)]
 fn kitty_command(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Result<String, String> {
-    use std::io::{Read, Write};
-
     /// The most of an answer that is read: `ls` lists every window's environment.
     const MOST: usize = 16 << 20;
     let deadline = Instant::now() + READ_LIMIT;
-    let mut stream = kitty_connect(listen_on)?;
-    stream
-        .set_write_timeout(Some(READ_LIMIT))
-        .and_then(|()| stream.write_all(&panes::kitty_frame(cmd, payload)))
+    let mut stream = kitty_connect(listen_on, deadline)?;
+    socket::write_within(&mut stream, &panes::kitty_frame(cmd, payload), deadline)
         .map_err(|error| format!("cannot send to kitty: {error}"))?;
     let mut answer = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
     while !panes::kitty_frame_done(&answer) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || answer.len() > MOST {
-            return Err(format!(
-                "kitty did not answer within {} ms",
-                READ_LIMIT.as_millis()
-            ));
+        if answer.len() > MOST {
+            return Err(format!("kitty's answer is longer than {MOST} bytes"));
         }
-        stream
-            .set_read_timeout(Some(left))
-            .map_err(|error| error.to_string())?;
-        match stream.read(&mut chunk) {
+        match socket::read_some_within(&mut stream, &mut chunk, deadline) {
             Ok(0) => break,
             Ok(read) => answer.extend_from_slice(&chunk[..read]),
+            Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {
+                return Err(format!(
+                    "kitty did not answer within {} ms",
+                    READ_LIMIT.as_millis()
+                ))
+            }
             Err(error) => return Err(format!("kitty did not answer: {error}")),
         }
     }
     panes::parse_kitty_frame(&answer).map_err(|error| error.to_string())
 }
 
-/// A connection to the kitty listening on `listen_on`.
+/// A connection to the kitty listening on `listen_on`, made by `deadline`: a kitty that accepts
+/// no connection (hung, its listen queue full) is given up on then.
 #[cfg(unix)]
-fn kitty_connect(listen_on: &str) -> Result<std::os::unix::net::UnixStream, String> {
-    use std::os::unix::net::UnixStream;
-
+fn kitty_connect(
+    listen_on: &str,
+    deadline: Instant,
+) -> Result<std::os::unix::net::UnixStream, String> {
     let Some(place) = listen_on.strip_prefix("unix:") else {
         return Err(format!(
             "cannot reach {listen_on}: only unix sockets are read"
         ));
     };
-    let stream = match place.strip_prefix('@') {
-        #[cfg(target_os = "linux")]
-        Some(name) => {
-            use std::os::linux::net::SocketAddrExt;
-            let address = std::os::unix::net::SocketAddr::from_abstract_name(name)
-                .map_err(|error| error.to_string())?;
-            UnixStream::connect_addr(&address)
-        }
-        #[cfg(not(target_os = "linux"))]
-        Some(_) => return Err("abstract sockets exist only on Linux".to_string()),
-        None => UnixStream::connect(place),
+    let place = match place.strip_prefix('@') {
+        Some(name) => socket::Place::Abstract(name.as_bytes()),
+        None => socket::Place::Path(std::path::Path::new(place)),
     };
-    stream.map_err(|error| format!("no kitty listens on {listen_on}: {error}"))
+    socket::connect_within(place, deadline).map_err(|error| {
+        if error.kind() == std::io::ErrorKind::TimedOut {
+            format!(
+                "the kitty at {listen_on} accepted no connection within {} ms",
+                READ_LIMIT.as_millis()
+            )
+        } else {
+            format!("no kitty listens on {listen_on}: {error}")
+        }
+    })
 }
 
 /// One remote-control command that kitty answers nothing to (`send-text`: kitty 0.26 sends no
-/// answer for it, so none is asked for): written within [`READ_LIMIT`], then done.
+/// answer for it, so none is asked for): connected and written within [`READ_LIMIT`], then done.
 #[cfg(unix)]
 fn kitty_tell(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Result<(), String> {
-    use std::io::Write;
-
-    let mut stream = kitty_connect(listen_on)?;
-    stream
-        .set_write_timeout(Some(READ_LIMIT))
-        .and_then(|()| stream.write_all(&panes::kitty_frame_without_answer(cmd, payload)))
-        .map_err(|error| format!("cannot send to kitty: {error}"))
+    let deadline = Instant::now() + READ_LIMIT;
+    let mut stream = kitty_connect(listen_on, deadline)?;
+    socket::write_within(
+        &mut stream,
+        &panes::kitty_frame_without_answer(cmd, payload),
+        deadline,
+    )
+    .map_err(|error| format!("cannot send to kitty: {error}"))
 }
 
 #[cfg(not(unix))]
@@ -497,13 +546,17 @@ fn failed(job: Job, why: String) -> Outcome {
 
 /// Runs one terminal call within [`READ_LIMIT`] and returns what it printed.
 fn run(line: &CommandLine) -> Result<String, String> {
+    run_child(line).map_err(|error| error.to_string())
+}
+
+/// [`run`], saying whether a failure was the call running out of time.
+fn run_child(line: &CommandLine) -> Result<String, crate::child::ChildError> {
     let mut command = Command::new(&line.program);
     command.args(&line.args);
     for (name, value) in &line.env {
         command.env(name, value);
     }
-    let output =
-        crate::child::output_within(&mut command, READ_LIMIT).map_err(|error| error.to_string())?;
+    let output = crate::child::output_within(&mut command, READ_LIMIT)?;
     Ok(String::from_utf8_lossy(&output).into_owned())
 }
 
@@ -734,6 +787,15 @@ impl Sensing {
         if let Err(error) = spawned {
             tracing::warn!("cannot start the terminal reader, so no terminal is read: {error}");
         }
+        Sensing::over(requests, in_flight)
+    }
+
+    /// The loop's side over a worker that takes `requests` and takes sessions off `in_flight`
+    /// when it has read them.
+    fn over(
+        requests: mpsc::Sender<Request>,
+        in_flight: Arc<Mutex<HashSet<SessionKey>>>,
+    ) -> Sensing {
         Sensing {
             requests,
             located: HashMap::new(),
@@ -847,7 +909,10 @@ impl Sensing {
 
     /// When the next reads are due: while some session is wanted read, a second after the last
     /// reads were sent; at once when a reading is held for a session no longer wanted, so it is
-    /// forgotten; never otherwise.
+    /// forgotten; never otherwise. A session whose read is still in flight is not due before a
+    /// second from `now`: a read that runs over its second never makes the loop wake at once
+    /// over and over (`read_due` would send nothing for it), and the loop looks again at most
+    /// once a second until it returns.
     pub fn next_read(&self, wanted: &[(SessionKey, u32)], now: Instant) -> Option<Instant> {
         let stale = self
             .held
@@ -856,12 +921,19 @@ impl Sensing {
         if stale {
             return Some(now);
         }
+        let in_flight = self.in_flight.lock().ok()?;
         // Only panes Slate can read count; a pane resting after a failure counts from when its
         // rest ends.
         let ready = wanted
             .iter()
-            .filter_map(|(key, pid)| self.address(key, *pid))
-            .map(|address| self.resting.get(address).copied().unwrap_or(now))
+            .filter_map(|(key, pid)| Some((key, self.address(key, *pid)?)))
+            .map(|(key, address)| {
+                if in_flight.contains(key) {
+                    now + READ_EVERY
+                } else {
+                    self.resting.get(address).copied().unwrap_or(now)
+                }
+            })
             .min()?;
         let paced = self.last_sent.map_or(now, |sent| sent + READ_EVERY);
         Some(ready.max(paced).max(now))
@@ -932,5 +1004,41 @@ impl Sensing {
             }
         }
         (inputs, problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `Sensing` whose worker never answers: every read sent stays in flight.
+    fn stuck() -> (Sensing, mpsc::Receiver<Request>) {
+        let (requests, inbox) = mpsc::channel();
+        let sensing = Sensing::over(requests, Arc::new(Mutex::new(HashSet::new())));
+        (sensing, inbox)
+    }
+
+    // See: issue 20, item 5 (a tmux server stopped with SIGSTOP made the loop wake 12,454 times
+    // in 10 s).
+    #[test]
+    fn a_read_in_flight_past_its_second_is_not_due_at_once() {
+        let (mut sensing, inbox) = stuck();
+        let key = SessionKey::new(AgentKind::CODEX, "stuck-1");
+        let socket = "/run/user/1000/slate/4242.sock".to_string();
+        sensing.set_hosted(HashMap::from([(key.clone(), socket)]));
+        let wanted = [(key, 4242)];
+        let start = Instant::now();
+        assert!(sensing.read_due(&wanted, start).is_empty());
+        assert!(matches!(inbox.try_recv(), Ok(Request::Read(jobs)) if jobs.len() == 1));
+        assert_eq!(sensing.next_read(&wanted, start), Some(start + READ_EVERY));
+        // The read never comes back: each time the loop is woken, the next read is a second
+        // away, never now, and nothing more is sent.
+        for step in 1..20 {
+            let now = start + READ_EVERY + Duration::from_millis(100 * step);
+            sensing.read_due(&wanted, now);
+            let next = sensing.next_read(&wanted, now).expect("still wanted");
+            assert!(next >= now + READ_EVERY, "due {:?} after now", next - now);
+        }
+        assert!(inbox.try_recv().is_err(), "a read was sent again");
     }
 }

@@ -236,6 +236,43 @@ fn a_tmux_read_is_one_call_and_reads_back_pane_by_pane() {
     }
 }
 
+/// The bytes of a tmux call's command as its client sends them: every argument after the
+/// socket's, each with its NUL.
+fn command_bytes(line: &slate::focus::strategy::CommandLine) -> usize {
+    line.args[2..].iter().map(|arg| arg.len() + 1).sum()
+}
+
+// See: issue 20, item 6 (past about 150 panes the one combined read was "command too long").
+#[test]
+fn panes_past_tmuxs_command_length_are_read_in_batches_that_fit() {
+    let most = panes::TMUX_COMMAND_MOST;
+    let all: Vec<(String, bool)> = (0..400).map(|n| (format!("%{n}"), n % 3 == 0)).collect();
+    let batches = panes::tmux_batches(&all, most);
+    // Every pane once, in order, in a few calls.
+    let covered: Vec<usize> = batches.iter().flat_map(|batch| batch.clone()).collect();
+    assert_eq!(covered, (0..400).collect::<Vec<_>>());
+    assert!(batches.len() <= 4, "{} calls", batches.len());
+    for batch in &batches {
+        let line = panes::tmux_read("/tmp/tmux-0/s", &all[batch.clone()]);
+        // Under the limit, and far under what tmux 3.3a refuses (16,365 bytes).
+        assert!(command_bytes(&line) <= most, "{batch:?}");
+        assert!(most < 16_365);
+    }
+    // Each call but the last is as full as it can be: one more pane would not fit.
+    for pair in batches.windows(2) {
+        let grown = panes::tmux_read("/tmp/tmux-0/s", &all[pair[0].start..pair[0].end + 1]);
+        assert!(
+            command_bytes(&grown) > most,
+            "{:?} could hold more",
+            pair[0]
+        );
+    }
+    assert_eq!(panes::tmux_batches(&all[..2], most), vec![0..2]);
+    assert!(panes::tmux_batches(&[], most).is_empty());
+    // A pane longer than the limit still gets a call of its own.
+    assert_eq!(panes::tmux_batches(&all[..3], 10), vec![0..1, 1..2, 2..3]);
+}
+
 #[test]
 fn kittys_answers_read_as_recorded() {
     let titles = panes::parse_kitty_titles(&text("terminals/kitty/ls-permission.json")).unwrap();
@@ -716,4 +753,370 @@ fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
     });
     handle.shutdown();
     thread.join().unwrap();
+}
+
+/// A Unix listener at `path` that never accepts, with its listen queue full: a hung kitty or a
+/// stopped `slate run`. The listener and the queued connections live as long as what it returns.
+fn full_listener(path: &Path) -> Vec<std::os::fd::OwnedFd> {
+    use nix::errno::Errno;
+    use nix::sys::socket::{self, AddressFamily, Backlog, SockFlag, SockType, UnixAddr};
+    use std::os::fd::AsRawFd;
+
+    let address = UnixAddr::new(path).unwrap();
+    let open = |flags| socket::socket(AddressFamily::Unix, SockType::Stream, flags, None).unwrap();
+    let listener = open(SockFlag::SOCK_CLOEXEC);
+    socket::bind(listener.as_raw_fd(), &address).unwrap();
+    socket::listen(&listener, Backlog::new(0).unwrap()).unwrap();
+    let mut held = vec![listener];
+    // Linux queues backlog + 1 connections; the next one would block.
+    for _ in 0..64 {
+        let client = open(SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK);
+        match socket::connect(client.as_raw_fd(), &address) {
+            Ok(()) => held.push(client),
+            Err(Errno::EAGAIN) => return held,
+            Err(error) => panic!("filling the queue failed: {error}"),
+        }
+    }
+    panic!("the listen queue never filled");
+}
+
+/// Runs `work` on a thread of its own and gives back what it returned, failing the test when it
+/// has not returned after 10 s (the limit under test is half a second; this only keeps a hang
+/// from hanging the test).
+fn returns<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(work());
+    });
+    receiver
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("{what} did not return within 10 s"))
+}
+
+// See: issue 20, item 4 (a socket that accepts no connection froze every terminal read and every
+// answer: connecting had no deadline).
+#[test]
+fn a_socket_that_accepts_no_connection_fails_reads_and_keys_instead_of_hanging() {
+    use slate::agents::keys::Key;
+
+    use std::os::unix::fs::PermissionsExt;
+
+    let temp = tempfile::tempdir().unwrap();
+    // A hosted terminal's socket is followed only in a private folder of the user's.
+    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let kitty = temp.path().join("kitty.sock");
+    let hosted = temp.path().join("4242.sock");
+    let _kitty_queue = full_listener(&kitty);
+    let _hosted_queue = full_listener(&hosted);
+    let kitty_at = Address::Kitty {
+        listen_on: format!("unix:{}", kitty.display()),
+        window: "1".into(),
+    };
+    let hosted_at = Address::Hosted {
+        socket: hosted.display().to_string(),
+    };
+    let jobs = vec![
+        job(AgentKind::CODEX, "kitty-1", kitty_at.clone()),
+        job(AgentKind::CODEX, "hosted-1", hosted_at.clone()),
+    ];
+    let read = readings(returns("the read", move || read(jobs, clock)));
+    for id in ["kitty-1", "hosted-1"] {
+        let why = read[id].clone().expect_err("nothing is read");
+        assert!(
+            why.contains("accepted no connection within 500 ms"),
+            "{id}: {why}"
+        );
+    }
+    // The one read an answer checks against, and the keys, give up the same way.
+    let address = kitty_at.clone();
+    let screen = returns("the screen read", move || {
+        slate::terminals::screen_now(&address, AgentKind::CODEX)
+    });
+    assert!(screen.unwrap_err().contains("accepted no connection"));
+    for address in [kitty_at, hosted_at] {
+        let typed = returns("the keys", move || {
+            slate::terminals::typing::send(&address, &[Key::Digit(1)])
+        });
+        let why = typed.expect_err("no key is typed");
+        assert!(why.contains("accepted no connection"), "{why}");
+    }
+}
+
+/// Sends `signal` (`-STOP`, `-CONT`) to process `pid`.
+fn signal(name: &str, pid: u32) {
+    std::process::Command::new("kill")
+        .args([name, &pid.to_string()])
+        .status()
+        .expect("kill runs");
+}
+
+/// Keeps a stopped tmux server going again when the test ends however it ends, so its
+/// `kill-server` is answered.
+struct Stopped(u32);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        signal("-CONT", self.0);
+    }
+}
+
+// See: issue 20, item 5 (a tmux server stopped with SIGSTOP made the loop wake 12,454 times in
+// 10 s: while a read ran over its second, the next read was due at once, over and over).
+#[test]
+fn a_stopped_tmux_server_never_makes_the_loop_spin() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    let mut folders = Vec::new();
+    let tmux = Tmux::start("exec sleep 600");
+    // Three stand-ins for Codex, each a program named `codex` in its project's folder in a pane of
+    // its own, each in an open tool call, so each pane is read every second.
+    for index in 0..3 {
+        let folder = temp.path().join(format!("project-{index}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let folder = std::fs::canonicalize(&folder).unwrap();
+        tmux.run(&[
+            "new-window",
+            "-d",
+            &format!(
+                "bash -c 'cd \"{}\" && exec -a codex sleep 600'",
+                folder.display()
+            ),
+        ]);
+        folders.push(folder);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for (index, folder) in folders.iter().enumerate() {
+        codex_rollout_with_id(
+            &home,
+            folder,
+            slate::live::system_clock(),
+            &format!("01a228e1-7d37-7ed1-9043-e56f4039d0{index:02}"),
+        );
+    }
+    let server: u32 = tmux
+        .run(&["display", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .expect("the server's pid");
+    let env = slate::sources::roots::Env {
+        home: Some(home.clone()),
+        ..slate::sources::roots::Env::default()
+    };
+    let (handle, thread) = slate::live::start(slate::live::Service {
+        options: slate::engine::Options::from_env(env),
+        timing: slate::live::Timing::default(),
+        store: None,
+        clock: slate::live::system_clock,
+        settings: Default::default(),
+        remotes: None,
+    });
+    let sensed = |handle: &slate::live::Handle| {
+        handle
+            .live_sessions()
+            .iter()
+            .filter(|session| {
+                session
+                    .terminal
+                    .as_ref()
+                    .is_some_and(|terminal| terminal.kind == TerminalKind::Tmux && terminal.sensed)
+            })
+            .count()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while sensed(&handle) < folders.len() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited 20 s for the three panes to be read: {:#?}",
+            handle.live_sessions()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let before = handle.health().wakeups;
+    signal("-STOP", server);
+    let stopped = Stopped(server);
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let woken = handle.health().wakeups - before;
+    drop(stopped);
+    handle.shutdown();
+    thread.join().unwrap();
+    // Each wake-up is a process scan, a pane timer (at most once a second), or a reading handed
+    // back; a spinning loop wakes thousands of times.
+    assert!(woken <= 50, "the loop woke {woken} times in 5 s");
+}
+
+/// Set in the copy of the test binary that [`many_tmux_panes_are_read_in_a_handful_of_calls`]
+/// starts: the socket of the tmux server whose panes it reads.
+const MANY_PANES: &str = "SLATE_TEST_MANY_PANES";
+
+// See: issue 20, item 6 (past about 150 panes the one combined read was "command too long", and
+// every pane was read by a tmux process of its own).
+#[test]
+fn many_tmux_panes_are_read_in_a_handful_of_calls() {
+    if let Ok(socket) = std::env::var(MANY_PANES) {
+        // The copy started below: read every pane of the server, through the counting `tmux`.
+        let panes = std::process::Command::new("tmux")
+            .args(["-S", &socket, "list-panes", "-a", "-F", "#{pane_id}"])
+            .output()
+            .unwrap();
+        let jobs: Vec<Job> = String::from_utf8_lossy(&panes.stdout)
+            .lines()
+            .map(|pane| {
+                let address = Address::Tmux {
+                    socket: socket.clone(),
+                    pane: pane.to_string(),
+                };
+                job(AgentKind::CODEX, &format!("pane-{pane}"), address)
+            })
+            .collect();
+        assert!(jobs.len() > 200, "{} panes", jobs.len());
+        for outcome in read(jobs, clock) {
+            assert!(matches!(outcome, Outcome::Read { .. }), "{outcome:?}");
+        }
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start("seq 1 5; exec sleep 600");
+    for _ in 0..4 {
+        let mut windows = Vec::new();
+        for _ in 0..50 {
+            windows.extend(["new-window", "-d", "seq 1 5; exec sleep 600", ";"]);
+        }
+        tmux.run(&windows);
+    }
+    let socket = tmux
+        .run(&["display", "-p", "#{socket_path}"])
+        .trim()
+        .to_string();
+    // A `tmux` first on the PATH that writes down each call, then runs the real one.
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|folder| folder.join("tmux"))
+        .find(|path| path.is_file())
+        .expect("tmux on the PATH");
+    let bin = temp.path().join("bin");
+    let log = temp.path().join("calls.log");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("tmux"),
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", &bin.join("tmux").display().to_string()])
+        .status()
+        .unwrap();
+    let mut path = vec![bin];
+    path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap()));
+    let copy = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "terminals::many_tmux_panes_are_read_in_a_handful_of_calls",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(MANY_PANES, &socket)
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        copy.status.success(),
+        "the read failed:\n{}{}",
+        String::from_utf8_lossy(&copy.stdout),
+        String::from_utf8_lossy(&copy.stderr)
+    );
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    let reads = calls
+        .lines()
+        .filter(|call| call.contains("capture-pane"))
+        .count();
+    assert!(
+        (1..=3).contains(&reads),
+        "201 panes took {reads} tmux calls"
+    );
+}
+
+// See: issue 20, item 4 ("done when": with a kitty socket that accepts nothing, the one-shot read
+// and the live loop go on, and the loop does not wake more for it).
+#[test]
+fn a_kitty_that_accepts_nothing_stalls_neither_the_loop_nor_the_one_shot_read() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let temp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let home = temp.path().join("home");
+    let socket = temp.path().join("kitty.sock");
+    let _queue = full_listener(&socket);
+    let folder = temp.path().join("project");
+    std::fs::create_dir_all(&folder).unwrap();
+    let folder = std::fs::canonicalize(&folder).unwrap();
+    // A stand-in for Codex in a window of that kitty, as its environment says.
+    let mut codex = std::process::Command::new("env")
+        .args([
+            "-i",
+            "PATH=/usr/bin:/bin",
+            "KITTY_WINDOW_ID=1",
+            &format!("KITTY_LISTEN_ON=unix:{}", socket.display()),
+            "bash",
+            "-c",
+            &format!("cd '{}' && exec -a codex sleep 600", folder.display()),
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    codex_rollout(&home, &folder, slate::live::system_clock());
+    let env = slate::sources::roots::Env {
+        home: Some(home.clone()),
+        ..slate::sources::roots::Env::default()
+    };
+    let options = slate::engine::Options::from_env(env);
+    // The one-shot read gives up on the window and says why.
+    let once = options.clone();
+    let note = returns("the one-shot read", move || {
+        let mut engine = slate::engine::Engine::new(once);
+        let now = slate::live::system_clock();
+        engine.refresh(now);
+        slate::terminals::sense_once(&mut engine, now, slate::live::system_clock);
+        engine
+            .sessions()
+            .into_iter()
+            .find_map(|session| session.terminal?.note)
+    });
+    let note = note.expect("the session's terminal is said");
+    assert!(note.contains("accepted no connection"), "{note}");
+    let (handle, thread) = slate::live::start(slate::live::Service {
+        options,
+        timing: slate::live::Timing::default(),
+        store: None,
+        clock: slate::live::system_clock,
+        settings: Default::default(),
+        remotes: None,
+    });
+    let said = |handle: &slate::live::Handle| {
+        handle.live_sessions().into_iter().find_map(|session| {
+            let terminal = session.terminal?;
+            (terminal.kind == TerminalKind::Kitty)
+                .then_some(terminal.note)
+                .flatten()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !said(&handle).is_some_and(|note| note.contains("accepted no connection")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited 20 s for the kitty window to be found unreadable: {:#?}",
+            handle.live_sessions()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let before = handle.health().wakeups;
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let woken = handle.health().wakeups - before;
+    handle.shutdown();
+    thread.join().unwrap();
+    let _ = codex.kill();
+    let _ = codex.wait();
+    assert!(woken <= 30, "the loop woke {woken} times in 3 s");
 }

@@ -29,6 +29,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::terminals::socket::{connect_within, Place};
+
 /// The longest request line read, newline included; a longer one is refused and the connection
 /// closed.
 pub const MAX_LINE: usize = 16 * 1024;
@@ -198,8 +200,12 @@ impl Control {
 impl Drop for Control {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // The accept loop waits in accept(): a connection wakes it to see the flag.
-        let _ = UnixStream::connect(&self.path);
+        // The accept loop waits in accept(): a connection wakes it to see the flag. A loop that
+        // accepts nothing any more is not waited for.
+        let _ = connect_within(
+            Place::Path(&self.path),
+            Instant::now() + Duration::from_millis(100),
+        );
         let _ = std::fs::remove_file(&self.path);
     }
 }
@@ -212,8 +218,19 @@ pub fn serve(folder: &Path, pid: u32, terminal: Arc<dyn Terminal>) -> Result<Con
     let path = socket_path(folder, pid);
     let shown = path.display().to_string();
     if let Ok(meta) = std::fs::symlink_metadata(&path) {
-        if meta.file_type().is_socket() && UnixStream::connect(&path).is_ok() {
-            return Err(format!("{shown} is in use by a running program"));
+        if meta.file_type().is_socket() {
+            // A socket that accepts is in use, and so is one whose queue is full (its program is
+            // alive, only stopped or busy): only a refused connection marks a stale file.
+            let deadline = Instant::now() + crate::terminals::READ_LIMIT;
+            match connect_within(Place::Path(&path), deadline) {
+                Ok(_) => return Err(format!("{shown} is in use by a running program")),
+                Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {
+                    return Err(format!(
+                        "{shown} is in use by a program that accepts no connection"
+                    ))
+                }
+                Err(_) => {}
+            }
         }
         std::fs::remove_file(&path)
             .map_err(|error| format!("cannot replace the stale {shown}: {error}"))?;

@@ -68,47 +68,51 @@ pub fn write(socket: &Path, bytes: &str) -> Result<(), String> {
     }
 }
 
-/// One request and its answer, within the limit.
+/// One request and its answer, within the limit from connecting on: a `slate run` that accepts
+/// no connection (stopped, its listen queue full) or answers nothing is given up on then.
 #[cfg(unix)]
 fn exchange(
     socket: &Path,
     request: &crate::host::control::Request,
 ) -> Result<crate::host::control::Answer, String> {
-    use std::io::{Read, Write};
-    use std::os::unix::net::UnixStream;
+    use std::io::ErrorKind;
     use std::time::Instant;
+
+    use super::socket::{connect_within, read_some_within, write_within, Place};
 
     let limit = super::READ_LIMIT;
     let deadline = Instant::now() + limit;
     let shown = socket.display();
     check_private(socket)?;
-    let mut stream = UnixStream::connect(socket)
-        .map_err(|error| format!("no slate run listens on {shown}: {error}"))?;
+    let mut stream = connect_within(Place::Path(socket), deadline).map_err(|error| {
+        if error.kind() == ErrorKind::TimedOut {
+            format!(
+                "the slate run at {shown} accepted no connection within {} ms",
+                limit.as_millis()
+            )
+        } else {
+            format!("no slate run listens on {shown}: {error}")
+        }
+    })?;
     let mut line = request.to_line().into_bytes();
     line.push(b'\n');
-    stream
-        .set_write_timeout(Some(limit))
-        .and_then(|()| stream.write_all(&line))
+    write_within(&mut stream, &line, deadline)
         .map_err(|error| format!("cannot ask slate run: {error}"))?;
     let mut answer = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
     while !answer.ends_with(b"\n") {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(format!(
-                "slate run did not answer within {} ms",
-                limit.as_millis()
-            ));
-        }
         if answer.len() > MOST {
             return Err("slate run's answer is too long".to_string());
         }
-        stream
-            .set_read_timeout(Some(left))
-            .map_err(|error| error.to_string())?;
-        match stream.read(&mut chunk) {
+        match read_some_within(&mut stream, &mut chunk, deadline) {
             Ok(0) => return Err("slate run closed the connection".to_string()),
             Ok(read) => answer.extend_from_slice(&chunk[..read]),
+            Err(error) if error.kind() == ErrorKind::TimedOut => {
+                return Err(format!(
+                    "slate run did not answer within {} ms",
+                    limit.as_millis()
+                ))
+            }
             Err(error) => return Err(format!("slate run did not answer: {error}")),
         }
     }

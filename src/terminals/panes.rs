@@ -191,30 +191,71 @@ const TMUX_HEAD: &str = "#{pane_id} #{pane_height} #{pane_title}";
 
 /// One tmux call that reads every pane in `panes` (each with whether to keep colours): per pane,
 /// a line with its id, its height and its title (`display -p`), then its visible screen
-/// (`capture-pane -p`, `-e` for colours), as one command sequence.
+/// (`capture-pane -p`, `-e` for colours), as one command sequence. Its command must fit tmux's
+/// command length: [`tmux_batches`] says which panes go in one call.
 pub fn tmux_read(socket: &str, panes: &[(String, bool)]) -> CommandLine {
     let mut args = vec!["-S".to_string(), socket.to_string()];
     for (index, (pane, colours)) in panes.iter().enumerate() {
         if index > 0 {
             args.push(";".to_string());
         }
-        args.extend(
-            ["display-message", "-p", "-t", pane, TMUX_HEAD]
-                .iter()
-                .map(|arg| arg.to_string()),
-        );
-        args.push(";".to_string());
-        args.extend(["capture-pane", "-p"].iter().map(|arg| arg.to_string()));
-        if *colours {
-            args.push("-e".to_string());
-        }
-        args.extend(["-t", pane].iter().map(|arg| arg.to_string()));
+        args.extend(tmux_read_one(pane, *colours));
     }
     CommandLine {
         program: "tmux".to_string(),
         args,
         env: Vec::new(),
     }
+}
+
+/// The arguments that read one pane, in [`tmux_read`]'s sequence.
+fn tmux_read_one(pane: &str, colours: bool) -> Vec<String> {
+    let mut args: Vec<String> = ["display-message", "-p", "-t", pane, TMUX_HEAD, ";"]
+        .iter()
+        .map(|arg| arg.to_string())
+        .collect();
+    args.extend(["capture-pane", "-p"].iter().map(|arg| arg.to_string()));
+    if colours {
+        args.push("-e".to_string());
+    }
+    args.extend(["-t", pane].iter().map(|arg| arg.to_string()));
+    args
+}
+
+/// The most bytes of command (its arguments after the socket's, each with its terminating NUL)
+/// one tmux call is given. The tmux client sends a command's arguments to its server in one
+/// message of at most 16 KiB with its header; tmux 3.3a takes 16,364 bytes of arguments and
+/// refuses 16,365 with "command too long" (measured with `display-message -p` and a long
+/// format). Batches stay under 12 KiB, a margin for a tmux that counts its header differently:
+/// about 120 panes a call.
+pub const TMUX_COMMAND_MOST: usize = 12 * 1024;
+
+/// The panes of one tmux server in runs, in order, each read by one [`tmux_read`] whose command
+/// stays within `most` bytes ([`TMUX_COMMAND_MOST`] in use). A pane too long for a call of its
+/// own still gets one.
+pub fn tmux_batches(panes: &[(String, bool)], most: usize) -> Vec<std::ops::Range<usize>> {
+    let mut batches = Vec::new();
+    let mut start = 0;
+    let mut length = 0;
+    for (index, (pane, colours)) in panes.iter().enumerate() {
+        let own: usize = tmux_read_one(pane, *colours)
+            .iter()
+            .map(|arg| arg.len() + 1)
+            .sum();
+        // The `;` between two panes, with its NUL.
+        let joined = if index > start { own + 2 } else { own };
+        if index > start && length + joined > most {
+            batches.push(start..index);
+            start = index;
+            length = own;
+        } else {
+            length += joined;
+        }
+    }
+    if start < panes.len() {
+        batches.push(start..panes.len());
+    }
+    batches
 }
 
 /// Why an output could not be read.
