@@ -1,9 +1,9 @@
 //! Bringing a session's terminal to the front: gathering the facts and running the plan.
 //!
 //! [`focus`] is what `slate focus`, the tray menu and a notification click call. It [`gather`]s
-//! facts about the session's process (its ancestors through `sysinfo`, its terminal from
-//! `/proc/<pid>/fd/0` or `ps`, a few environment variables, the panes and clients of its tmux
-//! server, the X11 windows with their `_NET_WM_PID` through `wmctrl` or `xdotool`), lets the pure
+//! facts about the session's process (its ancestors through `sysinfo`, its controlling terminal
+//! (`tty`) or `ps`, a few environment variables, the panes and clients of the tmux server whose
+//! pane has that terminal, found among all of the user's servers, the X11 windows with their `_NET_WM_PID` through `wmctrl` or `xdotool`), lets the pure
 //! [`strategy::choose`] decide, and [`execute`]s the steps. Every helper program runs with a
 //! deadline, so a hung tool never hangs the caller.
 //!
@@ -132,9 +132,8 @@ pub fn gather(pid: u32) -> Facts {
     let host = table.host(pid, None);
     let tmux = host
         .as_ref()
-        .and_then(|host| host.env.tmux_socket().map(str::to_string))
         .filter(|_| tools.tmux)
-        .map(|socket| tmux_facts(&socket, &mut table));
+        .and_then(|host| tmux_server(host, &mut table));
     let own_display = std::env::var("DISPLAY").ok().filter(|v| !v.is_empty());
     let own_wayland_display = std::env::var("WAYLAND_DISPLAY")
         .ok()
@@ -276,12 +275,11 @@ impl ProcessView {
     }
 }
 
-/// What the standard input of `pid` is: the `/proc/<pid>/fd/0` link on Linux, `ps -o tty=`
+/// The controlling terminal of `pid` (`tty::controlling_terminal`) on Linux, `ps -o tty=`
 /// elsewhere on Unix.
 fn terminal_of(pid: u32) -> Option<String> {
     if cfg!(target_os = "linux") {
-        let link = std::fs::read_link(format!("/proc/{pid}/fd/0")).ok()?;
-        return Some(link.to_string_lossy().into_owned());
+        return crate::tty::controlling_terminal(pid);
     }
     if cfg!(unix) {
         let line = CommandLine {
@@ -292,6 +290,32 @@ fn terminal_of(pid: u32) -> Option<String> {
         return strategy::parse_ps_tty(&run(&line).ok()?);
     }
     None
+}
+
+/// The tmux server whose pane has `host`'s terminal: the one its variables name first, then every
+/// other server of this user (so a process started with `env -i` in a pane is found). Without
+/// such a pane, the server its variables name, if any, for `strategy` to say what it saw.
+fn tmux_server(host: &Host, table: &mut ProcessView) -> Option<TmuxFacts> {
+    let hinted = host.env.tmux_socket().map(str::to_string);
+    let mut named = None;
+    let sockets = crate::tty::tmux_sockets(hinted.clone());
+    let ordered = hinted
+        .iter()
+        .chain(sockets.iter().filter(|s| Some(*s) != hinted.as_ref()));
+    for socket in ordered {
+        let facts = tmux_facts(socket, table);
+        let has_pane = host
+            .tty
+            .as_deref()
+            .is_some_and(|tty| facts.panes.iter().any(|pane| pane.tty == tty));
+        if has_pane {
+            return Some(facts);
+        }
+        if hinted.as_deref() == Some(socket.as_str()) {
+            named = Some(facts);
+        }
+    }
+    named
 }
 
 fn tmux_facts(socket: &str, table: &mut ProcessView) -> TmuxFacts {

@@ -58,4 +58,5 @@ pub mod store;
 pub mod terminals;
 pub mod token;
 pub mod tracker;
+pub mod tty;
 pub mod watch;

@@ -966,7 +966,8 @@ fn wait_session(
     what: &str,
     until: impl Fn(&slate::model::Session) -> bool,
 ) -> slate::model::Session {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // Generous: a loaded machine senses slowly; the bound only keeps a broken run from hanging.
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let session = handle
             .live_sessions()
@@ -975,7 +976,7 @@ fn wait_session(
         if let Some(session) = session.filter(|session| until(session)) {
             return session;
         }
-        assert!(Instant::now() < deadline, "waited 20 s for {what}");
+        assert!(Instant::now() < deadline, "waited 60 s for {what}");
         std::thread::sleep(Duration::from_millis(100));
     }
 }

@@ -228,12 +228,10 @@ fn cases() -> Vec<(&'static str, Facts, Expect)> {
     if let Some(host) = &mut facts.host {
         host.tty = Some("/dev/null".into());
     }
-    let mut steps = select("%3");
-    steps.push(activate(0x400001));
     cases.push((
-        "tmux pane by $TMUX_PANE when stdin is not the pane",
+        "tmux's variables without the pane's terminal select no pane",
         facts,
-        Expect::Run(steps, None),
+        Expect::Unsure("has no terminal"),
     ));
 
     cases.push((
@@ -282,9 +280,9 @@ fn cases() -> Vec<(&'static str, Facts, Expect)> {
         host.env.tmux_pane = Some("%42".into());
     }
     cases.push((
-        "tmux pane not on the server",
+        "tmux's variables in a terminal that is no pane: its own window is looked for, no pane",
         facts,
-        Expect::Unsure("no pane of the server"),
+        Expect::Unsure("no X11 window belongs to process 200"),
     ));
 
     let mut facts = tmux_facts(vec![]);
@@ -490,7 +488,7 @@ fn cases() -> Vec<(&'static str, Facts, Expect)> {
     cases.push((
         "unreadable tty",
         facts,
-        Expect::Unsure("terminal of process 100 is unknown"),
+        Expect::Unsure("process 100 has no terminal Slate can find"),
     ));
 
     // macOS.
@@ -878,6 +876,76 @@ fn tmux_focus_selects_the_window_and_pane_of_the_process() {
         server.tmux(&["display", "-p", "#{window_index}.#{pane_index}"]),
         "1.0"
     );
+}
+
+#[test]
+fn tmux_focus_finds_the_pane_by_its_terminal_never_by_inherited_variables() {
+    require("tmux", "tmux");
+    let server = TmuxServer {
+        name: unique_name(),
+    };
+    server.tmux(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-x",
+        "80",
+        "-y",
+        "24",
+    ]);
+    // A process with every variable cleared: no $TMUX says where it runs, its terminal does.
+    let pid: u32 = server
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_pid}",
+            "exec env -i sleep 300",
+        ])
+        .parse()
+        .expect("tmux prints the pane's pid");
+    let pane = server.tmux(&["display", "-p", "-t", ":1", "#{pane_id}"]);
+    match focus::plan(Some(pid)) {
+        Plan::Run { steps, .. } => assert!(
+            steps.iter().any(|step| step.to_string().contains(&pane)),
+            "{steps:?}"
+        ),
+        plan => panic!("the pane of a process without variables was not found: {plan:?}"),
+    }
+    // A process that carries the pane's variables in a terminal of its own (`script`, as an
+    // editor's terminal or `kitty codex` started from the pane would): that pane is never
+    // selected for it.
+    let socket = server.tmux(&["display", "-p", "#{socket_path}"]);
+    let elsewhere = Children(vec![Command::new("script")
+        .args(["-qfc", "exec sleep 300", "/dev/null"])
+        .env("TMUX", format!("{socket},1,0"))
+        .env("TMUX_PANE", &pane)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("script starts")]);
+    let deadline = Instant::now() + DEADLINE;
+    let impostor = loop {
+        let script = elsewhere.0[0].id();
+        let children = std::fs::read_to_string(format!("/proc/{script}/task/{script}/children"))
+            .unwrap_or_default();
+        if let Some(child) = children.split_whitespace().next() {
+            break child.parse::<u32>().unwrap();
+        }
+        assert!(Instant::now() < deadline, "script started nothing");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    match focus::plan(Some(impostor)) {
+        Plan::Run { steps, .. } => assert!(
+            !steps.iter().any(|step| step.to_string().contains(&pane)),
+            "the launching pane was selected: {steps:?}"
+        ),
+        Plan::Unsure { .. } => {}
+    }
+    drop(elsewhere);
 }
 
 #[test]

@@ -470,7 +470,13 @@ pub fn choose(facts: &Facts) -> Plan {
     let Some(host) = &facts.host else {
         return unsure(format!("process {pid} is gone"));
     };
-    if host.env.tmux.is_some() {
+    // A pane is the session's when its terminal is the process's; tmux's variables are inherited
+    // by whatever a pane's shell starts, so a process that carries them in a terminal of its own
+    // (`kitty codex` started from a pane) is focused as the window it is in, never as that pane.
+    let asked = facts.tmux.as_ref().filter(|tmux| tmux.error.is_none());
+    let in_pane = asked.is_some_and(|tmux| pane_of(host, tmux).is_some());
+    let inherited = host.env.tmux.is_some() && asked.is_some() && !in_pane;
+    if in_pane || (host.env.tmux.is_some() && !inherited) {
         return tmux_plan(facts, host);
     }
     match window_plan(facts, host) {
@@ -493,6 +499,12 @@ fn is_terminal(tty: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '.')
 }
 
+/// The pane of `tmux` whose terminal is the process's controlling terminal.
+fn pane_of<'a>(host: &Host, tmux: &'a TmuxFacts) -> Option<&'a TmuxPane> {
+    let tty = host.tty.as_deref().filter(|tty| is_terminal(tty))?;
+    tmux.panes.iter().find(|pane| pane.tty == tty)
+}
+
 /// The session runs in tmux: select its pane, then raise the terminal of the client showing it.
 fn tmux_plan(facts: &Facts, host: &Host) -> Plan {
     let Some(tmux) = &facts.tmux else {
@@ -508,18 +520,8 @@ fn tmux_plan(facts: &Facts, host: &Host) -> Plan {
             tmux.socket
         ));
     }
-    // The terminal device is the truth; `$TMUX_PANE` is inherited and only a fallback for a
-    // process whose standard input is not the pane.
-    let by_tty = host
-        .tty
-        .as_deref()
-        .filter(|tty| is_terminal(tty))
-        .and_then(|tty| tmux.panes.iter().find(|pane| pane.tty == tty));
-    let by_env = || {
-        let wanted = host.env.tmux_pane.as_deref()?;
-        tmux.panes.iter().find(|pane| pane.pane_id == wanted)
-    };
-    let Some(pane) = by_tty.or_else(by_env) else {
+    // The terminal device is the truth; `$TMUX_PANE` is inherited and never decides.
+    let Some(pane) = pane_of(host, tmux) else {
         return unsure(format!(
             "process {} runs under tmux, but no pane of the server {} has its terminal",
             host.pid, tmux.socket
@@ -642,7 +644,12 @@ fn window_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
                     host.pid
                 ))
             }
-            None => return Err(format!("the terminal of process {} is unknown", host.pid)),
+            None => {
+                return Err(format!(
+                    "process {} has no terminal Slate can find",
+                    host.pid
+                ))
+            }
         }
     }
     if let (Some(window_id), Some(listen_on)) = (&env.kitty_window_id, &env.kitty_listen_on) {
