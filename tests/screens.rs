@@ -264,8 +264,9 @@ fn every_recorded_screen_reads_as_recorded() {
 
 #[test]
 fn a_longer_command_is_another_dialog_and_only_its_terminal_may_allow_a_cut_one() {
-    // See: issue 20, item 1. The derived screens (fixtures/recorder/derive_screens.py) show the
-    // recorded dialog with another command; each names the recorded screen it must not pass for.
+    // See: issue 20, item 1. The screens of longer commands (recorded by record_screens.sh's
+    // phase long, or derived by fixtures/recorder/derive_screens.py where none was recorded) each
+    // name the harmless screen they must not pass for.
     let mut compared = 0;
     let mut agents = std::collections::BTreeSet::new();
     for (folder, index) in indexes() {

@@ -77,7 +77,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Run", Summary::Prefix("$ "))],
                 widens: &["don't ask again", "always", "for this session"],
-                detail: &[Detail::From("$ ")],
+                detail: &[Detail::Hanging("$ ")],
             },
             DialogShape {
                 kind: DialogKind::Question,

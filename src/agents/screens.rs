@@ -240,10 +240,9 @@ pub struct DialogShape {
 #[derive(Debug, Clone, Copy)]
 pub enum Detail {
     /// From the first line that starts with this text (which is taken off, `$ `) down to the
-    /// options; the lines under it start where the text after it does (Codex).
-    From(&'static str),
-    /// Like `From`, but the lines under it start where the text itself does: it is drawn in
-    /// front of the command, as part of it (OpenCode).
+    /// options; the lines under it start where the text itself does, not where the text after
+    /// it does: it is drawn in front of the command, as part of it (Codex, OpenCode;
+    /// fixtures/screens/codex/0.171.0/permission-curl.txt).
     Hanging(&'static str),
     /// The lines after the first line that holds the first text, up to the last line above the
     /// options that holds the second (Claude Code 2.1.197: "Bash command" … "Do you want to").
@@ -547,7 +546,7 @@ fn detail_lines<'a>(
 ) -> Option<(Vec<&'a Line>, &'static str, bool)> {
     let above = &texts[..options_at.min(texts.len())];
     let (from, to, prefix) = match detail {
-        Detail::From(prefix) | Detail::Hanging(prefix) => {
+        Detail::Hanging(prefix) => {
             let from = above.iter().position(|text| text.starts_with(prefix))?;
             (from, above.len(), prefix)
         }
