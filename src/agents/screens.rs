@@ -201,8 +201,9 @@ pub struct ScreenGrammar {
     pub markers: &'static [&'static str],
     /// The columns the agent leaves empty in front of the right edge (its frame, else the
     /// pane's) when it wraps a dialog's text: a line that ends there is full. Codex wraps a
-    /// command two columns short of the pane's edge, Gemini CLI three short of its box's frame
-    /// (fixtures/screens/codex/0.171.0/permission-chain.txt, gemini-cli/0.61.0/permission-long.txt).
+    /// command two columns short of the pane's edge, Gemini CLI three short of its box's frame,
+    /// OpenCode five short of the pane's edge (fixtures/screens/codex/0.171.0/permission-chain.txt,
+    /// gemini-cli/0.61.0/permission-long.txt, opencode/1.18.33/permission-chain-80x24.txt).
     pub margin: usize,
     /// Characters after which the agent breaks a line inside a word, as it does at a space:
     /// OpenCode breaks a URL after a `/` (fixtures/screens/opencode/1.18.33/permission-long.txt).
