@@ -363,8 +363,8 @@ pub fn at_screen(agent: AgentKind, folder: &str, file: &str) -> slate::model::Se
     session
 }
 
-/// The recorded harmless dialogs, and the derived ones whose command has more lines, wraps, runs
-/// long or is cut short.
+/// The recorded harmless dialogs, the recorded ones whose command has more lines, wraps or runs
+/// long, and the derived ones whose command pipes to `sh` on its second line or is cut short.
 pub const SCREENS: &[(&str, &str)] = &[
     ("claude-code", "claude-code/2.1.332"),
     ("codex", "codex/0.171.0"),
@@ -372,8 +372,9 @@ pub const SCREENS: &[(&str, &str)] = &[
 ];
 pub const LONGER: &[&str] = &[
     "permission-curl.txt",
-    "permission-multiline.txt",
-    "permission-chain-wrapped.txt",
+    "permission-heredoc.txt",
+    "permission-chain.txt",
+    "permission-chain-80x24.txt",
     "permission-long.txt",
     "permission-cut.txt",
 ];

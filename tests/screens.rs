@@ -264,8 +264,9 @@ fn every_recorded_screen_reads_as_recorded() {
 
 #[test]
 fn a_longer_command_is_another_dialog_and_only_its_terminal_may_allow_a_cut_one() {
-    // See: issue 20, item 1. The derived screens (fixtures/recorder/derive_screens.py) show the
-    // recorded dialog with another command; each names the recorded screen it must not pass for.
+    // See: issue 20, item 1. The screens of longer commands (recorded by record_screens.sh's
+    // phase long, or derived by fixtures/recorder/derive_screens.py where none was recorded) each
+    // name the harmless screen they must not pass for.
     let mut compared = 0;
     let mut agents = std::collections::BTreeSet::new();
     for (folder, index) in indexes() {
@@ -288,9 +289,10 @@ fn a_longer_command_is_another_dialog_and_only_its_terminal_may_allow_a_cut_one(
                 "{name}: the same fingerprint as {unlike}"
             );
             assert_ne!(this.summary, that.summary, "{name}");
-            // OpenCode marks its highlighted button only by colour, which a derived screen
-            // lacks: there Slate offers no approval either way.
-            let actions = keys::option_actions(agent, &this);
+            // OpenCode marks its highlighted button only by colour: a recorded screen's coloured
+            // capture tells it, and a derived screen, which has none, offers no approval.
+            let coloured = recorded.ansi.as_deref().map(read);
+            let actions = keys::option_actions(agent, coloured.as_ref().unwrap_or(&this));
             let highlight = recorded.highlighted != Some(0);
             assert_eq!(
                 actions.contains(&Some(keys::Action::Approve)),

@@ -123,6 +123,8 @@ pub static DESCRIPTION: Description = Description {
         idle: &["for shortcuts", "mode on", "for agents"],
         status_lines: 4,
         markers: &["❯"],
+        margin: 0,
+        breaks_after: &[],
     }),
     // An option is its digit alone; Escape rejects a permission and closes a question or a plan.
     // A free answer is the digit of "Type something." (a plan's "Tell Claude what to change"), the

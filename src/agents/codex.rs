@@ -77,7 +77,7 @@ pub static DESCRIPTION: Description = Description {
                 options: OptionLayout::Numbered,
                 summary: &[("Run", Summary::Prefix("$ "))],
                 widens: &["don't ask again", "always", "for this session"],
-                detail: &[Detail::From("$ ")],
+                detail: &[Detail::Hanging("$ ")],
             },
             DialogShape {
                 kind: DialogKind::Question,
@@ -104,6 +104,8 @@ pub static DESCRIPTION: Description = Description {
         idle: &["for shortcuts", "Ask Codex to do anything"],
         status_lines: 6,
         markers: &["›"],
+        margin: 2,
+        breaks_after: &[],
     }),
     // Digits pick; Escape rejects. Free text in Codex is a note on an option, reached only with
     // arrows, so Slate offers none (docs/formats.md §10).

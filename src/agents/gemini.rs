@@ -102,6 +102,9 @@ pub static DESCRIPTION: Description = Description {
                 holds: &[],
                 options: OptionLayout::Numbered,
                 summary: &[
+                    // The box holds the command; the line heading it holds the command when it
+                    // is short, else the call's description (permission-chain.txt).
+                    ("Run", Summary::Boxed("? Shell")),
                     ("Run", Summary::Prefix("? Shell")),
                     ("Permission", Summary::Prefix("? ")),
                 ],
@@ -113,6 +116,8 @@ pub static DESCRIPTION: Description = Description {
         idle: &["Type your message", "for shortcuts"],
         status_lines: 7,
         markers: &["●"],
+        margin: 3,
+        breaks_after: &[],
     }),
     // Digits pick; Escape rejects. A free answer is paced: the burst lost its text
     // (docs/formats.md §10).

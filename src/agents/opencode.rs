@@ -98,6 +98,8 @@ pub static DESCRIPTION: Description = Description {
         idle: &["ctrl+p commands"],
         status_lines: 3,
         markers: &[],
+        margin: 5,
+        breaks_after: &['/'],
     }),
     // The permission row has no numbers: Enter takes the highlighted "Allow once" and a digit is
     // ignored. Its question and plan take digits; a free answer works as one burst

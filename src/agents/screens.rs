@@ -199,6 +199,16 @@ pub struct ScreenGrammar {
     /// The marks drawn in front of the highlighted option (`›`, `❯`, `●`). Empty when the agent
     /// marks it with a colour only: then the option drawn on a background of its own is the one.
     pub markers: &'static [&'static str],
+    /// The columns the agent leaves empty in front of the right edge (its frame, else the
+    /// pane's) when it wraps a dialog's text: a line that ends there is full. Codex wraps a
+    /// command two columns short of the pane's edge, Gemini CLI three short of its box's frame,
+    /// OpenCode five short of the pane's edge (fixtures/screens/codex/0.171.0/permission-chain.txt,
+    /// gemini-cli/0.61.0/permission-long.txt, opencode/1.18.33/permission-chain-80x24.txt).
+    pub margin: usize,
+    /// Characters after which the agent breaks a line inside a word, as it does at a space:
+    /// OpenCode breaks a URL after a `/` (fixtures/screens/opencode/1.18.33/permission-long.txt).
+    /// A continued line that ends in one is joined without a space.
+    pub breaks_after: &'static [char],
 }
 
 /// One dialog of an agent, as drawn at the bottom of its screen.
@@ -231,10 +241,9 @@ pub struct DialogShape {
 #[derive(Debug, Clone, Copy)]
 pub enum Detail {
     /// From the first line that starts with this text (which is taken off, `$ `) down to the
-    /// options; the lines under it start where the text after it does (Codex).
-    From(&'static str),
-    /// Like `From`, but the lines under it start where the text itself does: it is drawn in
-    /// front of the command, as part of it (OpenCode).
+    /// options; the lines under it start where the text itself does, not where the text after
+    /// it does: it is drawn in front of the command, as part of it (Codex, OpenCode;
+    /// fixtures/screens/codex/0.171.0/permission-curl.txt).
     Hanging(&'static str),
     /// The lines after the first line that holds the first text, up to the last line above the
     /// options that holds the second (Claude Code 2.1.197: "Bash command" … "Do you want to").
@@ -289,6 +298,10 @@ pub enum Summary {
     /// Like `After`, but the marker may be anywhere above the footer: a long plan pushes its title
     /// above the dialog's top.
     Above(&'static str),
+    /// The first line inside the dialog's first box (`╭` … `╰`), when a line of the dialog
+    /// starts with this text: Gemini CLI heads a long command's box with the call's
+    /// description, which names no command.
+    Boxed(&'static str),
 }
 
 /// The grammar of one agent, if its screens are known.
@@ -317,7 +330,12 @@ pub fn read_with(grammar: &ScreenGrammar, text: &str) -> Screen {
             continue;
         };
         // Beside a wide dialog, a side bar: the dialog's text ends where it begins.
-        let edge = Edge { width, beside };
+        let edge = Edge {
+            width,
+            beside,
+            margin: grammar.margin,
+            breaks_after: grammar.breaks_after,
+        };
         if let Some(dialog) = read_dialog(grammar, shape, &lines, footer, edge) {
             return Screen::Dialog(dialog);
         }
@@ -375,6 +393,10 @@ fn footer_at(lines: &[Line], footer: &str) -> Option<(usize, Option<usize>)> {
 struct Edge {
     width: usize,
     beside: Option<usize>,
+    /// [`ScreenGrammar::margin`].
+    margin: usize,
+    /// [`ScreenGrammar::breaks_after`].
+    breaks_after: &'static [char],
 }
 
 /// The dialog `shape` describes, when the screen ends with it at line `last`.
@@ -440,6 +462,11 @@ fn read_dialog(
             Summary::Between(rule) => between(&texts, rule),
             Summary::First => first_text(&texts),
             Summary::Above(marker) => after(&above, marker).or_else(|| after(&texts, marker)),
+            Summary::Boxed(prefix) => texts
+                .iter()
+                .any(|text| text.starts_with(prefix))
+                .then(|| boxed(&texts))
+                .flatten(),
         };
         // A Markdown heading's marks are not part of what a person would say.
         let found = found?;
@@ -520,7 +547,7 @@ fn detail_lines<'a>(
 ) -> Option<(Vec<&'a Line>, &'static str, bool)> {
     let above = &texts[..options_at.min(texts.len())];
     let (from, to, prefix) = match detail {
-        Detail::From(prefix) | Detail::Hanging(prefix) => {
+        Detail::Hanging(prefix) => {
             let from = above.iter().position(|text| text.starts_with(prefix))?;
             (from, above.len(), prefix)
         }
@@ -559,7 +586,8 @@ fn detail_lines<'a>(
 /// of the line above, up to the right edge: the frame drawn there, else a side bar, else the
 /// screen's widest line, which stands for the pane's width. The two are joined with a space (the
 /// CLI broke the line at one), unless the line above fills its width and the word broken there
-/// is longer than a line: then the CLI cut the word, and its parts are joined as they are. A
+/// is longer than a line: then the CLI cut the word, and its parts are joined as they are; or
+/// the line above ends in a character the agent breaks words after (`/`, OpenCode). A
 /// command's own new line starts a line of its own unless the line above it ran that close to
 /// the edge, where the drawing itself cannot tell them apart.
 fn drawn_text(block: &[&Line], prefix: &str, hanging: bool, edge: Edge) -> (Vec<String>, bool) {
@@ -610,7 +638,8 @@ fn drawn_text(block: &[&Line], prefix: &str, hanging: bool, edge: Edge) -> (Vec<
                 // Cut inside a word only where the line is full and the word, its two parts
                 // together, could not have fit on one line.
                 let tail = count(last.rsplit(' ').next());
-                if room > 1 || tail + word <= line_width {
+                let broken = last.ends_with(|c: char| edge.breaks_after.contains(&c));
+                if !broken && (room > 1 || tail + word <= line_width) {
                     last.push(' ');
                 }
                 last.push_str(&text);
@@ -680,6 +709,18 @@ fn bounded(mut lines: Vec<String>) -> (Vec<String>, bool) {
 fn after(texts: &[String], marker: &str) -> Option<String> {
     let at = texts.iter().position(|text| text.contains(marker))?;
     first_text(&texts[at + 1..])
+}
+
+/// The first line with text inside the first box (`╭` … `╰`).
+fn boxed(texts: &[String]) -> Option<String> {
+    let open = texts
+        .iter()
+        .position(|text| text.starts_with('╭') && is_rule(text))?;
+    let close = open
+        + texts[open..]
+            .iter()
+            .position(|text| text.starts_with('╰'))?;
+    first_text(&texts[open + 1..close])
 }
 
 /// The first line with text between the first two lines drawn with `rule`.
@@ -859,14 +900,18 @@ impl Line {
     }
 
     /// The columns left between the line's last character with ink and its right edge (the
-    /// frame drawn there, else a side bar, else the screen's width), and the columns from its
-    /// first character with ink to that edge; `None` for a blank line.
+    /// frame drawn there, else a side bar, else the screen's width, less the agent's margin),
+    /// and the columns from its first character with ink to that edge; `None` for a blank line.
     fn room(&self, edge: Edge) -> Option<(usize, usize)> {
         let inked = |(c, _): &(char, u32)| !c.is_whitespace();
         let before = self.before(edge.beside);
         let start = before.iter().position(inked)?;
         let end = before.iter().rposition(inked)?;
-        let right = self.edge.or(edge.beside).unwrap_or(edge.width);
+        let right = self
+            .edge
+            .or(edge.beside)
+            .unwrap_or(edge.width)
+            .saturating_sub(edge.margin);
         Some((
             right.saturating_sub(self.lead + end + 1),
             right.saturating_sub(self.lead + start),
