@@ -174,36 +174,21 @@ pub fn controlling_terminal(pid: u32) -> Option<String> {
         .map(|_| candidate)
 }
 
-/// The tmux servers of this user: the sockets named in `hints` (the `$TMUX` of processes), every
-/// socket in tmux's own folder (`$TMUX_TMPDIR` or `/tmp`, then `tmux-<uid>`), and the listening
-/// socket of every running tmux server process of this user, so a server started with `-S`
-/// anywhere is found without any variable.
+/// The tmux servers of this user: the sockets named in `hints` (the `$TMUX` of processes) that
+/// exist, and the listening socket of every running tmux server process of this user, so a
+/// server started with `-L` or `-S` anywhere is found without any variable. The files in tmux's
+/// own folder are not taken as servers: a server that died leaves its socket behind, and asking
+/// hundreds of dead sockets would cost a process each.
 pub fn tmux_sockets(hints: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut sockets: BTreeSet<String> = hints.into_iter().collect();
-    #[cfg(target_os = "linux")]
-    {
-        let uid = own_uid();
-        if let Some(uid) = uid {
-            let base = std::env::var_os("TMUX_TMPDIR")
-                .map(PathBuf::from)
-                .filter(|dir| dir.is_absolute())
-                .unwrap_or_else(|| PathBuf::from("/tmp"));
-            let folder = base.join(format!("tmux-{uid}"));
-            if let Ok(entries) = std::fs::read_dir(&folder) {
-                for entry in entries.flatten().take(256) {
-                    use std::os::unix::fs::FileTypeExt;
-                    if entry.file_type().is_ok_and(|kind| kind.is_socket()) {
-                        sockets.insert(entry.path().to_string_lossy().into_owned());
-                    }
-                }
-            }
-            sockets.extend(server_sockets(uid));
-        }
-    }
-    sockets
+    let mut sockets: BTreeSet<String> = hints
         .into_iter()
-        .filter(|socket| Path::new(socket).is_absolute())
-        .collect()
+        .filter(|socket| Path::new(socket).is_absolute() && Path::new(socket).exists())
+        .collect();
+    #[cfg(target_os = "linux")]
+    if let Some(uid) = own_uid() {
+        sockets.extend(server_sockets(uid));
+    }
+    sockets.into_iter().collect()
 }
 
 #[cfg(target_os = "linux")]
