@@ -283,8 +283,8 @@ fn a_longer_command_is_another_dialog_and_only_its_terminal_may_allow_a_cut_one(
             };
             let (this, that) = (read(&recorded.file), read(unlike));
             assert_ne!(
-                keys::fingerprint(agent, &this),
-                keys::fingerprint(agent, &that),
+                keys::fingerprint(agent, &this, None),
+                keys::fingerprint(agent, &that, None),
                 "{name}: the same fingerprint as {unlike}"
             );
             assert_ne!(this.summary, that.summary, "{name}");

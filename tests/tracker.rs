@@ -312,6 +312,7 @@ fn record(spec: &RecordSpec, write: f64) -> RecordKind {
             call_id: call_id(),
             name: spec.name.clone().unwrap_or_else(|| "Bash".to_string()),
             detail: spec.detail.clone(),
+            input: None,
             kind: match spec.call.as_deref().unwrap_or("plain") {
                 "plain" => CallKind::Plain,
                 "question" => CallKind::Question,
@@ -842,6 +843,7 @@ fn a_cli_started_since_the_last_scan_waits_for_one() {
                         call_id: "c1".into(),
                         name: "exec_command".into(),
                         detail: Some("touch x.txt".into()),
+                        input: None,
                         kind: CallKind::Escalated,
                     },
                 }),
