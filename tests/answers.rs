@@ -1173,7 +1173,15 @@ async fn the_api_answers_the_dialog_it_serves_and_refuses_with_the_contracts_cod
 
     // The client: the same endpoint over a real port, with the token, and without the right one.
     // The dialog answered a moment ago, drawn again, is not answered twice (a double click).
+    // (The answer is aimed at the call the session's dialog names, so wait for the service to
+    // read a dialog.)
     stand_in.show("permission-touch.txt");
+    tokio::task::spawn_blocking({
+        let handle = handle.clone();
+        move || wait_session(&handle, "the dialog drawn again", |s| s.dialog.is_some())
+    })
+    .await
+    .unwrap();
     let (status, body) = call(&handle, respond_request(SESSION_ID, Some(TOKEN), &approve)).await;
     assert_eq!(
         (status, code(&body).as_str()),
