@@ -304,7 +304,11 @@ fn screen_agrees(keys: &DialogKeys, dialog: &Dialog, input: &str, input_cut: boo
         .filter(|kept| *kept > 0 || lines == 0)
         .any(|kept| {
             let shown = normalised(&dialog.detail[..kept].join("\n"));
-            shown == want || (input_cut && shown.starts_with(want.as_str()))
+            match input_cut {
+                false => shown == want,
+                // The screen draws more than Slate kept of the input: at least all of that.
+                true => shown.len() > want.len() && shown.starts_with(want.as_str()),
+            }
         })
 }
 
