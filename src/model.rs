@@ -1002,13 +1002,13 @@ impl SessionDialog {
         let why_not = why_not
             .or_else(|| crate::agents::keys::disagreement(agent, dialog, call.as_ref()))
             .or_else(|| {
-            actions.iter().all(Option::is_none).then(|| {
-                format!(
-                    "slate offers no answer to this dialog of {}: answer it in its terminal",
-                    agent.display_name()
-                )
-            })
-        });
+                actions.iter().all(Option::is_none).then(|| {
+                    format!(
+                        "slate offers no answer to this dialog of {}: answer it in its terminal",
+                        agent.display_name()
+                    )
+                })
+            });
         SessionDialog {
             kind: dialog.kind,
             summary: dialog.summary.clone(),

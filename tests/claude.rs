@@ -711,19 +711,22 @@ fn bash_input(input: Value) -> Result<Option<slate::agents::CallInput>, LineErro
         },
     });
     let observations = observe(line.to_string().as_bytes())?;
-    Ok(observations.into_iter().find_map(|observation| match observation {
-        Observation::Record(Record {
-            kind: slate::agents::RecordKind::ToolCall { input, detail, .. },
-            ..
-        }) => {
-            // The one-line detail stays one short line whatever the input holds.
-            assert!(detail.as_deref().is_none_or(|detail| !detail.contains('\n')
-                && detail.chars().count() <= 120));
-            Some(input)
-        }
-        _ => None,
-    })
-    .expect("the line holds a tool call"))
+    Ok(observations
+        .into_iter()
+        .find_map(|observation| match observation {
+            Observation::Record(Record {
+                kind: slate::agents::RecordKind::ToolCall { input, detail, .. },
+                ..
+            }) => {
+                // The one-line detail stays one short line whatever the input holds.
+                assert!(detail
+                    .as_deref()
+                    .is_none_or(|detail| !detail.contains('\n') && detail.chars().count() <= 120));
+                Some(input)
+            }
+            _ => None,
+        })
+        .expect("the line holds a tool call"))
 }
 
 #[test]

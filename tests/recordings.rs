@@ -319,11 +319,7 @@ fn a_recorded_permission_dialog_carries_the_call_its_transcript_records_and_agre
         let dialog = session
             .dialog
             .unwrap_or_else(|| panic!("{}: no dialog", replayed.name));
-        assert!(
-            dialog.answerable,
-            "{}: {:?}",
-            replayed.name, dialog.why_not
-        );
+        assert!(dialog.answerable, "{}: {:?}", replayed.name, dialog.why_not);
         let drawn = slate::agents::keys::dialog_keys(agent)
             .is_some_and(|keys| !keys.drawn_inputs.is_empty());
         if drawn {
@@ -338,12 +334,8 @@ fn a_recorded_permission_dialog_carries_the_call_its_transcript_records_and_agre
                 replayed.name
             );
             assert!(!call.id.is_empty());
-            let without = slate::model::SessionDialog::of(
-                agent,
-                screen.dialog().unwrap(),
-                None,
-                None,
-            );
+            let without =
+                slate::model::SessionDialog::of(agent, screen.dialog().unwrap(), None, None);
             assert_ne!(dialog.fingerprint, without.fingerprint, "{}", replayed.name);
             // The same screen about a call whose input it does not draw: not answerable.
             let other = slate::model::PendingCall {

@@ -14,9 +14,9 @@ use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
-    one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Found, Info, Layout,
-    LineError, LineParser, ListingCommand, ListingRule, Observation, ProcessRole, Processes,
-    Record, RecordKind, Root, Sessions, Title, TitleSource, Watch,
+    one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Found, Info,
+    Layout, LineError, LineParser, ListingCommand, ListingRule, Observation, ProcessRole,
+    Processes, Record, RecordKind, Root, Sessions, Title, TitleSource, Watch,
 };
 use crate::model::{AgentKind, ListedStatus, ListingEntry, ProcessInfo, Timestamp};
 
