@@ -3,7 +3,8 @@
 //! carries one answer out.
 //!
 //! [`respond`] finds the session's terminal, re-reads its screen immediately before typing (in the
-//! process that types), checks that the dialog on screen now has the fingerprint the person saw,
+//! process that types), checks that the dialog on screen now has the fingerprint the person saw
+//! (which covers the call the transcript records, `Target::call`) and agrees with that call,
 //! works out the fewest keys with the agent's keys (`agents::keys`), sends them once
 //! (`terminals::typing`), and then reads the screen again until the dialog has left, for at most
 //! [`CONFIRM_WITHIN`]. It never retries: keys that had no effect are reported as such. It refuses
@@ -121,7 +122,8 @@ pub enum ErrorCode {
     NoEffect,
     /// Another answer to this dialog is being carried out, or was carried out a moment ago.
     AlreadyAnswered,
-    /// Slate cannot type into the session's terminal.
+    /// Slate cannot type into the session's terminal, or will not: the dialog on screen is not the
+    /// call the transcript records.
     CannotType,
     /// The option widens permissions, or the dialog has no such option.
     NotOffered,
