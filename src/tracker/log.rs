@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::agents::keys;
-use crate::agents::screens::Dialog;
+use crate::agents::screens::{Dialog, DialogKind};
 use crate::agents::{CallInput, CallKind, Info, Observation, Record, RecordKind, Title};
 use crate::model::{AgentKind, PendingCall, Timestamp};
 
@@ -87,11 +87,18 @@ impl OpenCall {
 }
 
 impl Log {
-    /// The call a dialog on screen is about: of the tool calls still waiting for their result,
-    /// the newest one the dialog agrees with (`agents::keys::disagreement`; several wait at once
-    /// when the model called tools in parallel), else the newest one.
+    /// The call a dialog on screen is about: of the tool calls still waiting for their result
+    /// that such a dialog can ask about (a question about a question call, a plan about a plan,
+    /// a permission about any other call but a sub-agent), the newest one the dialog agrees with
+    /// (`agents::keys::disagreement`; several wait at once when the model called tools in
+    /// parallel), else the newest one.
     pub(super) fn call_of(&self, agent: AgentKind, dialog: &Dialog) -> Option<PendingCall> {
-        let mut calls: Vec<&OpenCall> = self.open_calls.values().collect();
+        let fits = |call: &&OpenCall| match dialog.kind {
+            DialogKind::Question => call.kind == CallKind::Question,
+            DialogKind::Plan => call.kind == CallKind::PlanApproval,
+            DialogKind::Permission => matches!(call.kind, CallKind::Plain | CallKind::Escalated),
+        };
+        let mut calls: Vec<&OpenCall> = self.open_calls.values().filter(fits).collect();
         calls.sort_by_key(|call| std::cmp::Reverse((call.at, call.seq)));
         let calls: Vec<PendingCall> = calls.into_iter().map(OpenCall::pending).collect();
         let agreeing = calls
