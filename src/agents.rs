@@ -110,6 +110,9 @@ pub enum RecordKind {
         name: String,
         /// A short description for people, e.g. the command of a shell call.
         detail: Option<String>,
+        /// The call's input as the transcript records it: the field `detail` is taken from (the
+        /// whole command of a shell call, the path of a file call), bounded by [`CallInput::of`].
+        input: Option<CallInput>,
         kind: CallKind,
     },
     /// A tool call's result arrived.
@@ -135,6 +138,42 @@ pub enum RecordKind {
     /// Turn activity that does not say what comes next (docs/states.md §3 rule 7): the session
     /// reads Working for the window after it, then Needs you.
     Unsettled,
+}
+
+/// The most of a call's input that is kept: a command longer than this is kept cut short.
+pub const INPUT_BYTES: usize = 8 * 1024;
+
+/// A tool call's input as the transcript records it (the command of a shell call, the path of a
+/// file call), bounded: at most [`INPUT_BYTES`], cut on a character boundary, and `cut` says
+/// when there was more. Kept as written otherwise, control characters included: whoever shows it
+/// escapes it, and a screen that draws it must agree with it (docs/states.md §8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallInput {
+    pub text: String,
+    pub cut: bool,
+}
+
+impl CallInput {
+    /// `text`, kept whole up to [`INPUT_BYTES`]; `None` for an empty one.
+    pub fn of(text: &str) -> Option<CallInput> {
+        if text.trim().is_empty() {
+            return None;
+        }
+        if text.len() <= INPUT_BYTES {
+            return Some(CallInput {
+                text: text.to_string(),
+                cut: false,
+            });
+        }
+        let mut end = INPUT_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        Some(CallInput {
+            text: text[..end].to_string(),
+            cut: true,
+        })
+    }
 }
 
 /// What kind of tool call this is, as far as the state rules care.

@@ -3,7 +3,8 @@
 //! carries one answer out.
 //!
 //! [`respond`] finds the session's terminal, re-reads its screen immediately before typing (in the
-//! process that types), checks that the dialog on screen now has the fingerprint the person saw,
+//! process that types), checks that the dialog on screen now has the fingerprint the person saw
+//! (which covers the call the transcript records, `Target::call`) and agrees with that call,
 //! works out the fewest keys with the agent's keys (`agents::keys`), sends them once
 //! (`terminals::typing`), and then reads the screen again until the dialog has left, for at most
 //! [`CONFIRM_WITHIN`]. It never retries: keys that had no effect are reported as such. It refuses
@@ -21,7 +22,9 @@ use sha2::{Digest, Sha256};
 
 use crate::agents::keys::{self, Action, Choice, OptionRef, Refusal};
 use crate::agents::screens::Screen;
-use crate::model::{Machine, Session, SessionKey, TerminalKind, TerminalView, Timestamp};
+use crate::model::{
+    Machine, PendingCall, Session, SessionKey, TerminalKind, TerminalView, Timestamp,
+};
 use crate::terminals::proof::{self, Proof};
 use crate::terminals::{self, panes::Address};
 
@@ -119,7 +122,8 @@ pub enum ErrorCode {
     NoEffect,
     /// Another answer to this dialog is being carried out, or was carried out a moment ago.
     AlreadyAnswered,
-    /// Slate cannot type into the session's terminal.
+    /// Slate cannot type into the session's terminal, or will not: the dialog on screen is not the
+    /// call the transcript records.
     CannotType,
     /// The option widens permissions, or the dialog has no such option.
     NotOffered,
@@ -207,6 +211,9 @@ pub struct Target {
     pub control: Option<String>,
     /// The machine it runs on, `None` for this one.
     pub machine: Option<Machine>,
+    /// The call the dialog is about, as the session's dialog carries it: the screen must agree
+    /// with it, and the fingerprint covers it (`agents::keys`).
+    pub call: Option<PendingCall>,
 }
 
 impl Target {
@@ -222,6 +229,10 @@ impl Target {
                 .and_then(TerminalView::control)
                 .map(String::from),
             machine: session.machine.clone(),
+            call: session
+                .dialog
+                .as_ref()
+                .and_then(|dialog| dialog.call.clone()),
         }
     }
 }
@@ -581,16 +592,25 @@ pub fn respond(target: &Target, request: &RespondRequest, locks: &Path, now: Tim
         return Attempt::refused(error, None);
     }
     match terminal_of(target) {
-        Ok(destination) => respond_to(&destination, &target.key, request, locks, now),
+        Ok(destination) => respond_to(
+            &destination,
+            &target.key,
+            target.call.as_ref(),
+            request,
+            locks,
+            now,
+        ),
         Err(error) => Attempt::refused(error, None),
     }
 }
 
 /// [`respond`] at a destination already found: takes session `key`'s answer lock in `locks` and
-/// holds it from the re-read to the confirmation.
+/// holds it from the re-read to the confirmation. `call` is the call the dialog is about, where
+/// the transcript records one.
 pub fn respond_to(
     destination: &Destination,
     key: &SessionKey,
+    call: Option<&PendingCall>,
     request: &RespondRequest,
     locks: &Path,
     now: Timestamp,
@@ -602,7 +622,7 @@ pub fn respond_to(
         Ok(claim) => claim,
         Err(error) => return Attempt::refused(error, None),
     };
-    respond_at(destination, key.agent, request, &mut claim, now)
+    respond_at(destination, key.agent, call, request, &mut claim, now)
 }
 
 /// What the agent's screen shows after the keys, for the confirmation.
@@ -622,6 +642,7 @@ enum After {
 fn respond_at(
     destination: &Destination,
     agent: crate::model::AgentKind,
+    call: Option<&PendingCall>,
     request: &RespondRequest,
     claim: &mut Claim,
     now: Timestamp,
@@ -654,7 +675,10 @@ fn respond_at(
         );
     };
     let summary = Some(dialog.summary.clone());
-    let shown = keys::fingerprint(agent, &dialog);
+    // A question or a plan is about its call by id only, as the session's dialog carries it.
+    let call = call.cloned().map(|call| call.about(dialog.kind));
+    let call = call.as_ref();
+    let shown = keys::fingerprint(agent, &dialog, call);
     if shown != request.dialog {
         return Attempt::refused(
             RespondError::new(
@@ -664,6 +688,17 @@ fn respond_at(
                      the one answered ({}), so nothing was typed",
                     dialog.summary, request.dialog
                 ),
+            ),
+            summary,
+        );
+    }
+    // What the screen asks must be the call the transcript records: otherwise what the person
+    // approves is not what runs.
+    if let Some(why) = keys::disagreement(agent, &dialog, call) {
+        return Attempt::refused(
+            RespondError::new(
+                ErrorCode::CannotType,
+                format!("slate types nothing here: {why}"),
             ),
             summary,
         );
@@ -693,7 +728,9 @@ fn respond_at(
     let mut other: Option<String> = None;
     loop {
         let after = match terminals::screen_now(address, agent) {
-            Ok(Screen::Dialog(now)) if keys::fingerprint(agent, &now) == shown => After::Still,
+            Ok(Screen::Dialog(now)) if keys::fingerprint(agent, &now, call) == shown => {
+                After::Still
+            }
             Ok(Screen::Dialog(now)) => {
                 other = Some(now.summary);
                 After::Other

@@ -937,6 +937,42 @@ pub struct SessionDialog {
     /// Why it cannot, and what would make it possible; only when `answerable` is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why_not: Option<String>,
+    /// The call the dialog is about, where the transcript records it (a Claude Code `tool_use`, a
+    /// Codex `function_call`): its id, and for a permission its input. Absent from an older
+    /// server, and where no call is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<PendingCall>,
+}
+
+/// The tool call a dialog is about, as the transcript records it (docs/states.md §8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// The call's id in the transcript.
+    pub id: String,
+    /// The tool's name (`Bash`, `exec_command`).
+    pub name: String,
+    /// The call's input: the command of a shell call, the path of a file call, at most 8 KB
+    /// (`agents::INPUT_BYTES`); absent for a question or a plan, and where the call records none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// True when the input was longer than that and is kept cut short.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
+}
+
+impl PendingCall {
+    /// The call as a dialog of `kind` carries it: a permission with its input, a question or a
+    /// plan by its id only (its input is not compared with the screen).
+    pub fn about(self, kind: DialogKind) -> PendingCall {
+        match kind {
+            DialogKind::Permission => self,
+            DialogKind::Question | DialogKind::Plan => PendingCall {
+                input: None,
+                cut: false,
+                ..self
+            },
+        }
+    }
 }
 
 /// One option of a session's dialog.
@@ -951,17 +987,28 @@ pub struct SessionDialogOption {
 }
 
 impl SessionDialog {
-    /// The session's dialog as the wire shows it, from a dialog `agent`'s screen shows.
-    pub fn of(agent: AgentKind, dialog: &Dialog, why_not: Option<String>) -> SessionDialog {
+    /// The session's dialog as the wire shows it, from a dialog `agent`'s screen shows and the
+    /// call the transcript records for it, if one. A question or a plan carries the call's id
+    /// only; a permission dialog that does not agree with its call's input
+    /// (`agents::keys::disagreement`) is not answerable.
+    pub fn of(
+        agent: AgentKind,
+        dialog: &Dialog,
+        why_not: Option<String>,
+        call: Option<PendingCall>,
+    ) -> SessionDialog {
+        let call = call.map(|call| call.about(dialog.kind));
         let actions = crate::agents::keys::option_actions(agent, dialog);
-        let why_not = why_not.or_else(|| {
-            actions.iter().all(Option::is_none).then(|| {
-                format!(
-                    "slate offers no answer to this dialog of {}: answer it in its terminal",
-                    agent.display_name()
-                )
-            })
-        });
+        let why_not = why_not
+            .or_else(|| crate::agents::keys::disagreement(agent, dialog, call.as_ref()))
+            .or_else(|| {
+                actions.iter().all(Option::is_none).then(|| {
+                    format!(
+                        "slate offers no answer to this dialog of {}: answer it in its terminal",
+                        agent.display_name()
+                    )
+                })
+            });
         SessionDialog {
             kind: dialog.kind,
             summary: dialog.summary.clone(),
@@ -977,9 +1024,10 @@ impl SessionDialog {
                     action,
                 })
                 .collect(),
-            fingerprint: crate::agents::keys::fingerprint(agent, dialog),
+            fingerprint: crate::agents::keys::fingerprint(agent, dialog, call.as_ref()),
             answerable: why_not.is_none(),
             why_not,
+            call,
         }
     }
 }

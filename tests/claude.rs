@@ -698,3 +698,80 @@ fn sidechain_lines_keep_their_records_only_in_a_subagent_transcript() {
     );
     assert_eq!(info.model.as_deref(), Some("claude-haiku-5"));
 }
+
+/// The input of the one `Bash` tool call in an assistant line whose `input` is `input`.
+fn bash_input(input: Value) -> Result<Option<slate::agents::CallInput>, LineError> {
+    let line = serde_json::json!({
+        "type": "assistant",
+        "timestamp": "2026-11-28T09:10:03.640Z",
+        "sessionId": "11111111-2222-4333-8444-555555555555",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": input}],
+        },
+    });
+    let observations = observe(line.to_string().as_bytes())?;
+    Ok(observations
+        .into_iter()
+        .find_map(|observation| match observation {
+            Observation::Record(Record {
+                kind: slate::agents::RecordKind::ToolCall { input, detail, .. },
+                ..
+            }) => {
+                // The one-line detail stays one short line whatever the input holds.
+                assert!(detail
+                    .as_deref()
+                    .is_none_or(|detail| !detail.contains('\n') && detail.chars().count() <= 120));
+                Some(input)
+            }
+            _ => None,
+        })
+        .expect("the line holds a tool call"))
+}
+
+#[test]
+fn a_tool_calls_input_is_kept_whole_up_to_its_bound_and_marked_cut_beyond() {
+    // See: issue 20. The dialog's call carries the input, so it must stay bounded whatever the
+    // model wrote: 1 MB of command, control characters and bidi overrides, or no command at all.
+    let command = "touch x.txt \\\n  && echo done";
+    let kept = bash_input(serde_json::json!({ "command": command }))
+        .unwrap()
+        .unwrap();
+    assert_eq!((kept.text.as_str(), kept.cut), (command, false));
+
+    let huge = format!("echo {}é", "x".repeat(1 << 20));
+    let kept = bash_input(serde_json::json!({ "command": huge }))
+        .unwrap()
+        .unwrap();
+    assert!(kept.cut);
+    assert!(kept.text.len() <= slate::agents::INPUT_BYTES);
+    assert!(huge.starts_with(&kept.text));
+
+    // Cut on a character boundary: a multi-byte character straddling the bound is left out.
+    let wide = "é".repeat(slate::agents::INPUT_BYTES);
+    let kept = bash_input(serde_json::json!({ "command": wide }))
+        .unwrap()
+        .unwrap();
+    assert!(kept.cut);
+    assert_eq!(kept.text.len(), slate::agents::INPUT_BYTES);
+
+    // Control characters and bidi overrides are kept as written (whoever shows them escapes
+    // them, and no screen agrees with them).
+    let hostile = "touch x.txt\u{1b}[2K\r\u{202e}txt.x hcuot\u{7}";
+    let kept = bash_input(serde_json::json!({ "command": hostile }))
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept.text, hostile);
+
+    // No command, a command that is not text, an input that is not an object: a call without
+    // input, and the line still reads.
+    for input in [
+        serde_json::json!({}),
+        serde_json::json!({ "command": 42 }),
+        serde_json::json!({ "command": "   " }),
+        serde_json::json!("touch x.txt"),
+        Value::Null,
+    ] {
+        assert_eq!(bash_input(input.clone()), Ok(None), "{input}");
+    }
+}

@@ -405,13 +405,13 @@ fn approving_a_hosted_dialog_types_its_digit_and_sees_it_leave() {
         dialog: "0123456789abcdef".to_string(),
         surface: None,
     };
-    let refused = respond_to(&destination, &key, &request, &locks, now).result;
+    let refused = respond_to(&destination, &key, None, &request, &locks, now).result;
     assert_eq!(
         refused.unwrap_err().code,
         slate::answers::ErrorCode::DialogChanged
     );
-    request.dialog = slate::agents::keys::fingerprint(AgentKind::CODEX, &dialog);
-    let answered = respond_to(&destination, &key, &request, &locks, now)
+    request.dialog = slate::agents::keys::fingerprint(AgentKind::CODEX, &dialog, None);
+    let answered = respond_to(&destination, &key, None, &request, &locks, now)
         .result
         .expect("answered");
     assert_eq!(answered.option, Some(1));
@@ -451,6 +451,7 @@ fn a_hosted_session_is_typed_into_through_its_socket_or_not_at_all() {
         hosted: true,
         control: control.map(str::to_string),
         machine: None,
+        call: None,
     };
     assert_eq!(
         terminal_of(&target(Some("/run/user/1/slate/9.sock")))

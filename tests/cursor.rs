@@ -327,6 +327,7 @@ fn transcript_lines() {
                 call_id: "t1".to_string(),
                 name: "Shell".to_string(),
                 detail: Some("npm test".to_string()),
+                input: slate::agents::CallInput::of("npm test"),
                 kind: slate::agents::CallKind::Plain,
             }],
         ),

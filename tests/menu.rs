@@ -40,6 +40,7 @@ pub fn permission_dialog(fingerprint: &str) -> SessionDialog {
         fingerprint: fingerprint.to_string(),
         answerable: true,
         why_not: None,
+        call: None,
     }
 }
 
@@ -302,6 +303,7 @@ fn a_session_at_a_dialog_gets_a_submenu_with_the_offered_options_and_open() {
         fingerprint: "00000000000000aa".to_string(),
         answerable: true,
         why_not: None,
+        call: None,
     };
     let mut plain = permission_dialog("00000000000000bb");
     plain.answerable = false;

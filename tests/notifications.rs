@@ -359,7 +359,7 @@ pub fn at_screen(agent: AgentKind, folder: &str, file: &str) -> slate::model::Se
         .unwrap_or_else(|| panic!("{}: no dialog", path.display()));
     let mut session = waiting("acme-api", file);
     session.agent = agent;
-    session.dialog = Some(slate::model::SessionDialog::of(agent, dialog, None));
+    session.dialog = Some(slate::model::SessionDialog::of(agent, dialog, None, None));
     session
 }
 

@@ -14,9 +14,9 @@ use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
-    one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
-    LineError, LineParser, ListingCommand, ListingRule, Observation, ProcessRole, Processes,
-    Record, RecordKind, Root, Sessions, Title, TitleSource, Watch,
+    one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Found, Info,
+    Layout, LineError, LineParser, ListingCommand, ListingRule, Observation, ProcessRole,
+    Processes, Record, RecordKind, Root, Sessions, Title, TitleSource, Watch,
 };
 use crate::model::{AgentKind, ListedStatus, ListingEntry, ProcessInfo, Timestamp};
 
@@ -134,6 +134,10 @@ pub static DESCRIPTION: Description = Description {
         highlighted: Press::Enter,
         free_text: &["type something", "tell claude what to change"],
         text_pause_ms: 700,
+        // The recorded Bash dialogs draw the command as the `tool_use` records it; 2.1.197 draws
+        // the call's description on the line under it.
+        drawn_inputs: &["Bash"],
+        lines_under_input: 1,
     }),
 };
 
@@ -498,8 +502,12 @@ fn assistant_block_record(block: &Value) -> Option<RecordKind> {
                 .unwrap_or("")
                 .to_owned();
             let input = block.get("input").unwrap_or(&Value::Null);
+            let text = call_text(&name, input);
             Some(RecordKind::ToolCall {
-                detail: call_detail(&name, input),
+                detail: text
+                    .map(|text| one_line(text, DETAIL_CHARS))
+                    .filter(|detail| !detail.is_empty()),
+                input: text.and_then(CallInput::of),
                 kind: call_kind(&name),
                 call_id,
                 name,
@@ -523,10 +531,11 @@ fn call_kind(name: &str) -> CallKind {
     }
 }
 
-/// A short description of a tool call for people: what it runs, reads, edits or asks.
-fn call_detail(name: &str, input: &Value) -> Option<String> {
+/// What a tool call runs, reads, edits or asks, as its input says it: the field a short
+/// description of it is taken from, and what the call's `input` keeps.
+fn call_text<'a>(name: &str, input: &'a Value) -> Option<&'a str> {
     let field = |key: &str| input.get(key).and_then(Value::as_str);
-    let detail = match name {
+    match name {
         "Bash" => field("command"),
         "Edit" | "MultiEdit" | "Write" | "Read" => field("file_path"),
         "NotebookEdit" => field("notebook_path"),
@@ -542,9 +551,7 @@ fn call_detail(name: &str, input: &Value) -> Option<String> {
             .and_then(|question| question.get("question"))
             .and_then(Value::as_str),
         _ => None,
-    }?;
-    let detail = one_line(detail, DETAIL_CHARS);
-    (!detail.is_empty()).then_some(detail)
+    }
 }
 
 fn system_records(entry: &Map<String, Value>) -> Vec<RecordKind> {

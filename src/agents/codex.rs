@@ -15,9 +15,9 @@ use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
-    one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
-    LineError, LineParser, NameIndex, NameLine, Observation, ProcessRole, Processes, Record,
-    RecordKind, Root, Sessions, Title, TitleSource, Watch,
+    one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Found, Info,
+    Layout, LineError, LineParser, NameIndex, NameLine, Observation, ProcessRole, Processes,
+    Record, RecordKind, Root, Sessions, Title, TitleSource, Watch,
 };
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
@@ -114,6 +114,9 @@ pub static DESCRIPTION: Description = Description {
         highlighted: Press::Enter,
         free_text: &[],
         text_pause_ms: 0,
+        // The recorded exec approval draws the `cmd` of the `function_call` after `$ `.
+        drawn_inputs: &["exec_command"],
+        lines_under_input: 0,
     }),
 };
 
@@ -467,7 +470,10 @@ fn response_item(payload: &Map<String, Value>) -> Result<Option<RecordKind>, Lin
             RecordKind::ToolCall {
                 call_id,
                 name: "local_shell".to_owned(),
-                detail: command.map(|command| one_line(&command, DETAIL_CHARS)),
+                detail: command
+                    .as_deref()
+                    .map(|command| one_line(command, DETAIL_CHARS)),
+                input: command.as_deref().and_then(CallInput::of),
                 kind: CallKind::Plain,
             }
         }
@@ -523,7 +529,10 @@ fn tool_call(
     Ok(RecordKind::ToolCall {
         call_id,
         name,
-        detail: detail.map(|detail| one_line(&detail, DETAIL_CHARS)),
+        detail: detail
+            .as_deref()
+            .map(|detail| one_line(detail, DETAIL_CHARS)),
+        input: detail.as_deref().and_then(CallInput::of),
         kind,
     })
 }

@@ -13,7 +13,7 @@ use md5::{Digest, Md5};
 use serde_json::Value;
 
 use super::{
-    one_line, program_name, AgentProcess, Base, CallKind, Description, Info, LineError,
+    one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Info, LineError,
     Observation, ProcessRole, Processes, Record, RecordKind, Root, Sessions, StoreKind, Title,
     TitleSource, Watch,
 };
@@ -454,7 +454,7 @@ fn tool_call(block: &Value, id_key: &str, name_key: &str, input_key: &str) -> Op
         .unwrap_or("tool");
     let input = block.get(input_key).unwrap_or(&Value::Null);
     // The most telling argument first: a search's pattern says more than the folder it searches.
-    let detail = [
+    let text = [
         "command",
         "question",
         "target_file",
@@ -465,13 +465,15 @@ fn tool_call(block: &Value, id_key: &str, name_key: &str, input_key: &str) -> Op
         "path",
     ]
     .iter()
-    .find_map(|key| input.get(*key).and_then(Value::as_str))
-    .map(|text| one_line(text, 120))
-    .filter(|text| !text.is_empty());
+    .find_map(|key| input.get(*key).and_then(Value::as_str));
+    let detail = text
+        .map(|text| one_line(text, 120))
+        .filter(|text| !text.is_empty());
     Some(RecordKind::ToolCall {
         call_id: call_id.to_string(),
         name: name.to_string(),
         detail,
+        input: text.and_then(CallInput::of),
         kind: call_kind(name),
     })
 }

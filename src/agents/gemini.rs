@@ -19,9 +19,9 @@ use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
-    one_line, program_name, AgentProcess, Base, CallKind, Description, Found, Info, Layout,
-    LineError, LineParser, Observation, ProcessRole, Processes, ProjectFolder, Record, RecordKind,
-    Root, Sessions, Title, TitleSource, Watch,
+    one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Found, Info,
+    Layout, LineError, LineParser, Observation, ProcessRole, Processes, ProjectFolder, Record,
+    RecordKind, Root, Sessions, Title, TitleSource, Watch,
 };
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
@@ -126,6 +126,9 @@ pub static DESCRIPTION: Description = Description {
         highlighted: Press::Enter,
         free_text: &["enter a custom value", "type your feedback"],
         text_pause_ms: 700,
+        // Gemini CLI records a call only once it has finished, so no pending call is known.
+        drawn_inputs: &[],
+        lines_under_input: 0,
     }),
 };
 
@@ -521,6 +524,7 @@ fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observati
                     call_id: pending_call_id(id),
                     name: "tool".to_string(),
                     detail: None,
+                    input: None,
                     kind: CallKind::Plain,
                 }));
             }
@@ -569,13 +573,18 @@ fn call_observations(
         .and_then(Value::as_str)
         .unwrap_or("tool")
         .to_string();
-    let detail = call.get("args").and_then(call_detail);
+    let text = call.get("args").and_then(call_text);
+    let detail = text
+        .map(|text| one_line(text, 120))
+        .filter(|text| !text.is_empty());
+    let input = text.and_then(CallInput::of);
     let mut out = vec![Observation::Record(Record {
         at,
         kind: RecordKind::ToolCall {
             call_id: call_id.clone(),
             name,
             detail,
+            input,
             kind: CallKind::Plain,
         },
     })];
@@ -597,9 +606,9 @@ fn call_observations(
     out
 }
 
-/// A short description of a call from its arguments: the command of a shell call, the path of a
+/// What a call is about, from its arguments: the command of a shell call, the path of a
 /// file call, the pattern of a search.
-fn call_detail(args: &Value) -> Option<String> {
+fn call_text(args: &Value) -> Option<&str> {
     const KEYS: [&str; 8] = [
         "command",
         "file_path",
@@ -613,8 +622,6 @@ fn call_detail(args: &Value) -> Option<String> {
     let args = args.as_object()?;
     KEYS.iter()
         .find_map(|key| args.get(*key).and_then(Value::as_str))
-        .map(|text| one_line(text, 120))
-        .filter(|text| !text.is_empty())
 }
 
 /// The text and function responses of a `PartListUnion`: a string, a part, or a list of either.

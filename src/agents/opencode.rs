@@ -15,7 +15,7 @@ use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
 use super::{
-    one_line, program_name, AgentProcess, Base, CallKind, Description, Info, LineError,
+    one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Info, LineError,
     Observation, ProcessRole, Processes, Record, RecordKind, Root, Sessions, StoreKind, Title,
     TitleSource, Watch,
 };
@@ -109,6 +109,9 @@ pub static DESCRIPTION: Description = Description {
         highlighted: Press::Enter,
         free_text: &["type your own answer"],
         text_pause_ms: 0,
+        // The recorded bash permission draws the tool part's `command` after `$ `.
+        drawn_inputs: &["bash"],
+        lines_under_input: 0,
     }),
 };
 
@@ -412,6 +415,7 @@ fn observe_tool(created: i64, part: &Value, observations: &mut Vec<Observation>)
             call_id: call_id.to_string(),
             name: name.to_string(),
             detail: tool_detail(name, state),
+            input: tool_input(name, state),
             kind,
         },
     ));
@@ -443,6 +447,22 @@ fn tool_detail(name: &str, state: &Value) -> Option<String> {
         .or_else(|| str_at(input, &["url"]))?;
     let text = one_line(text, 120);
     (!text.is_empty()).then_some(text)
+}
+
+/// A tool call's input: the question asked, else its command, file or other primary argument
+/// (not the title OpenCode gave the call, which is its own words for it).
+fn tool_input(name: &str, state: &Value) -> Option<CallInput> {
+    let input = state.get("input").unwrap_or(&Value::Null);
+    let question = (name == "question")
+        .then(|| str_at(input, &["questions", "0", "question"]))
+        .flatten();
+    let text = question
+        .or_else(|| str_at(input, &["command"]))
+        .or_else(|| str_at(input, &["filePath"]))
+        .or_else(|| str_at(input, &["description"]))
+        .or_else(|| str_at(input, &["pattern"]))
+        .or_else(|| str_at(input, &["url"]))?;
+    CallInput::of(text)
 }
 
 /// A tool error caused by the user saying no to a permission prompt.

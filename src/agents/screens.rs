@@ -667,7 +667,7 @@ fn drawn_text(block: &[&Line], prefix: &str, hanging: bool, edge: Edge) -> (Vec<
 }
 
 /// A line a CLI draws in place of the lines it left out: `… +3 lines`, `… 12 more lines`, `…`.
-fn is_cut_mark(text: &str) -> bool {
+pub(crate) fn is_cut_mark(text: &str) -> bool {
     let Some(rest) = text.strip_prefix('…') else {
         return false;
     };

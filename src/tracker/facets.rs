@@ -177,7 +177,10 @@ impl Tracker {
                 .sensed
                 .as_ref()
                 .and_then(|sensed| sensed.dialog())
-                .map(|dialog| SessionDialog::of(key.agent, dialog, None)),
+                .map(|dialog| {
+                    let call = log.call_of(key.agent, dialog);
+                    SessionDialog::of(key.agent, dialog, None, call)
+                }),
             status,
             session_state: SessionState {
                 status,

@@ -8,8 +8,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::agents::{CallKind, Info, Observation, Record, RecordKind, Title};
-use crate::model::Timestamp;
+use crate::agents::keys;
+use crate::agents::screens::{Dialog, DialogKind};
+use crate::agents::{CallInput, CallKind, Info, Observation, Record, RecordKind, Title};
+use crate::model::{AgentKind, PendingCall, Timestamp};
 
 /// The fold of a session's observations: the facts the rules read, kept small.
 #[derive(Debug, Default, Clone)]
@@ -51,8 +53,12 @@ pub(super) struct Dated {
 /// A tool call still waiting for its result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct OpenCall {
+    id: String,
     name: String,
     pub(super) detail: Option<String>,
+    /// The call's input, bounded by the adapter (`agents::CallInput`): what a dialog about it
+    /// must agree with.
+    input: Option<CallInput>,
     pub(super) kind: CallKind,
     pub(super) at: Timestamp,
     seq: u64,
@@ -68,7 +74,39 @@ impl OpenCall {
     }
 }
 
+impl OpenCall {
+    /// The call as the wire dialog carries it.
+    pub(super) fn pending(&self) -> PendingCall {
+        PendingCall {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            input: self.input.as_ref().map(|input| input.text.clone()),
+            cut: self.input.as_ref().is_some_and(|input| input.cut),
+        }
+    }
+}
+
 impl Log {
+    /// The call a dialog on screen is about: of the tool calls still waiting for their result
+    /// that such a dialog can ask about (a question about a question call, a plan about a plan,
+    /// a permission about any other call but a sub-agent), the newest one the dialog agrees with
+    /// (`agents::keys::disagreement`; several wait at once when the model called tools in
+    /// parallel), else the newest one.
+    pub(super) fn call_of(&self, agent: AgentKind, dialog: &Dialog) -> Option<PendingCall> {
+        let fits = |call: &&OpenCall| match dialog.kind {
+            DialogKind::Question => call.kind == CallKind::Question,
+            DialogKind::Plan => call.kind == CallKind::PlanApproval,
+            DialogKind::Permission => matches!(call.kind, CallKind::Plain | CallKind::Escalated),
+        };
+        let mut calls: Vec<&OpenCall> = self.open_calls.values().filter(fits).collect();
+        calls.sort_by_key(|call| std::cmp::Reverse((call.at, call.seq)));
+        let calls: Vec<PendingCall> = calls.into_iter().map(OpenCall::pending).collect();
+        let agreeing = calls
+            .iter()
+            .find(|call| keys::disagreement(agent, dialog, Some(call)).is_none());
+        agreeing.or(calls.first()).cloned()
+    }
+
     /// The newest tool call still waiting for its result: the one a dialog would be about.
     pub(super) fn newest_open_call(&self) -> Option<&OpenCall> {
         self.open_calls
@@ -146,6 +184,7 @@ impl Log {
                 call_id,
                 name,
                 detail,
+                input,
                 kind,
             } => {
                 self.last_tool_call = Some(self.last_tool_call.map_or(at, |last| last.max(at)));
@@ -153,8 +192,10 @@ impl Log {
                     self.open_calls.insert(
                         call_id.clone(),
                         OpenCall {
+                            id: call_id.clone(),
                             name: name.clone(),
                             detail: detail.clone(),
+                            input: input.clone(),
                             kind: *kind,
                             at,
                             seq,
@@ -196,11 +237,24 @@ impl Log {
             .as_ref()
             .is_none_or(|last| (at, seq) >= (last.at, last.seq));
         if newer {
-            self.last = Some(Dated {
-                at,
-                seq,
-                kind: record.kind,
-            });
+            let kind = match record.kind {
+                // The newest record only dates and names the turn; the open call keeps the input.
+                RecordKind::ToolCall {
+                    call_id,
+                    name,
+                    detail,
+                    kind,
+                    ..
+                } => RecordKind::ToolCall {
+                    call_id,
+                    name,
+                    detail,
+                    input: None,
+                    kind,
+                },
+                kind => kind,
+            };
+            self.last = Some(Dated { at, seq, kind });
         }
     }
 }
