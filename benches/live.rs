@@ -413,6 +413,75 @@ impl Drop for Server {
     }
 }
 
+/// What a running `slate serve` and the tmux server it reads used over a while.
+struct Usage {
+    elapsed: f64,
+    /// CPU seconds of `slate serve` itself, of the tmux clients it ran, and of the tmux server.
+    own: f64,
+    clients: f64,
+    tmux: f64,
+    wakeups: u64,
+    /// The live list at the end.
+    sessions: Vec<serde_json::Value>,
+}
+
+impl Usage {
+    /// Measures `server` and the tmux server `tmux_server` over `seconds`; `None` without Linux's
+    /// `/proc`.
+    fn over(server: &Server, tmux_server: u32, seconds: f64) -> Option<Usage> {
+        let pid = server.child.id();
+        let cpu = || {
+            Some((
+                process_cpu(pid, false)?,
+                process_cpu(pid, true)?,
+                process_cpu(tmux_server, false)?,
+            ))
+        };
+        let before = cpu()?;
+        let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        let elapsed = started.elapsed().as_secs_f64();
+        let after = cpu()?;
+        let own = after.0.saturating_sub(before.0).as_secs_f64();
+        let sessions = server.get("/sessions/live")["sessions"].clone();
+        Some(Usage {
+            elapsed,
+            own,
+            clients: after.1.saturating_sub(before.1).as_secs_f64() - own,
+            tmux: after.2.saturating_sub(before.2).as_secs_f64(),
+            wakeups: server.get("/health")["wakeups"].as_u64().unwrap_or(0) - wakeups,
+            sessions: sessions.as_array().cloned().unwrap_or_default(),
+        })
+    }
+
+    /// One line: each part's CPU seconds and share of one core (with `decimals` places), the
+    /// wake-ups a minute, and how many sessions are in a sensed pane.
+    fn describe(&self, decimals: usize) -> String {
+        let share = |used: f64| format!("{:.decimals$}%", used / self.elapsed * 100.0);
+        let sensed = self
+            .sessions
+            .iter()
+            .filter(|session| session["terminal"]["sensed"] == true)
+            .count();
+        format!(
+            "slate serve over {:.0} s: {:.3} CPU s ({} of one core), the tmux clients it ran \
+             {:.3} CPU s ({}), the tmux server {:.3} CPU s ({}), in all {} of one core; {:.1} \
+             wake-ups/min; {sensed} of {} sessions in a sensed pane",
+            self.elapsed,
+            self.own,
+            share(self.own),
+            self.clients,
+            share(self.clients),
+            self.tmux,
+            share(self.tmux),
+            share(self.own + self.clients + self.tmux),
+            self.wakeups as f64 * 60.0 / self.elapsed,
+            self.sessions.len(),
+        )
+    }
+}
+
 /// User plus system CPU time of process `pid` so far, from `/proc/<pid>/stat`, with that of the
 /// children it has waited for when `children`.
 fn process_cpu(pid: u32, children: bool) -> Option<Duration> {
@@ -707,50 +776,16 @@ fn sensing() {
     let server = Server::start(&home, temp.path(), None);
     let measure = |label: &str| {
         std::thread::sleep(Duration::from_secs(3));
-        let pid = server.child.id();
-        let cpu = || {
-            Some((
-                process_cpu(pid, false)?,
-                process_cpu(pid, true)?,
-                process_cpu(tmux_server, false)?,
-            ))
-        };
-        let Some(before) = cpu() else {
+        let Some(usage) = Usage::over(&server, tmux_server, seconds) else {
             println!("sensing: CPU time unavailable (needs Linux /proc)");
             return;
         };
-        let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
-        let started = Instant::now();
-        std::thread::sleep(Duration::from_secs_f64(seconds));
-        let elapsed = started.elapsed().as_secs_f64();
-        let after = cpu().unwrap();
-        let own = after.0.saturating_sub(before.0).as_secs_f64();
-        let clients = after.1.saturating_sub(before.1).as_secs_f64() - own;
-        let tmux_used = after.2.saturating_sub(before.2).as_secs_f64();
-        let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0) - wakeups;
-        let sessions = server.get("/sessions/live")["sessions"].clone();
-        let list = sessions.as_array().cloned().unwrap_or_default();
-        let sensed = list
-            .iter()
-            .filter(|session| session["terminal"]["sensed"] == true)
-            .count();
-        let working = list
+        let working = usage
+            .sessions
             .iter()
             .filter(|session| session["status"] == "working")
             .count();
-        let share = |used: f64| used / elapsed * 100.0;
-        println!(
-            "sensing, {label}: {elapsed:.0} s: slate serve {own:.3} CPU s ({:.3}% of one core), \
-             the tmux clients it ran {clients:.3} CPU s ({:.3}%), the tmux server {tmux_used:.3} \
-             CPU s ({:.3}%), in all {:.3}% of one core; {:.1} wake-ups/min; {sensed} of {} \
-             sessions in a sensed pane, {working} working",
-            share(own),
-            share(clients),
-            share(tmux_used),
-            share(own + clients + tmux_used),
-            wakeups as f64 * 60.0 / elapsed,
-            list.len(),
-        );
+        println!("sensing, {label}: {}; {working} working", usage.describe(3));
     };
     measure("50 sessions in tmux panes, no call open");
     for index in 0..10 {
@@ -868,45 +903,13 @@ fn crowded() {
     );
     let server = Server::start(&home, temp.path(), None);
     std::thread::sleep(Duration::from_secs(5));
-    let pid = server.child.id();
-    let cpu = || {
-        Some((
-            process_cpu(pid, false)?,
-            process_cpu(pid, true)?,
-            process_cpu(tmux_server, false)?,
-        ))
-    };
-    let Some(before) = cpu() else {
+    let Some(usage) = Usage::over(&server, tmux_server, seconds) else {
         println!("crowded: CPU time unavailable (needs Linux /proc)");
         return;
     };
-    let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0);
-    let begun = Instant::now();
-    std::thread::sleep(Duration::from_secs_f64(seconds));
-    let elapsed = begun.elapsed().as_secs_f64();
-    let after = cpu().unwrap();
-    let own = after.0.saturating_sub(before.0).as_secs_f64();
-    let clients = after.1.saturating_sub(before.1).as_secs_f64() - own;
-    let tmux_used = after.2.saturating_sub(before.2).as_secs_f64();
-    let wakeups = server.get("/health")["wakeups"].as_u64().unwrap_or(0) - wakeups;
-    let sessions = server.get("/sessions/live")["sessions"].clone();
-    let list = sessions.as_array().cloned().unwrap_or_default();
-    let sensed = list
-        .iter()
-        .filter(|session| session["terminal"]["sensed"] == true)
-        .count();
-    let share = |used: f64| used / elapsed * 100.0;
     println!(
-        "crowded: slate serve over {elapsed:.0} s: {own:.3} CPU s ({:.2}% of one core), the tmux \
-         clients it ran {clients:.3} CPU s ({:.2}%), the tmux server {tmux_used:.3} CPU s \
-         ({:.2}%), in all {:.2}% of one core (target: under 5%); {:.1} wake-ups/min; {sensed} of \
-         {} sessions in a sensed pane",
-        share(own),
-        share(clients),
-        share(tmux_used),
-        share(own + clients + tmux_used),
-        wakeups as f64 * 60.0 / elapsed,
-        list.len(),
+        "crowded: {} (target: under 5% of one core)",
+        usage.describe(2)
     );
     server.stop();
 }

@@ -804,6 +804,32 @@ struct TmuxServer {
 }
 
 impl TmuxServer {
+    /// A private server with one detached 80x24 session (tmux required).
+    fn detached() -> TmuxServer {
+        require("tmux", "tmux");
+        let server = TmuxServer {
+            name: unique_name(),
+        };
+        server.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "80",
+            "-y",
+            "24",
+        ]);
+        server
+    }
+
+    /// Runs `command` in a new window, left in the background, and returns its pane's pid.
+    fn window(&self, command: &str) -> u32 {
+        self.tmux(&["new-window", "-d", "-P", "-F", "#{pane_pid}", command])
+            .parse()
+            .expect("tmux prints the pane's pid")
+    }
+
     fn tmux(&self, args: &[&str]) -> String {
         output(Command::new("tmux").args(["-L", &self.name]).args(args))
     }
@@ -831,31 +857,8 @@ impl Drop for TmuxServer {
 
 #[test]
 fn tmux_focus_selects_the_window_and_pane_of_the_process() {
-    require("tmux", "tmux");
-    let server = TmuxServer {
-        name: unique_name(),
-    };
-    server.tmux(&[
-        "-f",
-        "/dev/null",
-        "new-session",
-        "-d",
-        "-x",
-        "80",
-        "-y",
-        "24",
-    ]);
-    let pid: u32 = server
-        .tmux(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_pid}",
-            "exec sleep 300",
-        ])
-        .parse()
-        .expect("tmux prints the pane's pid");
+    let server = TmuxServer::detached();
+    let pid = server.window("exec sleep 300");
     // A second pane in window 1 becomes its active pane, so selecting the sleep's pane is checked.
     server.tmux(&["split-window", "-t", ":1", "exec sleep 301"]);
     assert_eq!(
@@ -880,32 +883,9 @@ fn tmux_focus_selects_the_window_and_pane_of_the_process() {
 
 #[test]
 fn tmux_focus_finds_the_pane_by_its_terminal_never_by_inherited_variables() {
-    require("tmux", "tmux");
-    let server = TmuxServer {
-        name: unique_name(),
-    };
-    server.tmux(&[
-        "-f",
-        "/dev/null",
-        "new-session",
-        "-d",
-        "-x",
-        "80",
-        "-y",
-        "24",
-    ]);
+    let server = TmuxServer::detached();
     // A process with every variable cleared: no $TMUX says where it runs, its terminal does.
-    let pid: u32 = server
-        .tmux(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_pid}",
-            "exec env -i sleep 300",
-        ])
-        .parse()
-        .expect("tmux prints the pane's pid");
+    let pid = server.window("exec env -i sleep 300");
     let pane = server.tmux(&["display", "-p", "-t", ":1", "#{pane_id}"]);
     match focus::plan(Some(pid)) {
         Plan::Run { steps, .. } => assert!(
