@@ -833,7 +833,7 @@ impl LoopState {
         let Some(sensing) = &mut self.sensing else {
             return Vec::new();
         };
-        let inputs = sensing.scanned(self.engine.processes());
+        let inputs = sensing.scanned(self.engine.processes(), Instant::now());
         self.engine.apply_all(inputs, now)
     }
 

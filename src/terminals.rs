@@ -65,6 +65,9 @@ pub struct Located {
     /// The process's terminal device, and the relay between it and the pane, when there is an
     /// address.
     pub proof: Option<proof::Proof>,
+    /// True when no pane was proved because a tmux server did not answer: it is asked again
+    /// after [`RETRY_AFTER`].
+    pub retry: bool,
 }
 
 /// Finds the terminal of each process in `pids` by its controlling terminal
@@ -74,14 +77,15 @@ pub struct Located {
 pub fn locate(pids: &[u32]) -> Vec<(u32, Located)> {
     let tools = crate::focus::tools();
     let hosts = crate::focus::hosts(pids);
-    let panes = if tools.tmux && !hosts.is_empty() {
+    let servers = if tools.tmux && !hosts.is_empty() {
         let hints = hosts
             .iter()
             .filter_map(|(_, host)| host.as_ref()?.env.tmux_socket().map(str::to_string));
         proof::tmux_panes(&proof::tmux_sockets(hints))
     } else {
-        Vec::new()
+        proof::TmuxPanes::default()
     };
+    let panes = &servers.panes;
     hosts
         .into_iter()
         .map(|(pid, host)| {
@@ -89,7 +93,7 @@ pub fn locate(pids: &[u32]) -> Vec<(u32, Located)> {
                 .as_ref()
                 .map(|host| proof::ProcessTty::read(pid, &host.ancestors))
                 .unwrap_or_default();
-            let proved = proof::prove(&tty, &panes).map(|(pane, proof)| {
+            let proved = proof::prove(&tty, panes).map(|(pane, proof)| {
                 let address = Address::Tmux {
                     socket: pane.socket.clone(),
                     pane: pane.pane.clone(),
@@ -101,17 +105,42 @@ pub fn locate(pids: &[u32]) -> Vec<(u32, Located)> {
                 &tools,
                 proved.as_ref().map(|(address, _)| address),
             );
-            let located = match (proved, address) {
-                (Some((address, proof)), _) => Located {
+            // A server that did not answer may hold the pane: the one the process's variables
+            // name, or, for a process in a terminal of its own, any of them.
+            let hinted = host
+                .as_ref()
+                .and_then(|host| host.env.tmux_socket().map(str::to_string));
+            let unanswered = servers.unanswered.iter().find(|(socket, _)| {
+                hinted
+                    .as_deref()
+                    .is_none_or(|hinted| hinted == socket.as_str())
+            });
+            let located = match (proved, address, unanswered) {
+                (Some((address, proof)), _, _) => Located {
                     view,
                     address: Some(address),
                     proof: Some(proof),
+                    retry: false,
                 },
-                (None, Some(address)) => confirm(address, tty.tty),
-                (None, None) => Located {
+                (None, Some(address), _) => confirm(address, tty.tty),
+                (None, None, Some((socket, why))) if tty.tty != 0 => Located {
+                    view: TerminalView::unread(
+                        TerminalKind::Tmux,
+                        None,
+                        format!(
+                            "the tmux server at {socket} did not answer ({why}), so its pane \
+                             could not be proved; asked again shortly"
+                        ),
+                    ),
+                    address: None,
+                    proof: None,
+                    retry: true,
+                },
+                (None, None, _) => Located {
                     view,
                     address: None,
                     proof: None,
+                    retry: false,
                 },
             };
             (pid, located)
@@ -146,6 +175,7 @@ fn confirm(address: Address, tty: u64) -> Located {
             view: address.view(),
             address: Some(address),
             proof: Some(proof::Proof::Direct { tty }),
+            retry: false,
         },
         Ok(_) => Located {
             view: TerminalView::unread(
@@ -157,6 +187,7 @@ fn confirm(address: Address, tty: u64) -> Located {
             ),
             address: None,
             proof: None,
+            retry: false,
         },
         Err(why) => Located {
             view: TerminalView::unread(
@@ -166,6 +197,7 @@ fn confirm(address: Address, tty: u64) -> Located {
             ),
             address: None,
             proof: None,
+            retry: true,
         },
     }
 }
@@ -748,6 +780,9 @@ pub struct Sensing {
     located: HashMap<u32, (Timestamp, Located)>,
     /// Pids sent to be located, not answered yet, with their start times.
     locating: HashMap<u32, Timestamp>,
+    /// Pids whose pane could not be proved because a terminal did not answer, and when they are
+    /// located again.
+    relocate: HashMap<u32, Instant>,
     /// Sessions whose read is in flight; the worker takes them off when it has read them.
     in_flight: Arc<Mutex<HashSet<SessionKey>>>,
     /// Sessions the tracker holds a reading for.
@@ -800,6 +835,7 @@ impl Sensing {
             requests,
             located: HashMap::new(),
             locating: HashMap::new(),
+            relocate: HashMap::new(),
             in_flight,
             held: HashSet::new(),
             resting: HashMap::new(),
@@ -824,9 +860,11 @@ impl Sensing {
             .or_else(|| self.located.get(&pid)?.1.address.as_ref())
     }
 
-    /// A process scan saw `processes`: new agent processes are sent to be located, and those
-    /// gone are forgotten. Returns the tracker's input when the terminals it knows changed.
-    pub fn scanned(&mut self, processes: &[SeenProcess]) -> Vec<Input> {
+    /// A process scan saw `processes` at `now`: new agent processes are sent to be located, and
+    /// so are those whose pane a terminal that did not answer kept from being proved, once their
+    /// pause is over; those gone are forgotten. Returns the tracker's input when the terminals it
+    /// knows changed.
+    pub fn scanned(&mut self, processes: &[SeenProcess], now: Instant) -> Vec<Input> {
         let live: HashMap<u32, Timestamp> = processes
             .iter()
             .filter(|process| has_terminal(process))
@@ -837,9 +875,20 @@ impl Sensing {
             .retain(|pid, (started, _)| live.get(pid) == Some(started));
         self.locating
             .retain(|pid, started| live.get(pid) == Some(started));
+        self.relocate.retain(|pid, _| live.contains_key(pid));
+        let due: HashSet<u32> = self
+            .relocate
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(pid, _)| *pid)
+            .collect();
+        self.relocate.retain(|pid, _| !due.contains(pid));
         let new: Vec<(u32, Timestamp)> = live
             .iter()
-            .filter(|(pid, _)| !self.located.contains_key(pid) && !self.locating.contains_key(pid))
+            .filter(|(pid, _)| {
+                (!self.located.contains_key(pid) || due.contains(pid))
+                    && !self.locating.contains_key(pid)
+            })
             .map(|(pid, started)| (*pid, *started))
             .collect();
         if !new.is_empty() {
@@ -953,6 +1002,9 @@ impl Sensing {
                     if let Some(problem) = unreadable_at_once(pid, &found.view) {
                         problems.push(problem);
                     }
+                    if found.retry {
+                        self.relocate.insert(pid, now + RETRY_AFTER);
+                    }
                     self.located.insert(pid, (started, found));
                 }
                 inputs.push(self.views());
@@ -1040,5 +1092,60 @@ mod tests {
             assert!(next >= now + READ_EVERY, "due {:?} after now", next - now);
         }
         assert!(inbox.try_recv().is_err(), "a read was sent again");
+    }
+
+    fn codex(pid: u32) -> SeenProcess {
+        SeenProcess {
+            info: crate::model::ProcessInfo {
+                pid,
+                ppid: None,
+                name: "codex".to_string(),
+                exe: None,
+                cmd: vec!["codex".to_string()],
+                cwd: None,
+                start_time: Timestamp::from_millis(1_000),
+                start_ticks: None,
+            },
+            recognised: crate::agents::AgentProcess {
+                agent: AgentKind::CODEX,
+                role: ProcessRole::Interactive,
+                folder_arg: None,
+                session_arg: None,
+            },
+            folder: None,
+        }
+    }
+
+    fn located(retry: bool) -> Located {
+        Located {
+            view: TerminalView::unread(TerminalKind::Tmux, None, "no answer"),
+            address: None,
+            proof: None,
+            retry,
+        }
+    }
+
+    // A tmux server too slow to answer when a process was located (a loaded machine) must not
+    // leave the process unsensed for as long as it lives.
+    #[test]
+    fn a_process_whose_server_did_not_answer_is_located_again_after_a_pause() {
+        let (mut sensing, inbox) = stuck();
+        let start = Instant::now();
+        let processes = [codex(10), codex(11)];
+        sensing.scanned(&processes, start);
+        assert!(matches!(inbox.try_recv(), Ok(Request::Locate(pids)) if pids.len() == 2));
+        sensing.delivered(
+            Delivery::Located(vec![(10, located(true)), (11, located(false))]),
+            start,
+        );
+        // Not before the pause is over, and then only the process that may have a pane.
+        sensing.scanned(&processes, start + RETRY_AFTER / 2);
+        assert!(inbox.try_recv().is_err(), "located again too soon");
+        sensing.scanned(&processes, start + RETRY_AFTER);
+        assert!(matches!(inbox.try_recv(), Ok(Request::Locate(pids)) if pids == [10]));
+        // Located well this time: no more.
+        sensing.delivered(Delivery::Located(vec![(10, located(false))]), start);
+        sensing.scanned(&processes, start + RETRY_AFTER * 3);
+        assert!(inbox.try_recv().is_err(), "located again without a reason");
     }
 }

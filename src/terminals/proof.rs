@@ -224,18 +224,17 @@ pub fn parse_tmux_state(text: &str, pane: &str) -> Result<PaneState, String> {
 }
 
 /// Every pane of every server in `sockets`, with its terminal's device, each server asked once
-/// and all of them in parallel, each within the terminal read limit. A server that does not
-/// answer adds no pane.
-pub fn tmux_panes(sockets: &[String]) -> Vec<PaneTty> {
+/// and all of them in parallel, each within the terminal read limit; and the servers that did not
+/// answer, with why (a stopped server, or one too slow on a loaded machine), so that what they
+/// would have proved is asked again later rather than taken as no pane.
+pub fn tmux_panes(sockets: &[String]) -> TmuxPanes {
     std::thread::scope(|scope| {
         let asked: Vec<_> = sockets
             .iter()
             .map(|socket| {
                 scope.spawn(move || {
-                    let Ok(text) = super::run(&tmux_list_ttys(socket)) else {
-                        return Vec::new();
-                    };
-                    parse_tmux_ttys(&text)
+                    let text = super::run(&tmux_list_ttys(socket))?;
+                    Ok(parse_tmux_ttys(&text)
                         .into_iter()
                         .filter_map(|(pane, tty)| {
                             Some(PaneTty {
@@ -244,15 +243,30 @@ pub fn tmux_panes(sockets: &[String]) -> Vec<PaneTty> {
                                 tty: device_of(&tty)?,
                             })
                         })
-                        .collect::<Vec<_>>()
+                        .collect::<Vec<_>>())
                 })
             })
             .collect();
-        asked
-            .into_iter()
-            .flat_map(|thread| thread.join().unwrap_or_default())
-            .collect()
+        let mut found = TmuxPanes::default();
+        for (socket, thread) in sockets.iter().zip(asked) {
+            match thread.join() {
+                Ok(Ok(panes)) => found.panes.extend(panes),
+                Ok(Err(why)) => found.unanswered.push((socket.clone(), why)),
+                Err(_) => found
+                    .unanswered
+                    .push((socket.clone(), "the read stopped".to_string())),
+            }
+        }
+        found
     })
+}
+
+/// What [`tmux_panes`] found.
+#[derive(Debug, Default)]
+pub struct TmuxPanes {
+    pub panes: Vec<PaneTty>,
+    /// The servers that did not answer, with why.
+    pub unanswered: Vec<(String, String)>,
 }
 
 #[cfg(test)]
