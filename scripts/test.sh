@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every check CI runs: formatting, lints and all tests.
+# Everything is built in Cargo's target folder, <repo>/target or CARGO_TARGET_DIR, which every
+# script and test below finds through scripts/target-dir.sh (sourced here, so they need not ask).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
+source scripts/target-dir.sh
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -22,18 +25,18 @@ scripts/package.sh
 scripts/package-test.sh
 echo "packages: $((SECONDS - packaged)) s"
 echo "== hosted sessions end to end (the real Codex and Gemini CLIs under slate run)"
-# The CLIs are installed once into target/ (pinned versions; about 520 MB) and reused.
-SLATE_BIN="$PWD/target/debug/slate" SLATE_REC_NPM="$PWD/target/agent-clis" \
+# The CLIs are installed once into the target folder (pinned versions; about 520 MB) and reused.
+SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 fixtures/recorder/hosted_e2e.sh all
 echo "== sensed terminals end to end (the real CLIs unwrapped in tmux panes, and Codex in kitty)"
 # Codex, Gemini CLI, OpenCode and Claude Code started directly in a private tmux server (not under
-# slate run), and Codex in a headless kitty with remote control; the pinned CLIs share target/.
-SLATE_BIN="$PWD/target/debug/slate" SLATE_REC_NPM="$PWD/target/agent-clis" \
+# slate run), and Codex in a headless kitty with remote control; the pinned CLIs are shared.
+SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
   CLAUDE_PKG_VERSION=2.1.332 fixtures/recorder/sensed_e2e.sh all
 echo "== answering end to end (slate approve/deny/answer on the real CLIs in tmux panes)"
 # Claude Code (approve, deny, a question by number, a working session refused), Codex (approve,
-# deny) and OpenCode (approve), through a running slate serve; the pinned CLIs share target/.
-SLATE_BIN="$PWD/target/debug/slate" SLATE_REC_NPM="$PWD/target/agent-clis" \
+# deny) and OpenCode (approve), through a running slate serve; the pinned CLIs are shared.
+SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 OPENCODE_PKG_VERSION=1.18.33 CLAUDE_PKG_VERSION=2.1.332 \
   fixtures/recorder/answer_e2e.sh all

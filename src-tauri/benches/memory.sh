@@ -36,8 +36,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 if [ "${1:-}" != "--inside" ]; then
   cd "$ROOT"
   if [ -z "${SLATE_BENCH_APP:-}" ]; then
+    # Built in Cargo's target folder (<repo>/target, or CARGO_TARGET_DIR).
+    # shellcheck source=scripts/target-dir.sh
+    . "$ROOT/scripts/target-dir.sh"
     cargo build --profile "${SLATE_BENCH_PROFILE:-release}" -p slate-app --locked --quiet ||
       { echo "the ${SLATE_BENCH_PROFILE:-release} build failed"; exit 1; }
+    export SLATE_BENCH_APP="$CARGO_TARGET_DIR/${SLATE_BENCH_PROFILE:-release}/slate-app"
   fi
   private_desktop_run "$0" "$(mktemp -d /tmp/slate-memory.XXXXXX)"
   status=$?
@@ -48,7 +52,7 @@ fi
 
 # ---- inside the private D-Bus session ----
 cd "$ROOT"
-APP="${SLATE_BENCH_APP:-$ROOT/target/${SLATE_BENCH_PROFILE:-release}/slate-app}"
+APP="$SLATE_BENCH_APP"
 RUNS="${SLATE_BENCH_RUNS:-3}"
 SOAK_SECS="${SLATE_BENCH_SOAK_SECS:-600}"
 CYCLES="${SLATE_BENCH_CYCLES:-100}"

@@ -38,11 +38,15 @@ if [ "${1:-}" != "--inside" ]; then
     esac
     shift
   done
-  export SLATE_DESKTOP_APP SLATE_DESKTOP_SMOKE
   cd "$ROOT"
   if [ -z "$SLATE_DESKTOP_APP" ]; then
+    # The debug build, in Cargo's target folder (<repo>/target, or CARGO_TARGET_DIR).
+    # shellcheck source=scripts/target-dir.sh
+    . "$ROOT/scripts/target-dir.sh"
     cargo build -p slate-app -p slate --locked --quiet || { echo "0 passed, 1 failed (build)"; exit 1; }
+    SLATE_DESKTOP_APP="$CARGO_TARGET_DIR/debug/slate-app"
   fi
+  export SLATE_DESKTOP_APP SLATE_DESKTOP_SMOKE
   private_desktop_run "$0" "$(mktemp -d /tmp/slate-desktop.XXXXXX)"
   status=$?
   [ "$status" -eq 97 ] && { echo "0 passed, 1 failed (Xvfb did not start)"; exit 1; }
@@ -52,8 +56,8 @@ fi
 
 # ---- inside the private D-Bus session ----
 cd "$ROOT"
-APP="${SLATE_DESKTOP_APP:-$ROOT/target/debug/slate-app}"
-# The command line beside the app: target/debug/slate, or /usr/bin/slate of the package.
+APP="$SLATE_DESKTOP_APP"
+# The command line beside the app: the debug slate built with it, or /usr/bin/slate of the package.
 SLATE="$(dirname "$APP")/slate"
 SMOKE="${SLATE_DESKTOP_SMOKE:-}"
 LOG="$WORK/app.log"

@@ -4,12 +4,13 @@
 //! produced from the recorded sessions (see `fixtures/make.sh`), shaped as the API contract says;
 //! it does not stand in for `slate serve`'s own behaviour, which has its own tests.
 //!
-//! Run: `node ui/test/run.mjs` (needs Chromium, or `$CHROME_BIN` naming one, and `chromedriver`).
+//! Run: `node ui/test/run.mjs` (needs Chromium, or `$CHROME_BIN` naming one, `chromedriver`, and the
+//! debug `slate` in Cargo's target folder: `cargo build -p slate`).
 //! Prints one line per check and a closing `N passed, N failed`; exits non-zero on any failure.
 //! With `UPDATE_SCREENSHOTS=1` the screenshots go to `docs/screenshots/` (for the README) instead
 //! of a temporary folder.
 
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -23,6 +24,15 @@ const REPO = resolve(UI, "..");
 const FIXTURES = join(HERE, "fixtures");
 const TOKEN = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 const WAIT_MS = 8000;
+
+/**
+ * Cargo's target folder: `<repo>/target`, or `CARGO_TARGET_DIR`, or a Cargo config's
+ * `build.target-dir`, as `scripts/target-dir.sh` finds it for every script (it says what is missing
+ * when it cannot).
+ */
+function targetDir() {
+  return execFileSync("bash", [join(REPO, "scripts", "target-dir.sh")], { encoding: "utf8" }).trim();
+}
 
 // ---------------------------------------------------------------------------------------------
 // Fixture sessions. Each recorded session is moved in time so that its row time lies a chosen age
@@ -1121,8 +1131,8 @@ return {
     await check("the page served by the real slate serve shows its live list", async () => {
       // A real Claude Code recording (the registry says the turn finished), replayed by the real
       // server over a copy of its HOME, with its recorded process table vouching for it.
-      const slate = join(REPO, "target", "debug", "slate");
-      ok(existsSync(slate), `${slate} is built (cargo test builds it before this script runs)`);
+      const slate = join(targetDir(), "debug", "slate");
+      ok(existsSync(slate), `${slate} is built (\`cargo build -p slate\` builds it; scripts/test.sh runs cargo test first)`);
       const recording = join(REPO, "fixtures", "recordings", "claude-code", "2.1.332", "finished");
       const home = mkdtempSync(join(tmpdir(), "slate-ui-serve-"));
       cpSync(join(recording, "home"), home, { recursive: true });
