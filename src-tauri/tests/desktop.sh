@@ -308,20 +308,23 @@ check "a click on the notification reaches the focus handler" eventually 5 focus
 # ---- 4b. answering: a stand-in Claude Code at a permission dialog in a tmux pane ----
 # A program titled `claude` (so Slate takes it for Claude Code) in a 120x45 pane of the private
 # tmux server draws Claude Code 2.1.332's recorded permission screen for `touch x.txt`, and acts
-# as the real one does on the keys Slate sends: `1` runs the command, Escape rejects it; either
-# clears the dialog. Its transcript holds the open Bash call for the same command.
+# as the real one does on the keys Slate sends: `1` runs the command and draws Claude Code at work,
+# Escape rejects it and draws its composer (both recorded screens). Its transcript holds the open Bash call for the same command.
 PROBE=de5c0003-0000-4000-8000-000000000003
 PROBE_DIR="$HOME/code/probe"
 PROBE_FILE="$(transcript "$PROBE_DIR" "$PROBE")"
 mkdir -p "$PROBE_DIR"
 cat >"$WORK/bin/claude-at-dialog" <<'STANDIN'
 screen="$1"
+# After the keys it draws the real CLI's own next screen (recorded beside the dialog): Slate counts
+# an answer delivered only when the agent draws a screen of its own.
+recorded="$(dirname "$screen")"
 printf '\033[H\033[2J'
 cat "$screen"
 while IFS= read -rsn1 key; do
   case "$key" in
-    1) touch x.txt; printf '\033[H\033[2J● Creating a probe file\n  ⎿  (no output)\n'; break ;;
-    $'\e') printf '\033[H\033[2J  ⎿  Interrupted · What should Claude do instead?\n'; break ;;
+    1) touch x.txt; printf '\033[H\033[2J'; cat "$recorded/working-sleep.txt"; break ;;
+    $'\e') printf '\033[H\033[2J'; cat "$recorded/idle.txt"; break ;;
   esac
 done
 # The agent goes on running after the dialog, as Claude Code does.
@@ -371,7 +374,7 @@ check "dunst's menu listed the notification's Allow once" eventually 5 grep -qs 
 check "Allow once on the notification runs the command: the file appears" eventually 10 test -e "$PROBE_DIR/x.txt"
 dialog_gone() { ! tmux -S "$TMUX_SOCKET" capture-pane -p -t probe | grep -q 'Do you want to proceed?'; }
 check "the dialog leaves the pane" eventually 5 dialog_gone
-check "the app's log says it answered from the notification" eventually 10 log_has "answered.*surface=notification"
+check "the app's log says it answered from the notification" eventually 10 log_has "answered session=.*surface=notification"
 no_probe_menu() { ! probe_menu; }
 check "the submenu goes with the dialog" eventually 10 no_probe_menu
 told_allowed() { grep -q '"Allowed once: probe · Claude Code"' "$NOTIFY_LOG"; }
@@ -397,7 +400,7 @@ check "the second session at the dialog gets its submenu" eventually 20 denied_m
 click "Deny"
 denied_gone() { ! tmux -S "$TMUX_SOCKET" capture-pane -p -t denied | grep -q 'Do you want to proceed?'; }
 check "Deny in the tray's submenu makes the dialog leave the pane" eventually 10 denied_gone
-check "the app's log says it answered from the tray" eventually 10 log_has "answered.*action=deny surface=tray"
+check "the app's log says it answered from the tray" eventually 10 log_has "answered session=.*action=deny surface=tray"
 told_denied() { grep -q '"Denied: denied · Claude Code"' "$NOTIFY_LOG"; }
 check "the tray's answer is told in a notification" eventually 5 told_denied
 sleep 1
