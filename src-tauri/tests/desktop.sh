@@ -213,7 +213,7 @@ if [ -z "$SMOKE" ]; then
   second_status=$?
   check "a second launch exits at once" test "$second_status" -eq 0
   check "a second launch shows the first one's window" eventually 10 window_visible
-  check "the open window has its WebKit processes" some_webkit
+  check "the open window has its WebKit processes" eventually 10 some_webkit
   sleep 1
   import -window root "$SHOTS/app-window.png" 2>/dev/null
   wmctrl -c Slate
