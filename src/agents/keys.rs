@@ -235,7 +235,7 @@ pub fn fingerprint(agent: AgentKind, dialog: &Dialog, call: Option<&PendingCall>
         hash.update(option.label.as_bytes());
         hash.update([0]);
     }
-    // A dialog without a known call hashes as it always did, so its fingerprint stays the same.
+    // A dialog without a known call hashes without one: nothing of a call goes in.
     if let Some(call) = call {
         let cut = if call.cut { "cut" } else { "whole" };
         let input = call.input.as_deref().unwrap_or("");
