@@ -413,6 +413,20 @@ impl Drop for Server {
     }
 }
 
+/// Project folder `index` under `base`, made, and the pane command of a stand-in for Codex in it:
+/// a program named `codex` in the project's folder, showing a screen as busy as a real one (40
+/// lines of text).
+fn codex_stand_in(base: &Path, index: usize) -> (PathBuf, String) {
+    let folder = base.join(format!("project-{index}"));
+    fs::create_dir_all(&folder).unwrap();
+    let folder = fs::canonicalize(&folder).unwrap();
+    let command = format!(
+        "cd '{}' && seq 1 40 && exec -a codex sleep 100000",
+        folder.display()
+    );
+    (folder, command)
+}
+
 /// What a running `slate serve` and the tmux server it reads used over a while.
 struct Usage {
     elapsed: f64,
@@ -734,15 +748,7 @@ fn sensing() {
     let tmux = BenchTmux(format!("slate-bench-{}", std::process::id()));
     let mut folders = Vec::new();
     for index in 0..LIVE {
-        let folder = temp.path().join(format!("project-{index}"));
-        fs::create_dir_all(&folder).unwrap();
-        let folder = fs::canonicalize(&folder).unwrap();
-        // A stand-in for Codex: a program named `codex` in the project's folder, showing a screen
-        // as busy as a real one (40 lines of text).
-        let command = format!(
-            "cd '{}' && seq 1 40 && exec -a codex sleep 100000",
-            folder.display()
-        );
+        let (folder, command) = codex_stand_in(temp.path(), index);
         if index == 0 {
             tmux.run(&[
                 "new-session",
@@ -814,14 +820,7 @@ fn crowded() {
     let mut folders = Vec::new();
     let mut windows: Vec<String> = Vec::new();
     for index in 0..panes {
-        let folder = temp.path().join(format!("project-{index}"));
-        fs::create_dir_all(&folder).unwrap();
-        let folder = fs::canonicalize(&folder).unwrap();
-        // A stand-in for Codex, as in (f): a program named `codex` in the project's folder.
-        let command = format!(
-            "cd '{}' && seq 1 40 && exec -a codex sleep 100000",
-            folder.display()
-        );
+        let (folder, command) = codex_stand_in(temp.path(), index);
         if index == 0 {
             tmux.run(&[
                 "new-session",
