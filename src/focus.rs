@@ -302,45 +302,62 @@ fn tmux_server(host: &Host, table: &mut ProcessView) -> Option<TmuxFacts> {
     let ordered = hinted
         .iter()
         .chain(sockets.iter().filter(|s| Some(*s) != hinted.as_ref()));
+    // Only the panes of each server are asked for until one has the terminal; the clients (and
+    // their ancestors) only of the server chosen.
     for socket in ordered {
-        let facts = tmux_facts(socket, table);
+        let facts = tmux_panes(socket);
         let has_pane = host
             .tty
             .as_deref()
             .is_some_and(|tty| facts.panes.iter().any(|pane| pane.tty == tty));
         if has_pane {
-            return Some(facts);
+            return Some(tmux_clients(facts, table));
         }
         if hinted.as_deref() == Some(socket.as_str()) {
             named = Some(facts);
         }
     }
-    named
+    named.map(|facts| tmux_clients(facts, table))
 }
 
-fn tmux_facts(socket: &str, table: &mut ProcessView) -> TmuxFacts {
-    let ask = |args: &[&str]| {
-        let mut all = vec!["-S".to_string(), socket.to_string()];
-        all.extend(args.iter().map(|arg| arg.to_string()));
-        run(&CommandLine {
-            program: "tmux".to_string(),
-            args: all,
-            env: Vec::new(),
-        })
-    };
+/// One tmux command to the server at `socket`, with a deadline.
+fn ask_tmux(socket: &str, args: &[&str]) -> Result<String, String> {
+    let mut all = vec!["-S".to_string(), socket.to_string()];
+    all.extend(args.iter().map(|arg| arg.to_string()));
+    run(&CommandLine {
+        program: "tmux".to_string(),
+        args: all,
+        env: Vec::new(),
+    })
+}
+
+/// The panes of the server at `socket`, or why it could not be asked.
+fn tmux_panes(socket: &str) -> TmuxFacts {
     let mut facts = TmuxFacts {
         socket: socket.to_string(),
         ..TmuxFacts::default()
     };
-    match ask(&["list-panes", "-a", "-F", strategy::TMUX_PANE_FORMAT]) {
+    match ask_tmux(
+        socket,
+        &["list-panes", "-a", "-F", strategy::TMUX_PANE_FORMAT],
+    ) {
         Ok(text) => facts.panes = strategy::parse_tmux_panes(&text),
-        Err(error) => {
-            facts.error = Some(error);
-            return facts;
-        }
+        Err(error) => facts.error = Some(error),
+    }
+    facts
+}
+
+/// `facts` with the server's clients, each in its terminal. A server that could not be asked for
+/// its panes is not asked again.
+fn tmux_clients(mut facts: TmuxFacts, table: &mut ProcessView) -> TmuxFacts {
+    if facts.error.is_some() {
+        return facts;
     }
     // A server without clients answers `list-clients` with nothing, not an error.
-    match ask(&["list-clients", "-F", strategy::TMUX_CLIENT_FORMAT]) {
+    match ask_tmux(
+        &facts.socket,
+        &["list-clients", "-F", strategy::TMUX_CLIENT_FORMAT],
+    ) {
         Ok(text) => facts.clients = strategy::parse_tmux_clients(&text),
         Err(error) => facts.error = Some(error),
     }
