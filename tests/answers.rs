@@ -778,7 +778,8 @@ fn a_pane_is_the_agents_by_its_terminal_not_by_the_variables_it_inherited() {
         .tmux
         .run(&["display", "-p", "-t", "%0", "#{socket_path}"]);
     let mut elsewhere = std::process::Command::new("script")
-        .args(["-qfc", "exec -a codex sleep 60", "/dev/null"])
+        // `script` runs its command with `$SHELL`, which may be a shell without `exec -a`.
+        .args(["-qfc", "bash -c 'exec -a codex sleep 60'", "/dev/null"])
         .env("TMUX", format!("{},1,0", socket.trim()))
         .env("TMUX_PANE", "%0")
         .stdin(std::process::Stdio::piped())

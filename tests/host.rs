@@ -262,7 +262,7 @@ fn slate_run_passes_ctrl_c_and_sigterm_to_the_child_and_restores_the_terminal() 
     // not outlive the host.
     let home = tempfile::tempdir().unwrap();
     let script = format!(
-        "before=$(stty -g); unset XDG_RUNTIME_DIR XDG_DATA_HOME; HOME={home} XDG_CONFIG_HOME={home} {slate} run -- {program}; code=$?; \
+        "echo \"shell $$\"; before=$(stty -g); unset XDG_RUNTIME_DIR XDG_DATA_HOME; HOME={home} XDG_CONFIG_HOME={home} {slate} run -- {program}; code=$?; \
          [ \"$before\" = \"$(stty -g)\" ] && echo \"modes restored, code $code\"; sleep 30",
         home = home.path().display(),
         slate = env!("CARGO_BIN_EXE_slate"),
@@ -274,7 +274,13 @@ fn slate_run_passes_ctrl_c_and_sigterm_to_the_child_and_restores_the_terminal() 
     tmux.wait_for("Ctrl-C to reach the program", |t| {
         t.screen().contains("caught INT")
     });
-    let shell = tmux.run(&["display", "-p", "#{pane_pid}"]);
+    // The shell that runs the host, as it said: the pane's own process may be the user's
+    // shell around it.
+    let screen = tmux.screen();
+    let shell = screen
+        .lines()
+        .find_map(|line| line.strip_prefix("shell "))
+        .expect("the shell said its pid");
     let host = Command::new("pgrep")
         .args(["-P", shell.trim(), "-x", "slate"])
         .output()
