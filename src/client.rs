@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use crate::answers::{ErrorBody, ErrorCode, RespondError, RespondRequest, Responded};
 use crate::model::ServerKind;
+use crate::protocol::{ErrorBody, ErrorCode, RespondError, RespondRequest, Responded};
 use crate::sources::roots::Env;
 
 /// How long a request may take when the caller gives no limit of its own.

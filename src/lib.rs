@@ -7,32 +7,34 @@
 //! decisions.
 //!
 //! # Layout
-//! - `model`: plain data shared by everything (sessions, states, processes, listings).
-//! - `lines`: splitting a growing byte stream into complete lines.
-//! - `limits`: the limits on free text a person sends, and dependency cycles, for every surface.
-//! - `agents`: one description and adapter per CLI (names, processes, roots, layouts, titles),
-//!   turning records and processes into observations, and the registry that lists them.
-//! - `tracker`: the state rules (docs/states.md §3–4), pure.
-//! - `policy`: what every surface shows alike (needs you, the live list, notifications, the
-//!   menu), pure.
+//! The pure core is the `slate-core` crate (crates/slate-core): `model`, `lines`, `limits`,
+//! `config` (parsed from text), `agents`, `protocol`, `tracker`, `remote` (the pure part),
+//! `policy`, `report` and `schedule`, re-exported here under the same names. This crate holds the
+//! edges and the loop that feeds the core:
 //! - `sources`: the edges that read the outside world; `child`: a helper program run within a
 //!   time limit.
-//! - `places`: where Slate keeps its own files; `config`: the config file, parsed from text, and
-//!   its migrations; `settings`: from the config to the engine's options, and live reloads.
+//! - `places`: where Slate keeps its own files; `config`: the config file on disk;
+//!   `settings`: from the config to the engine's options, and live reloads.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
 //! - `store`: Slate's own SQLite file: transition history, intents, claims, the notification
-//!   pause.
+//!   pause, the answers.
 //! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
+//! - `tty`: which terminal a process belongs to.
 //! - `terminals`: reading the tmux panes, kitty windows and WezTerm panes of sessions Slate does
 //!   not host (their titles and what their screens show), off the live loop; where a pane is and
 //!   how its tools' output reads is pure (`terminals::panes`).
-//! - `live`: the live service, with its timing as plain data in `schedule`; `watch`: the file
-//!   watcher's hints; `api`: the loopback HTTP API; `token`: the API's bearer token; `client`:
-//!   the one client for a running Slate; `mirror`: following a running Slate's live list from
-//!   its event stream (what the desktop app does when the Slate service runs the engine).
+//! - `answers`: carrying one answer out: the pane proved, the dialog read again, the keys typed
+//!   once.
+//! - `remote`: the `ssh` links to other machines, the attach and the forwarded answers.
+//! - `engine`: the sessions as the sources and the tracker make them; `live`: the live service;
+//!   `watch`: the file watcher's hints; `api`: the loopback HTTP API; `token`: the API's bearer
+//!   token; `client`: the one client for a running Slate; `mirror`: following a running Slate's
+//!   live list from its event stream (what the desktop app does when the Slate service runs the
+//!   engine).
 //! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
-pub mod agents;
+pub use slate_core::{agents, limits, lines, model, policy, protocol, report, schedule, tracker};
+
 pub mod answers;
 pub mod api;
 pub mod child;
@@ -42,21 +44,14 @@ pub mod demo;
 pub mod engine;
 pub mod focus;
 pub mod host;
-pub mod limits;
-pub mod lines;
 pub mod live;
 pub mod mirror;
-pub mod model;
 pub mod places;
-pub mod policy;
 pub mod remote;
-pub mod report;
-pub mod schedule;
 pub mod settings;
 pub mod sources;
 pub mod store;
 pub mod terminals;
 pub mod token;
-pub mod tracker;
 pub mod tty;
 pub mod watch;

@@ -23,12 +23,12 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
-use crate::answers::Record;
 use crate::model::{
     AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionKey, Status,
     Timestamp,
 };
 use crate::policy::menu::Pause;
+use crate::protocol::Record;
 
 /// How long a write waits for another writer before it gives up with [`StoreError::Locked`].
 /// Slate's own writes are tiny, so anything holding the lock this long is another program.

@@ -16,44 +16,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::agents::screens::{Dialog, DialogKind, DialogOption};
-use crate::model::{AgentKind, PendingCall};
-
-/// What a person asks Slate to do with a dialog.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// Allow the call once (a permission dialog), or approve a plan without widening anything.
-    Approve,
-    /// Reject the call, or close a question or a plan.
-    Deny,
-    /// Pick an option of a question or a plan, or give a free answer.
-    Answer,
-}
-
-impl Action {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Approve => "approve",
-            Action::Deny => "deny",
-            Action::Answer => "answer",
-        }
-    }
-}
-
-impl std::str::FromStr for Action {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Action, String> {
-        match text {
-            "approve" => Ok(Action::Approve),
-            "deny" => Ok(Action::Deny),
-            "answer" => Ok(Action::Answer),
-            other => Err(format!(
-                "not an action: {other:?} (approve, deny or answer)"
-            )),
-        }
-    }
-}
+pub use crate::model::Action;
+use crate::model::{AgentKind, PendingCall, SessionDialog, SessionDialogOption};
 
 /// A key that needs no text: what the data in a description names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,7 +239,7 @@ pub fn disagreement(
     }
     let input = call.input.as_deref()?;
     let agrees = !input.chars().any(|c| {
-        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || crate::report::is_format(c)
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || crate::limits::is_format(c)
     }) && screen_agrees(keys, dialog, input, call.cut);
     (!agrees).then(|| {
         format!(
@@ -601,6 +565,52 @@ fn checked_text(text: &str) -> Result<String, Refusal> {
         ));
     }
     Ok(text.to_string())
+}
+
+impl SessionDialog {
+    /// The session's dialog as the wire shows it, from a dialog `agent`'s screen shows and the
+    /// call the transcript records for it, if one. A question or a plan carries the call's id
+    /// only; a permission dialog that does not agree with its call's input
+    /// (`agents::keys::disagreement`) is not answerable.
+    pub fn of(
+        agent: AgentKind,
+        dialog: &Dialog,
+        why_not: Option<String>,
+        call: Option<PendingCall>,
+    ) -> SessionDialog {
+        let call = call.map(|call| call.about(dialog.kind));
+        let actions = option_actions(agent, dialog);
+        let why_not = why_not
+            .or_else(|| disagreement(agent, dialog, call.as_ref()))
+            .or_else(|| {
+                actions.iter().all(Option::is_none).then(|| {
+                    format!(
+                        "slate offers no answer to this dialog of {}: answer it in its terminal",
+                        agent.display_name()
+                    )
+                })
+            });
+        SessionDialog {
+            kind: dialog.kind,
+            summary: dialog.summary.clone(),
+            detail: dialog.detail.clone(),
+            cut: dialog.cut,
+            options: dialog
+                .options
+                .iter()
+                .zip(actions)
+                .map(|(option, action)| SessionDialogOption {
+                    number: option.number,
+                    label: option.label.clone(),
+                    action,
+                })
+                .collect(),
+            fingerprint: fingerprint(agent, dialog, call.as_ref()),
+            answerable: why_not.is_none(),
+            why_not,
+            call,
+        }
+    }
 }
 
 #[cfg(test)]

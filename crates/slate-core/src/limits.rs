@@ -97,10 +97,7 @@ pub fn session_id(text: &str) -> Result<(), TextError> {
             text: text.to_string(),
         });
     }
-    if text
-        .chars()
-        .any(|c| c.is_whitespace() || crate::report::is_format(c))
-    {
+    if text.chars().any(|c| c.is_whitespace() || is_format(c)) {
         return Err(TextError::Blank {
             what: WHAT,
             text: text.to_string(),
@@ -191,6 +188,35 @@ fn leads_to<'a>(
         path.pop();
     }
     false
+}
+
+/// True for a character of Unicode's general category Cf (format): invisible, yet it changes how
+/// the text around it is laid out or joined. The list is the category's as of Unicode 15.1.
+pub fn is_format(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x00ad
+            | 0x0600..=0x0605
+            | 0x061c
+            | 0x06dd
+            | 0x070f
+            | 0x0890..=0x0891
+            | 0x08e2
+            | 0x180e
+            | 0x200b..=0x200f
+            | 0x202a..=0x202e
+            | 0x2060..=0x2064
+            | 0x2066..=0x206f
+            | 0xfeff
+            | 0xfff9..=0xfffb
+            | 0x110bd
+            | 0x110cd
+            | 0x13430..=0x1343f
+            | 0x1bca0..=0x1bca3
+            | 0x1d173..=0x1d17a
+            | 0xe0001
+            | 0xe0020..=0xe007f
+    )
 }
 
 #[cfg(test)]

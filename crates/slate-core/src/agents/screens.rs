@@ -24,6 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::AgentKind;
+pub use crate::model::DialogKind;
 
 /// What one screen shows, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -62,15 +63,6 @@ impl ScreenKind {
             ScreenKind::Permission | ScreenKind::Question | ScreenKind::Plan
         )
     }
-}
-
-/// What a dialog asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DialogKind {
-    Permission,
-    Question,
-    Plan,
 }
 
 impl DialogKind {

@@ -17,7 +17,7 @@ use crate::agents::keys::DialogKeys;
 use crate::agents::screens::ScreenGrammar;
 use crate::agents::titles::Grammar;
 use crate::agents::{AgentProcess, LineError, Observation};
-use crate::model::{AgentKind, ListingEntry, ProcessInfo, Timestamp};
+use crate::model::{AgentKind, Described, ListingEntry, ProcessInfo, Timestamp};
 
 /// One agent CLI, as Slate knows it.
 pub struct Description {
@@ -63,6 +63,16 @@ impl Description {
             Sessions::Store(kind) => Some(*kind),
             Sessions::Transcripts(_) => None,
         }
+    }
+}
+
+impl Described for Description {
+    fn id(&self) -> &'static str {
+        self.id
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
     }
 }
 

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
 
+use crate::limits::is_format;
 use crate::model::{Intent, IntentState, Machine, Problem, Session, SessionKey, Status, Timestamp};
 use crate::tracker::{self, WorkItemInfo};
 
@@ -51,35 +52,6 @@ pub fn terminal_text(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(shown)
-}
-
-/// True for a character of Unicode's general category Cf (format): invisible, yet it changes how
-/// the text around it is laid out or joined. The list is the category's as of Unicode 15.1.
-pub fn is_format(c: char) -> bool {
-    matches!(
-        u32::from(c),
-        0x00ad
-            | 0x0600..=0x0605
-            | 0x061c
-            | 0x06dd
-            | 0x070f
-            | 0x0890..=0x0891
-            | 0x08e2
-            | 0x180e
-            | 0x200b..=0x200f
-            | 0x202a..=0x202e
-            | 0x2060..=0x2064
-            | 0x2066..=0x206f
-            | 0xfeff
-            | 0xfff9..=0xfffb
-            | 0x110bd
-            | 0x110cd
-            | 0x13430..=0x1343f
-            | 0x1bca0..=0x1bca3
-            | 0x1d173..=0x1d17a
-            | 0xe0001
-            | 0xe0020..=0xe007f
-    )
 }
 
 /// An error and its causes as one line, `error: cause: cause`, safe for a terminal. A cause

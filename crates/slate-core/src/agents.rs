@@ -26,7 +26,7 @@ pub use description::{
     StoreKind, Watch, WholeFileReader,
 };
 
-use crate::model::{AgentKind, ProcessInfo, Timestamp};
+use crate::model::{AgentKind, ForeignAgentError, ProcessInfo, Timestamp};
 
 /// The agents Slate knows, in the order their processes are recognised and they are listed.
 pub const BUILT_IN: Registry = Registry::new(BUILT_IN_AGENTS);
@@ -39,6 +39,42 @@ static BUILT_IN_AGENTS: &[&Description] = &[
     &opencode::DESCRIPTION,
     &cursor::DESCRIPTION,
 ];
+
+/// The built-in agents by name, reading a kind from its wire id, and the way back from a kind to
+/// its description: the model holds a kind without knowing any agent (`model::Described`).
+impl AgentKind {
+    pub const CLAUDE_CODE: AgentKind = AgentKind::of(&claude::DESCRIPTION);
+    pub const CODEX: AgentKind = AgentKind::of(&codex::DESCRIPTION);
+    pub const CURSOR_AGENT: AgentKind = AgentKind::of(&cursor::DESCRIPTION);
+    pub const OPENCODE: AgentKind = AgentKind::of(&opencode::DESCRIPTION);
+    pub const GEMINI_CLI: AgentKind = AgentKind::of(&gemini::DESCRIPTION);
+
+    /// What Slate knows about this agent; `None` for one only named on the wire.
+    pub fn description(self) -> Option<&'static Description> {
+        let described: &'static dyn std::any::Any = self.described()?;
+        described.downcast_ref()
+    }
+
+    /// The built-in agent with this wire id.
+    pub fn parse(name: &str) -> Option<AgentKind> {
+        BUILT_IN.find(name).map(Description::kind)
+    }
+
+    /// The agent a session object names: a built-in one, else a foreign one that keeps its id.
+    pub fn from_wire(name: &str) -> Result<AgentKind, ForeignAgentError> {
+        match AgentKind::parse(name) {
+            Some(known) => Ok(known),
+            None => AgentKind::foreign(name),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AgentKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        AgentKind::from_wire(&name).map_err(serde::de::Error::custom)
+    }
+}
 
 /// One fact a transcript line states about its session.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,408 @@
+//! The layers, checked: no module imports another round a circle, no source file passes 800
+//! lines, and the pure core (`slate-core`) depends, however indirectly, on no runtime, database,
+//! file watcher, process table, git or HTTP crate.
+//!
+//! The import graph is read from the source: every `crate::…`, `super::…` and `self::…` path in
+//! code (not in comments), resolved to the deepest module that exists. A path from a module into
+//! one it contains, or out to one that contains it, is containment, not a layer; every other path
+//! is an edge between the two sibling modules that hold its ends (two top-level modules, or two
+//! children of one module). A circle among those edges fails, named with the places that make it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A crate of the workspace, by its name and source folder.
+const CRATES: &[(&str, &str)] = &[
+    ("slate", "src"),
+    ("slate-core", "crates/slate-core/src"),
+    ("slate-app", "src-tauri/src"),
+];
+
+/// What the core may never depend on, directly or through another crate.
+const NOT_IN_CORE: &[&str] = &[
+    "tokio", "rusqlite", "git2", "axum", "hyper", "notify", "sysinfo", "tauri", "ureq",
+];
+
+/// The most lines a source file may have.
+const MAX_LINES: usize = 800;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// A module's path within its crate: `["terminals", "proof"]`; empty for the crate root.
+type ModPath = Vec<String>;
+
+/// The module a file under `src` is: `a.rs` and `a/mod.rs` are `a`, `lib.rs` and `main.rs` the
+/// root, and a binary under `bin/` a root of its own.
+fn module_of(src: &Path, file: &Path) -> Option<ModPath> {
+    let relative = file.strip_prefix(src).ok()?;
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect();
+    if parts.first().is_some_and(|first| first == "bin") {
+        return None;
+    }
+    let last = parts.pop()?;
+    let stem = last.strip_suffix(".rs")?;
+    match (parts.is_empty(), stem) {
+        (true, "lib" | "main") => {}
+        (_, "mod") => {}
+        _ => parts.push(stem.to_string()),
+    }
+    Some(parts)
+}
+
+/// The code of a source file: comments dropped (a line that starts with `//`, and the rest of a
+/// line after ` // `), string literals left as they are.
+fn code_of(text: &str) -> String {
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .map(|line| line.split(" // ").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every module path `text` names after `crate::`, `super::` or `self::`, as written (relative
+/// ones resolved against `here`), with `{…}` groups expanded.
+fn paths_in(text: &str, here: &[String]) -> Vec<ModPath> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        let starts_word = at == 0 || !is_ident(bytes[at - 1]) && bytes[at - 1] != b':';
+        let start = ["crate::", "super::", "self::"]
+            .into_iter()
+            .find(|prefix| rest.starts_with(prefix.as_bytes()));
+        match start {
+            Some(prefix) if starts_word => {
+                let base: ModPath = match prefix {
+                    "crate::" => Vec::new(),
+                    "self::" => here.to_vec(),
+                    _ => here[..here.len().saturating_sub(1)].to_vec(),
+                };
+                let mut cursor = at + prefix.len();
+                let mut base = base;
+                // `super::super::…`
+                while bytes[cursor..].starts_with(b"super::") {
+                    base.pop();
+                    cursor += "super::".len();
+                }
+                cursor = tree(text, cursor, base, &mut found);
+                at = cursor.max(at + 1);
+            }
+            _ => at += 1,
+        }
+    }
+    found
+}
+
+fn is_ident(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// Reads one use tree at `at` (`a::b`, `a::{b, c::d}`, `self`) onto `prefix`, pushing every
+/// path it names; returns where it ended.
+fn tree(text: &str, mut at: usize, prefix: ModPath, found: &mut Vec<ModPath>) -> usize {
+    let bytes = text.as_bytes();
+    let mut path = prefix;
+    loop {
+        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        if at < bytes.len() && bytes[at] == b'{' {
+            at += 1;
+            loop {
+                while at < bytes.len() && (bytes[at].is_ascii_whitespace() || bytes[at] == b',') {
+                    at += 1;
+                }
+                if at >= bytes.len() || bytes[at] == b'}' {
+                    return at + 1;
+                }
+                let before = at;
+                at = tree(text, at, path.clone(), found);
+                if at == before {
+                    at += 1;
+                }
+            }
+        }
+        let start = at;
+        while at < bytes.len() && is_ident(bytes[at]) {
+            at += 1;
+        }
+        let word = &text[start..at];
+        if word.is_empty() {
+            found.push(path);
+            return at;
+        }
+        if word != "self" {
+            path.push(word.to_string());
+        }
+        if bytes[at..].starts_with(b"::") {
+            at += 2;
+        } else {
+            found.push(path);
+            return at;
+        }
+    }
+}
+
+/// The deepest module of `modules` that `path` names: `crate::model::Session` is `model`.
+fn resolve(path: &[String], modules: &BTreeSet<ModPath>) -> ModPath {
+    (0..=path.len())
+        .rev()
+        .map(|len| path[..len].to_vec())
+        .find(|candidate| modules.contains(candidate))
+        .unwrap_or_default()
+}
+
+/// One import between sibling modules, and where it is written.
+type Edges = BTreeMap<(ModPath, ModPath), Vec<String>>;
+
+/// The sibling edges of one crate's modules, from the files under `src`.
+fn edges_of(files: &[(ModPath, String, String)]) -> Edges {
+    let modules: BTreeSet<ModPath> = files.iter().map(|(module, _, _)| module.clone()).collect();
+    let mut edges = Edges::new();
+    for (module, place, text) in files {
+        for path in paths_in(&code_of(text), module) {
+            let target = resolve(&path, &modules);
+            let common = module
+                .iter()
+                .zip(&target)
+                .take_while(|(one, two)| one == two)
+                .count();
+            if common == module.len() || common == target.len() {
+                continue;
+            }
+            let from = module[..=common].to_vec();
+            let to = target[..=common].to_vec();
+            edges
+                .entry((from, to))
+                .or_default()
+                .push(format!("{place} uses {}", path.join("::")));
+        }
+    }
+    edges
+}
+
+/// A circle of `edges`, if there is one, as the modules round it.
+fn circle(edges: &Edges) -> Option<Vec<ModPath>> {
+    let mut next: BTreeMap<&ModPath, Vec<&ModPath>> = BTreeMap::new();
+    for (from, to) in edges.keys() {
+        next.entry(from).or_default().push(to);
+    }
+    // Depth first, with the path so far: a module met again on the path closes a circle.
+    fn visit<'a>(
+        node: &'a ModPath,
+        next: &BTreeMap<&'a ModPath, Vec<&'a ModPath>>,
+        path: &mut Vec<&'a ModPath>,
+        done: &mut BTreeSet<&'a ModPath>,
+    ) -> Option<Vec<ModPath>> {
+        if let Some(at) = path.iter().position(|on| *on == node) {
+            return Some(path[at..].iter().map(|module| (*module).clone()).collect());
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node);
+        for to in next.get(node).into_iter().flatten() {
+            if let Some(found) = visit(to, next, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(node);
+        None
+    }
+    let mut done = BTreeSet::new();
+    for start in next.keys() {
+        if let Some(found) = visit(start, &next, &mut Vec::new(), &mut done) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Every crate's files: its module path, its place in the repository, its text.
+fn crates() -> Vec<(&'static str, Vec<(ModPath, String, String)>)> {
+    CRATES
+        .iter()
+        .map(|(name, folder)| {
+            let src = root().join(folder);
+            let mut paths = Vec::new();
+            rust_files(&src, &mut paths);
+            paths.sort();
+            let files = paths
+                .iter()
+                .filter_map(|path| {
+                    let module = module_of(&src, path)?;
+                    let place = path.strip_prefix(root()).unwrap().display().to_string();
+                    Some((module, place, std::fs::read_to_string(path).unwrap()))
+                })
+                .collect();
+            (*name, files)
+        })
+        .collect()
+}
+
+fn describe(found: &[ModPath], edges: &Edges) -> String {
+    let name = |module: &ModPath| format!("crate::{}", module.join("::"));
+    let mut said = found.iter().map(name).collect::<Vec<_>>().join(" → ");
+    said.push_str(&format!(" → {}", name(&found[0])));
+    for (index, from) in found.iter().enumerate() {
+        let to = &found[(index + 1) % found.len()];
+        if let Some(places) = edges.get(&(from.clone(), to.clone())) {
+            said.push_str(&format!("\n  {}", places[0]));
+        }
+    }
+    said
+}
+
+#[test]
+fn no_module_imports_another_round_a_circle() {
+    for (name, files) in crates() {
+        assert!(!files.is_empty(), "{name} has no source files");
+        let edges = edges_of(&files);
+        if let Some(found) = circle(&edges) {
+            panic!(
+                "{name}: an import circle: {}\nPull what both sides need into a module below them.",
+                describe(&found, &edges)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_circle_check_finds_circles_and_only_circles() {
+    let file = |module: &[&str], text: &str| {
+        let module: ModPath = module.iter().map(|part| part.to_string()).collect();
+        let place = format!("src/{}.rs", module.join("/"));
+        (module, place, text.to_string())
+    };
+    // Two top-level modules that use each other, one through a `{…}` group.
+    let two = [
+        file(&["a"], "use crate::b::Thing;"),
+        file(&["b"], "use crate::{a::{self, Other}, c};"),
+        file(&["c"], ""),
+    ];
+    let found = circle(&edges_of(&two)).expect("a → b → a");
+    assert_eq!(found.len(), 2, "{found:?}");
+    // Siblings under one parent, one through `super::`.
+    let siblings = [
+        file(&["p"], "mod x; mod y;"),
+        file(&["p", "x"], "use super::y::f;"),
+        file(&["p", "y"], "fn g() { crate::p::x::h() }"),
+    ];
+    assert!(circle(&edges_of(&siblings)).is_some());
+    // A child using its parent and the parent re-exporting the child is containment; a path in a
+    // comment is no import; a chain that does not come back is no circle.
+    let fine = [
+        file(
+            &["p"],
+            "pub use self::x::Thing;\n// crate::q::z is above us",
+        ),
+        file(&["p", "x"], "use super::Shared; use crate::q::Other;"),
+        file(&["q"], "/// See crate::p.\nfn f() {}"),
+        file(&["q", "z"], "use crate::q::Other;"),
+    ];
+    assert_eq!(circle(&edges_of(&fine)), None);
+    // Three round.
+    let three = [
+        file(&["a"], "fn f() -> crate::b::B { todo!() }"),
+        file(&["b"], "use crate::c::C;"),
+        file(&["c"], "use crate::a;"),
+    ];
+    assert_eq!(circle(&edges_of(&three)).map(|found| found.len()), Some(3));
+}
+
+#[test]
+fn no_source_file_passes_800_lines() {
+    let mut long = Vec::new();
+    for (_, files) in crates() {
+        for (_, place, text) in files {
+            let lines = text.lines().count();
+            if lines > MAX_LINES {
+                long.push(format!("{place}: {lines} lines"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split these along the concerns they mix (at most {MAX_LINES} lines):\n{}",
+        long.join("\n")
+    );
+}
+
+/// The packages `package` depends on, however indirectly, from Cargo.lock.
+fn dependencies_of(lock: &str, package: &str) -> BTreeSet<String> {
+    let lock: toml::Table = lock.parse().expect("Cargo.lock is TOML");
+    let packages = lock["package"]
+        .as_array()
+        .expect("Cargo.lock lists packages");
+    let depends: BTreeMap<String, Vec<String>> = packages
+        .iter()
+        .map(|entry| {
+            let name = entry["name"].as_str().unwrap().to_string();
+            let deps = entry
+                .get("dependencies")
+                .and_then(|deps| deps.as_array())
+                .map(|deps| {
+                    deps.iter()
+                        // "name" or "name version" when two versions are locked.
+                        .map(|dep| dep.as_str().unwrap().split(' ').next().unwrap().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            (name, deps)
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut queue = vec![package.to_string()];
+    while let Some(name) = queue.pop() {
+        for dep in depends.get(&name).into_iter().flatten() {
+            if seen.insert(dep.clone()) {
+                queue.push(dep.clone());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_core_depends_on_no_runtime_database_watcher_process_table_or_http() {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock")).unwrap();
+    let core = dependencies_of(&lock, "slate-core");
+    assert!(
+        core.contains("serde"),
+        "the core's dependencies were read: {core:?}"
+    );
+    let found: Vec<_> = NOT_IN_CORE
+        .iter()
+        .filter(|name| core.contains(**name))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "slate-core depends on {found:?}: move the code that needs them out of the core"
+    );
+    // The check reads what it must: the engine crate does depend on them.
+    let engine = dependencies_of(&lock, "slate");
+    for name in ["tokio", "rusqlite", "git2", "axum", "notify", "sysinfo"] {
+        assert!(engine.contains(name), "slate depends on {name}");
+    }
+}
