@@ -646,7 +646,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sessions { .. } | Command::Show { .. } | Command::Doctor
     );
     if reads_terminals && cli.now.is_none() && engine.scans_live_processes() {
-        slate::terminals::sense_once(&mut engine, now, slate::live::system_clock);
+        slate::engine::sense_once(&mut engine, now, slate::live::system_clock);
     }
     let reclaim_after = settings::reclaim_after(&setup.config);
     let mut out = std::io::stdout().lock();

@@ -662,3 +662,24 @@ pub fn merge(first: Vec<Change>, second: Vec<Change>) -> Vec<Change> {
         .filter_map(|key| by_key.remove(&key))
         .collect()
 }
+
+/// The one-shot commands' sensing: locates the terminal of every live agent process, reads once
+/// the panes of the sessions whose reading could change a decision, and applies both to
+/// `engine` (`terminals::locate_once`, `terminals::read_once`). A decisive title or screen
+/// decides on this one read; rules that need time wait for a live engine.
+pub fn sense_once(engine: &mut Engine, now: Timestamp, clock: fn() -> Timestamp) {
+    let once = crate::terminals::locate_once(engine.processes());
+    for problem in &once.problems {
+        engine.record_problem(problem.clone());
+    }
+    engine.apply(Input::Terminals(once.views()), now);
+    let wanted = engine.tracker().terminals_wanted();
+    let hosted = engine.tracker().hosted_controls();
+    let readings = crate::terminals::read_once(&once, wanted, &hosted, clock);
+    for problem in readings.problems {
+        engine.record_problem(problem);
+    }
+    if !readings.inputs.is_empty() {
+        engine.apply_all(readings.inputs, now);
+    }
+}

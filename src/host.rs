@@ -32,7 +32,7 @@ use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
 
 use crate::agents::{self, program_name};
 use crate::client::{Client, ClientError};
-use crate::live::system_clock;
+use crate::clock::system_clock;
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
 /// Reports go out at most this often; a draw is reported again only this long after the last

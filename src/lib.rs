@@ -19,7 +19,9 @@
 //! - `store`: Slate's own SQLite file: transition history, intents, claims, the notification
 //!   pause, the answers.
 //! - `focus`: bringing a session's terminal to the front; the choice itself is pure.
-//! - `tty`: which terminal a process belongs to.
+//! - `clock`: the wall clock, read at the edges.
+//! - `tty`: which terminal a process belongs to; `socket`: Unix-socket exchanges with a
+//!   deadline.
 //! - `terminals`: reading the tmux panes, kitty windows and WezTerm panes of sessions Slate does
 //!   not host (their titles and what their screens show), off the live loop; where a pane is and
 //!   how its tools' output reads is pure (`terminals::panes`).
@@ -39,6 +41,7 @@ pub mod answers;
 pub mod api;
 pub mod child;
 pub mod client;
+pub mod clock;
 pub mod config;
 pub mod demo;
 pub mod engine;
@@ -49,6 +52,7 @@ pub mod mirror;
 pub mod places;
 pub mod remote;
 pub mod settings;
+pub mod socket;
 pub mod sources;
 pub mod store;
 pub mod terminals;

@@ -142,7 +142,7 @@ pub struct Detail {
     pub transitions: Vec<Transition>,
     /// The latest answers to its dialogs, newest first, whatever their outcome.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub answers: Vec<crate::answers::Record>,
+    pub answers: Vec<crate::protocol::Record>,
     /// The time the session has spent in Needs you, in all, from the recorded transitions; absent
     /// without a store.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -313,7 +313,7 @@ impl Handle {
     pub fn record_answer(
         &self,
         key: &SessionKey,
-        record: &crate::answers::Record,
+        record: &crate::protocol::Record,
     ) -> Result<(), String> {
         let store = self
             .shared
@@ -448,12 +448,7 @@ fn live_list(published: &Published) -> Vec<Session> {
 }
 
 /// The wall clock, the default `Service::clock`.
-pub fn system_clock() -> Timestamp {
-    let since_epoch = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    Timestamp::from_millis(since_epoch.as_millis() as i64)
-}
+pub use crate::clock::system_clock;
 
 /// How many changes a subscriber may fall behind before it has lagged. The channel keeps each
 /// change until every subscriber has read it, so a subscriber that stops reading (an event-stream

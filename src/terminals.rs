@@ -21,15 +21,15 @@
 //! are in flight, and the pacing: a pane is read at most once a second (a read still in flight
 //! past its second is not asked for again, nor looked at more often), and a terminal that
 //! failed is asked again only after a pause, its failure counted once as a problem.
-//! [`sense_once`] is the one-shot commands' side: it locates and reads once, on the caller's
-//! thread. This module decides no state (`tracker` does, from the readings) and parses nothing
+//! [`locate_once`] and [`read_once`] are the one-shot commands' side: they locate and read once,
+//! on the caller's thread, and return readings for the engine to apply (`engine::sense_once`).
+//! This module drives no engine and decides no state (`tracker` does, from the readings) and parses nothing
 //! itself (`panes` and `agents::screens` do).
 
 pub mod hosted;
 pub mod panes;
 pub mod proof;
 #[cfg(unix)]
-pub mod socket;
 pub mod typing;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -39,7 +39,6 @@ use std::time::{Duration, Instant};
 
 use crate::agents::screens::{self, Dialog, Screen, ScreenSeen};
 use crate::agents::ProcessRole;
-use crate::engine::Engine;
 use crate::focus::strategy::CommandLine;
 use crate::model::{
     AgentKind, Problem, ProblemKind, SessionKey, TerminalKind, TerminalView, Timestamp,
@@ -47,8 +46,7 @@ use crate::model::{
 use crate::tracker::{Input, SeenProcess, Sensed};
 use panes::{Address, PaneText, Server};
 
-/// How long one call to a terminal may take before it is killed.
-pub const READ_LIMIT: Duration = Duration::from_millis(500);
+pub use crate::socket::READ_LIMIT;
 
 /// A pane is read at most this often.
 pub const READ_EVERY: Duration = Duration::from_secs(1);
@@ -424,7 +422,7 @@ fn kitty_command(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Resu
     const MOST: usize = 16 << 20;
     let deadline = Instant::now() + READ_LIMIT;
     let mut stream = kitty_connect(listen_on, deadline)?;
-    socket::write_within(&mut stream, &panes::kitty_frame(cmd, payload), deadline)
+    crate::socket::write_within(&mut stream, &panes::kitty_frame(cmd, payload), deadline)
         .map_err(|error| format!("cannot send to kitty: {error}"))?;
     let mut answer = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
@@ -432,7 +430,7 @@ fn kitty_command(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Resu
         if answer.len() > MOST {
             return Err(format!("kitty's answer is longer than {MOST} bytes"));
         }
-        match socket::read_some_within(&mut stream, &mut chunk, deadline) {
+        match crate::socket::read_some_within(&mut stream, &mut chunk, deadline) {
             Ok(0) => break,
             Ok(read) => answer.extend_from_slice(&chunk[..read]),
             Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {
@@ -460,10 +458,10 @@ fn kitty_connect(
         ));
     };
     let place = match place.strip_prefix('@') {
-        Some(name) => socket::Place::Abstract(name.as_bytes()),
-        None => socket::Place::Path(std::path::Path::new(place)),
+        Some(name) => crate::socket::Place::Abstract(name.as_bytes()),
+        None => crate::socket::Place::Path(std::path::Path::new(place)),
     };
-    socket::connect_within(place, deadline).map_err(|error| {
+    crate::socket::connect_within(place, deadline).map_err(|error| {
         if error.kind() == std::io::ErrorKind::TimedOut {
             format!(
                 "the kitty at {listen_on} accepted no connection within {} ms",
@@ -481,7 +479,7 @@ fn kitty_connect(
 fn kitty_tell(listen_on: &str, cmd: &str, payload: serde_json::Value) -> Result<(), String> {
     let deadline = Instant::now() + READ_LIMIT;
     let mut stream = kitty_connect(listen_on, deadline)?;
-    socket::write_within(
+    crate::socket::write_within(
         &mut stream,
         &panes::kitty_frame_without_answer(cmd, payload),
         deadline,
@@ -601,70 +599,96 @@ fn has_terminal(process: &SeenProcess) -> bool {
     )
 }
 
-/// The one-shot commands' sensing: locates the terminal of every live agent process, reads once
-/// the panes of the sessions whose reading could change a decision, and hands both to the engine.
-/// A decisive title or screen decides on this one read; rules that need time wait for a live
-/// engine.
-pub fn sense_once(engine: &mut Engine, now: Timestamp, clock: fn() -> Timestamp) {
-    let pids: Vec<u32> = engine
-        .processes()
+/// Where the live agent processes' terminals are, located once for a one-shot command
+/// (`engine::sense_once` drives the two steps: [`locate_once`], then [`read_once`]).
+#[derive(Debug, Default)]
+pub struct Once {
+    located: HashMap<u32, Located>,
+    /// A terminal Slate cannot read at all, counted once.
+    pub problems: Vec<Problem>,
+}
+
+impl Once {
+    /// How each process's terminal is seen, for `Input::Terminals`.
+    pub fn views(&self) -> Vec<(u32, TerminalView)> {
+        self.located
+            .iter()
+            .map(|(pid, located)| (*pid, located.view.clone()))
+            .collect()
+    }
+}
+
+/// Locates the terminal of every process of `processes` that has one.
+pub fn locate_once(processes: &[SeenProcess]) -> Once {
+    let pids: Vec<u32> = processes
         .iter()
         .filter(|process| has_terminal(process))
         .map(|process| process.info.pid)
         .collect();
     let located: HashMap<u32, Located> = locate(&pids).into_iter().collect();
-    for (pid, found) in &located {
-        if let Some(problem) = unreadable_at_once(*pid, &found.view) {
-            engine.record_problem(problem);
-        }
-    }
-    let views = located
+    let problems = located
         .iter()
-        .map(|(pid, located)| (*pid, located.view.clone()))
+        .filter_map(|(pid, found)| unreadable_at_once(*pid, &found.view))
         .collect();
-    engine.apply(Input::Terminals(views), now);
-    let hosted = engine.tracker().hosted_controls();
-    let jobs: Vec<Job> = engine
-        .tracker()
-        .terminals_wanted()
+    Once { located, problems }
+}
+
+/// What one read of the panes the tracker wants gives: the readings and the terminals' views
+/// as they stand after it, for the engine to apply, and the terminals that could not be read.
+#[derive(Debug, Default)]
+pub struct Readings {
+    pub inputs: Vec<Input>,
+    pub problems: Vec<Problem>,
+}
+
+/// Reads once, on the caller's thread, the panes of `wanted` (each session with its process,
+/// `Tracker::terminals_wanted`): a hosted session's through its control socket (`hosted`, its
+/// socket by session), any other's where `once` located it. A decisive title or screen decides
+/// on this one read; rules that need time wait for a live engine.
+pub fn read_once(
+    once: &Once,
+    wanted: Vec<(SessionKey, u32)>,
+    hosted: &HashMap<SessionKey, String>,
+    clock: fn() -> Timestamp,
+) -> Readings {
+    let jobs: Vec<Job> = wanted
         .into_iter()
         .filter_map(|(key, pid)| {
             let address = match hosted.get(&key) {
                 Some(socket) => Address::Hosted {
                     socket: socket.clone(),
                 },
-                None => located.get(&pid)?.address.clone()?,
+                None => once.located.get(&pid)?.address.clone()?,
             };
             Some(Job { key, address })
         })
         .collect();
+    let mut readings = Readings::default();
     if jobs.is_empty() {
-        return;
+        return readings;
     }
-    let mut inputs = Vec::new();
-    let mut views: HashMap<u32, TerminalView> = located
-        .iter()
-        .map(|(pid, located)| (*pid, located.view.clone()))
-        .collect();
+    let mut views: HashMap<u32, TerminalView> = once.views().into_iter().collect();
     for outcome in read(jobs, clock) {
         match outcome {
-            Outcome::Read { key, sensed, .. } => inputs.push(Input::Sensed {
+            Outcome::Read { key, sensed, .. } => readings.inputs.push(Input::Sensed {
                 key,
                 reading: Some(sensed),
             }),
             Outcome::Failed { key, address, why } => {
-                engine.record_problem(unreadable(&address, &why));
-                for (pid, located) in &located {
+                readings.problems.push(unreadable(&address, &why));
+                for (pid, located) in &once.located {
                     if located.address.as_ref() == Some(&address) {
                         views.insert(*pid, unread_view(&address, &why));
                     }
                 }
-                inputs.push(Input::Sensed { key, reading: None });
+                readings.inputs.push(Input::Sensed { key, reading: None });
             }
         }
     }
-    inputs.push(Input::Terminals(views.into_iter().collect()));
-    engine.apply_all(inputs, now);
+    readings
+        .inputs
+        .push(Input::Terminals(views.into_iter().collect()));
+    readings
 }
 
 /// The problem a terminal that could not be read is counted as.

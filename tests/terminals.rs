@@ -694,7 +694,7 @@ fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
     let mut engine = slate::engine::Engine::new(slate::engine::Options::from_env(env));
     let now = slate::live::system_clock();
     engine.refresh(now);
-    slate::terminals::sense_once(&mut engine, now, slate::live::system_clock);
+    slate::engine::sense_once(&mut engine, now, slate::live::system_clock);
     let once = engine
         .sessions()
         .into_iter()
@@ -1078,7 +1078,7 @@ fn a_kitty_that_accepts_nothing_stalls_neither_the_loop_nor_the_one_shot_read() 
         let mut engine = slate::engine::Engine::new(once);
         let now = slate::live::system_clock();
         engine.refresh(now);
-        slate::terminals::sense_once(&mut engine, now, slate::live::system_clock);
+        slate::engine::sense_once(&mut engine, now, slate::live::system_clock);
         engine
             .sessions()
             .into_iter()

@@ -84,7 +84,7 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
             }
             local.refresh(now);
             if local.scans_live_processes() {
-                slate::terminals::sense_once(&mut local, now, slate::live::system_clock);
+                slate::engine::sense_once(&mut local, now, slate::live::system_clock);
             }
             local.find(&ask.id)?
         }

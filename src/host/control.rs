@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::terminals::socket::{connect_within, Place};
+use crate::socket::{connect_within, Place};
 
 /// The longest request line read, newline included; a longer one is refused and the connection
 /// closed.
@@ -221,7 +221,7 @@ pub fn serve(folder: &Path, pid: u32, terminal: Arc<dyn Terminal>) -> Result<Con
         if meta.file_type().is_socket() {
             // A socket that accepts is in use, and so is one whose queue is full (its program is
             // alive, only stopped or busy): only a refused connection marks a stale file.
-            let deadline = Instant::now() + crate::terminals::READ_LIMIT;
+            let deadline = Instant::now() + crate::socket::READ_LIMIT;
             match connect_within(Place::Path(&path), deadline) {
                 Ok(_) => return Err(format!("{shown} is in use by a running program")),
                 Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {

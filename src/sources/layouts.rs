@@ -16,8 +16,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use super::regular_file;
-use super::tail::{self, FileIdentity, FileTail, ReadPlan, ReadStats, TranscriptRead};
-use super::walk::{FileRead, ScanResult};
+use super::tail::{self, FileIdentity, FileRead, FileTail, ReadPlan, ReadStats, TranscriptRead};
 use crate::agents::{Found, IdReader, Layout, NameIndex, ProjectFolder, WholeFileReader};
 use crate::lines::LineEvent;
 use crate::model::{AgentKind, Problem, ProblemKind};
@@ -310,7 +309,8 @@ impl NameIndexes {
         agent: AgentKind,
         root: &Path,
         index: &NameIndex,
-        result: &mut ScanResult,
+        problems: &mut Vec<Problem>,
+        reads: &mut Vec<FileRead>,
     ) -> Vec<String> {
         let path = root.join(index.file);
         let place = path.display().to_string();
@@ -318,7 +318,7 @@ impl NameIndexes {
             Ok(meta) => meta,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Vec::new(),
             Err(error) => {
-                result.problems.push(unreadable(&path, &error));
+                problems.push(unreadable(&path, &error));
                 return Vec::new();
             }
         };
@@ -332,7 +332,7 @@ impl NameIndexes {
             return Vec::new();
         }
         let mut lines = Vec::new();
-        let mut problems = Vec::new();
+        let mut malformed = Vec::new();
         let outcome = followed
             .tail
             .read(ReadPlan::Whole, &mut || {}, &mut |event| match event {
@@ -340,24 +340,24 @@ impl NameIndexes {
                 LineEvent::Line(line) => match (index.parse)(line) {
                     Ok(Some(entry)) => lines.push(entry),
                     Ok(None) => {}
-                    Err(error) => problems.push(Problem::new(
+                    Err(error) => malformed.push(Problem::new(
                         ProblemKind::MalformedLine,
                         &place,
                         error.to_string(),
                     )),
                 },
-                LineEvent::Oversized { len } => problems.push(tail::oversized(&place, len)),
+                LineEvent::Oversized { len } => malformed.push(tail::oversized(&place, len)),
             });
-        result.problems.extend(problems);
+        problems.extend(malformed);
         match outcome {
             Ok(stats) => {
                 followed.seen = Some(seen);
                 if stats.reset {
                     followed.names.clear();
                 }
-                result.reads.push(FileRead { path, stats });
+                reads.push(FileRead { path, stats });
             }
-            Err(error) => result.problems.push(unreadable(&path, &error)),
+            Err(error) => problems.push(unreadable(&path, &error)),
         }
         // The index is append-only, so the newest line for an id wins.
         let mut changed = Vec::new();

@@ -27,6 +27,13 @@ use crate::agents::{LineParser, Observation};
 use crate::lines::{LineBuffer, LineEvent};
 use crate::model::{Problem, ProblemKind, Timestamp};
 
+/// One read of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRead {
+    pub path: std::path::PathBuf,
+    pub stats: ReadStats,
+}
+
 /// What one read did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReadStats {

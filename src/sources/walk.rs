@@ -27,7 +27,8 @@ use super::folders::canonical_folder;
 use super::layouts::{self, NameIndexes};
 use super::regular_file;
 use super::roots::Roots;
-use super::tail::{self, FileIdentity, ReadPlan, ReadStats, TranscriptReader};
+pub use super::tail::FileRead;
+use super::tail::{self, FileIdentity, ReadPlan, TranscriptReader};
 use crate::agents::{Description, Found, Info, Layout, Observation, Registry, Title, TitleSource};
 use crate::model::{AgentKind, Problem, SessionKey, Timestamp};
 use crate::tracker::{Batch, TranscriptRole};
@@ -108,13 +109,6 @@ pub struct GoneTranscript {
     pub key: SessionKey,
     pub role: TranscriptRole,
     pub transcript: String,
-}
-
-/// One read of one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRead {
-    pub path: PathBuf,
-    pub stats: ReadStats,
 }
 
 /// The size, modification time and identity of a file at its last read.
@@ -209,7 +203,11 @@ pub fn scan(
         }
         result.found.push(agent);
         let mut named = match &layout.names {
-            Some(index) => state.names.read(agent, root, index, &mut result),
+            Some(index) => {
+                state
+                    .names
+                    .read(agent, root, index, &mut result.problems, &mut result.reads)
+            }
             None => Vec::new(),
         };
         for (path, found) in layouts::discover(layout, root, &mut result.problems, &mut unlisted) {
@@ -263,7 +261,13 @@ impl ReadState {
                     .strip_prefix(root)
                     .is_ok_and(|rest| rest == Path::new(index.file))
                 {
-                    let changed = self.names.read(agent, root, index, &mut result);
+                    let changed = self.names.read(
+                        agent,
+                        root,
+                        index,
+                        &mut result.problems,
+                        &mut result.reads,
+                    );
                     self.add_titles(agent, &changed, &mut result);
                     return result;
                 }

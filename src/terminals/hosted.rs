@@ -78,7 +78,7 @@ fn exchange(
     use std::io::ErrorKind;
     use std::time::Instant;
 
-    use super::socket::{connect_within, read_some_within, write_within, Place};
+    use crate::socket::{connect_within, read_some_within, write_within, Place};
 
     let limit = super::READ_LIMIT;
     let deadline = Instant::now() + limit;

@@ -16,6 +16,7 @@
 mod evidence;
 mod facets;
 mod log;
+mod reasons;
 mod rules;
 mod signals;
 mod vouch;
@@ -827,7 +828,7 @@ impl Tracker {
         let deadline = if verdict.status == Status::Ended {
             verdict.deadline
         } else {
-            rules::earliest(
+            reasons::earliest(
                 verdict.deadline,
                 facets::activity_deadline(log, now, &self.policy),
             )

@@ -5,15 +5,18 @@
 //! says (rules 2–3), what its terminal shows (rules 4, 5 and 6c, read in `signals`), then what
 //! the transcript alone says (rules 6–7, `posture`). The first rule that decides returns a
 //! `Verdict`; every fact looked at on the way is pushed as `Evidence`. Each reason a rule can
-//! give is built by one function at the bottom of this file, so the same situation reads the
-//! same whichever rule found it. The facets beside the status are `facets`' business.
+//! give is built by one function in `reasons`, so the same situation reads the same whichever
+//! rule found it. The facets beside the status are `facets`' business.
 
 use super::evidence::Evidence;
-use super::log::{Log, OpenCall};
+use super::log::Log;
+use super::reasons::{
+    dialog, earliest, end_stamp, model_answering, new_session, print_finished, turn_finished,
+    waiting_reason, Outcome, Posture,
+};
 use super::signals::{self, Terminal};
 use super::vouch::{Vouch, VouchKind};
 use super::{Entry, Policy, Tracker};
-use crate::agents::screens::DialogKind;
 use crate::agents::{CallKind, RecordKind};
 use crate::model::{
     ListedStatus, ListingEntry, Presence, Reason, ReasonCode, SessionKey, Status, Timestamp,
@@ -259,30 +262,6 @@ impl Tracker {
     }
 }
 
-pub(super) fn earliest(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// What the transcript alone says (docs/states.md §3 rules 6–7).
-pub(super) struct Posture {
-    pub(super) outcome: Outcome,
-    /// When the evidence appeared.
-    pub(super) since: Timestamp,
-    /// When the outcome may change by time alone.
-    pub(super) deadline: Option<Timestamp>,
-    /// True when time, not a record, made this a Needs you: keep-Working signals override it.
-    pub(super) timed: bool,
-    evidence: Evidence,
-}
-
-pub(super) enum Outcome {
-    Working(Reason),
-    Waiting(Reason),
-}
-
 fn posture(log: &Log, last_write: Option<Timestamp>, now: Timestamp, policy: &Policy) -> Posture {
     let working = |reason, since, deadline, evidence| Posture {
         outcome: Outcome::Working(reason),
@@ -458,102 +437,4 @@ fn posture(log: &Log, last_write: Option<Timestamp>, now: Timestamp, policy: &Po
             }
         }
     }
-}
-
-/// The reason for a listing's `waiting`: the pending tool call says more than `waitingFor`,
-/// which some versions write as "permission prompt" for questions too (docs/formats.md §9).
-fn waiting_reason(waiting_for: Option<&str>, log: &Log) -> Reason {
-    if let Some(reason) = log.newest_open_call().and_then(dialog) {
-        return reason;
-    }
-    let what = waiting_for.unwrap_or_default().to_ascii_lowercase();
-    if what.contains("input") {
-        question(None)
-    } else if what.contains("permission") || what.contains("approve") {
-        permission(log)
-    } else {
-        let text = match waiting_for {
-            Some(what) if !what.is_empty() => format!("A dialog is open: {what}"),
-            _ => "A dialog is open".to_string(),
-        };
-        Reason::new(ReasonCode::Dialog, text)
-    }
-}
-
-/// The reason a tool call gives when it is itself a dialog with the user (a question, or a plan
-/// to approve); `None` for any other call.
-pub(super) fn dialog(call: &OpenCall) -> Option<Reason> {
-    match call.kind {
-        CallKind::Question => Some(question(Some(call))),
-        CallKind::PlanApproval => Some(plan_approval()),
-        _ => None,
-    }
-}
-
-/// A question to the user, quoted when the call says what it asks.
-pub(super) fn question(call: Option<&OpenCall>) -> Reason {
-    let text = match call.and_then(|call| call.detail.as_deref()) {
-        Some(question) => format!("Asks: {question}"),
-        None => "Asks you a question".to_string(),
-    };
-    Reason::new(ReasonCode::Question, text)
-}
-
-/// A dialog the terminal shows on screen, with what it says: a permission prompt with its
-/// summary (`Run: touch x.txt`), a question, or a plan to approve.
-pub(super) fn shown(kind: DialogKind, summary: Option<&str>, log: &Log) -> Reason {
-    // The summary is `<word>: <what>`; a question and a plan read best by what they are about.
-    let about = summary.map(|summary| summary.split_once(": ").map_or(summary, |(_, about)| about));
-    match (kind, summary, about) {
-        (DialogKind::Permission, Some(summary), _) => Reason::new(
-            ReasonCode::PermissionPrompt,
-            format!("Asks permission: {summary}"),
-        ),
-        (DialogKind::Permission, None, _) => permission(log),
-        (DialogKind::Question, _, Some(about)) => {
-            Reason::new(ReasonCode::Question, format!("Asks: {about}"))
-        }
-        (DialogKind::Question, _, None) => question(log.newest_open_call()),
-        (DialogKind::Plan, _, Some(about)) => Reason::new(
-            ReasonCode::PlanApproval,
-            format!("A plan is waiting for approval: {about}"),
-        ),
-        (DialogKind::Plan, _, None) => plan_approval(),
-    }
-}
-
-fn plan_approval() -> Reason {
-    Reason::new(ReasonCode::PlanApproval, "A plan is waiting for approval")
-}
-
-/// A permission prompt, naming the tool call it is about when one is open.
-pub(super) fn permission(log: &Log) -> Reason {
-    let text = match log.newest_open_call() {
-        Some(call) => format!("Asks permission for {}", call.label()),
-        None => "Asks permission".to_string(),
-    };
-    Reason::new(ReasonCode::PermissionPrompt, text)
-}
-
-fn new_session() -> Reason {
-    Reason::new(ReasonCode::NewSession, "Waiting for the first prompt")
-}
-
-fn turn_finished() -> Reason {
-    Reason::new(ReasonCode::TurnFinished, "The turn finished")
-}
-
-fn model_answering() -> Reason {
-    Reason::new(ReasonCode::ModelAnswering, "The model is answering")
-}
-
-fn end_stamp() -> Reason {
-    Reason::new(ReasonCode::EndStamp, "The session ended")
-}
-
-fn print_finished() -> Reason {
-    Reason::new(
-        ReasonCode::PrintFinished,
-        "The non-interactive run finished",
-    )
 }

@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::evidence::Evidence;
 use super::log::Log;
-use super::rules::{self, earliest, Outcome, Posture};
+use super::reasons::{self, earliest, Outcome, Posture};
 use super::vouch::Vouch;
 use super::{Policy, SeenProcess, Sensed, Tracker};
 use crate::agents::screens::{Dialog, DialogKind, ScreenKind, ScreenSeen};
@@ -268,7 +268,7 @@ pub(super) fn rules(
             ScreenKind::Idle | ScreenKind::Working | ScreenKind::Unknown => None,
         };
         if let Some(dialog) = dialog {
-            let reason = rules::shown(dialog, seen.summary.as_deref(), log);
+            let reason = reasons::shown(dialog, seen.summary.as_deref(), log);
             reading.verdict = Some((Status::Waiting, reason, *since, None));
             return reading;
         }
@@ -276,8 +276,8 @@ pub(super) fn rules(
     if let Some(title) = &current {
         if title.kind == TitleKind::ActionRequired {
             let reason = match log.newest_open_call() {
-                Some(call) if call.kind == CallKind::Question => rules::question(Some(call)),
-                _ => rules::permission(log),
+                Some(call) if call.kind == CallKind::Question => reasons::question(Some(call)),
+                _ => reasons::permission(log),
             };
             reading.verdict = Some((Status::Waiting, reason, title.changed_at, None));
             return reading;
@@ -310,7 +310,7 @@ pub(super) fn rules(
             reading
                 .evidence
                 .push(Evidence::TerminalSilent { since: silent_from });
-            let reason = rules::dialog(call).unwrap_or_else(|| rules::permission(log));
+            let reason = reasons::dialog(call).unwrap_or_else(|| reasons::permission(log));
             reading.verdict = Some((Status::Waiting, reason, silent_from, None));
             return reading;
         }

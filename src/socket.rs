@@ -19,6 +19,10 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::sys::socket::{self, AddressFamily, SockFlag, SockType, UnixAddr};
 
+/// How long one call to a terminal may take before it is given up or killed: a whole exchange
+/// over one of these sockets, or a terminal's command-line tool (`terminals`).
+pub const READ_LIMIT: Duration = Duration::from_millis(500);
+
 /// How long a connect waits between two tries while the listener's queue is full.
 const RETRY_EVERY: Duration = Duration::from_millis(5);
 
