@@ -7,8 +7,8 @@
 //! is `places`' business; what the values mean, how an error is handled and how a change reaches
 //! a running engine is `settings`'.
 
+use core::net::SocketAddr;
 use std::io;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
