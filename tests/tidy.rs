@@ -58,6 +58,7 @@ const PURE: &[&str] = &[
     "src/schedule.rs",
     "src/report.rs",
     "src/focus/strategy.rs",
+    "src/focus/strategy/",
     "src/terminals/panes.rs",
 ];
 
