@@ -321,8 +321,8 @@ impl Client {
         let body = serde_json::to_string(request).map_err(|err| unreachable(err.to_string()))?;
         // Longer than the longest answer the server carries out: a forwarded one, which waits for
         // the remote's own confirmation over its link.
-        let timeout =
-            crate::remote::forward::limit(&crate::remote::LinkOptions::default()) + REQUEST_TIMEOUT;
+        let timeout = slate_core::remote::forward_limit(&slate_core::remote::LinkOptions::default())
+            + REQUEST_TIMEOUT;
         let request = self.with_token(
             self.agent
                 .post(self.url(&path))

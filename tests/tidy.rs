@@ -49,6 +49,7 @@ const PURE: &[&str] = &[
     "crates/slate-core/src/",
     "src/mirror.rs",
     "src/focus/strategy.rs",
+    "src/focus/strategy/",
     "src/terminals/panes.rs",
 ];
 

@@ -13,22 +13,14 @@
 //! back into the same [`Responded`]/[`RespondError`] the local machinery gives. It records
 //! nothing: the caller records the attempt in this machine's store, and the remote's Slate in its.
 
-use std::time::Duration;
-
 use crate::agents::keys::OptionRef;
 use crate::config::RemoteEntry;
-use crate::protocol::{self, ErrorCode, RespondError, RespondRequest, Responded, CONFIRM_WITHIN};
+use crate::protocol::{self, ErrorCode, RespondError, RespondRequest, Responded};
 use crate::remote::link;
 use crate::remote::{classify, FailureKind, LinkOptions, RemoteCommand};
 
-/// What the remote may take on top of its connect timeout and its own confirmation: starting its
-/// `slate`, reading its list and its screen.
-const MARGIN: Duration = Duration::from_secs(5);
-
-/// The longest a forwarded answer may take with `options`' timings: 20 s with the defaults.
-pub fn limit(options: &LinkOptions) -> Duration {
-    options.timing.connect_timeout + CONFIRM_WITHIN + MARGIN
-}
+/// The longest a forwarded answer may take with `options`' timings (`remote::forward_limit`).
+pub use crate::remote::forward_limit as limit;
 
 /// The command that forwards `request` for the session `id` of `entry`'s machine, or why it
 /// cannot be sent. Refuses before anything runs: a request of the wrong shape, an id longer than

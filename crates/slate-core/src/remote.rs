@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::RemoteEntry;
 use crate::model::{Machine, Timestamp};
-use crate::protocol::RespondRequest;
+use crate::protocol::{RespondRequest, CONFIRM_WITHIN};
 
 /// How links are run: the `ssh` program and the timings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +45,16 @@ pub struct LinkOptions {
     /// stands in for it.
     pub ssh: OsString,
     pub timing: LinkTiming,
+}
+
+/// What a forwarded answer's remote may take on top of its connect timeout and its own
+/// confirmation: starting its `slate`, reading its list and its screen.
+const FORWARD_MARGIN: Duration = Duration::from_secs(5);
+
+/// The longest a forwarded answer (`remote::forward` in the `slate` crate) may take with
+/// `options`' timings: 20 s with the defaults.
+pub fn forward_limit(options: &LinkOptions) -> Duration {
+    options.timing.connect_timeout + CONFIRM_WITHIN + FORWARD_MARGIN
 }
 
 impl Default for LinkOptions {
