@@ -16,7 +16,6 @@
 //! reads the agents' own SQLite stores (that is `sources`), and it does not know where its file
 //! lives: `places` says that, and the caller passes the path in.
 
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,127 +23,26 @@ use std::time::Duration;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
 use crate::model::{
-    AgentKind, Awaiting, Intent, IntentState, ItemStatus, Reason, ReasonCode, SessionKey, Status,
-    Timestamp,
+    Awaiting, Intent, IntentState, ItemStatus, Reason, SessionKey, Status, Timestamp,
 };
 use crate::policy::menu::Pause;
 use crate::protocol::Record;
 
+mod decode;
+mod open;
+mod schema;
+
+use decode::{
+    answer_session, decode_awaiting, decode_intent_state, decode_item_status, decode_key,
+    decode_reason_code, decode_status, intent_state_str,
+};
+use open::is_busy;
+pub use open::{open, open_in_memory, open_with_busy_timeout};
+use schema::{migrate, user_version, MIGRATIONS};
+
 /// How long a write waits for another writer before it gives up with [`StoreError::Locked`].
 /// Slate's own writes are tiny, so anything holding the lock this long is another program.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The schema, one entry per version, applied in order and never edited once released: version
-/// `n` is reached by running `MIGRATIONS[n - 1]`, and `PRAGMA user_version` records how far a file
-/// got. A change to the schema is a new entry at the end.
-const MIGRATIONS: &[&str] = &[
-    // Version 1: everything the first engine keeps.
-    r#"
-    CREATE TABLE transitions (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        from_status TEXT NULL,
-        to_status TEXT NOT NULL,
-        reason_code TEXT NOT NULL,
-        reason_text TEXT NOT NULL,
-        at_ms INTEGER NOT NULL
-    );
-    CREATE INDEX transitions_by_session ON transitions (agent, session_id, at_ms);
-
-    CREATE TABLE offsets (
-        path TEXT PRIMARY KEY,
-        file_id TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        mtime_ms INTEGER NOT NULL,
-        "offset" INTEGER NOT NULL
-    );
-
-    CREATE TABLE settings (
-        key TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-    );
-
-    CREATE TABLE intents (
-        agent TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        state TEXT NOT NULL,
-        reason TEXT NULL,
-        awaiting_who TEXT NULL,
-        set_at_ms INTEGER NOT NULL,
-        PRIMARY KEY (agent, session_id)
-    );
-
-    CREATE TABLE presence (
-        agent TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        start_ms INTEGER NOT NULL,
-        gone_at_ms INTEGER NULL,
-        PRIMARY KEY (agent, session_id)
-    );
-
-    CREATE TABLE work_items (
-        id TEXT PRIMARY KEY,
-        title TEXT NOT NULL,
-        status TEXT NOT NULL,
-        deps TEXT NOT NULL DEFAULT '[]',
-        created_ms INTEGER NOT NULL
-    );
-
-    CREATE TABLE claims (
-        id INTEGER PRIMARY KEY,
-        item_id TEXT NOT NULL REFERENCES work_items (id) ON DELETE CASCADE,
-        agent TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        claimed_ms INTEGER NOT NULL,
-        released_ms INTEGER NULL
-    );
-    CREATE INDEX claims_by_item ON claims (item_id);
-    CREATE INDEX claims_by_session ON claims (agent, session_id);
-    "#,
-    // Version 2: no read offsets. Closed history is never read at start-up (only its size and
-    // time are looked at), and a live transcript must be folded whole to be decided, so an
-    // offset saved across restarts would spare nothing.
-    r#"
-    DROP TABLE offsets;
-    "#,
-    // Version 3: no settings and no presence. Nothing ever wrote either table: settings live in
-    // the config file, and a session's vouching process is found again by the first process scan
-    // after a start. Dropping them (rather than leaving them unused) keeps the schema a true
-    // account of what the store holds.
-    r#"
-    DROP TABLE settings;
-    DROP TABLE presence;
-    "#,
-    // Version 4: the desktop app's notification pause, so a pause outlives a restart. One row at
-    // most: no row is no pause, and a row without an end is a pause until resumed.
-    r#"
-    CREATE TABLE notification_pause (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        until_ms INTEGER NULL,
-        set_at_ms INTEGER NOT NULL
-    );
-    "#,
-    // Version 5: every answer to a dialog, whatever its outcome (docs/states.md §8): where it came
-    // from, what it asked, the fingerprint of the dialog the person saw, and what happened.
-    r#"
-    CREATE TABLE answers (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        surface TEXT NOT NULL,
-        action TEXT NOT NULL,
-        option TEXT NULL,
-        fingerprint TEXT NOT NULL,
-        summary TEXT NULL,
-        outcome TEXT NOT NULL,
-        detail TEXT NULL,
-        at_ms INTEGER NOT NULL
-    );
-    CREATE INDEX answers_by_session ON answers (agent, session_id, at_ms);
-    "#,
-];
 
 /// What can go wrong with the store. Opening errors are fatal for the engine; a locked store is
 /// worth retrying later.
@@ -231,67 +129,6 @@ pub struct Store {
     /// The file, or `:memory:`, for error messages.
     path: PathBuf,
     recovered_from: Option<PathBuf>,
-}
-
-/// Opens (creating if needed) the store at `path` with the default busy timeout.
-pub fn open(path: &Path) -> Result<Store, StoreError> {
-    open_with_busy_timeout(path, DEFAULT_BUSY_TIMEOUT)
-}
-
-/// Opens the store at `path`, waiting at most `busy_timeout` for another writer.
-///
-/// A corrupt file (not a database, or one that fails SQLite's quick check) is renamed to
-/// `<name>.corrupt-<time>` together with its `-wal` and `-shm` files, a warning is logged, and a
-/// fresh store is created in its place; [`Store::recovered_from`] then says where the old one went.
-/// A locked file is not corrupt: it gives [`StoreError::Locked`] and is left alone.
-pub fn open_with_busy_timeout(path: &Path, busy_timeout: Duration) -> Result<Store, StoreError> {
-    if let Some(folder) = path
-        .parent()
-        .filter(|folder| !folder.as_os_str().is_empty())
-    {
-        fs::create_dir_all(folder).map_err(|source| StoreError::CreateFolder {
-            path: folder.to_path_buf(),
-            source,
-        })?;
-    }
-    match connect(path, busy_timeout) {
-        Ok(conn) => Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-            recovered_from: None,
-        }),
-        Err(Failure::Corrupt(detail)) => {
-            let aside = move_aside(path)?;
-            tracing::warn!(
-                store = %path.display(),
-                moved_to = %aside.display(),
-                error = %detail,
-                "the store was corrupt: kept it aside and started a fresh one"
-            );
-            let conn = connect(path, busy_timeout).map_err(|failure| failure.into_error(path))?;
-            Ok(Store {
-                conn,
-                path: path.to_path_buf(),
-                recovered_from: Some(aside),
-            })
-        }
-        Err(failure) => Err(failure.into_error(path)),
-    }
-}
-
-/// Opens a fresh store that lives only in memory, for tests and for `--no-store` runs.
-pub fn open_in_memory() -> Result<Store, StoreError> {
-    let path = PathBuf::from(":memory:");
-    let conn = Connection::open_in_memory().map_err(|source| StoreError::Open {
-        path: path.clone(),
-        source,
-    })?;
-    prepare(&conn, DEFAULT_BUSY_TIMEOUT).map_err(|failure| failure.into_error(&path))?;
-    Ok(Store {
-        conn,
-        path,
-        recovered_from: None,
-    })
 }
 
 impl Store {
@@ -916,173 +753,4 @@ impl From<rusqlite::Error> for Failure {
             _ => Failure::Error(err),
         }
     }
-}
-
-fn connect(path: &Path, busy_timeout: Duration) -> Result<Connection, Failure> {
-    let conn = Connection::open(path)?;
-    prepare(&conn, busy_timeout)?;
-    Ok(conn)
-}
-
-/// Sets the connection up: busy timeout, WAL, foreign keys, a quick corruption check, migrations.
-fn prepare(conn: &Connection, busy_timeout: Duration) -> Result<(), Failure> {
-    conn.busy_timeout(busy_timeout)?;
-    // WAL lets the API read while the engine writes, and with `synchronous = NORMAL` a commit
-    // survives the process being killed (it may not survive a power cut, which is fine for a
-    // cache of what the transcripts already say).
-    let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.pragma_update(None, "foreign_keys", true)?;
-    // The store is small, so checking it at every start is cheap, and it finds a truncated file
-    // that would otherwise fail later, in the middle of some write.
-    let verdict: String = conn.query_row("PRAGMA quick_check", [], |row| row.get(0))?;
-    if verdict != "ok" {
-        return Err(Failure::Corrupt(format!("quick check: {verdict}")));
-    }
-    migrate(conn)?;
-    Ok(())
-}
-
-fn migrate(conn: &Connection) -> Result<usize, Failure> {
-    let known = MIGRATIONS.len() as u32;
-    let found = user_version(conn)?;
-    if found > known {
-        return Err(Failure::TooNew { found, known });
-    }
-    let mut applied = 0;
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-        // Another Slate may have migrated between our read and our lock; the version read under
-        // the lock is the one that counts.
-        if user_version(&tx)? > index as u32 {
-            continue;
-        }
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", index as u32 + 1)?;
-        tx.commit()?;
-        applied += 1;
-    }
-    Ok(applied)
-}
-
-fn user_version(conn: &Connection) -> Result<u32, rusqlite::Error> {
-    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
-}
-
-fn is_busy(err: &rusqlite::Error) -> bool {
-    matches!(
-        err.sqlite_error_code(),
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-    )
-}
-
-/// Renames a corrupt store and its `-wal` and `-shm` companions to `<name>.corrupt-<time>[-wal]`,
-/// so SQLite could still open the kept copy with its log. Nothing is deleted. Leaving the old
-/// `-wal` in place would be wrong as well as wasteful: SQLite could replay it into the fresh file.
-fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
-    let stamp = time::OffsetDateTime::now_utc()
-        .format(time::macros::format_description!(
-            "[year][month][day]T[hour][minute][second]Z"
-        ))
-        .unwrap_or_else(|_| "unknown-time".to_owned());
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "slate.db".to_owned());
-    let mut aside = path.with_file_name(format!("{name}.corrupt-{stamp}"));
-    let mut attempt = 1;
-    while aside.exists() {
-        attempt += 1;
-        aside = path.with_file_name(format!("{name}.corrupt-{stamp}-{attempt}"));
-    }
-    let rename = |from: &Path, to: &Path| {
-        fs::rename(from, to).map_err(|source| StoreError::MoveAside {
-            path: from.to_path_buf(),
-            source,
-        })
-    };
-    rename(path, &aside)?;
-    for suffix in ["-wal", "-shm"] {
-        let companion = with_suffix(path, suffix);
-        if companion.exists() {
-            rename(&companion, &with_suffix(&aside, suffix))?;
-        }
-    }
-    Ok(aside)
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-/// Reads a value the store wrote with its snake_case wire spelling (a status, an intent state);
-/// any other text is a decode error naming where it was found.
-fn decode_spelling<T: serde::de::DeserializeOwned>(
-    table: &'static str,
-    column: &'static str,
-    text: &str,
-) -> Result<T, StoreError> {
-    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| {
-        StoreError::Decode {
-            table,
-            column,
-            value: text.to_owned(),
-        }
-    })
-}
-
-fn decode_status(text: &str) -> Result<Status, StoreError> {
-    decode_spelling("transitions", "status", text)
-}
-
-/// A code this build does not know was written by a newer Slate; it reads as `unknown` rather
-/// than making the whole history unreadable.
-fn decode_reason_code(text: &str) -> ReasonCode {
-    serde_json::from_value(serde_json::Value::String(text.to_owned()))
-        .unwrap_or(ReasonCode::Unknown)
-}
-
-fn intent_state_str(state: IntentState) -> &'static str {
-    match state {
-        IntentState::None => "none",
-        IntentState::Parked => "parked",
-        IntentState::Awaiting => "awaiting",
-    }
-}
-
-fn decode_intent_state(text: &str) -> Result<IntentState, StoreError> {
-    decode_spelling("intents", "state", text)
-}
-
-/// An item status this build does not know (written by hand, or by a newer Slate) reads as
-/// `blocked`: the item then waits for direction rather than passing for ready or done.
-fn decode_item_status(text: &str) -> ItemStatus {
-    ItemStatus::parse(text).unwrap_or(ItemStatus::Blocked)
-}
-
-/// An `awaiting_who` this build cannot read (an older Slate's API took any text) reads as an
-/// intent that names no one: the session still shows as awaiting, and the row is kept as it is.
-fn decode_awaiting(text: Option<String>) -> Option<Awaiting> {
-    text.and_then(|text| text.parse().ok())
-}
-
-fn decode_key(
-    table: &'static str,
-    agent: &str,
-    session_id: String,
-) -> Result<SessionKey, StoreError> {
-    let agent = AgentKind::parse(agent).ok_or_else(|| StoreError::Decode {
-        table,
-        column: "agent",
-        value: agent.to_owned(),
-    })?;
-    Ok(SessionKey::new(agent, session_id))
-}
-
-/// The session an answer is filed under: its id, or `MACHINE:ID` for a session on a remote
-/// machine whose answer was forwarded there, so it never mixes with a local session's.
-fn answer_session(key: &SessionKey) -> String {
-    key.reference()
 }

@@ -1,0 +1,104 @@
+//! The one-shot commands' side of sensing: the terminals of the live agent processes located
+//! once, and the panes the tracker wants read once, on the caller's thread. Both return readings
+//! for the engine to apply (`engine::sense_once`); nothing here drives the engine.
+
+use std::collections::HashMap;
+
+use super::{
+    has_terminal, locate, read, unread_view, unreadable, unreadable_at_once, Address, Job, Located,
+    Outcome,
+};
+use crate::model::{Problem, SessionKey, TerminalView, Timestamp};
+use crate::tracker::{Input, SeenProcess};
+
+/// Where the live agent processes' terminals are, located once for a one-shot command
+/// (`engine::sense_once` drives the two steps: [`locate_once`], then [`read_once`]).
+#[derive(Debug, Default)]
+pub struct Once {
+    located: HashMap<u32, Located>,
+    /// A terminal Slate cannot read at all, counted once.
+    pub problems: Vec<Problem>,
+}
+
+impl Once {
+    /// How each process's terminal is seen, for `Input::Terminals`.
+    pub fn views(&self) -> Vec<(u32, TerminalView)> {
+        self.located
+            .iter()
+            .map(|(pid, located)| (*pid, located.view.clone()))
+            .collect()
+    }
+}
+
+/// Locates the terminal of every process of `processes` that has one.
+pub fn locate_once(processes: &[SeenProcess]) -> Once {
+    let pids: Vec<u32> = processes
+        .iter()
+        .filter(|process| has_terminal(process))
+        .map(|process| process.info.pid)
+        .collect();
+    let located: HashMap<u32, Located> = locate(&pids).into_iter().collect();
+    let problems = located
+        .iter()
+        .filter_map(|(pid, found)| unreadable_at_once(*pid, &found.view))
+        .collect();
+    Once { located, problems }
+}
+
+/// What one read of the panes the tracker wants gives: the readings and the terminals' views
+/// as they stand after it, for the engine to apply, and the terminals that could not be read.
+#[derive(Debug, Default)]
+pub struct Readings {
+    pub inputs: Vec<Input>,
+    pub problems: Vec<Problem>,
+}
+
+/// Reads once, on the caller's thread, the panes of `wanted` (each session with its process,
+/// `Tracker::terminals_wanted`): a hosted session's through its control socket (`hosted`, its
+/// socket by session), any other's where `once` located it. A decisive title or screen decides
+/// on this one read; rules that need time wait for a live engine.
+pub fn read_once(
+    once: &Once,
+    wanted: Vec<(SessionKey, u32)>,
+    hosted: &HashMap<SessionKey, String>,
+    clock: fn() -> Timestamp,
+) -> Readings {
+    let jobs: Vec<Job> = wanted
+        .into_iter()
+        .filter_map(|(key, pid)| {
+            let address = match hosted.get(&key) {
+                Some(socket) => Address::Hosted {
+                    socket: socket.clone(),
+                },
+                None => once.located.get(&pid)?.address.clone()?,
+            };
+            Some(Job { key, address })
+        })
+        .collect();
+    let mut readings = Readings::default();
+    if jobs.is_empty() {
+        return readings;
+    }
+    let mut views: HashMap<u32, TerminalView> = once.views().into_iter().collect();
+    for outcome in read(jobs, clock) {
+        match outcome {
+            Outcome::Read { key, sensed, .. } => readings.inputs.push(Input::Sensed {
+                key,
+                reading: Some(sensed),
+            }),
+            Outcome::Failed { key, address, why } => {
+                readings.problems.push(unreadable(&address, &why));
+                for (pid, located) in &once.located {
+                    if located.address.as_ref() == Some(&address) {
+                        views.insert(*pid, unread_view(&address, &why));
+                    }
+                }
+                readings.inputs.push(Input::Sensed { key, reading: None });
+            }
+        }
+    }
+    readings
+        .inputs
+        .push(Input::Terminals(views.into_iter().collect()));
+    readings
+}

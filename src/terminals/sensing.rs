@@ -1,0 +1,451 @@
+//! The live loop's side of sensing: [`Sensing`], a worker thread that locates terminals and reads
+//! panes off the loop and hands the results back as a [`Delivery`], with the pacing: a pane is
+//! read at most once a second (a read still in flight past its second is not asked for again,
+//! nor looked at more often), and a terminal that failed is asked again only after a pause, its
+//! failure counted once as a problem.
+
+use super::*;
+
+/// What the worker hands back to the loop.
+#[derive(Debug)]
+pub enum Delivery {
+    /// Where the terminals of these processes are.
+    Located(Vec<(u32, Located)>),
+    /// The readings of these panes.
+    Read(Vec<Outcome>),
+}
+
+enum Request {
+    Locate(Vec<u32>),
+    /// Panes to read, each with whether the tracker holds no reading of it yet (then its reading
+    /// is handed back even when it did not change).
+    Read(Vec<(Job, bool)>),
+}
+
+/// The worker's side of the reads: it hands back only what changed, so a pane that shows the same
+/// title and screen as a second ago costs the loop nothing.
+#[derive(Default)]
+struct Reader {
+    /// What each session's pane showed at its last reading handed back.
+    last: HashMap<SessionKey, (Option<String>, ScreenSeen, Option<Dialog>)>,
+}
+
+impl Reader {
+    fn read(
+        &mut self,
+        jobs: Vec<(Job, bool)>,
+        clock: fn() -> Timestamp,
+        in_flight: &Mutex<HashSet<SessionKey>>,
+    ) -> Vec<Outcome> {
+        let fresh: HashSet<SessionKey> = jobs
+            .iter()
+            .filter(|(_, fresh)| *fresh)
+            .map(|(job, _)| job.key.clone())
+            .collect();
+        let keys: HashSet<SessionKey> = jobs.iter().map(|(job, _)| job.key.clone()).collect();
+        let outcomes = read(jobs.into_iter().map(|(job, _)| job).collect(), clock);
+        if let Ok(mut in_flight) = in_flight.lock() {
+            in_flight.retain(|key| !keys.contains(key));
+        }
+        self.last.retain(|key, _| keys.contains(key));
+        outcomes
+            .into_iter()
+            .filter(|outcome| match outcome {
+                Outcome::Read { key, sensed, .. } => {
+                    let seen = (
+                        sensed.title.clone(),
+                        sensed.screen.clone(),
+                        sensed.dialog.clone(),
+                    );
+                    let news = fresh.contains(key) || self.last.get(key) != Some(&seen);
+                    self.last.insert(key.clone(), seen);
+                    news
+                }
+                Outcome::Failed { key, .. } => {
+                    self.last.remove(key);
+                    true
+                }
+            })
+            .collect()
+    }
+}
+
+/// The live loop's side of sensing: the worker thread, what is located where, the reads in
+/// flight and their pacing. Every method takes the time it is called at, so it holds no clock of
+/// its own besides the worker's stamp on each reading.
+pub struct Sensing {
+    requests: mpsc::Sender<Request>,
+    /// Each live agent process's terminal, with its start time (a pid reused by another process
+    /// is located again).
+    located: HashMap<u32, (Timestamp, Located)>,
+    /// Pids sent to be located, not answered yet, with their start times.
+    locating: HashMap<u32, Timestamp>,
+    /// Pids whose pane could not be proved because a terminal did not answer, and when they are
+    /// located again.
+    relocate: HashMap<u32, Instant>,
+    /// Sessions whose read is in flight; the worker takes them off when it has read them.
+    in_flight: Arc<Mutex<HashSet<SessionKey>>>,
+    /// Sessions the tracker holds a reading for.
+    held: HashSet<SessionKey>,
+    /// Panes that could not be read, and when they may be asked again.
+    resting: HashMap<Address, Instant>,
+    /// When reads were last sent.
+    last_sent: Option<Instant>,
+    /// The hosted sessions whose screens are read through `slate run`'s control socket, with its
+    /// address: it comes before wherever their processes' terminals are located.
+    hosted: HashMap<SessionKey, Address>,
+}
+
+impl Sensing {
+    /// Starts the worker; `deliver` is called on its thread with each result (the live loop
+    /// sends it to itself as an event).
+    pub fn start(clock: fn() -> Timestamp, deliver: impl Fn(Delivery) + Send + 'static) -> Sensing {
+        let (requests, inbox) = mpsc::channel::<Request>();
+        let in_flight = Arc::new(Mutex::new(HashSet::new()));
+        let reading = Arc::clone(&in_flight);
+        let spawned = std::thread::Builder::new()
+            .name("slate-terminals".to_string())
+            .spawn(move || {
+                let mut reader = Reader::default();
+                for request in inbox {
+                    match request {
+                        Request::Locate(pids) => deliver(Delivery::Located(locate(&pids))),
+                        Request::Read(jobs) => {
+                            let outcomes = reader.read(jobs, clock, &reading);
+                            if !outcomes.is_empty() {
+                                deliver(Delivery::Read(outcomes));
+                            }
+                        }
+                    }
+                }
+            });
+        if let Err(error) = spawned {
+            tracing::warn!("cannot start the terminal reader, so no terminal is read: {error}");
+        }
+        Sensing::over(requests, in_flight)
+    }
+
+    /// The loop's side over a worker that takes `requests` and takes sessions off `in_flight`
+    /// when it has read them.
+    fn over(
+        requests: mpsc::Sender<Request>,
+        in_flight: Arc<Mutex<HashSet<SessionKey>>>,
+    ) -> Sensing {
+        Sensing {
+            requests,
+            located: HashMap::new(),
+            locating: HashMap::new(),
+            relocate: HashMap::new(),
+            in_flight,
+            held: HashSet::new(),
+            resting: HashMap::new(),
+            last_sent: None,
+            hosted: HashMap::new(),
+        }
+    }
+
+    /// The control sockets of the hosted sessions to read (`Tracker::hosted_controls`), given
+    /// before each [`Sensing::read_due`] and [`Sensing::next_read`].
+    pub fn set_hosted(&mut self, controls: HashMap<SessionKey, String>) {
+        self.hosted = controls
+            .into_iter()
+            .map(|(key, socket)| (key, Address::Hosted { socket }))
+            .collect();
+    }
+
+    /// Where the terminal of session `key`, vouched for by `pid`, is read.
+    fn address(&self, key: &SessionKey, pid: u32) -> Option<&Address> {
+        self.hosted
+            .get(key)
+            .or_else(|| self.located.get(&pid)?.1.address.as_ref())
+    }
+
+    /// A process scan saw `processes` at `now`: new agent processes are sent to be located, and
+    /// so are those whose pane a terminal that did not answer kept from being proved, once their
+    /// pause is over; those gone are forgotten. Returns the tracker's input when the terminals it
+    /// knows changed.
+    pub fn scanned(&mut self, processes: &[SeenProcess], now: Instant) -> Vec<Input> {
+        let live: HashMap<u32, Timestamp> = processes
+            .iter()
+            .filter(|process| has_terminal(process))
+            .map(|process| (process.info.pid, process.info.start_time))
+            .collect();
+        let before = self.located.len();
+        self.located
+            .retain(|pid, (started, _)| live.get(pid) == Some(started));
+        self.locating
+            .retain(|pid, started| live.get(pid) == Some(started));
+        self.relocate.retain(|pid, _| live.contains_key(pid));
+        let due: HashSet<u32> = self
+            .relocate
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(pid, _)| *pid)
+            .collect();
+        self.relocate.retain(|pid, _| !due.contains(pid));
+        let new: Vec<(u32, Timestamp)> = live
+            .iter()
+            .filter(|(pid, _)| {
+                (!self.located.contains_key(pid) || due.contains(pid))
+                    && !self.locating.contains_key(pid)
+            })
+            .map(|(pid, started)| (*pid, *started))
+            .collect();
+        if !new.is_empty() {
+            self.locating.extend(new.iter().copied());
+            let pids = new.into_iter().map(|(pid, _)| pid).collect();
+            let _ = self.requests.send(Request::Locate(pids));
+        }
+        if self.located.len() == before {
+            return Vec::new();
+        }
+        vec![self.views()]
+    }
+
+    /// The terminals as the tracker should know them.
+    fn views(&self) -> Input {
+        Input::Terminals(
+            self.located
+                .iter()
+                .map(|(pid, (_, located))| (*pid, located.view.clone()))
+                .collect(),
+        )
+    }
+
+    /// Sends the reads that are due at `now` for the sessions the tracker wants read, and
+    /// returns the inputs that forget the readings of sessions no longer read.
+    pub fn read_due(&mut self, wanted: &[(SessionKey, u32)], now: Instant) -> Vec<Input> {
+        let wanted_keys: HashSet<&SessionKey> = wanted.iter().map(|(key, _)| key).collect();
+        let dropped: Vec<SessionKey> = self
+            .held
+            .iter()
+            .filter(|key| !wanted_keys.contains(key))
+            .cloned()
+            .collect();
+        let mut inputs = Vec::new();
+        for key in dropped {
+            self.held.remove(&key);
+            inputs.push(Input::Sensed { key, reading: None });
+        }
+        if self.last_sent.is_some_and(|sent| now < sent + READ_EVERY) {
+            return inputs;
+        }
+        self.resting.retain(|_, until| now < *until);
+        let Ok(mut in_flight) = self.in_flight.lock() else {
+            return inputs;
+        };
+        let jobs: Vec<(Job, bool)> = wanted
+            .iter()
+            .filter(|(key, _)| !in_flight.contains(key))
+            .filter_map(|(key, pid)| {
+                let address = self.address(key, *pid)?.clone();
+                let job = Job {
+                    key: key.clone(),
+                    address,
+                };
+                let fresh = !self.held.contains(key);
+                (!self.resting.contains_key(&job.address)).then_some((job, fresh))
+            })
+            .collect();
+        if !jobs.is_empty() {
+            in_flight.extend(jobs.iter().map(|(job, _)| job.key.clone()));
+            self.last_sent = Some(now);
+            let _ = self.requests.send(Request::Read(jobs));
+        }
+        drop(in_flight);
+        inputs
+    }
+
+    /// When the next reads are due: while some session is wanted read, a second after the last
+    /// reads were sent; at once when a reading is held for a session no longer wanted, so it is
+    /// forgotten; never otherwise. A session whose read is still in flight is not due before a
+    /// second from `now`: a read that runs over its second never makes the loop wake at once
+    /// over and over (`read_due` would send nothing for it), and the loop looks again at most
+    /// once a second until it returns.
+    pub fn next_read(&self, wanted: &[(SessionKey, u32)], now: Instant) -> Option<Instant> {
+        let stale = self
+            .held
+            .iter()
+            .any(|key| !wanted.iter().any(|(wanted, _)| wanted == key));
+        if stale {
+            return Some(now);
+        }
+        let in_flight = self.in_flight.lock().ok()?;
+        // Only panes Slate can read count; a pane resting after a failure counts from when its
+        // rest ends.
+        let ready = wanted
+            .iter()
+            .filter_map(|(key, pid)| Some((key, self.address(key, *pid)?)))
+            .map(|(key, address)| {
+                if in_flight.contains(key) {
+                    now + READ_EVERY
+                } else {
+                    self.resting.get(address).copied().unwrap_or(now)
+                }
+            })
+            .min()?;
+        let paced = self.last_sent.map_or(now, |sent| sent + READ_EVERY);
+        Some(ready.max(paced).max(now))
+    }
+
+    /// What the worker handed back, as the tracker's inputs and the problems to count.
+    pub fn delivered(&mut self, delivery: Delivery, now: Instant) -> (Vec<Input>, Vec<Problem>) {
+        let mut inputs = Vec::new();
+        let mut problems = Vec::new();
+        match delivery {
+            Delivery::Located(located) => {
+                for (pid, found) in located {
+                    // A process that exited while it was located is not kept.
+                    let Some(started) = self.locating.remove(&pid) else {
+                        continue;
+                    };
+                    if let Some(problem) = unreadable_at_once(pid, &found.view) {
+                        problems.push(problem);
+                    }
+                    if found.retry {
+                        self.relocate.insert(pid, now + RETRY_AFTER);
+                    }
+                    self.located.insert(pid, (started, found));
+                }
+                inputs.push(self.views());
+            }
+            Delivery::Read(outcomes) => {
+                let mut views_changed = false;
+                for outcome in outcomes {
+                    match outcome {
+                        Outcome::Read {
+                            key,
+                            address,
+                            sensed,
+                        } => {
+                            // A pane read again after a failure is seen again.
+                            for (_, located) in self.located.values_mut() {
+                                if located.address.as_ref() == Some(&address)
+                                    && !located.view.sensed
+                                {
+                                    located.view = address.view();
+                                    views_changed = true;
+                                }
+                            }
+                            self.held.insert(key.clone());
+                            inputs.push(Input::Sensed {
+                                key,
+                                reading: Some(sensed),
+                            });
+                        }
+                        Outcome::Failed { key, address, why } => {
+                            tracing::debug!(session = %key, "cannot read its terminal: {why}");
+                            if !self.resting.contains_key(&address) {
+                                problems.push(unreadable(&address, &why));
+                            }
+                            self.resting.insert(address.clone(), now + RETRY_AFTER);
+                            for (_, located) in self.located.values_mut() {
+                                if located.address.as_ref() == Some(&address) {
+                                    views_changed |= located.view.sensed;
+                                    located.view = unread_view(&address, &why);
+                                }
+                            }
+                            self.held.remove(&key);
+                            inputs.push(Input::Sensed { key, reading: None });
+                        }
+                    }
+                }
+                if views_changed {
+                    inputs.push(self.views());
+                }
+            }
+        }
+        (inputs, problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `Sensing` whose worker never answers: every read sent stays in flight.
+    fn stuck() -> (Sensing, mpsc::Receiver<Request>) {
+        let (requests, inbox) = mpsc::channel();
+        let sensing = Sensing::over(requests, Arc::new(Mutex::new(HashSet::new())));
+        (sensing, inbox)
+    }
+
+    // See: issue 20, item 5 (a tmux server stopped with SIGSTOP made the loop wake 12,454 times
+    // in 10 s).
+    #[test]
+    fn a_read_in_flight_past_its_second_is_not_due_at_once() {
+        let (mut sensing, inbox) = stuck();
+        let key = SessionKey::new(AgentKind::CODEX, "stuck-1");
+        let socket = "/run/user/1000/slate/4242.sock".to_string();
+        sensing.set_hosted(HashMap::from([(key.clone(), socket)]));
+        let wanted = [(key, 4242)];
+        let start = Instant::now();
+        assert!(sensing.read_due(&wanted, start).is_empty());
+        assert!(matches!(inbox.try_recv(), Ok(Request::Read(jobs)) if jobs.len() == 1));
+        assert_eq!(sensing.next_read(&wanted, start), Some(start + READ_EVERY));
+        // The read never comes back: each time the loop is woken, the next read is a second
+        // away, never now, and nothing more is sent.
+        for step in 1..20 {
+            let now = start + READ_EVERY + Duration::from_millis(100 * step);
+            sensing.read_due(&wanted, now);
+            let next = sensing.next_read(&wanted, now).expect("still wanted");
+            assert!(next >= now + READ_EVERY, "due {:?} after now", next - now);
+        }
+        assert!(inbox.try_recv().is_err(), "a read was sent again");
+    }
+
+    fn codex(pid: u32) -> SeenProcess {
+        SeenProcess {
+            info: crate::model::ProcessInfo {
+                pid,
+                ppid: None,
+                name: "codex".to_string(),
+                exe: None,
+                cmd: vec!["codex".to_string()],
+                cwd: None,
+                start_time: Timestamp::from_millis(1_000),
+                start_ticks: None,
+            },
+            recognised: crate::agents::AgentProcess {
+                agent: AgentKind::CODEX,
+                role: ProcessRole::Interactive,
+                folder_arg: None,
+                session_arg: None,
+            },
+            folder: None,
+        }
+    }
+
+    fn located(retry: bool) -> Located {
+        Located {
+            view: TerminalView::unread(TerminalKind::Tmux, None, "no answer"),
+            address: None,
+            proof: None,
+            retry,
+        }
+    }
+
+    // A tmux server too slow to answer when a process was located (a loaded machine) must not
+    // leave the process unsensed for as long as it lives.
+    #[test]
+    fn a_process_whose_server_did_not_answer_is_located_again_after_a_pause() {
+        let (mut sensing, inbox) = stuck();
+        let start = Instant::now();
+        let processes = [codex(10), codex(11)];
+        sensing.scanned(&processes, start);
+        assert!(matches!(inbox.try_recv(), Ok(Request::Locate(pids)) if pids.len() == 2));
+        sensing.delivered(
+            Delivery::Located(vec![(10, located(true)), (11, located(false))]),
+            start,
+        );
+        // Not before the pause is over, and then only the process that may have a pane.
+        sensing.scanned(&processes, start + RETRY_AFTER / 2);
+        assert!(inbox.try_recv().is_err(), "located again too soon");
+        sensing.scanned(&processes, start + RETRY_AFTER);
+        assert!(matches!(inbox.try_recv(), Ok(Request::Locate(pids)) if pids == [10]));
+        // Located well this time: no more.
+        sensing.delivered(Delivery::Located(vec![(10, located(false))]), start);
+        sensing.scanned(&processes, start + RETRY_AFTER * 3);
+        assert!(inbox.try_recv().is_err(), "located again without a reason");
+    }
+}
