@@ -11,8 +11,9 @@
 //! `config` (parsed from text), `agents`, `protocol`, `tracker`, `remote` (the pure part),
 //! `policy`, `report` and `schedule`, re-exported here under the same names. This crate holds the
 //! edges and the loop that feeds the core:
-//! - `sources`: the edges that read the outside world; `child`: a helper program run within a
-//!   time limit.
+//! The sources are the `slate-sources` crate (crates/slate-sources), re-exported too: `sources`
+//! (the edges that read what the agents leave), `child` (a helper program run within a time
+//! limit) and `watch` (the file watcher's hints).
 //! - `places`: where Slate keeps its own files; `config`: the config file on disk;
 //!   `settings`: from the config to the engine's options, and live reloads.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
@@ -29,17 +30,17 @@
 //!   once.
 //! - `remote`: the `ssh` links to other machines, the attach and the forwarded answers.
 //! - `engine`: the sessions as the sources and the tracker make them; `live`: the live service;
-//!   `watch`: the file watcher's hints; `api`: the loopback HTTP API; `token`: the API's bearer
+//!   `api`: the loopback HTTP API; `token`: the API's bearer
 //!   token; `client`: the one client for a running Slate; `mirror`: following a running Slate's
 //!   live list from its event stream (what the desktop app does when the Slate service runs the
 //!   engine).
 //! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
 pub use slate_core::{agents, limits, lines, model, policy, protocol, report, schedule, tracker};
+pub use slate_sources::{child, sources, watch};
 
 pub mod answers;
 pub mod api;
-pub mod child;
 pub mod client;
 pub mod clock;
 pub mod config;
@@ -53,9 +54,7 @@ pub mod places;
 pub mod remote;
 pub mod settings;
 pub mod socket;
-pub mod sources;
 pub mod store;
 pub mod terminals;
 pub mod token;
 pub mod tty;
-pub mod watch;

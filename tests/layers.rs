@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 const CRATES: &[(&str, &str)] = &[
     ("slate", "src"),
     ("slate-core", "crates/slate-core/src"),
+    ("slate-sources", "crates/slate-sources/src"),
     ("slate-app", "src-tauri/src"),
 ];
 

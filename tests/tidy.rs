@@ -55,7 +55,7 @@ const PURE: &[&str] = &[
 
 /// The sources: they read the outside world, but take time as an argument like the core, so a
 /// replay of the same files and process tables decides the same way.
-const SOURCES: &[&str] = &["src/sources.rs", "src/sources/"];
+const SOURCES: &[&str] = &["crates/slate-sources/src/sources"];
 
 /// A read of the wall clock or a thread of its own: neither the core nor the sources may have one.
 const CLOCK_WORDS: &[&str] = &[
@@ -168,10 +168,22 @@ fn the_clock_check_catches_what_it_must() {
     // caught, a mention in a comment or a file elsewhere is not.
     let files = |path: &str, text: &str| vec![(path.to_string(), text.to_string())];
     let caught = [
-        ("src/sources/walk.rs", "    let now = SystemTime::now();"),
-        ("src/sources/stores.rs", "use std::thread;"),
-        ("src/sources/listings.rs", "        thread::sleep(BACKOFF);"),
-        ("src/sources.rs", "    let started = Instant::now();"),
+        (
+            "crates/slate-sources/src/sources/walk.rs",
+            "    let now = SystemTime::now();",
+        ),
+        (
+            "crates/slate-sources/src/sources/stores.rs",
+            "use std::thread;",
+        ),
+        (
+            "crates/slate-sources/src/sources/listings.rs",
+            "        thread::sleep(BACKOFF);",
+        ),
+        (
+            "crates/slate-sources/src/sources.rs",
+            "    let started = Instant::now();",
+        ),
         (
             "crates/slate-core/src/tracker.rs",
             "    if at.elapsed() > limit {",
@@ -186,16 +198,16 @@ fn the_clock_check_catches_what_it_must() {
     }
     let allowed = [
         (
-            "src/sources/walk.rs",
+            "crates/slate-sources/src/sources/walk.rs",
             "    // never SystemTime::now: time is an argument",
         ),
         ("src/live.rs", "    let now = SystemTime::now();"),
         (
-            "src/child.rs",
+            "crates/slate-sources/src/child.rs",
             "    std::thread::spawn(move || read(stdout));",
         ),
         (
-            "src/sources/processes.rs",
+            "crates/slate-sources/src/sources/processes.rs",
             "    .filter(|process| process.thread_kind().is_none())",
         ),
     ];

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::agents::{Base, Description, Registry};
-use crate::model::AgentKind;
+use slate_core::agents::{Base, Description, Registry};
+use slate_core::model::AgentKind;
 
 /// The environment variables that decide where the agents and Slate keep their files, and where a
 /// running Slate answers. It is read once per process.
@@ -39,7 +39,7 @@ impl Env {
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from)
         };
-        let names = crate::agents::BUILT_IN
+        let names = slate_core::agents::BUILT_IN
             .iter()
             .flat_map(|description| description.root.variables());
         Env {

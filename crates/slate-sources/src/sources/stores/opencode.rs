@@ -12,12 +12,12 @@ use super::{
     is_interrupted, named_like_a_file, problem, read_store, store_problem, Budgeted, Outcome,
     FILE_LIMIT, MESSAGES_PER_SESSION, STEP_BUDGET,
 };
-use crate::agents::opencode::{self, MessageRow, PartRow, SessionRow};
-use crate::agents::LineError;
-use crate::model::{AgentKind, Problem, ProblemKind, SessionKey, Timestamp};
 use crate::sources::folders::folder_pair;
 use crate::sources::regular_file;
-use crate::tracker::{Batch, TranscriptRole};
+use slate_core::agents::opencode::{self, MessageRow, PartRow, SessionRow};
+use slate_core::agents::LineError;
+use slate_core::model::{AgentKind, Problem, ProblemKind, SessionKey, Timestamp};
+use slate_core::tracker::{Batch, TranscriptRole};
 
 /// Archived OpenCode sessions older than this are not read at all.
 const ARCHIVED_KEPT: Duration = Duration::from_secs(24 * 60 * 60);

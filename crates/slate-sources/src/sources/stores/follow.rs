@@ -10,10 +10,10 @@ use std::time::SystemTime;
 use super::cursor::{cursor_stores, read_cursor};
 use super::opencode::{opencode_databases, opencode_main_db, read_opencode, read_opencode_legacy};
 use super::{Outcome, STEP_BUDGET};
-use crate::agents::{Registry, StoreKind};
-use crate::model::{AgentKind, Problem, Timestamp};
 use crate::sources::roots::Roots;
-use crate::tracker::Batch;
+use slate_core::agents::{Registry, StoreKind};
+use slate_core::model::{AgentKind, Problem, Timestamp};
+use slate_core::tracker::Batch;
 
 /// The size and modification time of each of a store's files; unchanged means nothing to read.
 type Signature = Vec<Option<(u64, SystemTime)>>;

@@ -44,7 +44,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::regular_file;
-use crate::model::{Problem, ProblemKind};
+use slate_core::model::{Problem, ProblemKind};
 
 pub use cursor::{cursor_store_path, cursor_stores, cursor_transcript_paths, read_cursor_store};
 pub use follow::StoreState;

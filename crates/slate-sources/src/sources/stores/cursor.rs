@@ -12,13 +12,13 @@ use super::{
     named_like_a_file, problem, read_store, store_problem, Budgeted, Outcome, FILE_LIMIT,
     STEP_BUDGET,
 };
-use crate::agents::cursor::{self, CursorRoot};
-use crate::agents::Observation;
-use crate::model::{AgentKind, Problem, ProblemKind, SessionKey, Timestamp};
 use crate::sources::folders::folder_pair;
 use crate::sources::regular_file;
 use crate::sources::tail::timestamp;
-use crate::tracker::{Batch, TranscriptRole};
+use slate_core::agents::cursor::{self, CursorRoot};
+use slate_core::agents::Observation;
+use slate_core::model::{AgentKind, Problem, ProblemKind, SessionKey, Timestamp};
+use slate_core::tracker::{Batch, TranscriptRole};
 
 /// Where cursor-agent keeps the chat `agent_id` started in `cwd`.
 pub fn cursor_store_path(root: &Path, cwd: &str, agent_id: &str) -> PathBuf {

@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::regular_file;
-use crate::agents::{LineParser, Observation};
-use crate::lines::{LineBuffer, LineEvent};
-use crate::model::{Problem, ProblemKind, Timestamp};
+use slate_core::agents::{LineParser, Observation};
+use slate_core::lines::{LineBuffer, LineEvent};
+use slate_core::model::{Problem, ProblemKind, Timestamp};
 
 /// One read of one file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 
 use super::regular_file;
 use super::tail::{self, FileIdentity, FileRead, FileTail, ReadPlan, ReadStats, TranscriptRead};
-use crate::agents::{Found, IdReader, Layout, NameIndex, ProjectFolder, WholeFileReader};
-use crate::lines::LineEvent;
-use crate::model::{AgentKind, Problem, ProblemKind};
+use slate_core::agents::{Found, IdReader, Layout, NameIndex, ProjectFolder, WholeFileReader};
+use slate_core::lines::LineEvent;
+use slate_core::model::{AgentKind, Problem, ProblemKind};
 
 /// Lists one layout's transcripts under `root`. Folders that cannot be listed are counted as
 /// problems and pushed onto `unlisted`; the walk goes on.

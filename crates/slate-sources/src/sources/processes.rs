@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
 use super::folders::canonical_folder;
-use crate::agents::{AgentProcess, ProcessRole, Registry};
-use crate::model::{ProcessInfo, ProcessTable, Timestamp};
-use crate::tracker::SeenProcess;
+use slate_core::agents::{AgentProcess, ProcessRole, Registry};
+use slate_core::model::{ProcessInfo, ProcessTable, Timestamp};
+use slate_core::tracker::SeenProcess;
 
 /// Lists every process (threads excluded) with what recognising agents needs.
 pub fn scan_processes() -> ProcessTable {

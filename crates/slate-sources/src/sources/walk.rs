@@ -29,9 +29,11 @@ use super::regular_file;
 use super::roots::Roots;
 pub use super::tail::FileRead;
 use super::tail::{self, FileIdentity, ReadPlan, TranscriptReader};
-use crate::agents::{Description, Found, Info, Layout, Observation, Registry, Title, TitleSource};
-use crate::model::{AgentKind, Problem, SessionKey, Timestamp};
-use crate::tracker::{Batch, TranscriptRole};
+use slate_core::agents::{
+    Description, Found, Info, Layout, Observation, Registry, Title, TitleSource,
+};
+use slate_core::model::{AgentKind, Problem, SessionKey, Timestamp};
+use slate_core::tracker::{Batch, TranscriptRole};
 
 /// The knobs of a scan. `Default` gives the values the engine uses.
 #[derive(Debug, Clone)]
@@ -454,7 +456,7 @@ impl ReadState {
     fn add_project_folder(
         &mut self,
         path: &Path,
-        rule: &crate::agents::ProjectFolder,
+        rule: &slate_core::agents::ProjectFolder,
         first: bool,
         observations: &mut Vec<Observation>,
         problems: &mut Vec<Problem>,

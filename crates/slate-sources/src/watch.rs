@@ -14,8 +14,8 @@ use std::sync::{Arc, RwLock};
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
-use crate::agents::BUILT_IN;
 use crate::sources::roots::{is_interesting, WatchSpec};
+use slate_core::agents::BUILT_IN;
 
 /// What the watcher reports.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::agents::{EntryParser, ListingCommand, ListingRule};
 use crate::child;
-use crate::model::{Listing, ListingEntry, Problem, ProblemKind, Timestamp};
+use slate_core::agents::{EntryParser, ListingCommand, ListingRule};
+use slate_core::model::{Listing, ListingEntry, Problem, ProblemKind, Timestamp};
 
 /// Reads an agent's registry and background jobs under its `root`, as `rule` says. The listing is
 /// `available` when the registry folder exists: older versions keep none, and then the listing
