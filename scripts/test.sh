@@ -12,7 +12,7 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
-cargo test --workspace --locked
+cargo test --workspace --locked -- --include-ignored
 echo "== the window page (headless Chromium)"
 node ui/test/run.mjs
 echo "== desktop (headless: Xvfb, D-Bus, tray, notifications)"

@@ -304,7 +304,7 @@ use slate::model::{PendingCall, SessionKey, Timestamp};
 use slate::terminals::proof::Proof;
 
 use crate::terminals::{codex_rollout_with_id, fixture};
-use crate::util::Tmux;
+use crate::util::{needs, Tmux};
 
 /// The stand-in (Python, which the CI machine has): a program named `codex` (so the process scan
 /// takes it for Codex) that draws the screen file named in its control file whenever that
@@ -640,7 +640,9 @@ fn request(action: Action, option: Option<u32>, dialog: &str) -> RespondRequest 
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn answers_reach_the_stand_in_once_and_only_when_its_screen_shows_the_dialog_seen() {
+    needs(&["tmux"]);
     let stand_in = StandIn::start("react");
     let permission = print_of("permission-touch.txt");
     let target = stand_in.target();
@@ -739,7 +741,9 @@ fn answers_reach_the_stand_in_once_and_only_when_its_screen_shows_the_dialog_see
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn keys_without_effect_are_sent_once_and_reported() {
+    needs(&["tmux"]);
     let stand_in = StandIn::start("ignore");
     let permission = print_of("permission-touch.txt");
     let started = Instant::now();
@@ -768,7 +772,9 @@ fn pane_has_line(stand_in: &StandIn, text: &str) -> bool {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn a_pane_is_the_agents_by_its_terminal_not_by_the_variables_it_inherited() {
+    needs(&["tmux"]);
     let stand_in = StandIn::start("react");
     let permission = print_of("permission-touch.txt");
     // An agent started from the stand-in's pane into a terminal of its own (as `kitty codex` or
@@ -824,7 +830,9 @@ fn a_pane_is_the_agents_by_its_terminal_not_by_the_variables_it_inherited() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn an_agent_without_variables_or_behind_a_relay_is_found_by_its_terminal() {
+    needs(&["tmux"]);
     let permission = print_of("permission-touch.txt");
     for launch in [Launch::Cleared, Launch::Script] {
         let stand_in = StandIn::start_with("react", launch, "working-sleep.txt");
@@ -847,7 +855,9 @@ fn an_agent_without_variables_or_behind_a_relay_is_found_by_its_terminal() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn keys_go_only_to_an_agent_in_the_foreground_of_a_pane_in_no_mode() {
+    needs(&["tmux"]);
     let stand_in = StandIn::start_with("react", Launch::Shell, "working-sleep.txt");
     let permission = print_of("permission-touch.txt");
     let approve = request(Action::Approve, None, &permission);
@@ -916,7 +926,9 @@ fn keys_go_only_to_an_agent_in_the_foreground_of_a_pane_in_no_mode() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn one_dialog_is_answered_once_across_processes_and_surfaces() {
+    needs(&["tmux"]);
     // A stand-in that ignores keys keeps its dialog: the first answer holds the session's lock
     // for its whole confirmation.
     let stand_in = StandIn::start("ignore");
@@ -967,7 +979,9 @@ fn one_dialog_is_answered_once_across_processes_and_surfaces() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn only_the_agents_own_next_screen_confirms_an_answer() {
+    needs(&["tmux"]);
     // A screen that flips between the dialog answered and another one every 40 ms: no answer is
     // ever reported delivered, whichever dialog it saw last.
     let stand_in = StandIn::start_with("flip", Launch::Direct, "question.txt");
@@ -1060,7 +1074,9 @@ fn respond_request(id: &str, token: Option<&str>, body: &str) -> Request<Body> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow tier: needs tmux"]
 async fn the_api_answers_the_dialog_it_serves_and_refuses_with_the_contracts_codes() {
+    needs(&["tmux"]);
     let stand_in = StandIn::start("react");
     let (handle, thread) = stand_in.service();
     let permission = print_of("permission-touch.txt");
@@ -1258,7 +1274,9 @@ async fn the_api_answers_the_dialog_it_serves_and_refuses_with_the_contracts_cod
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow tier: needs tmux"]
 async fn an_answer_whose_client_went_away_is_carried_out_and_recorded_all_the_same() {
+    needs(&["tmux"]);
     use tokio::io::AsyncWriteExt;
     // The stand-in ignores the keys, so the server waits its full five seconds for the dialog.
     let stand_in = StandIn::start("ignore");
@@ -1309,7 +1327,9 @@ async fn an_answer_whose_client_went_away_is_carried_out_and_recorded_all_the_sa
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn the_command_line_shows_the_dialog_answers_it_and_says_why_not_by_its_exit_status() {
+    needs(&["tmux"]);
     let stand_in = StandIn::start("react");
     let cli = |args: &[&str]| {
         let mut command = slate(&stand_in.home, args);
@@ -1597,7 +1617,9 @@ impl Remote {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux, sshd, ssh and ssh-keygen"]
 fn an_answer_to_a_session_on_another_machine_is_forwarded_over_its_link() {
+    needs(&["tmux", "sshd", "ssh", "ssh-keygen"]);
     use slate::remote::{forward, LinkOptions};
 
     let stand_in = StandIn::start("react");
@@ -1697,7 +1719,9 @@ fn keys_go_to_kitty_as_one_send_text_that_asks_for_no_answer() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn the_command_line_shows_every_line_of_the_command_and_never_approves_a_cut_one() {
+    needs(&["tmux"]);
     // See: issue 20, item 1. A command of three lines (the lines under `touch x.txt \` run
     // `curl … | sh`): `slate approve` prints all of them before it types. A command the screen
     // shows cut short can be denied, but not approved.
@@ -1757,7 +1781,9 @@ fn stand_in_with_another_call() -> (StandIn, PendingCall) {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn a_screen_that_is_not_the_call_the_transcript_records_is_never_answered() {
+    needs(&["tmux"]);
     // See: issue 20 ("what the person sees is what is approved"). The transcript records the
     // pending call; a screen that draws another command is answered from nowhere.
     let (stand_in, hidden) = stand_in_with_another_call();
@@ -1826,7 +1852,9 @@ fn a_screen_that_is_not_the_call_the_transcript_records_is_never_answered() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow tier: needs tmux"]
 async fn the_api_refuses_a_screen_that_is_not_the_call_the_transcript_records() {
+    needs(&["tmux"]);
     let (stand_in, hidden) = stand_in_with_another_call();
     let (handle, thread) = stand_in.service();
     let session = tokio::task::spawn_blocking({

@@ -13,6 +13,8 @@ use strategy::{
     TmuxPane, Tools, X11Display, X11Tool, X11Window,
 };
 
+use crate::util::needs;
+
 // ---------------------------------------------------------------------------------------------
 // The choice, as a table.
 
@@ -750,17 +752,6 @@ fn a_process_without_a_terminal_is_unsure_and_nothing_runs() {
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
-/// Fails, naming the package, when a tool the real tests need is missing.
-fn require(program: &str, package: &str) {
-    let found = std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|folder| folder.join(program).is_file())
-    });
-    assert!(
-        found,
-        "{program} is missing: install the `{package}` package (scripts/deps.sh installs it)"
-    );
-}
-
 fn output(command: &mut Command) -> String {
     let out = command.output().expect("the tool runs");
     assert!(
@@ -806,7 +797,7 @@ struct TmuxServer {
 impl TmuxServer {
     /// A private server with one detached 80x24 session (tmux required).
     fn detached() -> TmuxServer {
-        require("tmux", "tmux");
+        needs(&["tmux"]);
         let server = TmuxServer {
             name: unique_name(),
         };
@@ -856,7 +847,9 @@ impl Drop for TmuxServer {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn tmux_focus_selects_the_window_and_pane_of_the_process() {
+    needs(&["tmux"]);
     let server = TmuxServer::detached();
     let pid = server.window("exec sleep 300");
     // A second pane in window 1 becomes its active pane, so selecting the sleep's pane is checked.
@@ -882,7 +875,9 @@ fn tmux_focus_selects_the_window_and_pane_of_the_process() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn tmux_focus_finds_the_pane_by_its_terminal_never_by_inherited_variables() {
+    needs(&["tmux"]);
     let server = TmuxServer::detached();
     // A process with every variable cleared: no $TMUX says where it runs, its terminal does.
     let pid = server.window("exec env -i sleep 300");
@@ -929,8 +924,9 @@ fn tmux_focus_finds_the_pane_by_its_terminal_never_by_inherited_variables() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn tmux_focus_switches_a_client_that_shows_another_session() {
-    require("tmux", "tmux");
+    needs(&["tmux"]);
     let inner = TmuxServer {
         name: unique_name() + "-inner",
     };
@@ -1060,6 +1056,10 @@ fn active_window(display: &str) -> Option<u64> {
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
+/// What a `Desktop` runs: the X server, the window manager, the terminal and the tools that read
+/// and activate windows.
+const X11_DESKTOP: &[&str] = &["Xvfb", "openbox", "xterm", "xdotool", "wmctrl", "xprop"];
+
 /// A virtual X11 desktop: Xvfb on a free display, with openbox managing it. Everything started on
 /// it is killed when it is dropped.
 struct Desktop {
@@ -1071,16 +1071,7 @@ struct Desktop {
 
 impl Desktop {
     fn start() -> Desktop {
-        for (program, package) in [
-            ("Xvfb", "xvfb"),
-            ("openbox", "openbox"),
-            ("xterm", "xterm"),
-            ("xdotool", "xdotool"),
-            ("wmctrl", "wmctrl"),
-            ("xprop", "x11-utils"),
-        ] {
-            require(program, package);
-        }
+        needs(X11_DESKTOP);
         let home = tempfile::tempdir().unwrap();
         let mut children = Children(Vec::new());
 
@@ -1228,7 +1219,9 @@ impl Desktop {
 }
 
 #[test]
+#[ignore = "slow tier: needs Xvfb, openbox, xterm, xdotool, wmctrl and xprop"]
 fn x11_focus_activates_the_xterm_of_the_process() {
+    needs(X11_DESKTOP);
     let mut desktop = Desktop::start();
     let mut terms = Vec::new();
     for seconds in ["300", "301"] {
@@ -1246,8 +1239,11 @@ fn x11_focus_activates_the_xterm_of_the_process() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux, Xvfb, openbox, xterm, xdotool, wmctrl and xprop"]
 fn tmux_focus_raises_the_xterm_of_the_attached_client() {
-    require("tmux", "tmux");
+    needs(&[
+        "tmux", "Xvfb", "openbox", "xterm", "xdotool", "wmctrl", "xprop",
+    ]);
     let mut desktop = Desktop::start();
     let server = TmuxServer {
         name: unique_name(),

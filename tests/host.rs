@@ -21,7 +21,7 @@ use slate::model::{
 use slate::sources::roots::Env;
 use slate::tracker::{Evidence, Input, Policy, Tracker};
 
-use crate::util::Tmux;
+use crate::util::{needs, Tmux};
 
 fn scan_in_pieces(stream: &[u8], cuts: &[usize]) -> Vec<String> {
     let mut scanner = TitleScanner::new();
@@ -174,7 +174,9 @@ fn fake_engine() -> (u16, mpsc::Receiver<(String, serde_json::Value)>) {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
+    needs(&["tmux"]);
     let temp = tempfile::tempdir().unwrap();
     let config = temp.path().join("config");
     std::fs::create_dir_all(config.join("slate")).unwrap();
@@ -256,7 +258,9 @@ fn slate_run_relays_size_input_resize_and_exit_code_and_reports_the_title() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn slate_run_passes_ctrl_c_and_sigterm_to_the_child_and_restores_the_terminal() {
+    needs(&["tmux"]);
     let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/host/signals.sh");
     // The shell around `slate run` compares the terminal's modes before and after: raw mode must
     // not outlive the host.

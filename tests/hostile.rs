@@ -44,6 +44,12 @@ fn now() -> Timestamp {
     timestamp(SystemTime::now())
 }
 
+/// How long a read that spends its whole budget of SQLite steps may take before it counts as a
+/// hang. The budget is counted in steps, not time: about a second of CPU each in a debug build,
+/// alone, and many times that while the whole suite shares two loaded cores, where two such reads
+/// in a row outran `HANG`. A hang would still wait forever.
+const SPENT_BUDGET: Duration = Duration::from_secs(60);
+
 /// Runs `work` on a thread and returns its answer, or calls `unblock` and fails when it does not
 /// answer within `HANG`.
 fn within<T: Send + 'static>(
@@ -51,15 +57,25 @@ fn within<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
     unblock: impl Fn(),
 ) -> T {
+    within_limit(what, HANG, work, unblock)
+}
+
+/// `within`, with a limit of its own.
+fn within_limit<T: Send + 'static>(
+    what: &str,
+    limit: Duration,
+    work: impl FnOnce() -> T + Send + 'static,
+    unblock: impl Fn(),
+) -> T {
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = send.send(work());
     });
-    match receive.recv_timeout(HANG) {
+    match receive.recv_timeout(limit) {
         Ok(answer) => answer,
         Err(_) => {
             unblock();
-            panic!("{what} did not answer within {HANG:?}");
+            panic!("{what} did not answer within {limit:?}");
         }
     }
 }
@@ -276,8 +292,9 @@ fn an_endless_store_query_is_stopped_and_counted() {
 
     // Each read spends its whole budget, and no more.
     let db_path = db.clone();
-    let (batches, mut problems) = within(
+    let (batches, mut problems) = within_limit(
         "an OpenCode read of an endless view",
+        SPENT_BUDGET,
         move || {
             let mut problems = Vec::new();
             let at = now();
@@ -289,8 +306,9 @@ fn an_endless_store_query_is_stopped_and_counted() {
     );
     assert!(batches.is_empty());
     let store_path = store.clone();
-    let (chat, more) = within(
+    let (chat, more) = within_limit(
         "a cursor-agent read of an endless view",
+        SPENT_BUDGET,
         move || {
             let mut problems = Vec::new();
             let chat =
@@ -312,8 +330,9 @@ fn an_endless_store_query_is_stopped_and_counted() {
     // Through the stores' state, a store that ran out of time is not run again until it changes:
     // every scan would otherwise spend the whole budget on it again.
     let roots = resolve_roots(BUILT_IN, &Env::with_home(temp.path()));
-    let problems = within(
+    let problems = within_limit(
         "two scans of the stores",
+        SPENT_BUDGET,
         move || {
             let mut state = StoreState::new();
             let mut first = Vec::new();

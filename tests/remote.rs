@@ -43,7 +43,7 @@ use slate::sources::roots::Env;
 
 use crate::api::{follow_events, json, serve_on_free_port};
 use crate::sshd::{Account, FakeAgent, Sshd};
-use crate::util::{waiting, working};
+use crate::util::{needs, waiting, working};
 
 fn machine(name: &str) -> Machine {
     Machine::new(name).unwrap()
@@ -1050,7 +1050,9 @@ impl BoxMachine {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow tier: needs sshd, ssh and ssh-keygen"]
 async fn a_remote_session_is_listed_with_its_machine_and_named_as_machine_colon_id() {
+    needs(&["sshd", "ssh", "ssh-keygen"]);
     let machine_box = box_machine(|_| Vec::new());
     let (handle, thread) = live::start(following(
         &machine_box.local_home,
@@ -1241,7 +1243,9 @@ fn remote_event(event: &slate::client::ServerEvent, status: &str, unreachable: b
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow tier: needs sshd, ssh and ssh-keygen"]
 async fn a_remote_change_reaches_the_stream_and_a_dropped_link_neither_loses_nor_repeats_it() {
+    needs(&["sshd", "ssh", "ssh-keygen"]);
     let mut machine_box = box_machine(|_| Vec::new());
     let (handle, thread) = live::start(following(
         &machine_box.local_home,
@@ -1306,7 +1310,9 @@ async fn a_remote_change_reaches_the_stream_and_a_dropped_link_neither_loses_nor
 }
 
 #[test]
+#[ignore = "slow tier: needs sshd, ssh and ssh-keygen"]
 fn a_link_whose_server_stops_answering_is_seen_dead_by_its_keep_alives() {
+    needs(&["sshd", "ssh", "ssh-keygen"]);
     let machine_box = box_machine(|_| Vec::new());
     let (handle, thread) = live::start(following(
         &machine_box.local_home,
@@ -1335,7 +1341,9 @@ fn a_link_whose_server_stops_answering_is_seen_dead_by_its_keep_alives() {
 }
 
 #[test]
+#[ignore = "slow tier: needs sshd, ssh and ssh-keygen"]
 fn a_remote_without_slate_says_so_and_is_tried_again_slowly() {
+    needs(&["sshd", "ssh", "ssh-keygen"]);
     let machine_box = box_machine(|root| {
         vec![Account {
             host: "bare".to_string(),
@@ -1399,7 +1407,9 @@ fn cli_output(home: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process:
 }
 
 #[test]
+#[ignore = "slow tier: needs sshd, ssh and ssh-keygen"]
 fn without_a_running_slate_each_remote_is_asked_once_and_a_slow_one_is_unreachable() {
+    needs(&["sshd", "ssh", "ssh-keygen"]);
     let machine_box = box_machine(|root| {
         vec![
             Account {
@@ -1552,7 +1562,9 @@ fn slate_watch_ends_when_nobody_reads_it() {
 }
 
 #[test]
+#[ignore = "slow tier: needs sshd, ssh and ssh-keygen"]
 fn focus_on_a_remote_session_in_tmux_opens_a_local_terminal_attached_to_its_pane() {
+    needs(&["sshd", "ssh", "ssh-keygen"]);
     // A remote whose Slate says the session runs in tmux pane %3 (a stand-in for its answer to
     // `slate sessions --json`), and a stand-in terminal here that writes down how it was started.
     let temp = tempfile::tempdir().unwrap();
@@ -1877,7 +1889,9 @@ fn an_unreachable_remote_gives_a_clear_error_and_is_tried_once() {
 }
 
 #[test]
+#[ignore = "slow tier: needs sshd, ssh and ssh-keygen"]
 fn a_forwarded_answer_reaches_the_remote_slate_and_its_result_comes_back() {
+    needs(&["sshd", "ssh", "ssh-keygen"]);
     use slate::answers::ErrorCode;
     use slate::remote::forward;
 

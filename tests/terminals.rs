@@ -15,7 +15,7 @@ use slate::model::{AgentKind, SessionKey, TerminalKind, Timestamp};
 use slate::terminals::panes::{self, Address, ParseError};
 use slate::terminals::{read, Job, Outcome};
 
-use crate::util::Tmux;
+use crate::util::{needs, Tmux};
 
 pub(crate) fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -370,7 +370,9 @@ fn readings(
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn real_tmux_panes_are_read_in_one_call_and_a_gone_pane_blinds_no_other() {
+    needs(&["tmux"]);
     let dialog = fixture("screens/codex/0.171.0/permission-touch.txt");
     let working = fixture("screens/opencode/1.18.33/working-sleep.txt");
     let tmux = Tmux::start_sized(
@@ -413,7 +415,9 @@ fn real_tmux_panes_are_read_in_one_call_and_a_gone_pane_blinds_no_other() {
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn a_tmux_server_that_does_not_answer_fails_the_read_instead_of_hanging() {
+    needs(&["tmux"]);
     let tmux = Tmux::start("exec sleep 600");
     let server: u32 = tmux
         .run(&["display", "-p", "#{pid}"])
@@ -598,7 +602,9 @@ pub(crate) fn codex_rollout_with_id(home: &Path, folder: &Path, at: Timestamp, i
 }
 
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
+    needs(&["tmux"]);
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path().join("home");
     let folder = temp.path().join("acme-api");
@@ -863,7 +869,9 @@ impl Drop for Stopped {
 // See: issue 20, item 5 (a tmux server stopped with SIGSTOP made the loop wake 12,454 times in
 // 10 s: while a read ran over its second, the next read was due at once, over and over).
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn a_stopped_tmux_server_never_makes_the_loop_spin() {
+    needs(&["tmux"]);
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path().join("home");
     let mut folders = Vec::new();
@@ -951,7 +959,9 @@ const MANY_PANES: &str = "SLATE_TEST_MANY_PANES";
 // See: issue 20, item 6 (past about 150 panes the one combined read was "command too long", and
 // every pane was read by a tmux process of its own).
 #[test]
+#[ignore = "slow tier: needs tmux"]
 fn many_tmux_panes_are_read_in_a_handful_of_calls() {
+    needs(&["tmux"]);
     if let Ok(socket) = std::env::var(MANY_PANES) {
         // The copy started below: read every pane of the server, through the counting `tmux`.
         let panes = std::process::Command::new("tmux")
@@ -1014,6 +1024,8 @@ fn many_tmux_panes_are_read_in_a_handful_of_calls() {
         .args([
             "terminals::many_tmux_panes_are_read_in_a_handful_of_calls",
             "--exact",
+            // The test is in the slow tier (ignored by default): the copy runs it all the same.
+            "--include-ignored",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -1,6 +1,7 @@
 //! What several test modules build the same way: a Claude Code session in a temporary HOME, in
 //! the middle of a tool call, and the recorded process that vouches for it; session objects as
-//! a server sends them, for the policy tests; and a private tmux server.
+//! a server sends them, for the policy tests; a private tmux server; and `needs`, which every
+//! slow-tier test calls first (docs/testing-tiers.md).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,6 +9,51 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use slate::model::{ProcessInfo, ProcessTable, Session, Status, Timestamp};
+
+/// Fails, naming each missing tool and the package that brings it, when a slow-tier test runs
+/// without the tools it drives. Every test marked `#[ignore = "slow tier: needs …"]` calls it
+/// first, so `cargo test -- --include-ignored` on a machine without them says what to install
+/// instead of failing somewhere inside the test.
+pub fn needs(tools: &[&str]) {
+    let missing: Vec<String> = tools
+        .iter()
+        .filter(|tool| !installed(tool))
+        .map(|tool| format!("{tool} (package `{}`)", package(tool)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "this slow-tier test needs {}; not found on PATH: {}. scripts/deps.sh installs every \
+         tool the slow tier needs; plain `cargo test` leaves the slow tier out.",
+        tools.join(", "),
+        missing.join(", ")
+    );
+}
+
+/// True when `tool` is an executable file in a folder of PATH (or, for sshd, in Debian's
+/// /usr/sbin, where tests/sshd.rs looks first).
+fn installed(tool: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let mut folders: Vec<PathBuf> =
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect();
+    if tool == "sshd" {
+        folders.push(PathBuf::from("/usr/sbin"));
+    }
+    folders.iter().any(|folder| {
+        std::fs::metadata(folder.join(tool))
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// The Debian package that brings `tool` (scripts/deps.sh installs them all).
+fn package(tool: &str) -> &str {
+    match tool {
+        "Xvfb" => "xvfb",
+        "sshd" => "openssh-server",
+        "ssh" | "ssh-keygen" => "openssh-client",
+        "xprop" => "x11-utils",
+        other => other,
+    }
+}
 
 /// The session every such HOME holds.
 pub const SESSION: &str = "7f3c1d2e-5a4b-4c3d-9e8f-0a1b2c3d4e5f";
@@ -159,6 +205,7 @@ impl Tmux {
 
     /// A server whose first pane, `cols` by `rows`, runs `command`.
     pub fn start_sized(command: &str, cols: u16, rows: u16) -> Tmux {
+        needs(&["tmux"]);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
