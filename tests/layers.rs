@@ -48,6 +48,9 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// A module's path within its crate: `["terminals", "proof"]`; empty for the crate root.
 type ModPath = Vec<String>;
 
+/// One source file: its module, its place in the repository and its text.
+type File = (ModPath, String, String);
+
 /// The module a file under `src` is: `a.rs` and `a/mod.rs` are `a`, `lib.rs` and `main.rs` the
 /// root, and a binary under `bin/` a root of its own.
 fn module_of(src: &Path, file: &Path) -> Option<ModPath> {
@@ -177,7 +180,7 @@ fn resolve(path: &[String], modules: &BTreeSet<ModPath>) -> ModPath {
 type Edges = BTreeMap<(ModPath, ModPath), Vec<String>>;
 
 /// The sibling edges of one crate's modules, from the files under `src`.
-fn edges_of(files: &[(ModPath, String, String)]) -> Edges {
+fn edges_of(files: &[File]) -> Edges {
     let modules: BTreeSet<ModPath> = files.iter().map(|(module, _, _)| module.clone()).collect();
     let mut edges = Edges::new();
     for (module, place, text) in files {
@@ -241,7 +244,7 @@ fn circle(edges: &Edges) -> Option<Vec<ModPath>> {
 }
 
 /// Every crate's files: its module path, its place in the repository, its text.
-fn crates() -> Vec<(&'static str, Vec<(ModPath, String, String)>)> {
+fn crates() -> Vec<(&'static str, Vec<File>)> {
     CRATES
         .iter()
         .map(|(name, folder)| {
