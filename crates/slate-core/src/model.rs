@@ -3,7 +3,8 @@
 //! Everything here is a value: sessions, their state facets, process tables and listings. There is
 //! no behaviour beyond small accessors and conversions, no I/O and no clock; the rules that decide a
 //! session's state live in `tracker`, and the code that fills these values from the outside world
-//! lives in `sources`.
+//! lives in `sources`. It is the bottom of the core: it imports no other module, and names no
+//! agent (`model::agent`).
 
 use std::fmt;
 use std::time::Duration;
