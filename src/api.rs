@@ -7,7 +7,8 @@
 //! allow-list against other web sites, one `Host` and one `Origin` at most, the bearer token on
 //! every request that changes anything (and, when a read carries a token, that token too), the
 //! request size and time limits, and the idle timeout of a connection. It decides no state (`tracker` does) and keeps no state of its own beyond
-//! what `live::Handle` publishes.
+//! what `live::Handle` publishes; an answer to a dialog goes the one way every answer goes
+//! (`answers::answer`).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -29,7 +30,9 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::answers::{self, ErrorBody, ErrorCode, RespondError, RespondRequest, Target};
+use crate::answers::{
+    self, ErrorBody, ErrorCode, Ledger, RespondError, RespondRequest, Route, Target,
+};
 use crate::engine::FindError;
 use crate::live::{self, Update};
 use crate::model::{
@@ -639,9 +642,24 @@ fn respond_error(error: RespondError) -> Response {
     (status, Json(ErrorBody { error })).into_response()
 }
 
-/// `POST /sessions/{id}/respond`: answers the dialog on a session's screen (docs/states.md §8).
-/// The screen is re-read here, in the process that types, and the answer is recorded in the store
-/// whatever its outcome.
+/// Where the API records answers: the live service's store, on its clock.
+struct Books<'a>(&'a live::Handle);
+
+impl Ledger for Books<'_> {
+    fn now(&self) -> crate::model::Timestamp {
+        self.0.now()
+    }
+
+    fn keep(&self, key: &SessionKey, record: &answers::Record) {
+        if let Err(why) = self.0.record_answer(key, record) {
+            tracing::warn!(session = %key, "cannot record an answer: {why}");
+        }
+    }
+}
+
+/// `POST /sessions/{id}/respond`: answers the dialog on a session's screen (docs/states.md §8)
+/// through `answers::answer`: typed here, where the screen is re-read, or forwarded to the
+/// machine the session runs on, and recorded in the store whatever its outcome.
 async fn respond(
     State(state): State<AppState>,
     SessionIdPath(id): SessionIdPath,
@@ -656,8 +674,8 @@ async fn respond(
             ))
         }
     };
-    let detail = match state.handle.find(&id) {
-        Ok(detail) => detail,
+    let session = match state.handle.find(&id) {
+        Ok(detail) => detail.session,
         Err(err @ (FindError::Empty | FindError::TooShort(_))) => {
             return respond_error(RespondError::new(ErrorCode::BadRequest, err.to_string()))
         }
@@ -668,7 +686,6 @@ async fn respond(
             ))
         }
     };
-    let session = detail.session;
     let target = Target::of(&session);
     if let Err(error) = answers::check(&request) {
         return respond_error(error);
@@ -676,7 +693,7 @@ async fn respond(
     // A session on another machine is answered there: forwarded over its remote's link.
     let forward = match &target.machine {
         Some(machine) => match state.handle.forwarding(machine) {
-            Some(link) => Some((link, session.id.to_string())),
+            Some((entry, options)) => Some(Route::Forward { entry, options }),
             None => {
                 return respond_error(RespondError::new(
                     ErrorCode::CannotType,
@@ -697,47 +714,23 @@ async fn respond(
     // never overlap: the session's answer lock (`answers::Claim`) refuses the second.
     let carried = {
         let handle = state.handle.clone();
-        let summary = session.dialog.as_ref().map(|dialog| dialog.summary.clone());
         move || {
-            let attempt = match forward {
-                Some(((entry, options), id)) => answers::Attempt {
-                    result: crate::remote::forward::respond(&entry, &options, &id, &request),
-                    summary: None,
-                },
-                None => match handle.answer_locks() {
-                    Some(locks) => answers::respond(&target, &request, &locks, handle.now()),
-                    None => answers::Attempt {
-                        result: Err(answers::no_store()),
-                        summary: None,
-                    },
-                },
-            };
-            // Recorded here whatever the outcome; a forwarded answer is also recorded by the
-            // remote's own Slate in its store.
-            let mut record = attempt.record(&request, handle.now());
-            if target.machine.is_some() {
-                record.summary = summary;
-            }
-            if let Err(why) = handle.record_answer(&target.key, &record) {
-                tracing::warn!(session = %target.key, "cannot record an answer: {why}");
-            }
+            let route = forward.unwrap_or_else(|| Route::Here {
+                locks: handle.answer_locks(),
+            });
+            let result = answers::answer(route, &target, &request, &Books(&handle));
             // The live list sees the dialog leave on the next reading; ask for it now.
             handle.refresh();
-            attempt
+            result
         }
     };
-    let attempt = match tokio::task::spawn_blocking(carried).await {
-        Ok(attempt) => attempt,
-        Err(err) => {
-            return respond_error(RespondError::new(
-                ErrorCode::Internal,
-                format!("the answer stopped: {err}"),
-            ))
-        }
-    };
-    match attempt.result {
-        Ok(responded) => Json(responded).into_response(),
-        Err(error) => respond_error(error),
+    match tokio::task::spawn_blocking(carried).await {
+        Ok(Ok(responded)) => Json(responded).into_response(),
+        Ok(Err(refusal)) => respond_error(refusal),
+        Err(err) => respond_error(RespondError::new(
+            ErrorCode::Internal,
+            format!("the answer stopped: {err}"),
+        )),
     }
 }
 

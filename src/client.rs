@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use crate::answers::{ErrorBody, ErrorCode, RespondError, RespondRequest, Responded};
+use crate::answers::wire::{ErrorBody, ErrorCode, RespondError, RespondRequest, Responded};
 use crate::model::ServerKind;
 use crate::sources::roots::Env;
 

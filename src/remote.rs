@@ -40,7 +40,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::answers::RespondRequest;
+use crate::answers::wire::RespondRequest;
 use crate::config::RemoteEntry;
 use crate::model::{Machine, Timestamp};
 

@@ -44,6 +44,7 @@ const PURE: &[&str] = &[
     "src/model.rs",
     "src/lines.rs",
     "src/limits.rs",
+    "src/answers/wire.rs",
     "src/agents.rs",
     "src/agents/",
     "src/tracker.rs",

@@ -3,10 +3,11 @@
 //!
 //! The command shows the dialog it is about to answer, asks for confirmation only when standard
 //! input is a terminal (`--yes` skips the question), and sends the fingerprint of the dialog it
-//! showed. When this HOME's Slate runs, the answer goes through its API (surface `cli`), so the
-//! server types it, records it and its live list sees the dialog leave; without one, this process
-//! reads the screen once and answers itself (`answers::respond`), recording the attempt in the
-//! store. A session on another machine (`NAME:ID`) is answered there: the answer is forwarded
+//! showed. The answer then goes the one way every answer goes (`answers::answer`): when this
+//! HOME's Slate runs, through its API (surface `cli`), so the server types it, records it and its
+//! live list sees the dialog leave; without one, this process reads the screen once and answers
+//! itself, recording the attempt in the store. A refusal decided here (no dialog, another dialog,
+//! a terminal Slate cannot type into) is recorded too (`answers::refuse`). A session on another machine (`NAME:ID`) is answered there: the answer is forwarded
 //! over that remote's link (`remote::forward`) with the fingerprint shown here, through this
 //! HOME's Slate when it runs, else from this process. `--dialog` answers only the dialog with that
 //! fingerprint, which is how a forwarded answer carries the one the person saw. The exit status says what happened (`slate man`): 0 only when the keys were delivered
@@ -16,7 +17,10 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use slate::agents::keys::{Action, OptionRef};
-use slate::answers::{self, ErrorCode, RespondError, RespondRequest, Responded, Surface, Target};
+use slate::answers::{
+    self, ErrorCode, Ledger, Record, RespondError, RespondRequest, Responded, Route, Surface,
+    Target,
+};
 use slate::engine::{Engine, Options};
 use slate::model::{Session, SessionDialog, SessionKey, Timestamp};
 use slate::remote::forward;
@@ -89,7 +93,18 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
             local.find(&ask.id)?
         }
     };
-    let Some(dialog) = session.dialog.clone() else {
+    let target = Target::of(&session);
+    let books = Books(setup);
+    // The fingerprint on screen, else the one the person saw (`--dialog`, as a forwarded answer
+    // carries it).
+    let shown = session
+        .dialog
+        .as_ref()
+        .map(|dialog| dialog.fingerprint.clone())
+        .or_else(|| ask.dialog.clone())
+        .unwrap_or_default();
+    let request = request(ask, shown);
+    let Some(dialog) = &session.dialog else {
         let error = RespondError::new(
             ErrorCode::NotAtDialog,
             format!(
@@ -99,30 +114,29 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
                 session.session_state.reason.text
             ),
         );
-        record(setup, &session, ask, None, &error);
+        let error = answers::refuse(&target, &request, error, &books);
         return finish(ask, Some(&session), Err(error));
     };
-    if let Some(shown) = ask
+    if let Some(seen) = ask
         .dialog
         .as_deref()
-        .filter(|shown| *shown != dialog.fingerprint)
+        .filter(|seen| *seen != dialog.fingerprint)
     {
         let error = RespondError::new(
             ErrorCode::DialogChanged,
             format!(
                 "the dialog changed: the session now shows {:?} (fingerprint {}), not the one \
-                 answered ({shown}), so nothing was typed",
+                 answered ({seen}), so nothing was typed",
                 dialog.summary, dialog.fingerprint
             ),
         );
-        record(setup, &session, ask, Some(&dialog), &error);
+        let error = answers::refuse(&target, &request, error, &books);
         return finish(ask, Some(&session), Err(error));
     }
-    let request = request(ask, dialog.fingerprint.clone());
     if !ask.json {
         print!(
             "{}",
-            preview(&session, &dialog, ask.action, request.option.as_ref())
+            preview(&session, dialog, ask.action, request.option.as_ref())
         );
     }
     if !dialog.answerable {
@@ -131,7 +145,7 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
             .clone()
             .unwrap_or_else(|| "slate cannot type into this terminal".to_string());
         let error = RespondError::new(ErrorCode::CannotType, why);
-        record(setup, &session, ask, Some(&dialog), &error);
+        let error = answers::refuse(&target, &request, error, &books);
         return finish(ask, Some(&session), Err(error));
     }
     // Only a person at a terminal confirms; without one, only `--yes` does. Piped input (`echo y
@@ -149,47 +163,23 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
             return Ok(ExitCode::from(DECLINED));
         }
     }
-    let result = match (&server, remote) {
-        (Some(server), _) => server.client.respond(&session.key().reference(), &request),
-        (None, Some((entry, _))) => {
-            let result = forward::respond(entry, &remote::options(), session.id.as_str(), &request);
-            let attempt = answers::Attempt {
-                result,
-                summary: Some(dialog.summary.clone()),
-            };
-            keep(
-                setup,
-                &session.key(),
-                &attempt.record(&request, slate::live::system_clock()),
-            );
-            attempt.result
-        }
-        (None, None) => {
-            let target = Target {
-                machine: None,
-                ..Target::of(&session)
-            };
-            let now = slate::live::system_clock();
-            let locks = setup
+    // Through this HOME's Slate when it runs (it types, or forwards, and records); else
+    // forwarded from here to the session's machine, or typed here.
+    let route = match (server, remote) {
+        (Some(server), _) => Route::Server(server.client),
+        (None, Some((entry, _))) => Route::Forward {
+            entry: entry.clone(),
+            options: remote::options(),
+        },
+        (None, None) => Route::Here {
+            locks: setup
                 .places
                 .as_ref()
                 .ok()
-                .and_then(|places| answers::lock_folder(&places.store_file()));
-            let attempt = match locks {
-                Some(locks) => answers::respond(&target, &request, &locks, now),
-                None => answers::Attempt {
-                    result: Err(answers::no_store()),
-                    summary: Some(dialog.summary.clone()),
-                },
-            };
-            keep(
-                setup,
-                &target.key,
-                &attempt.record(&request, slate::live::system_clock()),
-            );
-            attempt.result
-        }
+                .and_then(|places| answers::lock_folder(&places.store_file())),
+        },
     };
+    let result = answers::answer(route, &target, &request, &books);
     finish(ask, Some(&session), result)
 }
 
@@ -204,42 +194,24 @@ fn request(ask: &Ask, dialog: String) -> RespondRequest {
     }
 }
 
-/// Records in the store an answer refused here, before any screen was read for it: every attempt
-/// is kept.
-fn record(
-    setup: &Setup,
-    session: &Session,
-    ask: &Ask,
-    dialog: Option<&SessionDialog>,
-    error: &RespondError,
-) {
-    let record = answers::Record {
-        surface: Surface::Cli,
-        action: ask.action,
-        option: ask.option.clone(),
-        // The fingerprint on screen, else the one the person saw (`--dialog`, as a forwarded
-        // answer carries it).
-        fingerprint: dialog
-            .map(|dialog| dialog.fingerprint.clone())
-            .or_else(|| ask.dialog.clone())
-            .unwrap_or_default(),
-        summary: dialog.map(|dialog| dialog.summary.clone()),
-        outcome: error.code.as_str().to_string(),
-        detail: Some(error.message.clone()),
-        at: slate::live::system_clock(),
-    };
-    keep(setup, &session.key(), &record);
-}
+/// Where the command line records answers: this HOME's store, opened for each record, on the
+/// wall clock.
+struct Books<'a>(&'a Setup);
 
-/// Writes one attempt to the store, saying on stderr when it cannot.
-fn keep(setup: &Setup, key: &SessionKey, record: &answers::Record) {
-    match setup.open_store() {
-        Ok(store) => {
-            if let Err(err) = store.record_answer(key, record) {
-                eprintln!("slate: the answer was not recorded: {err}");
+impl Ledger for Books<'_> {
+    fn now(&self) -> Timestamp {
+        slate::live::system_clock()
+    }
+
+    fn keep(&self, key: &SessionKey, record: &Record) {
+        match self.0.open_store() {
+            Ok(store) => {
+                if let Err(err) = store.record_answer(key, record) {
+                    eprintln!("slate: the answer was not recorded: {err}");
+                }
             }
+            Err(err) => eprintln!("slate: the answer was not recorded: {err:#}"),
         }
-        Err(err) => eprintln!("slate: the answer was not recorded: {err:#}"),
     }
 }
 

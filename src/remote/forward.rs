@@ -16,7 +16,9 @@
 use std::time::Duration;
 
 use crate::agents::keys::OptionRef;
-use crate::answers::{self, ErrorCode, RespondError, RespondRequest, Responded, CONFIRM_WITHIN};
+use crate::answers::wire::{
+    self, ErrorCode, RespondError, RespondRequest, Responded, CONFIRM_WITHIN,
+};
 use crate::config::RemoteEntry;
 use crate::remote::link;
 use crate::remote::{classify, FailureKind, LinkOptions, RemoteCommand};
@@ -39,7 +41,7 @@ pub fn command(
     id: &str,
     request: &RespondRequest,
 ) -> Result<RemoteCommand, RespondError> {
-    answers::check(request)?;
+    wire::check(request)?;
     let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
     if id.is_empty()
         || id.len() > crate::limits::ID_MAX
