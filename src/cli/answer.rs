@@ -1,43 +1,63 @@
 //! `slate approve`, `slate deny` and `slate answer`: answering a session's dialog from the command
-//! line (docs/states.md §8).
+//! line (docs/states.md §8), and `slate remote-call`, which carries out an answer another
+//! machine's Slate forwarded here.
 //!
 //! The command shows the dialog it is about to answer, asks for confirmation only when standard
 //! input is a terminal (`--yes` skips the question), and sends the fingerprint of the dialog it
 //! showed. The answer then goes the one way every answer goes (`answers::answer`): when this
 //! HOME's Slate runs, through its API (surface `cli`), so the server types it, records it and its
 //! live list sees the dialog leave; without one, this process reads the screen once and answers
-//! itself, recording the attempt in the store. A refusal decided here (no dialog, another dialog,
-//! a terminal Slate cannot type into) is recorded too (`answers::refuse`). A session on another machine (`NAME:ID`) is answered there: the answer is forwarded
-//! over that remote's link (`remote::forward`) with the fingerprint shown here, through this
-//! HOME's Slate when it runs, else from this process. `--dialog` answers only the dialog with that
-//! fingerprint, which is how a forwarded answer carries the one the person saw. The exit status says what happened (`slate man`): 0 only when the keys were delivered
-//! and the dialog left the screen.
+//! itself, recording the attempt in the store. A session on another machine (`NAME:ID`) is
+//! answered there: the answer is forwarded over that remote's link (`remote::forward`) with the
+//! fingerprint shown here, through this HOME's Slate when it runs, else from this process.
+//! `--dialog` answers only the dialog with that fingerprint, which is how a forwarded answer
+//! carries the one the person saw. A refusal decided here (no dialog, another dialog, a terminal
+//! Slate cannot type into) is recorded too (`answers::refuse`). The exit status says what
+//! happened (`slate man`): 0 only when the keys were delivered and the dialog left the screen.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
+use clap::Args;
 use slate::agents::keys::{Action, OptionRef};
 use slate::answers::{
     self, ErrorCode, Ledger, Record, RespondError, RespondRequest, Responded, Route, Surface,
     Target,
 };
-use slate::engine::{Engine, Options};
+use slate::engine::Options;
 use slate::model::{Session, SessionDialog, SessionKey, Timestamp};
 use slate::remote::forward;
 use slate::report;
 
-use super::{find_session, remote, server_unless_standalone, Setup};
+use super::remote;
+use super::setup::{find_session, server_unless_standalone, Context, Setup};
+
+/// What `slate approve`, `slate deny` and `slate answer` share after the session's id: the dialog
+/// it must show, whether to ask first, and how to print the outcome.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// Answer only the dialog with this fingerprint (16 hex digits, as `"dialog"` in the JSON
+    /// shows it); any other exits with the dialog-changed status.
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub dialog: Option<String>,
+    /// Answer without asking, even when standard input is a terminal.
+    #[arg(long)]
+    pub yes: bool,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// What the person asked for.
 pub struct Ask {
+    /// The session: an id or a unique prefix, or `NAME:ID` on a remote machine.
     pub id: String,
     pub action: Action,
+    /// The option to pick (its number or label), only with `answer`.
     pub option: Option<String>,
+    /// A free answer, only with `answer`.
     pub text: Option<String>,
-    /// The fingerprint of the dialog the person saw (`--dialog`): answer only that one.
-    pub dialog: Option<String>,
-    pub yes: bool,
-    pub json: bool,
+    pub args: AnswerArgs,
 }
 
 /// The exit status of each outcome (documented in `slate man` and the README).
@@ -58,8 +78,89 @@ pub fn exit_status(code: Option<ErrorCode>) -> u8 {
 /// `--yes`).
 const DECLINED: u8 = 8;
 
-pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow::Result<ExitCode> {
-    if let Some(shown) = &ask.dialog {
+/// `slate approve`, `slate deny` and `slate answer`: never in a replay.
+pub fn command(context: &Context, ask: &Ask) -> anyhow::Result<ExitCode> {
+    let options = context.options()?;
+    if context.replay() {
+        anyhow::bail!("a dialog is answered on the live screen, never in a replay");
+    }
+    run(ask, context, options)
+}
+
+/// `slate remote-call`: the answer another machine's Slate forwarded over SSH, read from standard
+/// input, carried out as `slate approve|deny|answer --dialog <fingerprint> --yes --json <id>`
+/// would be.
+pub fn remote_call(context: &Context) -> anyhow::Result<ExitCode> {
+    let options = context.options()?;
+    let ask = match read_call() {
+        Ok(ask) => ask,
+        Err(error) => {
+            let said =
+                serde_json::json!({ "error": RespondError::new(ErrorCode::BadRequest, error) });
+            println!("{said}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    run(&ask, context, options)
+}
+
+/// The answer a `slate remote-call` reads from standard input (at most `remote::CALL_MAX`
+/// bytes), or why it cannot be read.
+fn read_call() -> Result<Ask, String> {
+    use std::io::Read;
+    let mut input = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(slate::remote::CALL_MAX as u64 + 1)
+        .read_to_end(&mut input)
+        .map_err(|err| format!("cannot read the call: {err}"))?;
+    match slate::remote::RemoteCall::parse(&input)? {
+        slate::remote::RemoteCall::Respond { id, request } => {
+            slate::limits::session_id(&id).map_err(|err| err.to_string())?;
+            Ok(Ask {
+                id,
+                action: request.action,
+                option: request.option.map(|option| match option {
+                    OptionRef::Number(number) => number.to_string(),
+                    OptionRef::Label(label) => label,
+                }),
+                text: request.text,
+                args: AnswerArgs {
+                    dialog: Some(request.dialog),
+                    yes: true,
+                    json: true,
+                },
+            })
+        }
+    }
+}
+
+/// Where the command line records answers: this HOME's store, opened for each record, on the
+/// wall clock.
+struct Books<'a>(&'a Setup);
+
+impl Ledger for Books<'_> {
+    fn now(&self) -> Timestamp {
+        slate::live::system_clock()
+    }
+
+    fn keep(&self, key: &SessionKey, record: &Record) {
+        match self.0.open_store() {
+            Ok(store) => {
+                if let Err(err) = store.record_answer(key, record) {
+                    eprintln!("slate: the answer was not recorded: {err}");
+                }
+            }
+            Err(err) => eprintln!("slate: the answer was not recorded: {err:#}"),
+        }
+    }
+}
+
+/// Shows the dialog, asks, and answers it the one way every answer goes (`answers::answer`).
+fn run(ask: &Ask, context: &Context, options: Options) -> anyhow::Result<ExitCode> {
+    let setup = &context.setup;
+    let args = &ask.args;
+    if let Some(shown) = &args.dialog {
         if let Err(error) = answers::check(&request(ask, shown.clone())) {
             return finish(ask, None, Err(error));
         }
@@ -75,23 +176,12 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
     }
     let server = server_unless_standalone(setup);
     let session = match (&server, remote) {
-        (Some(server), _) => find_session(&Engine::new(options), Some(&server.client), &ask.id)?.0,
-        (None, Some((entry, rest))) => remote::asked_session(entry, rest)?,
-        (None, None) => {
-            let mut local = Engine::new(options);
-            if setup
-                .places
-                .as_ref()
-                .is_ok_and(|places| places.store_file().exists())
-            {
-                local.load_custody(&setup.open_store()?, now)?;
-            }
-            local.refresh(now);
-            if local.scans_live_processes() {
-                slate::terminals::sense_once(&mut local, now, slate::live::system_clock);
-            }
-            local.find(&ask.id)?
+        (Some(server), _) => {
+            let engine = slate::engine::Engine::new(options);
+            find_session(&engine, Some(&server.client), &ask.id)?.0
         }
+        (None, Some((entry, rest))) => remote::asked_session(entry, rest)?,
+        (None, None) => context.engine(options, true)?.find(&ask.id)?,
     };
     let target = Target::of(&session);
     let books = Books(setup);
@@ -101,7 +191,7 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
         .dialog
         .as_ref()
         .map(|dialog| dialog.fingerprint.clone())
-        .or_else(|| ask.dialog.clone())
+        .or_else(|| args.dialog.clone())
         .unwrap_or_default();
     let request = request(ask, shown);
     let Some(dialog) = &session.dialog else {
@@ -117,7 +207,7 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
         let error = answers::refuse(&target, &request, error, &books);
         return finish(ask, Some(&session), Err(error));
     };
-    if let Some(seen) = ask
+    if let Some(seen) = args
         .dialog
         .as_deref()
         .filter(|seen| *seen != dialog.fingerprint)
@@ -133,7 +223,7 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
         let error = answers::refuse(&target, &request, error, &books);
         return finish(ask, Some(&session), Err(error));
     }
-    if !ask.json {
+    if !args.json {
         print!(
             "{}",
             preview(&session, dialog, ask.action, request.option.as_ref())
@@ -150,7 +240,7 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
     }
     // Only a person at a terminal confirms; without one, only `--yes` does. Piped input (`echo y
     // | slate approve`) is no confirmation: it answers before anyone saw the dialog.
-    if !ask.yes {
+    if !args.yes {
         if !std::io::stdin().is_terminal() {
             eprintln!(
                 "slate: not answered: there is no terminal to confirm on; run it again with \
@@ -191,27 +281,6 @@ fn request(ask: &Ask, dialog: String) -> RespondRequest {
         text: ask.text.clone(),
         dialog,
         surface: Some(Surface::Cli),
-    }
-}
-
-/// Where the command line records answers: this HOME's store, opened for each record, on the
-/// wall clock.
-struct Books<'a>(&'a Setup);
-
-impl Ledger for Books<'_> {
-    fn now(&self) -> Timestamp {
-        slate::live::system_clock()
-    }
-
-    fn keep(&self, key: &SessionKey, record: &Record) {
-        match self.0.open_store() {
-            Ok(store) => {
-                if let Err(err) = store.record_answer(key, record) {
-                    eprintln!("slate: the answer was not recorded: {err}");
-                }
-            }
-            Err(err) => eprintln!("slate: the answer was not recorded: {err:#}"),
-        }
     }
 }
 
@@ -293,7 +362,7 @@ fn finish(
 ) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let status = exit_status(result.as_ref().err().map(|error| error.code));
-    if ask.json {
+    if ask.args.json {
         let mut body = match &result {
             Ok(responded) => serde_json::to_value(responded)?,
             Err(error) => serde_json::json!({ "error": error }),
