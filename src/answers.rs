@@ -1,6 +1,10 @@
-//! Answering a session's dialog from where the person is (docs/states.md §8): the request and its
-//! outcome as the API, the client and the command line share them, and the machinery that
-//! carries one answer out.
+//! Answering a session's dialog from where the person is (docs/states.md §8): the one path every
+//! answer takes, and the machinery that carries one answer out.
+//!
+//! [`answer`] (in `route`) is what the API and the command line call: it carries the answer out
+//! here, through this HOME's running Slate, or forwarded to the machine the session runs on, and
+//! records the attempt once. What an answer is on the wire (the request, the outcome, the refusal
+//! and its code, the store's record) is the core's `protocol`, re-exported here.
 //!
 //! [`respond`] finds the session's terminal, re-reads its screen immediately before typing (in the
 //! process that types), checks that the dialog on screen now has the fingerprint the person saw
@@ -11,8 +15,9 @@
 //! a session at no dialog, a dialog that changed, a terminal Slate cannot type into (saying what
 //! would make it possible), and an option that widens permissions.
 //!
-//! It does not record the attempt (the caller does, with [`Record`], in the store) and decides no
-//! state: the tracker sees the dialog leave on its next reading like any other.
+//! [`respond`] does not record the attempt ([`answer`] does, with [`Record`], in the store) and
+//! nothing here decides a state: the tracker sees the dialog leave on its next reading like any
+//! other.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -22,12 +27,17 @@ use sha2::{Digest, Sha256};
 use crate::agents::keys::{self, Action};
 use crate::agents::screens::Screen;
 use crate::model::{PendingCall, SessionKey, TerminalKind, Timestamp};
-pub use crate::protocol::{
-    check, Attempt, ErrorBody, ErrorCode, Record, RespondError, RespondRequest, Responded, Surface,
-    Target, CONFIRM_WITHIN,
-};
 use crate::terminals::proof::{self, Proof};
 use crate::terminals::{self, panes::Address};
+
+mod route;
+
+pub use crate::protocol::{
+    check, ErrorBody, ErrorCode, Record, RespondError, RespondRequest, Responded, Surface,
+    CONFIRM_WITHIN,
+};
+pub use crate::protocol::{Attempt, Target};
+pub use route::{answer, refuse, Ledger, Route};
 
 /// How often the screen is read while waiting for the dialog to leave.
 const CONFIRM_EVERY: Duration = Duration::from_millis(50);

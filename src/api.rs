@@ -3,41 +3,42 @@
 //!
 //! The contract is the README's "The HTTP API" and docs/states.md §7: every surface (the page, the
 //! desktop shell, `slate watch`) reads the same session objects the engine publishes. This module
-//! owns HTTP and its guard rails: the `Host` allow-list against DNS rebinding, the `Origin`
-//! allow-list against other web sites, one `Host` and one `Origin` at most, the bearer token on
-//! every request that changes anything (and, when a read carries a token, that token too), the
-//! request size and time limits, and the idle timeout of a connection. It decides no state (`tracker` does) and keeps no state of its own beyond
-//! what `live::Handle` publishes.
+//! owns HTTP: the routes, the server and the idle timeout of a connection; its guard rails (the
+//! `Host` and `Origin` allow-lists, the token, the body's size and time limits) are `guard`, and
+//! the one shape every error it answers has, `{"error": {"code", "message"}}`, is `errors`. It
+//! decides no state (`tracker` does) and keeps no state of its own beyond what `live::Handle`
+//! publishes; an answer to a dialog goes the one way every answer goes (`answers::answer`).
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Path, Request, State};
-use axum::http::request::Parts;
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use axum::middleware::{self, Next};
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::Stream;
-use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::answers::{self, ErrorBody, ErrorCode, RespondError, RespondRequest, Target};
-use crate::engine::FindError;
+use crate::answers::{self, ErrorCode, Ledger, RespondError, RespondRequest, Route, Target};
 use crate::live::{self, Update};
 use crate::model::{
     AgentKind, Awaiting, HostedSignals, Intent, IntentState, ServerKind, Session, SessionKey,
 };
 
-/// The largest request body accepted, in bytes.
-pub const BODY_LIMIT: usize = 64 * 1024;
+mod errors;
+mod guard;
+
+use errors::{
+    error, method_not_allowed, not_found, respond_error, unfound, JsonBody, SessionIdPath,
+};
+pub use guard::BODY_LIMIT;
+use guard::{Guard, Names};
 
 /// How often an open event stream gets a `: keep-alive` comment.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -109,54 +110,11 @@ impl Default for Timeouts {
     }
 }
 
-/// The names the server answers to: `Host` values and page origins.
-#[derive(Debug)]
-struct Names {
-    hosts: Vec<String>,
-    origins: Vec<String>,
-}
-
-impl Names {
-    /// The loopback names with `port`, and `bound` (the address the listener is bound to) when
-    /// it is another loopback address, such as `--listen 127.0.0.2:0`: a request made to the
-    /// address the server printed must pass.
-    fn new(port: u16, bound: Option<IpAddr>) -> Names {
-        let mut hosts = vec![
-            format!("127.0.0.1:{port}"),
-            format!("localhost:{port}"),
-            format!("[::1]:{port}"),
-        ];
-        if let Some(ip) = bound.filter(IpAddr::is_loopback) {
-            let host = SocketAddr::new(ip, port).to_string();
-            if !hosts.contains(&host) {
-                hosts.push(host);
-            }
-        }
-        let mut origins: Vec<String> = hosts.iter().map(|host| format!("http://{host}")).collect();
-        origins.push("tauri://localhost".to_string());
-        origins.push("http://tauri.localhost".to_string());
-        Names { hosts, origins }
-    }
-
-    fn host(&self, host: &str) -> bool {
-        self.hosts
-            .iter()
-            .any(|allowed| host.eq_ignore_ascii_case(allowed))
-    }
-
-    fn origin(&self, origin: &str) -> bool {
-        self.origins
-            .iter()
-            .any(|allowed| origin.eq_ignore_ascii_case(allowed))
-    }
-}
-
 #[derive(Clone)]
 struct AppState {
     handle: live::Handle,
     security: Arc<Security>,
-    names: Arc<Names>,
-    timeouts: Timeouts,
+    guard: Arc<Guard>,
     /// `index.html` with the token's `<meta>` tag in it.
     index: Arc<str>,
     /// Flips to true when the server shuts down, so open event streams end and let it stop.
@@ -188,11 +146,15 @@ fn build(
     stopping: tokio::sync::watch::Receiver<bool>,
 ) -> Router {
     let index = inject_token(INDEX_HTML, &security.token);
+    let guard = Guard {
+        names,
+        token: security.token.clone(),
+        body_within: timeouts.request_body,
+    };
     let state = AppState {
         handle,
         security: Arc::new(security),
-        names: Arc::new(names),
-        timeouts,
+        guard: Arc::new(guard),
         index: index.into(),
         stopping,
         _stop: stop,
@@ -214,7 +176,10 @@ fn build(
         .route("/{file}", get(ui_file))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .layer(middleware::from_fn_with_state(
+            state.guard.clone(),
+            guard::check,
+        ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state)
 }
@@ -328,233 +293,6 @@ fn inject_token(page: &str, token: &str) -> String {
     }
 }
 
-/// A JSON error response: `{"error":"…"}`.
-fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({ "error": message.into() }))).into_response()
-}
-
-/// The guard every request passes: `Host` (and the authority of an absolute URL), then
-/// `Origin`, then (for anything but reads) the token, then the body size. A header that decides
-/// trust must come once: with two, which one counts would be a guess, so two are refused.
-async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let names = &state.names;
-    let headers = request.headers();
-    for name in [header::HOST, header::ORIGIN] {
-        if let Some(refusal) = repeated(headers, &name) {
-            return refusal;
-        }
-    }
-    let refused_host = || {
-        error(
-            StatusCode::MISDIRECTED_REQUEST,
-            format!("this server answers only to {}", names.hosts.join(", ")),
-        )
-    };
-    match headers
-        .get(header::HOST)
-        .and_then(|host| host.to_str().ok())
-    {
-        Some(host) if names.host(host) => {}
-        Some(_) => return refused_host(),
-        None => return error(StatusCode::MISDIRECTED_REQUEST, "the request has no Host"),
-    }
-    // A request line may name its target as a whole URL (`GET http://host/path`), and that
-    // authority is the one HTTP says counts: it must be ours too.
-    if let Some(authority) = request.uri().authority() {
-        if !names.host(authority.as_str()) {
-            return refused_host();
-        }
-    }
-    let origin = match headers.get(header::ORIGIN) {
-        Some(origin) => match origin.to_str() {
-            Ok(origin) if names.origin(origin) => Some(origin.to_string()),
-            _ => {
-                return error(
-                    StatusCode::FORBIDDEN,
-                    "requests from other sites are refused",
-                )
-            }
-        },
-        None => None,
-    };
-    // The desktop window's page comes from the webview's own origin, so its requests are
-    // cross-origin: answer the allowed origins' preflights, and name them on every response.
-    if *request.method() == Method::OPTIONS {
-        let mut response = StatusCode::NO_CONTENT.into_response();
-        allow_origin(&mut response, origin.as_deref());
-        return response;
-    }
-    let mut response = guarded(&state, request, next).await;
-    allow_origin(&mut response, origin.as_deref());
-    response
-}
-
-/// A 400 when `name` appears more than once in `headers`.
-fn repeated(headers: &HeaderMap, name: &HeaderName) -> Option<Response> {
-    (headers.get_all(name).iter().count() > 1).then(|| {
-        error(
-            StatusCode::BAD_REQUEST,
-            format!("the request has more than one {name} header"),
-        )
-    })
-}
-
-/// Adds the CORS headers for an allowed origin (never for any other: those were refused).
-fn allow_origin(response: &mut Response, origin: Option<&str>) {
-    let Some(origin) = origin.and_then(|origin| HeaderValue::from_str(origin).ok()) else {
-        return;
-    };
-    let headers = response.headers_mut();
-    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-    headers.insert(header::VARY, HeaderValue::from_static("Origin"));
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_METHODS,
-        HeaderValue::from_static("GET, POST"),
-    );
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_HEADERS,
-        HeaderValue::from_static("authorization, content-type"),
-    );
-}
-
-/// The token and body-size part of the guard, for requests that passed `Host` and `Origin`.
-/// A read needs no token: the page's event stream cannot send one, and curl need not. A request
-/// that carries a token must carry ours, reads included: a client whose token differs belongs to
-/// another user or HOME, and is told so rather than handed this HOME's sessions as its own.
-async fn guarded(state: &AppState, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    let read = matches!(
-        *request.method(),
-        Method::GET | Method::HEAD | Method::OPTIONS
-    );
-    let presented = headers.contains_key(header::AUTHORIZATION);
-    if (presented || !read) && !bearer_matches(headers, &state.security.token) {
-        let message = if presented {
-            "the token sent is not this server's: this Slate belongs to another user or HOME \
-             (send its own token, or none to read)"
-        } else {
-            "this request needs `Authorization: Bearer <token>` (the token is in the config folder)"
-        };
-        return error(StatusCode::UNAUTHORIZED, message);
-    }
-    if !read {
-        // The size limit holds for every body, not only for handlers that read one, and so
-        // does the time limit: a body sent a byte at a time must not hold a connection.
-        let (parts, body) = request.into_parts();
-        let within = state.timeouts.request_body;
-        let bytes = match tokio::time::timeout(within, axum::body::to_bytes(body, BODY_LIMIT)).await
-        {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(_)) => {
-                return error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("request bodies are limited to {BODY_LIMIT} bytes"),
-                )
-            }
-            Err(_) => {
-                return error(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "the request body did not arrive within {} s",
-                        within.as_secs()
-                    ),
-                )
-            }
-        };
-        let request = Request::from_parts(parts, Body::from(bytes));
-        return next.run(request).await;
-    }
-    next.run(request).await
-}
-
-/// Compares the presented token with ours in time that does not depend on where they differ.
-/// The scheme's name is case-insensitive, as HTTP says.
-fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    let Some((scheme, presented)) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim_start().split_once(' '))
-    else {
-        return false;
-    };
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return false;
-    }
-    let presented = presented.trim().as_bytes();
-    let expected = token.as_bytes();
-    presented.len() == expected.len()
-        && presented
-            .iter()
-            .zip(expected)
-            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
-            == 0
-}
-
-/// A JSON request body. When the body is not JSON, is not labelled JSON, or is JSON of the
-/// wrong shape, the answer has the `{"error": …}` shape every other error has, not axum's
-/// plain text.
-struct JsonBody<T>(T);
-
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
-    type Rejection = Response;
-
-    async fn from_request(request: Request, state: &S) -> Result<Self, Response> {
-        match Json::<T>::from_request(request, state).await {
-            Ok(Json(value)) => Ok(JsonBody(value)),
-            Err(rejection) => {
-                let status = rejection.status();
-                let message = match status {
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE => {
-                        "send the body as JSON, with `Content-Type: application/json`".to_string()
-                    }
-                    StatusCode::UNPROCESSABLE_ENTITY => format!(
-                        "the body is not what this endpoint takes: {}",
-                        innermost(&rejection)
-                    ),
-                    _ => format!("the body is not valid JSON: {}", innermost(&rejection)),
-                };
-                Err(error(status, message))
-            }
-        }
-    }
-}
-
-/// A session id from the path, answered like `JsonBody` when it cannot be read (an id that is
-/// not UTF-8 once decoded).
-struct SessionIdPath(String);
-
-impl<S: Send + Sync> FromRequestParts<S> for SessionIdPath {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
-        match Path::<String>::from_request_parts(parts, state).await {
-            Ok(Path(id)) => Ok(SessionIdPath(id)),
-            Err(rejection) => Err(error(
-                rejection.status(),
-                format!("the session id cannot be read: {}", innermost(&rejection)),
-            )),
-        }
-    }
-}
-
-/// The deepest cause of an error: the parser's own words, without axum's wrapping sentences.
-fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
-    std::iter::successors(Some(error), |error| error.source())
-        .last()
-        .map(ToString::to_string)
-        .unwrap_or_default()
-}
-
-/// The answer for an id that names no single session: a 400 for an id too short to name one,
-/// a 404 otherwise, with `engine::pick`'s words.
-fn unfound(err: FindError) -> Response {
-    let status = match err {
-        FindError::Empty | FindError::TooShort(_) => StatusCode::BAD_REQUEST,
-        FindError::NotFound(_) | FindError::Ambiguous { .. } => StatusCode::NOT_FOUND,
-    };
-    error(status, err.to_string())
-}
-
 async fn live_sessions(State(state): State<AppState>) -> Response {
     Json(json!({ "sessions": state.handle.live_sessions() })).into_response()
 }
@@ -595,7 +333,7 @@ async fn set_intent(
         .transpose()
     {
         Ok(awaiting_who) => awaiting_who,
-        Err(err) => return error(StatusCode::BAD_REQUEST, err.to_string()),
+        Err(err) => return error(StatusCode::BAD_REQUEST, "bad_request", err.to_string()),
     };
     let intent = Intent {
         state: request.state,
@@ -603,7 +341,7 @@ async fn set_intent(
         awaiting_who,
     };
     if let Err(err) = crate::limits::intent(&intent) {
-        return error(StatusCode::UNPROCESSABLE_ENTITY, err.to_string());
+        return error(StatusCode::UNPROCESSABLE_ENTITY, "invalid", err.to_string());
     }
     let detail = match state.handle.find(&id) {
         Ok(detail) => detail,
@@ -613,6 +351,7 @@ async fn set_intent(
         // The intent belongs in the store of the machine the session runs on.
         return error(
             StatusCode::CONFLICT,
+            "remote_session",
             format!(
                 "session {} runs on {machine}: park, await or resume it there (`slate park {}` on {machine})",
                 detail.session.key().reference(),
@@ -622,7 +361,11 @@ async fn set_intent(
     }
     let key = SessionKey::new(detail.session.agent, detail.session.id.as_str());
     if let Err(err) = state.handle.set_intent(&key, &intent) {
-        return error(StatusCode::SERVICE_UNAVAILABLE, err.to_string());
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            err.to_string(),
+        );
     }
     state.handle.refresh_and_wait().await;
     match state.handle.session(key.id.as_str()) {
@@ -631,17 +374,24 @@ async fn set_intent(
     }
 }
 
-/// An answer's error in the shape the respond endpoint promises:
-/// `{"error": {"code": "...", "message": "..."}}`.
-fn respond_error(error: RespondError) -> Response {
-    let status =
-        StatusCode::from_u16(error.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(ErrorBody { error })).into_response()
+/// Where the API records answers: the live service's store, on its clock.
+struct Books<'a>(&'a live::Handle);
+
+impl Ledger for Books<'_> {
+    fn now(&self) -> crate::model::Timestamp {
+        self.0.now()
+    }
+
+    fn keep(&self, key: &SessionKey, record: &answers::Record) {
+        if let Err(why) = self.0.record_answer(key, record) {
+            tracing::warn!(session = %key, "cannot record an answer: {why}");
+        }
+    }
 }
 
-/// `POST /sessions/{id}/respond`: answers the dialog on a session's screen (docs/states.md §8).
-/// The screen is re-read here, in the process that types, and the answer is recorded in the store
-/// whatever its outcome.
+/// `POST /sessions/{id}/respond`: answers the dialog on a session's screen (docs/states.md §8)
+/// through `answers::answer`: typed here, where the screen is re-read, or forwarded to the
+/// machine the session runs on, and recorded in the store whatever its outcome.
 async fn respond(
     State(state): State<AppState>,
     SessionIdPath(id): SessionIdPath,
@@ -656,19 +406,10 @@ async fn respond(
             ))
         }
     };
-    let detail = match state.handle.find(&id) {
-        Ok(detail) => detail,
-        Err(err @ (FindError::Empty | FindError::TooShort(_))) => {
-            return respond_error(RespondError::new(ErrorCode::BadRequest, err.to_string()))
-        }
-        Err(err) => {
-            return respond_error(RespondError::new(
-                ErrorCode::UnknownSession,
-                err.to_string(),
-            ))
-        }
+    let session = match state.handle.find(&id) {
+        Ok(detail) => detail.session,
+        Err(err) => return unfound(err),
     };
-    let session = detail.session;
     let target = Target::of(&session);
     if let Err(error) = answers::check(&request) {
         return respond_error(error);
@@ -676,7 +417,7 @@ async fn respond(
     // A session on another machine is answered there: forwarded over its remote's link.
     let forward = match &target.machine {
         Some(machine) => match state.handle.forwarding(machine) {
-            Some(link) => Some((link, session.id.to_string())),
+            Some((entry, options)) => Some(Route::Forward { entry, options }),
             None => {
                 return respond_error(RespondError::new(
                     ErrorCode::CannotType,
@@ -697,47 +438,23 @@ async fn respond(
     // never overlap: the session's answer lock (`answers::Claim`) refuses the second.
     let carried = {
         let handle = state.handle.clone();
-        let summary = session.dialog.as_ref().map(|dialog| dialog.summary.clone());
         move || {
-            let attempt = match forward {
-                Some(((entry, options), id)) => answers::Attempt {
-                    result: crate::remote::forward::respond(&entry, &options, &id, &request),
-                    summary: None,
-                },
-                None => match handle.answer_locks() {
-                    Some(locks) => answers::respond(&target, &request, &locks, handle.now()),
-                    None => answers::Attempt {
-                        result: Err(answers::no_store()),
-                        summary: None,
-                    },
-                },
-            };
-            // Recorded here whatever the outcome; a forwarded answer is also recorded by the
-            // remote's own Slate in its store.
-            let mut record = attempt.record(&request, handle.now());
-            if target.machine.is_some() {
-                record.summary = summary;
-            }
-            if let Err(why) = handle.record_answer(&target.key, &record) {
-                tracing::warn!(session = %target.key, "cannot record an answer: {why}");
-            }
+            let route = forward.unwrap_or_else(|| Route::Here {
+                locks: handle.answer_locks(),
+            });
+            let result = answers::answer(route, &target, &request, &Books(&handle));
             // The live list sees the dialog leave on the next reading; ask for it now.
             handle.refresh();
-            attempt
+            result
         }
     };
-    let attempt = match tokio::task::spawn_blocking(carried).await {
-        Ok(attempt) => attempt,
-        Err(err) => {
-            return respond_error(RespondError::new(
-                ErrorCode::Internal,
-                format!("the answer stopped: {err}"),
-            ))
-        }
-    };
-    match attempt.result {
-        Ok(responded) => Json(responded).into_response(),
-        Err(error) => respond_error(error),
+    match tokio::task::spawn_blocking(carried).await {
+        Ok(Ok(responded)) => Json(responded).into_response(),
+        Ok(Err(refusal)) => respond_error(refusal),
+        Err(err) => respond_error(RespondError::new(
+            ErrorCode::Internal,
+            format!("the answer stopped: {err}"),
+        )),
     }
 }
 
@@ -771,6 +488,7 @@ async fn hosted(
             None => {
                 return error(
                     StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid",
                     "a hosted report needs a session (agent and session_id) or a pid",
                 )
             }
@@ -831,17 +549,6 @@ async fn ui_file(Path(file): Path<String>) -> Response {
             .into_response(),
         None => not_found().await,
     }
-}
-
-async fn not_found() -> Response {
-    error(StatusCode::NOT_FOUND, "no such endpoint")
-}
-
-async fn method_not_allowed() -> Response {
-    error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "this endpoint does not take that method",
-    )
 }
 
 /// The `snapshot` event: the whole live list.
@@ -949,24 +656,5 @@ mod tests {
             page,
             r#"<head><meta name="slate-token" content="abc"></head>"#
         );
-    }
-
-    #[test]
-    fn only_loopback_names_with_our_port_are_hosts() {
-        let names = Names::new(7411, None);
-        assert!(names.host("127.0.0.1:7411"));
-        assert!(names.host("localhost:7411"));
-        assert!(names.host("[::1]:7411"));
-        assert!(!names.host("127.0.0.1:7412"));
-        assert!(!names.host("evil.example:7411"));
-        assert!(!names.host("127.0.0.1"));
-        assert!(!names.host("127.0.0.2:7411"));
-        // The loopback address the listener is bound to is a name too; another address is not.
-        let names = Names::new(7411, Some("127.0.0.2".parse().unwrap()));
-        assert!(names.host("127.0.0.2:7411"));
-        assert!(names.origin("http://127.0.0.2:7411"));
-        assert!(!names.host("127.0.0.3:7411"));
-        let names = Names::new(7411, Some("10.0.0.2".parse().unwrap()));
-        assert!(!names.host("10.0.0.2:7411"));
     }
 }

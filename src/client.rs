@@ -348,10 +348,18 @@ impl Client {
         if let Ok(body) = serde_json::from_str::<ErrorBody>(&text) {
             return Err(body.error);
         }
-        // The guard's refusals (a token that is not the server's) carry a sentence only.
+        // A refusal whose code is not an answer's (the guard's `body_too_large`, …) keeps its
+        // sentence, and its status says the code; a Slate older than this one sent the sentence
+        // alone, as `{"error": "…"}`.
         let message = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
-            .and_then(|value| value["error"].as_str().map(str::to_string))
+            .and_then(|value| {
+                let error = &value["error"];
+                error["message"]
+                    .as_str()
+                    .or(error.as_str())
+                    .map(str::to_string)
+            })
             .unwrap_or_else(|| format!("slate at {} answered {status} to {path}", self.address));
         let code = match status {
             401 => ErrorCode::Unauthorized,

@@ -506,6 +506,7 @@ impl StandIn {
             control: None,
             machine: None,
             call: Some(first_call()),
+            summary: None,
         }
     }
 

@@ -116,6 +116,37 @@ pub(crate) fn json(body: &str) -> serde_json::Value {
     serde_json::from_str(body).unwrap_or_else(|err| panic!("{err}: {body}"))
 }
 
+/// The code of an API error, checking the one shape every error has:
+/// `{"error": {"code", "message"}}` and nothing else, the code a snake_case word and the message
+/// a sentence.
+pub(crate) fn error_code(body: &str) -> String {
+    let value = json(body);
+    let keys = |value: &serde_json::Value| -> Vec<String> {
+        let object = value
+            .as_object()
+            .unwrap_or_else(|| panic!("not an object: {body}"));
+        let mut keys: Vec<String> = object.keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(keys(&value), ["error"], "{body}");
+    assert_eq!(keys(&value["error"]), ["code", "message"], "{body}");
+    let code = value["error"]["code"].as_str().unwrap_or_default();
+    assert!(
+        !code.is_empty() && code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+        "{body}"
+    );
+    let message = value["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.len() > 10, "{body}");
+    code.to_string()
+}
+
+/// The message of an API error, checking its shape (`error_code`).
+pub(crate) fn error_message(body: &str) -> String {
+    error_code(body);
+    json(body)["error"]["message"].as_str().unwrap().to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_json_endpoints_answer() {
     let (_temp, handle, thread) = started();
@@ -145,7 +176,7 @@ async fn the_json_endpoints_answer() {
 
     let (status, body) = call(&handle, get("/sessions/ffff")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert!(json(&body)["error"].is_string());
+    assert_eq!(error_code(&body), "unknown_session");
 
     let (status, body) = call(&handle, get("/health")).await;
     assert_eq!(status, StatusCode::OK);
@@ -164,7 +195,7 @@ async fn the_json_endpoints_answer() {
 
     let (status, body) = call(&handle, get("/nowhere")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert!(json(&body)["error"].is_string());
+    assert_eq!(error_code(&body), "not_found");
 
     let (status, body) = call(&handle, get("/")).await;
     assert_eq!(status, StatusCode::OK);
@@ -207,7 +238,7 @@ async fn foreign_hosts_and_origins_are_refused() {
             .unwrap();
         let (status, body) = call(&handle, request).await;
         assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{host}");
-        assert!(json(&body)["error"].is_string());
+        assert_eq!(error_code(&body), "misdirected_request");
     }
     for host in ["localhost:7411", "[::1]:7411"] {
         let request = Request::get("/sessions/live")
@@ -249,7 +280,7 @@ async fn changes_need_the_token_and_a_small_body() {
     let (_temp, handle, thread) = started();
     let (status, body) = call(&handle, refresh(None, Vec::new())).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert!(json(&body)["error"].is_string());
+    assert_eq!(error_code(&body), "unauthorized");
     let wrong = "f".repeat(64);
     assert_eq!(
         call(&handle, refresh(Some(&wrong), Vec::new())).await.0,
@@ -261,7 +292,7 @@ async fn changes_need_the_token_and_a_small_body() {
     );
     let (status, body) = call(&handle, refresh(Some(TOKEN), vec![b'x'; 1 << 20])).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-    assert!(json(&body)["error"].is_string());
+    assert_eq!(error_code(&body), "body_too_large");
     // A body just under the limit is fine.
     assert_eq!(
         call(&handle, refresh(Some(TOKEN), vec![b'x'; 1000]))
@@ -269,6 +300,288 @@ async fn changes_need_the_token_and_a_small_body() {
             .0,
         StatusCode::NO_CONTENT
     );
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+/// Every error the API answers has one shape, `{"error": {"code", "message"}}`: the guard's
+/// refusals, a body or a path that cannot be read, an id that names no session, each endpoint's
+/// own refusals and an answer's, and a body that does not arrive in time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_error_of_the_api_has_one_shape() {
+    let (_temp, handle, thread) = started();
+    let host = format!("127.0.0.1:{PORT}");
+    let to = |method: &str, uri: &str| {
+        Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("host", &host)
+    };
+    let with_token = |method: &str, uri: &str| {
+        to(method, uri).header("authorization", format!("Bearer {TOKEN}"))
+    };
+    let posted = |uri: &str, body: &str| {
+        with_token("POST", uri)
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap()
+    };
+    let empty = |builder: axum::http::request::Builder| builder.body(Body::empty()).unwrap();
+    let intent = format!("/sessions/{SESSION}/intent");
+    let respond = format!("/sessions/{SESSION}/respond");
+    let cases = [
+        // The guard.
+        (
+            "two Host headers",
+            empty(to("GET", "/sessions/live").header("host", "evil.example")),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "two Origin headers",
+            empty(
+                to("GET", "/sessions/live")
+                    .header("origin", format!("http://{host}"))
+                    .header("origin", "https://evil.example"),
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "another Host",
+            Request::get("/sessions/live")
+                .header("host", "evil.example:7411")
+                .body(Body::empty())
+                .unwrap(),
+            StatusCode::MISDIRECTED_REQUEST,
+            "misdirected_request",
+        ),
+        (
+            "no Host",
+            Request::get("/sessions/live").body(Body::empty()).unwrap(),
+            StatusCode::MISDIRECTED_REQUEST,
+            "misdirected_request",
+        ),
+        (
+            "an absolute URL naming another host",
+            empty(to("GET", "http://evil.example:7411/sessions/live")),
+            StatusCode::MISDIRECTED_REQUEST,
+            "misdirected_request",
+        ),
+        (
+            "another site's page",
+            empty(to("GET", "/sessions/live").header("origin", "https://evil.example")),
+            StatusCode::FORBIDDEN,
+            "forbidden_origin",
+        ),
+        (
+            "a change without the token",
+            empty(to("POST", "/sessions/live/refresh")),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            "a read with another token",
+            empty(
+                to("GET", "/sessions/live")
+                    .header("authorization", format!("Bearer {}", "f".repeat(64))),
+            ),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            "a body over the limit",
+            with_token("POST", "/sessions/live/refresh")
+                .body(Body::from(vec![b'x'; api::BODY_LIMIT + 1]))
+                .unwrap(),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+        ),
+        // Paths and methods.
+        (
+            "no such endpoint",
+            empty(to("GET", "/nowhere")),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            "no such file of the page",
+            empty(to("GET", "/ui/nothing.js")),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            "a method the endpoint does not take",
+            empty(with_token("DELETE", "/sessions/live")),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+        ),
+        (
+            "an id that is not UTF-8",
+            empty(to("GET", "/sessions/%FF")),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "an id too short to name a session",
+            empty(to("GET", "/sessions/7f3")),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "an id that names no session",
+            empty(to("GET", "/sessions/ffff")),
+            StatusCode::NOT_FOUND,
+            "unknown_session",
+        ),
+        // An intent.
+        (
+            "an intent that is not JSON",
+            posted(&intent, "not json"),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "an intent not labelled JSON",
+            with_token("POST", &intent)
+                .body(Body::from(r#"{"state":"parked"}"#))
+                .unwrap(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            "an intent of the wrong shape",
+            posted(&intent, r#"{"state":"sideways"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "an intent awaiting nobody Slate knows",
+            posted(
+                &intent,
+                r#"{"state":"awaiting","awaiting_who":"nobody","reason":"r"}"#,
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "an intent with a reason over its limit",
+            posted(
+                &intent,
+                &serde_json::json!({
+                    "state": "parked",
+                    "reason": "r".repeat(slate::limits::REASON_MAX + 1),
+                })
+                .to_string(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "an intent for no session",
+            posted(
+                "/sessions/ffff/intent",
+                r#"{"state":"parked","reason":"r"}"#,
+            ),
+            StatusCode::NOT_FOUND,
+            "unknown_session",
+        ),
+        (
+            "an intent where no store keeps it",
+            posted(&intent, r#"{"state":"parked","reason":"r"}"#),
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+        ),
+        // A hosted report.
+        (
+            "a hosted report that is not JSON",
+            posted("/hosted", "{"),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "a hosted report naming neither a session nor a process",
+            posted("/hosted", "{}"),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        // An answer.
+        (
+            "an answer that is not one",
+            posted(&respond, r#"{"action":"#),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "an answer without a fingerprint's form",
+            posted(&respond, r#"{"action":"approve","dialog":"xyz"}"#),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "an answer to no session",
+            posted(
+                "/sessions/ffff/respond",
+                r#"{"action":"approve","dialog":"0123456789abcdef"}"#,
+            ),
+            StatusCode::NOT_FOUND,
+            "unknown_session",
+        ),
+        (
+            "an answer where no store locks and records it",
+            posted(
+                &respond,
+                r#"{"action":"approve","dialog":"0123456789abcdef"}"#,
+            ),
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+        ),
+    ];
+    for (what, request, status, code) in cases {
+        let (answered, body) = call(&handle, request).await;
+        assert_eq!(answered, status, "{what}: {body}");
+        assert_eq!(error_code(&body), code, "{what}: {body}");
+    }
+
+    // A body that does not arrive in time, which only a real connection can send.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let timeouts = api::Timeouts {
+        request_body: Duration::from_millis(300),
+        ..api::Timeouts::default()
+    };
+    let server = tokio::spawn(api::serve_with(
+        listener,
+        handle.clone(),
+        security(address.port()),
+        timeouts,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let answer = tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let head = format!(
+            "POST /sessions/live/refresh HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer \
+             {TOKEN}\r\nContent-Length: 100\r\nConnection: close\r\n\r\nonly part"
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+    assert_eq!(error_code(body), "request_timeout", "{answer}");
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
     handle.shutdown();
     thread.join().unwrap();
 }
@@ -753,7 +1066,7 @@ async fn an_intent_without_a_store_is_refused_clearly() {
     )
     .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
-    assert!(json(&body)["error"].is_string(), "{body}");
+    assert_eq!(error_code(&body), "unavailable");
     let (status, _) = call(
         &handle,
         post_json(

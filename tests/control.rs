@@ -452,6 +452,7 @@ fn a_hosted_session_is_typed_into_through_its_socket_or_not_at_all() {
         control: control.map(str::to_string),
         machine: None,
         call: None,
+        summary: None,
     };
     assert_eq!(
         terminal_of(&target(Some("/run/user/1/slate/9.sock")))

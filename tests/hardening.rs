@@ -15,8 +15,8 @@ use slate::api::{self, Timeouts};
 use slate::live;
 
 use crate::api::{
-    call, finish_turn, follow_events, get, give_token, json, post_json, security, slate, started,
-    write_table, Running, PORT, TOKEN,
+    call, error_code, error_message, finish_turn, follow_events, get, give_token, json, post_json,
+    security, slate, started, write_table, Running, PORT, TOKEN,
 };
 use crate::util::{transcript_path, working_transcript, SESSION};
 
@@ -110,7 +110,7 @@ async fn duplicate_hosts_or_origins_and_foreign_absolute_urls_are_refused() {
         .unwrap();
     let (status, body) = call(&handle, request).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert!(json(&body)["error"].is_string(), "{body}");
+    assert_eq!(error_code(&body), "bad_request");
     let request = Request::get("/sessions/live")
         .header("host", format!("127.0.0.1:{PORT}"))
         .header("origin", format!("http://127.0.0.1:{PORT}"))
@@ -119,7 +119,7 @@ async fn duplicate_hosts_or_origins_and_foreign_absolute_urls_are_refused() {
         .unwrap();
     let (status, body) = call(&handle, request).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert!(json(&body)["error"].is_string(), "{body}");
+    assert_eq!(error_code(&body), "bad_request");
     let request = Request::get(format!("http://evil.example:{PORT}/sessions/live"))
         .header("host", format!("127.0.0.1:{PORT}"))
         .body(Body::empty())
@@ -136,7 +136,8 @@ async fn duplicate_hosts_or_origins_and_foreign_absolute_urls_are_refused() {
 }
 
 /// Item 17: a body that is not JSON, not labelled JSON, or not the right JSON gets the same
-/// `{"error": …}` shape as every other error, and `bearer` is the bearer scheme in any case.
+/// `{"error": {"code", "message"}}` shape as every other error, and `bearer` is the bearer scheme
+/// in any case.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_bodies_get_json_errors_and_the_scheme_is_case_insensitive() {
     let (_temp, handle, thread) = started();
@@ -170,7 +171,12 @@ async fn bad_bodies_get_json_errors_and_the_scheme_is_case_insensitive() {
     ] {
         let (status, body) = call(&handle, request).await;
         assert_eq!(status, expected, "{body}");
-        assert!(json(&body)["error"].is_string(), "{body}");
+        let code = match expected {
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            StatusCode::UNPROCESSABLE_ENTITY => "invalid",
+            _ => "bad_request",
+        };
+        assert_eq!(error_code(&body), code, "{body}");
     }
     for scheme in ["bearer", "BEARER", "Bearer"] {
         let request = Request::post("/sessions/live/refresh")
@@ -194,13 +200,8 @@ async fn a_short_prefix_names_no_session_over_http() {
     let (_temp, handle, thread) = started();
     let (status, body) = call(&handle, get("/sessions/7f3")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert!(
-        json(&body)["error"]
-            .as_str()
-            .unwrap()
-            .contains("at least 4"),
-        "{body}"
-    );
+    assert_eq!(error_code(&body), "bad_request");
+    assert!(error_message(&body).contains("at least 4"), "{body}");
     let (status, body) = call(
         &handle,
         post_json("/sessions/7/intent", serde_json::json!({"state": "none"})),
@@ -534,10 +535,8 @@ async fn free_text_over_its_limit_is_refused_on_every_surface() {
     )
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    assert!(
-        json(&body)["error"].as_str().unwrap().contains("at most"),
-        "{body}"
-    );
+    assert_eq!(error_code(&body), "invalid");
+    assert!(error_message(&body).contains("at most"), "{body}");
     let (status, body) = call(
         &handle,
         post_json(
@@ -902,7 +901,10 @@ fn a_command_reads_only_from_a_slate_that_holds_its_token() {
     assert!(right.starts_with("HTTP/1.1 200"), "{right}");
     let wrong = read(&format!("Authorization: Bearer {}\r\n", "f".repeat(64)));
     assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
-    assert!(wrong.contains(r#"{"error":"#), "{wrong}");
+    assert!(
+        wrong.contains(r#"{"error":{"code":"unauthorized","#),
+        "{wrong}"
+    );
 
     // The server's own HOME reads from it, and says so.
     let listed = slate_at(ours.path(), address, &["sessions", "--json"]);

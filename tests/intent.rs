@@ -279,7 +279,7 @@ fn await_rejects_an_unknown_actor() {
 
 /// `slate await --who` and `POST /sessions/{id}/intent` read the awaited actor the same way:
 /// each spelling below is taken by both or refused by both, and a refusal says the same thing on
-/// the command line as in the API's 400 `{"error": …}`.
+/// the command line as in the API's 400 `{"error": {"code", "message"}}`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_command_line_and_the_api_accept_and_refuse_the_same_awaited_actors() {
     use axum::body::Body;
@@ -366,7 +366,8 @@ async fn the_command_line_and_the_api_accept_and_refuse_the_same_awaited_actors(
                 .to_string();
             assert!(said.contains("another_item:<item>"), "{said}");
             assert_eq!(status, StatusCode::BAD_REQUEST, "{who}: {body}");
-            assert_eq!(body["error"], said.as_str(), "{who}");
+            assert_eq!(body["error"]["code"], "bad_request", "{who}");
+            assert_eq!(body["error"]["message"], said.as_str(), "{who}");
             assert!(!cli.status.success(), "{who} was taken by the command line");
             assert!(stderr.contains(&said), "{who}: {stderr}");
         }

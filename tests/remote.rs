@@ -2085,6 +2085,198 @@ fn a_forwarded_answer_carries_its_data_on_standard_input_and_an_old_remote_slate
     assert!(!temp.path().join("args").exists());
 }
 
+/// A ledger that keeps what it is given, to see what the one answer path records.
+#[derive(Default)]
+struct Kept(std::sync::Mutex<Vec<(SessionKey, slate::answers::Record)>>);
+
+impl slate::answers::Ledger for Kept {
+    fn now(&self) -> Timestamp {
+        live::system_clock()
+    }
+
+    fn keep(&self, key: &SessionKey, record: &slate::answers::Record) {
+        self.0.lock().unwrap().push((key.clone(), record.clone()));
+    }
+}
+
+impl Kept {
+    fn taken(self) -> Vec<(String, slate::answers::Record)> {
+        let kept = self.0.into_inner().unwrap();
+        kept.into_iter()
+            .map(|(key, record)| (key.reference(), record))
+            .collect()
+    }
+}
+
+#[test]
+fn the_one_answer_path_records_each_attempt_once_where_it_is_carried_out() {
+    use slate::answers::{self, ErrorCode, RespondError, Route, Target};
+
+    let temp = tempfile::tempdir().unwrap();
+    let (program, count) = refusing_ssh(temp.path());
+    let mut session = at_dialog("s1");
+    session.machine = Some(machine("box"));
+    let target = Target::of(&session);
+    let request = approve_seen();
+
+    // Forwarded from here: sent once, the refusal comes back, and this machine records it once,
+    // under `box:s1`, with the dialog as it was shown (its screen is read there).
+    let kept = Kept::default();
+    let route = Route::Forward {
+        entry: entry("box", "box.example", &[]),
+        options: LinkOptions {
+            ssh: program.into(),
+            timing: fast(),
+        },
+    };
+    let error = answers::answer(route, &target, &request, &kept).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Unreachable, "{error}");
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n");
+    let kept = kept.taken();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let (key, record) = &kept[0];
+    assert_eq!(key, "box:s1");
+    assert_eq!(record.outcome, "unreachable");
+    assert_eq!(record.detail.as_deref(), Some(error.message.as_str()));
+    assert_eq!(record.fingerprint, "9f86d081884c7d65");
+    assert_eq!(record.summary.as_deref(), Some("Run: touch x.txt"));
+    assert_eq!(record.surface, slate::answers::Surface::Api);
+
+    // Through a running Slate, which records what it carries out itself: nothing here. (None
+    // answers at this address, which is said as such.)
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = free.local_addr().unwrap();
+    drop(free);
+    let kept = Kept::default();
+    let client = slate::client::Client::new(address, Some("0".repeat(64)));
+    let error = answers::answer(Route::Server(client), &target, &request, &kept).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Unreachable, "{error}");
+    assert!(kept.taken().is_empty());
+
+    // Typed here, where Slate keeps no store to lock and record in: refused, recorded once as
+    // this machine's session, without a summary (no screen was read).
+    let here = Target {
+        machine: None,
+        ..target.clone()
+    };
+    let kept = Kept::default();
+    let error = answers::answer(Route::Here { locks: None }, &here, &request, &kept).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Internal, "{error}");
+    let kept = kept.taken();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].0, "s1");
+    assert_eq!(kept[0].1.outcome, "internal");
+    assert_eq!(kept[0].1.summary, None);
+
+    // Refused before it took a route (the command line's checks of the dialog it showed):
+    // recorded once too, and the refusal handed back as it was.
+    let kept = Kept::default();
+    let refused = RespondError::new(ErrorCode::NotAtDialog, "session s1 is at no dialog");
+    let returned = answers::refuse(&target, &request, refused.clone(), &kept);
+    assert_eq!(returned, refused);
+    let kept = kept.taken();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].0, "box:s1");
+    assert_eq!(kept[0].1.outcome, "not_at_dialog");
+    assert_eq!(kept[0].1.summary.as_deref(), Some("Run: touch x.txt"));
+}
+
+/// The API forwards an answer to a remote session once, records it once under `MACHINE:ID`
+/// (never as a local session's), and refuses that session's intent; each refusal in the API's
+/// one error shape.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_forwards_a_remote_answer_once_and_records_it_under_its_machine() {
+    use axum::http::StatusCode;
+
+    use crate::api::{call, error_code, json, post_json};
+
+    let temp = tempfile::tempdir().unwrap();
+    let local = temp.path().join("local");
+    std::fs::create_dir_all(&local).unwrap();
+    let snapshot = temp.path().join("snapshot");
+    std::fs::write(&snapshot, snapshot_line(&[at_dialog("s1")]) + "\n").unwrap();
+    let calls = temp.path().join("calls");
+    // `slate watch --json` shows one session at a dialog and stays; `slate remote-call` reads
+    // the call and says what the remote's Slate would of a session no longer at it.
+    let program = stand_in_ssh(
+        &temp.path().join("bin"),
+        &format!(
+            "case \"$*\" in\n\
+             *remote-call*) cat > /dev/null; echo call >> '{}'\n\
+             echo '{{\"error\":{{\"code\":\"not_at_dialog\",\"message\":\"session s1 is at no dialog\"}}}}'\n\
+             exit 3;;\n\
+             *) cat '{}'; exec sleep 600;;\n\
+             esac\n",
+            calls.display(),
+            snapshot.display()
+        ),
+    );
+    let mut service = following(&local, vec![entry("box", "box", &[])]);
+    service.remotes = Some(LinkOptions {
+        ssh: program.into(),
+        timing: fast(),
+    });
+    let store = local.join("slate.db");
+    service.store = Some(slate::store::open(&store).unwrap());
+    let (handle, thread) = live::start(service);
+    tokio::task::spawn_blocking({
+        let handle = handle.clone();
+        move || {
+            wait_for("the remote session", Duration::from_secs(30), || {
+                handle
+                    .live_sessions()
+                    .into_iter()
+                    .find(|session| session.machine.is_some())
+            })
+        }
+    })
+    .await
+    .unwrap();
+
+    let (status, body) = call(
+        &handle,
+        post_json(
+            "/sessions/box:s1/intent",
+            serde_json::json!({"state": "parked", "reason": "lunch"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(error_code(&body), "remote_session");
+
+    let (status, body) = call(
+        &handle,
+        post_json(
+            "/sessions/box:s1/respond",
+            serde_json::json!({"action": "approve", "dialog": "9f86d081884c7d65", "surface": "window"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(error_code(&body), "not_at_dialog");
+    assert_eq!(
+        json(&body)["error"]["message"],
+        "on box: session s1 is at no dialog"
+    );
+    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "call\n");
+
+    handle.shutdown();
+    thread.join().unwrap();
+    let store = slate::store::open(&store).unwrap();
+    let key = SessionKey::new(AgentKind::CODEX, "s1");
+    let recorded = store
+        .answers(&key.clone().on(Some(machine("box"))), 5)
+        .unwrap();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0].outcome, "not_at_dialog");
+    assert_eq!(recorded[0].surface, slate::answers::Surface::Window);
+    assert_eq!(recorded[0].summary.as_deref(), Some("Run: touch x.txt"));
+    assert!(
+        store.answers(&key, 5).unwrap().is_empty(),
+        "never as a local one"
+    );
+}
+
 /// The parts of a `session` line around its id, for a stand-in remote that makes up sessions.
 fn session_line_parts() -> (String, String) {
     let line = serde_json::json!({"type": "session", "session": working("api", "IDHERE")});

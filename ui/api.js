@@ -61,8 +61,9 @@ function trimSlash(url) {
 }
 
 /**
- * An error the server answered with `{"error":"…"}` or `{"error":{"code":"…","message":"…"}}`, or
- * a failed request. `code` is the second shape's code (`dialog_changed`, `cannot_type`, …), else null.
+ * An error the server answered with, in the one shape every error of the API has
+ * (`{"error":{"code":"…","message":"…"}}`), or a failed request. `code` is the error's code
+ * (`dialog_changed`, `cannot_type`, `unauthorized`, …), null when the answer carried none.
  */
 export class ApiError extends Error {
   constructor(message, status, code = null) {
@@ -77,12 +78,9 @@ async function errorOf(response) {
   let message = `${response.status} ${response.statusText}`.trim();
   let code = null;
   try {
-    const body = await response.json();
-    if (body && typeof body.error === "string") message = body.error;
-    else if (body && body.error && typeof body.error === "object") {
-      if (typeof body.error.message === "string" && body.error.message) message = body.error.message;
-      if (typeof body.error.code === "string") code = body.error.code;
-    }
+    const error = (await response.json()).error;
+    if (error && typeof error.message === "string" && error.message) message = error.message;
+    if (error && typeof error.code === "string") code = error.code;
   } catch {
     // A body that is not JSON keeps the status line as the message.
   }

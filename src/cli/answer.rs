@@ -1,39 +1,63 @@
 //! `slate approve`, `slate deny` and `slate answer`: answering a session's dialog from the command
-//! line (docs/states.md §8).
+//! line (docs/states.md §8), and `slate remote-call`, which carries out an answer another
+//! machine's Slate forwarded here.
 //!
 //! The command shows the dialog it is about to answer, asks for confirmation only when standard
 //! input is a terminal (`--yes` skips the question), and sends the fingerprint of the dialog it
-//! showed. When this HOME's Slate runs, the answer goes through its API (surface `cli`), so the
-//! server types it, records it and its live list sees the dialog leave; without one, this process
-//! reads the screen once and answers itself (`answers::respond`), recording the attempt in the
-//! store. A session on another machine (`NAME:ID`) is answered there: the answer is forwarded
-//! over that remote's link (`remote::forward`) with the fingerprint shown here, through this
-//! HOME's Slate when it runs, else from this process. `--dialog` answers only the dialog with that
-//! fingerprint, which is how a forwarded answer carries the one the person saw. The exit status says what happened (`slate man`): 0 only when the keys were delivered
-//! and the dialog left the screen.
+//! showed. The answer then goes the one way every answer goes (`answers::answer`): when this
+//! HOME's Slate runs, through its API (surface `cli`), so the server types it, records it and its
+//! live list sees the dialog leave; without one, this process reads the screen once and answers
+//! itself, recording the attempt in the store. A session on another machine (`NAME:ID`) is
+//! answered there: the answer is forwarded over that remote's link (`remote::forward`) with the
+//! fingerprint shown here, through this HOME's Slate when it runs, else from this process.
+//! `--dialog` answers only the dialog with that fingerprint, which is how a forwarded answer
+//! carries the one the person saw. A refusal decided here (no dialog, another dialog, a terminal
+//! Slate cannot type into) is recorded too (`answers::refuse`). The exit status says what
+//! happened (`slate man`): 0 only when the keys were delivered and the dialog left the screen.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
+use clap::Args;
 use slate::agents::keys::{Action, OptionRef};
-use slate::answers::{self, ErrorCode, RespondError, RespondRequest, Responded, Surface, Target};
-use slate::engine::{Engine, Options};
+use slate::answers::{
+    self, ErrorCode, Ledger, Record, RespondError, RespondRequest, Responded, Route, Surface,
+    Target,
+};
+use slate::engine::Options;
 use slate::model::{Session, SessionDialog, SessionKey, Timestamp};
 use slate::remote::forward;
 use slate::report;
 
-use super::{find_session, remote, server_unless_standalone, Setup};
+use super::remote;
+use super::setup::{find_session, server_unless_standalone, Context, Setup};
+
+/// What `slate approve`, `slate deny` and `slate answer` share after the session's id: the dialog
+/// it must show, whether to ask first, and how to print the outcome.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// Answer only the dialog with this fingerprint (16 hex digits, as `"dialog"` in the JSON
+    /// shows it); any other exits with the dialog-changed status.
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub dialog: Option<String>,
+    /// Answer without asking, even when standard input is a terminal.
+    #[arg(long)]
+    pub yes: bool,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// What the person asked for.
 pub struct Ask {
+    /// The session: an id or a unique prefix, or `NAME:ID` on a remote machine.
     pub id: String,
     pub action: Action,
+    /// The option to pick (its number or label), only with `answer`.
     pub option: Option<String>,
+    /// A free answer, only with `answer`.
     pub text: Option<String>,
-    /// The fingerprint of the dialog the person saw (`--dialog`): answer only that one.
-    pub dialog: Option<String>,
-    pub yes: bool,
-    pub json: bool,
+    pub args: AnswerArgs,
 }
 
 /// The exit status of each outcome (documented in `slate man` and the README).
@@ -54,8 +78,89 @@ pub fn exit_status(code: Option<ErrorCode>) -> u8 {
 /// `--yes`).
 const DECLINED: u8 = 8;
 
-pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow::Result<ExitCode> {
-    if let Some(shown) = &ask.dialog {
+/// `slate approve`, `slate deny` and `slate answer`: never in a replay.
+pub fn command(context: &Context, ask: &Ask) -> anyhow::Result<ExitCode> {
+    let options = context.options()?;
+    if context.replay() {
+        anyhow::bail!("a dialog is answered on the live screen, never in a replay");
+    }
+    run(ask, context, options)
+}
+
+/// `slate remote-call`: the answer another machine's Slate forwarded over SSH, read from standard
+/// input, carried out as `slate approve|deny|answer --dialog <fingerprint> --yes --json <id>`
+/// would be.
+pub fn remote_call(context: &Context) -> anyhow::Result<ExitCode> {
+    let options = context.options()?;
+    let ask = match read_call() {
+        Ok(ask) => ask,
+        Err(error) => {
+            let said =
+                serde_json::json!({ "error": RespondError::new(ErrorCode::BadRequest, error) });
+            println!("{said}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    run(&ask, context, options)
+}
+
+/// The answer a `slate remote-call` reads from standard input (at most `remote::CALL_MAX`
+/// bytes), or why it cannot be read.
+fn read_call() -> Result<Ask, String> {
+    use std::io::Read;
+    let mut input = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(slate::remote::CALL_MAX as u64 + 1)
+        .read_to_end(&mut input)
+        .map_err(|err| format!("cannot read the call: {err}"))?;
+    match slate::remote::RemoteCall::parse(&input)? {
+        slate::remote::RemoteCall::Respond { id, request } => {
+            slate::limits::session_id(&id).map_err(|err| err.to_string())?;
+            Ok(Ask {
+                id,
+                action: request.action,
+                option: request.option.map(|option| match option {
+                    OptionRef::Number(number) => number.to_string(),
+                    OptionRef::Label(label) => label,
+                }),
+                text: request.text,
+                args: AnswerArgs {
+                    dialog: Some(request.dialog),
+                    yes: true,
+                    json: true,
+                },
+            })
+        }
+    }
+}
+
+/// Where the command line records answers: this HOME's store, opened for each record, on the
+/// wall clock.
+struct Books<'a>(&'a Setup);
+
+impl Ledger for Books<'_> {
+    fn now(&self) -> Timestamp {
+        slate::live::system_clock()
+    }
+
+    fn keep(&self, key: &SessionKey, record: &Record) {
+        match self.0.open_store() {
+            Ok(store) => {
+                if let Err(err) = store.record_answer(key, record) {
+                    eprintln!("slate: the answer was not recorded: {err}");
+                }
+            }
+            Err(err) => eprintln!("slate: the answer was not recorded: {err:#}"),
+        }
+    }
+}
+
+/// Shows the dialog, asks, and answers it the one way every answer goes (`answers::answer`).
+fn run(ask: &Ask, context: &Context, options: Options) -> anyhow::Result<ExitCode> {
+    let setup = &context.setup;
+    let args = &ask.args;
+    if let Some(shown) = &args.dialog {
         if let Err(error) = answers::check(&request(ask, shown.clone())) {
             return finish(ask, None, Err(error));
         }
@@ -71,25 +176,25 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
     }
     let server = server_unless_standalone(setup);
     let session = match (&server, remote) {
-        (Some(server), _) => find_session(&Engine::new(options), Some(&server.client), &ask.id)?.0,
-        (None, Some((entry, rest))) => remote::asked_session(entry, rest)?,
-        (None, None) => {
-            let mut local = Engine::new(options);
-            if setup
-                .places
-                .as_ref()
-                .is_ok_and(|places| places.store_file().exists())
-            {
-                local.load_custody(&setup.open_store()?, now)?;
-            }
-            local.refresh(now);
-            if local.scans_live_processes() {
-                slate::engine::sense_once(&mut local, now, slate::live::system_clock);
-            }
-            local.find(&ask.id)?
+        (Some(server), _) => {
+            let engine = slate::engine::Engine::new(options);
+            find_session(&engine, Some(&server.client), &ask.id)?.0
         }
+        (None, Some((entry, rest))) => remote::asked_session(entry, rest)?,
+        (None, None) => context.engine(options, true)?.find(&ask.id)?,
     };
-    let Some(dialog) = session.dialog.clone() else {
+    let target = Target::of(&session);
+    let books = Books(setup);
+    // The fingerprint on screen, else the one the person saw (`--dialog`, as a forwarded answer
+    // carries it).
+    let shown = session
+        .dialog
+        .as_ref()
+        .map(|dialog| dialog.fingerprint.clone())
+        .or_else(|| args.dialog.clone())
+        .unwrap_or_default();
+    let request = request(ask, shown);
+    let Some(dialog) = &session.dialog else {
         let error = RespondError::new(
             ErrorCode::NotAtDialog,
             format!(
@@ -99,30 +204,29 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
                 session.session_state.reason.text
             ),
         );
-        record(setup, &session, ask, None, &error);
+        let error = answers::refuse(&target, &request, error, &books);
         return finish(ask, Some(&session), Err(error));
     };
-    if let Some(shown) = ask
+    if let Some(seen) = args
         .dialog
         .as_deref()
-        .filter(|shown| *shown != dialog.fingerprint)
+        .filter(|seen| *seen != dialog.fingerprint)
     {
         let error = RespondError::new(
             ErrorCode::DialogChanged,
             format!(
                 "the dialog changed: the session now shows {:?} (fingerprint {}), not the one \
-                 answered ({shown}), so nothing was typed",
+                 answered ({seen}), so nothing was typed",
                 dialog.summary, dialog.fingerprint
             ),
         );
-        record(setup, &session, ask, Some(&dialog), &error);
+        let error = answers::refuse(&target, &request, error, &books);
         return finish(ask, Some(&session), Err(error));
     }
-    let request = request(ask, dialog.fingerprint.clone());
-    if !ask.json {
+    if !args.json {
         print!(
             "{}",
-            preview(&session, &dialog, ask.action, request.option.as_ref())
+            preview(&session, dialog, ask.action, request.option.as_ref())
         );
     }
     if !dialog.answerable {
@@ -131,12 +235,12 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
             .clone()
             .unwrap_or_else(|| "slate cannot type into this terminal".to_string());
         let error = RespondError::new(ErrorCode::CannotType, why);
-        record(setup, &session, ask, Some(&dialog), &error);
+        let error = answers::refuse(&target, &request, error, &books);
         return finish(ask, Some(&session), Err(error));
     }
     // Only a person at a terminal confirms; without one, only `--yes` does. Piped input (`echo y
     // | slate approve`) is no confirmation: it answers before anyone saw the dialog.
-    if !ask.yes {
+    if !args.yes {
         if !std::io::stdin().is_terminal() {
             eprintln!(
                 "slate: not answered: there is no terminal to confirm on; run it again with \
@@ -149,47 +253,23 @@ pub fn run(ask: &Ask, setup: &Setup, options: Options, now: Timestamp) -> anyhow
             return Ok(ExitCode::from(DECLINED));
         }
     }
-    let result = match (&server, remote) {
-        (Some(server), _) => server.client.respond(&session.key().reference(), &request),
-        (None, Some((entry, _))) => {
-            let result = forward::respond(entry, &remote::options(), session.id.as_str(), &request);
-            let attempt = answers::Attempt {
-                result,
-                summary: Some(dialog.summary.clone()),
-            };
-            keep(
-                setup,
-                &session.key(),
-                &attempt.record(&request, slate::live::system_clock()),
-            );
-            attempt.result
-        }
-        (None, None) => {
-            let target = Target {
-                machine: None,
-                ..Target::of(&session)
-            };
-            let now = slate::live::system_clock();
-            let locks = setup
+    // Through this HOME's Slate when it runs (it types, or forwards, and records); else
+    // forwarded from here to the session's machine, or typed here.
+    let route = match (server, remote) {
+        (Some(server), _) => Route::Server(server.client),
+        (None, Some((entry, _))) => Route::Forward {
+            entry: entry.clone(),
+            options: remote::options(),
+        },
+        (None, None) => Route::Here {
+            locks: setup
                 .places
                 .as_ref()
                 .ok()
-                .and_then(|places| answers::lock_folder(&places.store_file()));
-            let attempt = match locks {
-                Some(locks) => answers::respond(&target, &request, &locks, now),
-                None => answers::Attempt {
-                    result: Err(answers::no_store()),
-                    summary: Some(dialog.summary.clone()),
-                },
-            };
-            keep(
-                setup,
-                &target.key,
-                &attempt.record(&request, slate::live::system_clock()),
-            );
-            attempt.result
-        }
+                .and_then(|places| answers::lock_folder(&places.store_file())),
+        },
     };
+    let result = answers::answer(route, &target, &request, &books);
     finish(ask, Some(&session), result)
 }
 
@@ -201,45 +281,6 @@ fn request(ask: &Ask, dialog: String) -> RespondRequest {
         text: ask.text.clone(),
         dialog,
         surface: Some(Surface::Cli),
-    }
-}
-
-/// Records in the store an answer refused here, before any screen was read for it: every attempt
-/// is kept.
-fn record(
-    setup: &Setup,
-    session: &Session,
-    ask: &Ask,
-    dialog: Option<&SessionDialog>,
-    error: &RespondError,
-) {
-    let record = answers::Record {
-        surface: Surface::Cli,
-        action: ask.action,
-        option: ask.option.clone(),
-        // The fingerprint on screen, else the one the person saw (`--dialog`, as a forwarded
-        // answer carries it).
-        fingerprint: dialog
-            .map(|dialog| dialog.fingerprint.clone())
-            .or_else(|| ask.dialog.clone())
-            .unwrap_or_default(),
-        summary: dialog.map(|dialog| dialog.summary.clone()),
-        outcome: error.code.as_str().to_string(),
-        detail: Some(error.message.clone()),
-        at: slate::live::system_clock(),
-    };
-    keep(setup, &session.key(), &record);
-}
-
-/// Writes one attempt to the store, saying on stderr when it cannot.
-fn keep(setup: &Setup, key: &SessionKey, record: &answers::Record) {
-    match setup.open_store() {
-        Ok(store) => {
-            if let Err(err) = store.record_answer(key, record) {
-                eprintln!("slate: the answer was not recorded: {err}");
-            }
-        }
-        Err(err) => eprintln!("slate: the answer was not recorded: {err:#}"),
     }
 }
 
@@ -321,7 +362,7 @@ fn finish(
 ) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let status = exit_status(result.as_ref().err().map(|error| error.code));
-    if ask.json {
+    if ask.args.json {
         let mut body = match &result {
             Ok(responded) => serde_json::to_value(responded)?,
             Err(error) => serde_json::json!({ "error": error }),

@@ -21,7 +21,7 @@ use slate::model::{Machine, Session, Timestamp};
 use slate::remote::{self, attach, link, LinkOptions, Report, Status};
 use slate::report;
 
-use super::Setup;
+use super::setup::Setup;
 
 #[derive(Debug, Subcommand)]
 pub enum RemoteCommand {
@@ -96,7 +96,7 @@ pub fn run(command: &RemoteCommand, setup: &Setup, now: Timestamp) -> anyhow::Re
             writeln!(out, "removed remote {machine}")?;
         }
         RemoteCommand::List { json } => {
-            let server = super::server_unless_standalone(setup);
+            let server = super::setup::server_unless_standalone(setup);
             let client = server.as_ref().map(|server| &server.client);
             let (reports, from) = reports(setup, client, now);
             if *json {

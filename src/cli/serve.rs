@@ -26,7 +26,7 @@ use slate::report;
 use slate::settings::Settings;
 use slate::store;
 
-use super::{engine_json, running_server, Setup};
+use super::setup::{engine_json, running_server, Setup};
 
 /// The address to listen on or follow: `--listen` when given (loopback only), else the config's.
 fn address(listen: Option<&str>, config: &Config) -> anyhow::Result<SocketAddr> {

@@ -247,7 +247,7 @@ function startFakeApi() {
       api.streamAttempts.push(Date.now());
       if (api.refuseStreams > 0) {
         api.refuseStreams -= 1;
-        return send(res, 503, { error: "not now" });
+        return send(res, 503, { error: { code: "unavailable", message: "not now" } });
       }
       res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive" });
       res.write(`event: snapshot\ndata: ${JSON.stringify(shiftTimes({ sessions: api.sessions }, api.shiftMs))}\n\n`);
@@ -256,13 +256,13 @@ function startFakeApi() {
       return;
     }
     if (path === "/sessions/live/refresh") {
-      if (req.method !== "POST") return send(res, 405, { error: "method not allowed" });
+      if (req.method !== "POST") return send(res, 405, { error: { code: "method_not_allowed", message: "method not allowed" } });
       api.refreshes.push(req.headers.authorization || "");
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: "missing or wrong token" });
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: { code: "unauthorized", message: "missing or wrong token" } });
       return send(res, 204, "");
     }
     if (req.method === "POST" && path.startsWith("/sessions/") && path.endsWith("/intent")) {
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: "missing or wrong token" });
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: { code: "unauthorized", message: "missing or wrong token" } });
       let body = "";
       req.on("data", (chunk) => (body += chunk));
       req.on("end", () => {
@@ -282,7 +282,7 @@ function startFakeApi() {
           parsed = { unparsed: body };
         }
         api.responds.push({ id: decodeURIComponent(path.slice("/sessions/".length, -"/respond".length)), authorization: req.headers.authorization || "", contentType: req.headers["content-type"] || "", body: parsed });
-        if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: "missing or wrong token" });
+        if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: { code: "unauthorized", message: "missing or wrong token" } });
         const reply = api.respondReply;
         setTimeout(() => send(res, reply.status, reply.body), reply.delayMs || 0);
       });
@@ -295,23 +295,23 @@ function startFakeApi() {
       api.detailsAsked.push(asked);
       const id = asked.includes(":") ? asked.slice(asked.indexOf(":") + 1) : asked;
       const matches = [...api.details.keys()].filter((key) => key.startsWith(id));
-      if (matches.length !== 1) return send(res, 404, { error: `no session ${id}` });
+      if (matches.length !== 1) return send(res, 404, { error: { code: "unknown_session", message: `no session ${id}` } });
       return send(res, 200, api.details.get(matches[0]));
     }
     if (req.method === "GET") {
       const name = path === "/" || path === "/ui/" ? "index.html" : path.replace(/^\/(ui\/)?/, "");
-      if (!/^[a-z]+\.(html|css|js)$/.test(name)) return send(res, 404, { error: "not found" });
+      if (!/^[a-z]+\.(html|css|js)$/.test(name)) return send(res, 404, { error: { code: "not_found", message: "not found" } });
       let body;
       try {
         body = readFileSync(join(UI, name), "utf8");
       } catch {
-        return send(res, 404, { error: "not found" });
+        return send(res, 404, { error: { code: "not_found", message: "not found" } });
       }
       // As `slate serve` does: the token goes into the page it serves.
       if (name === "index.html") body = body.replace('<meta charset="utf-8">', `<meta charset="utf-8">\n    <meta name="slate-token" content="${TOKEN}">`);
       return send(res, 200, body, types[name.slice(name.lastIndexOf("."))]);
     }
-    return send(res, 404, { error: "not found" });
+    return send(res, 404, { error: { code: "not_found", message: "not found" } });
   });
 
   return new Promise((done) => {

@@ -61,6 +61,7 @@ impl RespondRequest {
         self.surface.unwrap_or_default()
     }
 
+    /// What the agent's keys are planned for (`agents::keys::plan`).
     pub fn choice(&self) -> Choice {
         Choice {
             action: self.action,
@@ -194,6 +195,9 @@ pub struct Target {
     /// The call the dialog is about, as the session's dialog carries it: the screen must agree
     /// with it, and the fingerprint covers it (`agents::keys`).
     pub call: Option<PendingCall>,
+    /// The dialog's summary as the session shows it: what the record of an answer forwarded to
+    /// another machine, or refused before any screen was read, names.
+    pub summary: Option<String>,
 }
 
 impl Target {
@@ -213,6 +217,7 @@ impl Target {
                 .dialog
                 .as_ref()
                 .and_then(|dialog| dialog.call.clone()),
+            summary: session.dialog.as_ref().map(|dialog| dialog.summary.clone()),
         }
     }
 }

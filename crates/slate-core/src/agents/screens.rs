@@ -66,14 +66,6 @@ impl ScreenKind {
             ScreenKind::Unknown => "unknown",
         }
     }
-
-    /// True for a dialog that waits for the person.
-    pub fn is_dialog(self) -> bool {
-        matches!(
-            self,
-            ScreenKind::Permission | ScreenKind::Question | ScreenKind::Plan
-        )
-    }
 }
 
 impl DialogKind {

@@ -118,18 +118,6 @@ impl ProblemKind {
         }
     }
 
-    /// True for a store that could not be read at all, as opposed to one bad row in it.
-    pub fn is_store_failure(self) -> bool {
-        matches!(
-            self,
-            ProblemKind::StoreLocked
-                | ProblemKind::StoreTimeout
-                | ProblemKind::StoreCorrupt
-                | ProblemKind::StoreUnreadable
-                | ProblemKind::StoreUnexpected
-        )
-    }
-
     /// True when whatever the place holds is missing from every list: a store, a folder or a
     /// file could not be read at all. A bad line or row costs one record, not the sessions
     /// around it, and a failed listing costs a state's precision, not a session. Every kind is
