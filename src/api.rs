@@ -698,6 +698,9 @@ async fn respond(
     let carried = {
         let handle = state.handle.clone();
         let summary = session.dialog.as_ref().map(|dialog| dialog.summary.clone());
+        // Filed under the session's own key (`MACHINE:ID` for a forwarded answer, as the command
+        // line files it), so a remote session's answers never mix with a local one's.
+        let key = session.key();
         move || {
             let attempt = match forward {
                 Some(((entry, options), id)) => answers::Attempt {
@@ -718,8 +721,8 @@ async fn respond(
             if target.machine.is_some() {
                 record.summary = summary;
             }
-            if let Err(why) = handle.record_answer(&target.key, &record) {
-                tracing::warn!(session = %target.key, "cannot record an answer: {why}");
+            if let Err(why) = handle.record_answer(&key, &record) {
+                tracing::warn!(session = %key, "cannot record an answer: {why}");
             }
             // The live list sees the dialog leave on the next reading; ask for it now.
             handle.refresh();
