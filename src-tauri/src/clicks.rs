@@ -1,16 +1,19 @@
 //! What a click does: on an entry of the tray menu, or on a notification or one of its actions.
 //!
-//! A menu id comes from the tray host, read by `slate::policy::menu::MenuAction::parse`; an
-//! action id on a notification number comes from the notification server, read against what the
-//! shell keeps for that number. A click focuses a session (a remote one by attaching to it),
-//! opens the window, pauses, toggles start at login or quits through `commands` and `window`; an
-//! answer to a session's dialog goes to `answer`, which calls the API of the Slate that serves.
+//! Both arrive as untrusted text from outside the app: a menu id from the tray host, already read
+//! by `slate::policy::menu::MenuAction::parse` (which reads only an id the menu makes), and an
+//! action id on a notification number from the notification server, read by
+//! `slate::policy::notifications::Choice::of` against what the shell keeps for that number. A
+//! click focuses a session (a remote one by attaching to it), opens the window, pauses, toggles
+//! start at login or quits through `commands` and `window`; an answer to a session's dialog, on
+//! this machine or another (its key names the machine), goes to `answer`, which calls the API of
+//! the Slate that serves: that Slate types it, or forwards it over the machine's link.
 
 use std::time::Duration;
 
 use slate::live;
 use slate::policy::menu::{MenuAction, Pause};
-use slate::policy::notifications::{self, Click};
+use slate::policy::notifications::{self, Choice, Click};
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_autostart::ManagerExt;
 
@@ -31,20 +34,12 @@ pub(crate) fn on_notification<R: Runtime>(app: &AppHandle<R>, id: Option<i32>, a
         .get(&id)
         .cloned();
     tracing::info!(id, action = action_id, ?known, "notification clicked");
-    let (click, offer) = match known {
-        Some((click, offer)) => (Some(click), offer),
+    let (click, offer) = match &known {
+        Some((click, offer)) => (Some(click), offer.as_ref()),
         None => (None, None),
     };
-    let answering = match action_id {
-        // Only where the notification offered it: it showed the whole command.
-        answer::ALLOW if offer.as_ref().is_some_and(|offer| offer.allow) => {
-            Some(slate::agents::keys::Action::Approve)
-        }
-        answer::DENY => Some(slate::agents::keys::Action::Deny),
-        _ => None,
-    };
-    if let (Some(action), Some(offer)) = (answering, offer) {
-        answer_dialog(
+    match Choice::of(action_id, click, offer) {
+        Choice::Answer { offer, action } => answer_dialog(
             app,
             &shell,
             answer::Answer {
@@ -55,17 +50,14 @@ pub(crate) fn on_notification<R: Runtime>(app: &AppHandle<R>, id: Option<i32>, a
                 surface: slate::answers::Surface::Notification,
                 label: offer.label,
             },
-        );
-        return;
-    }
-    match click {
-        Some(Click::Focus(key)) => commands::focus_key(&shell, &key),
-        Some(Click::OpenWindow) => {
+        ),
+        Choice::Click(Click::Focus(key)) => commands::focus_key(&shell, &key),
+        Choice::Click(Click::OpenWindow) => {
             if let Err(err) = window::show(app) {
                 tracing::warn!("{err}");
             }
         }
-        None => {}
+        Choice::Nothing => {}
     }
 }
 

@@ -12,8 +12,8 @@
 //! tray and asks the engine's notification policy what to show, the same way whichever engine it
 //! follows. When a followed service goes away and does not come back within [`SERVICE_GRACE`],
 //! the app starts an engine of its own, and what changed meanwhile is told then. A session's
-//! dialog is answered from the tray's submenu and from a notification's actions (`clicks`, then
-//! `answer`).
+//! dialog, on this machine or another, is answered from the tray's submenu and from a
+//! notification's actions (`clicks`, then `answer`).
 //!
 //! The policy lives in the engine crate (`slate::policy`: the Needs-you count, the menu model, the
 //! notification decision); here are only the Tauri glue modules:
