@@ -329,7 +329,7 @@ fn a_permission_dialog_slate_can_answer_makes_an_offer_and_nothing_else_does() {
         })
     );
     // No offer without a dialog, for a dialog Slate cannot type into, for one that offers no
-    // deny, for another kind of dialog, or on another machine.
+    // deny, or for another kind of dialog.
     assert_eq!(Offer::of(&waiting("acme-api", "s1")), None);
     let mut plain = at_dialog.clone();
     plain.dialog.as_mut().unwrap().answerable = false;
@@ -340,9 +340,140 @@ fn a_permission_dialog_slate_can_answer_makes_an_offer_and_nothing_else_does() {
     let mut question = at_dialog.clone();
     question.dialog.as_mut().unwrap().kind = slate::agents::screens::DialogKind::Question;
     assert_eq!(Offer::of(&question), None);
+    // On another machine, the dialog decides as it does here (issue 21): the offer names the
+    // machine in its key and its label, so its answer is forwarded there.
+    let machine = slate::model::Machine::new("box").unwrap();
     let mut remote = at_dialog.clone();
-    remote.machine = Some(slate::model::Machine::new("box").unwrap());
-    assert_eq!(Offer::of(&remote), None);
+    remote.machine = Some(machine.clone());
+    assert_eq!(
+        Offer::of(&remote),
+        Some(Offer {
+            key: SessionKey::new(AgentKind::CLAUDE_CODE, "s1").on(Some(machine.clone())),
+            fingerprint: "9f86d081884c7d65".to_string(),
+            label: "box · acme-api · Claude Code".to_string(),
+            allow: true,
+        })
+    );
+    // A remote dialog its machine says it cannot answer, or one whose link is down (the view
+    // marks it not answerable), makes none.
+    let mut remote_plain = remote.clone();
+    remote_plain.dialog.as_mut().unwrap().answerable = false;
+    assert_eq!(Offer::of(&remote_plain), None);
+}
+
+#[test]
+fn a_remote_flip_at_a_dialog_is_notified_with_an_offer_for_that_machine() {
+    use crate::menu::permission_dialog;
+    use slate::model::Machine;
+    use slate::policy::notifications::Offer;
+    let machine = Machine::new("box").unwrap();
+    let on_box = |mut session: slate::model::Session| {
+        session.machine = Some(machine.clone());
+        session
+    };
+    let mut at_dialog = on_box(waiting("api", "s1"));
+    at_dialog.dialog = Some(permission_dialog("9f86d081884c7d65"));
+    // The same id on this machine is another session: it stays working and untold.
+    let mut notifier = Notifier::seed(&[on_box(working("api", "s1")), working("api", "s1")]);
+    let shown = run(&mut notifier, vec![(0.0, Some(update(at_dialog)))], false);
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    let plan = &shown[0].1;
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, "s1").on(Some(machine));
+    assert_eq!(plan.title, "box · api · Claude Code needs you");
+    assert_eq!(plan.click, Click::Focus(key.clone()));
+    let offer = plan.offer.as_ref().expect("an offer");
+    assert_eq!(offer.key, key);
+    assert!(offer.allow);
+    assert_eq!(Offer::of(&waiting("api", "s1")), None);
+}
+
+#[test]
+fn a_notification_action_answers_only_what_the_notification_offered() {
+    use slate::agents::keys::Action;
+    use slate::model::Machine;
+    use slate::policy::notifications::{Choice, Offer, ALLOW, DENY, OPEN, TAP};
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, "s1").on(Some(Machine::new("box").unwrap()));
+    let offer = Offer {
+        key: key.clone(),
+        fingerprint: "9f86d081884c7d65".to_string(),
+        label: "box · api · Claude Code".to_string(),
+        allow: true,
+    };
+    let deny_only = Offer {
+        allow: false,
+        ..offer.clone()
+    };
+    let click = Click::Focus(key.clone());
+    let answer = |offer: &Offer, action| Choice::Answer {
+        offer: offer.clone(),
+        action,
+    };
+    let cases = [
+        (ALLOW, Some(&offer), answer(&offer, Action::Approve)),
+        (DENY, Some(&offer), answer(&offer, Action::Deny)),
+        (DENY, Some(&deny_only), answer(&deny_only, Action::Deny)),
+        // "Allow once" where the notification did not offer it (it could not show the whole
+        // command), or on a notification that offered nothing: nothing, and no focus either.
+        (ALLOW, Some(&deny_only), Choice::Nothing),
+        (ALLOW, None, Choice::Nothing),
+        (DENY, None, Choice::Nothing),
+        // A click on the notification and "Open" focus the session, on its machine.
+        (TAP, Some(&offer), Choice::Click(click.clone())),
+        (OPEN, Some(&offer), Choice::Click(click.clone())),
+        (TAP, None, Choice::Click(click.clone())),
+    ];
+    for (action_id, offer, chosen) in cases {
+        assert_eq!(
+            Choice::of(action_id, Some(&click), offer),
+            chosen,
+            "{action_id}"
+        );
+    }
+    // A summary opens the window.
+    assert_eq!(
+        Choice::of(TAP, Some(&Click::OpenWindow), None),
+        Choice::Click(Click::OpenWindow)
+    );
+    // A notification number Slate does not know: nothing, whatever the action.
+    for action_id in [ALLOW, DENY, OPEN, TAP] {
+        assert_eq!(
+            Choice::of(action_id, None, None),
+            Choice::Nothing,
+            "{action_id}"
+        );
+    }
+    // Malformed, truncated, huge and hostile action ids: nothing, even with an offer.
+    let huge = "allow".repeat(1_000_000);
+    let hostile = [
+        "",
+        "a",
+        "allo",
+        "allow ",
+        " allow",
+        "Allow",
+        "ALLOW",
+        "allow\0",
+        "allow\n",
+        "allow\u{200b}",
+        "\u{ff41}llow",
+        "de",
+        "deny;allow",
+        "deny allow",
+        "default",
+        "approve",
+        "Allow once",
+        "allow:box:s1",
+        "answer@box:approve::9f86d081884c7d65:claude-code:2:s1",
+        huge.as_str(),
+    ];
+    for action_id in hostile {
+        assert_eq!(
+            Choice::of(action_id, Some(&click), Some(&offer)),
+            Choice::Nothing,
+            "{:?}",
+            action_id.chars().take(40).collect::<String>()
+        );
+    }
 }
 
 /// A session of `agent` waiting at the dialog the screen `folder/file` under `fixtures/screens/`

@@ -2,12 +2,16 @@
 //!
 //! What is offered, for which session and with which fingerprint, is the engine's policy
 //! (`slate::policy::menu` for the submenu's items, `slate::policy::notifications::Offer` for a
-//! notification's "Allow once" and "Deny"). This module only carries one answer out: it calls the
-//! API of the Slate that serves (the app's own server, or the service it follows) through
-//! `slate::client::Client::respond`, naming its surface (`tray` or `notification`), on a thread of
-//! its own so the menu and the notification server never wait on the five seconds an answer may
-//! take, and tells the outcome in a notification. The server re-reads the screen, refuses when the
-//! dialog changed since the menu or the notification was made, and records every attempt.
+//! notification's "Allow once" and "Deny"), from the session dialog's `answerable`, for a session
+//! on this machine or another alike. This module only carries one answer out: it calls the API
+//! of the Slate that serves (the app's own server, or the service it follows) through
+//! `slate::client::Client::respond` for the session as its key names it (`NAME:ID` for one on
+//! another machine), naming its surface (`tray` or `notification`), on a thread of its own so the
+//! menu and the notification server never wait on the seconds an answer may take (a forwarded one
+//! waits for the remote's own confirmation), and tells the outcome in a notification. The server
+//! re-reads the screen, or forwards the answer over the machine's link to that machine's Slate,
+//! which does; either refuses when the dialog changed since the menu or the notification was
+//! made, and records every attempt.
 //!
 //! It also asks the notification server, once, whether it shows actions at all and whether it
 //! reads markup in a body (the Desktop Notifications Specification's `GetCapabilities`, through
@@ -27,10 +31,9 @@ use crate::server::Endpoint;
 
 /// The notification action type of a permission dialog Slate can answer.
 pub const PERMISSION: &str = "permission";
-/// The action ids of a permission notification, as its `ActionInvoked` reports them.
-pub const ALLOW: &str = "allow";
-pub const DENY: &str = "deny";
-pub const OPEN: &str = "open";
+/// The action ids of a permission notification, as its `ActionInvoked` reports them; the
+/// engine's policy reads them back (`slate::policy::notifications::Choice::of`).
+pub use slate::policy::notifications::{ALLOW, DENY, OPEN};
 
 /// The notification action type of a permission dialog whose command the notification cannot
 /// show whole: "Deny" and "Open" only (`Offer::allow`).

@@ -5,22 +5,23 @@
 //! a local terminal attached to the remote's tmux, `slate::remote::attach`), start at login,
 //! pausing notifications, showing the window and quitting. They run in the window process (see
 //! `window`): what only the tray can do (pausing, quitting, redrawing the menu) is sent to it as
-//! a `window::Request`; focusing a terminal reads the session's process from the API and raises
+//! a `page::Request`; focusing a terminal reads the session's process from the API and raises
 //! it from there. The tray menu and the notification click handler call the same focus, pause and
 //! autostart functions, so a menu click and a click in the page do the same thing. Errors cross
 //! to the page as their message (`CommandError` serializes as a string).
 
 use serde::{Serialize, Serializer};
-use tauri::{AppHandle, Manager, Runtime, State};
+use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_autostart::ManagerExt;
 
 use slate::model::SessionKey;
 use slate::policy::menu::Pause;
 
+use crate::page::{Page, Request};
 use crate::server::Endpoint;
+use crate::shell::Shell;
 use crate::source::Source;
-use crate::window::{Page, Request};
-use crate::Shell;
+use crate::tray;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CommandError {
@@ -108,7 +109,7 @@ pub fn quit(page: State<'_, Page>) {
 
 #[tauri::command]
 pub fn show_window<R: Runtime>(app: AppHandle<R>) {
-    crate::window::raise(&app);
+    crate::page::raise(&app);
 }
 
 /// Focuses a session's terminal: finds its process, then asks the focus strategy to raise what
@@ -255,7 +256,7 @@ pub fn set_autostart_to<R: Runtime>(
     enabled: bool,
 ) -> Result<bool, CommandError> {
     let now_enabled = change_autostart(app, enabled)?;
-    crate::refresh_tray(app);
+    tray::refresh(app);
     Ok(now_enabled)
 }
 
@@ -277,12 +278,5 @@ pub fn set_pause<R: Runtime>(app: &AppHandle<R>, shell: &Shell, pause: Pause) {
     *shell.pause.lock().expect("lock poisoned") = pause;
     tracing::info!(?pause, "notification pause changed");
     crate::pause::keep(shell.store_file(), pause, slate::live::system_clock());
-    crate::refresh_tray(app);
-}
-
-/// Shows the window, starting its process when it is closed, and brings it to the front.
-pub fn show<R: Runtime>(app: &AppHandle<R>) -> Result<(), CommandError> {
-    let shell = app.state::<Shell>();
-    crate::window::open(app, &shell.endpoint(), crate::on_window_request)?;
-    Ok(())
+    tray::refresh(app);
 }

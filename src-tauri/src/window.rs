@@ -16,64 +16,24 @@
 //! service the tray followed went away and the tray runs its own engine now: the page is loaded
 //! again from it); end of input means the tray is gone, and the window closes. The window
 //! writes a [`Request`] line for what only the tray can do (pause notifications, quit, redraw the
-//! menu). This module owns that lifecycle and the protocol; what the page may invoke is in
-//! `commands`, what it shows in `ui/`.
+//! menu). This module owns that lifecycle and the protocol, and what the tray does with each
+//! request; the requests themselves and the window process's state are in `page`, what the page
+//! may invoke is in `commands`, what it shows in `ui/`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::Mutex;
 
-use slate::model::Timestamp;
-use slate::policy::menu::Pause;
 use tauri::{AppHandle, Manager, Runtime, WebviewWindowBuilder};
 
+use crate::commands::{self, CommandError};
+use crate::page::{raise, Page, Request, LABEL};
 use crate::server::Endpoint;
-
-/// The window's label, as declared in `tauri.conf.json` and named by the capabilities.
-pub const LABEL: &str = "main";
+use crate::shell::Shell;
+use crate::tray;
 
 /// The argument that makes the binary the window process.
 pub const FLAG: &str = "--window";
-
-/// What the window process asks of the tray, one line each on its standard output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Request {
-    /// Pause or resume notifications.
-    Pause(Pause),
-    /// Quit Slate: the tray, and with it the window.
-    Quit,
-    /// Redraw the tray menu (start at login changed).
-    Refresh,
-}
-
-impl Request {
-    /// The line that carries the request, without its newline.
-    pub fn to_line(self) -> String {
-        match self {
-            Request::Pause(Pause::Off) => "pause off".to_string(),
-            Request::Pause(Pause::UntilResumed) => "pause until-resumed".to_string(),
-            Request::Pause(Pause::Until(until)) => format!("pause until {}", until.millis()),
-            Request::Quit => "quit".to_string(),
-            Request::Refresh => "refresh".to_string(),
-        }
-    }
-
-    /// Reads a line written by [`Request::to_line`]; anything else is `None`.
-    pub fn parse(line: &str) -> Option<Request> {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            ["pause", "off"] => Some(Request::Pause(Pause::Off)),
-            ["pause", "until-resumed"] => Some(Request::Pause(Pause::UntilResumed)),
-            ["pause", "until", millis] => millis
-                .parse()
-                .ok()
-                .map(|millis| Request::Pause(Pause::Until(Timestamp::from_millis(millis)))),
-            ["quit"] => Some(Request::Quit),
-            ["refresh"] => Some(Request::Refresh),
-            _ => None,
-        }
-    }
-}
 
 /// The tray process's side: the window process it started, while one runs.
 #[derive(Default)]
@@ -149,6 +109,24 @@ pub fn open<R: Runtime>(
     Ok(())
 }
 
+/// Shows the window, starting its process when it is closed, and brings it to the front: Open
+/// Slate in the menu, a notification click, a second launch, `--show`.
+pub fn show<R: Runtime>(app: &AppHandle<R>) -> Result<(), CommandError> {
+    let shell = app.state::<Shell>();
+    open(app, &shell.endpoint(), on_request)?;
+    Ok(())
+}
+
+/// What the tray does with a [`Request`] of the window process.
+fn on_request<R: Runtime>(app: &AppHandle<R>, request: Request) {
+    tracing::info!(?request, "the window asked");
+    match request {
+        Request::Pause(pause) => commands::set_pause(app, &app.state::<Shell>(), pause),
+        Request::Quit => app.exit(0),
+        Request::Refresh => tray::refresh(app),
+    }
+}
+
 /// This binary. When an upgrade replaced it while the tray runs, Linux names the old file
 /// `… (deleted)`; `/proc/self/exe` still starts the same build as the tray, which is what must
 /// speak the other end of the line protocol.
@@ -189,39 +167,13 @@ pub fn close<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// What the window process shares with the commands the page invokes.
-pub struct Page {
-    /// Where the page finds the API, from the tray.
-    endpoint: Mutex<Endpoint>,
-    /// The line to the tray.
-    tray: Mutex<std::io::Stdout>,
-}
-
-impl Page {
-    /// Where the page finds the API now.
-    pub fn endpoint(&self) -> Endpoint {
-        self.endpoint.lock().expect("lock poisoned").clone()
-    }
-
-    /// Sends a request to the tray.
-    pub fn ask(&self, request: Request) {
-        let mut tray = self.tray.lock().expect("lock poisoned");
-        if let Err(err) = writeln!(tray, "{}", request.to_line()).and_then(|_| tray.flush()) {
-            tracing::warn!("cannot reach the tray: {err}");
-        }
-    }
-}
-
 /// Runs the window process until its window is closed or the tray goes away.
 pub fn run(context: tauri::Context<tauri::Wry>) -> anyhow::Result<()> {
     let mut first = String::new();
     std::io::stdin().lock().read_line(&mut first)?;
     let endpoint: Endpoint = serde_json::from_str(first.trim())
         .map_err(|err| anyhow::anyhow!("the window expects the API's endpoint first: {err}"))?;
-    let page = Page {
-        endpoint: Mutex::new(endpoint),
-        tray: Mutex::new(std::io::stdout()),
-    };
+    let page = Page::new(endpoint);
     tauri::Builder::default()
         .plugin(
             tauri_plugin_autostart::Builder::new()
@@ -272,7 +224,7 @@ fn follow_tray(app: AppHandle) {
         match read_endpoint_line(&line) {
             Some(endpoint) => {
                 tracing::info!(base = %endpoint.base, "the API moved; loading the page again");
-                *app.state::<Page>().endpoint.lock().expect("lock poisoned") = endpoint;
+                app.state::<Page>().set_endpoint(endpoint);
                 if let Some(window) = app.get_webview_window(LABEL) {
                     if let Err(err) = window.eval("window.location.reload()") {
                         tracing::warn!("cannot load the page again: {err}");
@@ -291,50 +243,11 @@ fn read_endpoint_line(line: &str) -> Option<Endpoint> {
     serde_json::from_str(json).ok()
 }
 
-/// Shows, unminimises and focuses the window.
-pub fn raise<R: Runtime>(app: &AppHandle<R>) {
-    let Some(window) = app.get_webview_window(LABEL) else {
-        return;
-    };
-    let shown = window
-        .show()
-        .and_then(|_| window.unminimize())
-        .and_then(|_| window.set_focus());
-    if let Err(err) = shown {
-        tracing::warn!("cannot raise the window: {err}");
-    }
-}
-
-/// The line protocol between the window process and the tray: every request reads back as itself,
-/// and anything else is refused rather than guessed at.
+/// The line protocol between the window process and the tray: a new endpoint reads back from its
+/// line, and anything else is refused rather than guessed at.
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_request_reads_back_from_its_line() {
-        let requests = [
-            Request::Pause(Pause::Off),
-            Request::Pause(Pause::UntilResumed),
-            Request::Pause(Pause::Until(Timestamp::from_millis(1_764_590_400_123))),
-            Request::Quit,
-            Request::Refresh,
-        ];
-        for request in requests {
-            let line = request.to_line();
-            assert!(!line.contains('\n'), "{line:?} is one line");
-            assert_eq!(Request::parse(&line), Some(request), "{line:?}");
-        }
-    }
-
-    #[test]
-    fn lines_are_read_with_their_surrounding_spaces() {
-        assert_eq!(Request::parse("  quit \r"), Some(Request::Quit));
-        assert_eq!(
-            Request::parse("pause   until-resumed"),
-            Some(Request::Pause(Pause::UntilResumed))
-        );
-    }
 
     /// The tray tells an open window where the API moved; only a whole endpoint reads.
     #[test]
@@ -359,25 +272,6 @@ mod tests {
             "show",
         ] {
             assert_eq!(read_endpoint_line(line), None, "{line:?}");
-        }
-    }
-
-    #[test]
-    fn unknown_or_malformed_lines_are_refused() {
-        for line in [
-            "",
-            "show",
-            "Quit",
-            "quit now",
-            "pause",
-            "pause soon",
-            "pause until",
-            "pause until tomorrow",
-            "pause until 12 13",
-            "refresh please",
-            "{\"base\":\"http://127.0.0.1:7411\"}",
-        ] {
-            assert_eq!(Request::parse(line), None, "{line:?}");
         }
     }
 }

@@ -7,7 +7,10 @@
 # Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
 # notification with dunstctl, answers a stand-in Claude Code's permission dialog in a tmux pane
 # from the notification's "Allow once" action (invoked through dunst's context menu, which emits
-# ActionInvoked over D-Bus) and another's from the tray submenu's Deny, checks a second launch and that the window's WebKit processes run only
+# ActionInvoked over D-Bus) and another's from the tray submenu's Deny, answers the same dialog on
+# a remote machine (this one behind a private sshd on 127.0.0.1, with a HOME of its own) from the
+# tray submenu's Allow once and from a notification's Deny, both forwarded over its SSH link,
+# checks a second launch and that the window's WebKit processes run only
 # while it is open, edits the config file while the app runs (a good edit applies, a broken one
 # shows in the menu and the API; a remote machine that cannot be reached is named in the menu),
 # restarts the app with a pause that holds across the restart (in the store and the menu), starts
@@ -80,15 +83,17 @@ cleanup() {
 trap cleanup EXIT
 
 # dunst's context menu (`dunstctl context`) hands the notifications' actions to its dmenu, one
-# line each, `#Allow once (title) [id,allow]`: this one picks the newest "Allow once", which dunst
+# line each, `#Allow once (title) [id,allow]`: this one picks the newest line that holds what
+# $WORK/dunst-pick says (the newest "Allow once" unless a check asks for another), which dunst
 # then invokes, sending ActionInvoked to the app. What it was offered is kept to check.
 mkdir -p "$WORK/bin" "$XDG_CONFIG_HOME/dunst"
-cat >"$WORK/bin/pick-allow-once" <<PICK
+cat >"$WORK/bin/pick-action" <<PICK
 #!/bin/sh
-tee "$WORK/dunst-menu.txt" | grep '^#Allow once ' | tail -n 1
+tee "$WORK/dunst-menu.txt" | grep -F -- "\$(cat "$WORK/dunst-pick")" | tail -n 1
 PICK
-chmod +x "$WORK/bin/pick-allow-once"
-printf '[global]\n    dmenu = %s\n' "$WORK/bin/pick-allow-once" >"$XDG_CONFIG_HOME/dunst/dunstrc"
+chmod +x "$WORK/bin/pick-action"
+printf '#Allow once (' >"$WORK/dunst-pick"
+printf '[global]\n    dmenu = %s\n' "$WORK/bin/pick-action" >"$XDG_CONFIG_HOME/dunst/dunstrc"
 private_desktop_services "$NOTIFY_LOG"
 
 # ---- fixture sessions: fake `claude` processes in tmux panes, then their transcripts ----
@@ -406,6 +411,191 @@ check "the tray's answer is told in a notification" eventually 5 told_denied
 sleep 1
 check "the denied command never ran" test ! -e "$DENIED_DIR/x.txt"
 tmux -S "$TMUX_SOCKET" kill-session -t denied
+
+# ---- 4c. a dialog on another machine: the same answers in the tray and a notification, forwarded there ----
+# The machine `box` is this one, reached through a private sshd on 127.0.0.1 (throwaway keys, a
+# free port) whose one account forces box's own HOME and puts the slate under test first on its
+# PATH, as tests/sshd.rs does for the engine's tests. The app follows box with the system ssh,
+# `-F` the test's client config, so neither ~/.ssh nor /etc/ssh is read and nothing leaves this
+# machine. Box's stand-in Claude Code agents draw their permission dialog in panes of the private
+# tmux server, their transcripts in box's HOME; box's own Slate (run by the link and, for an
+# answer, by `slate remote-call`) reads those panes and types into them.
+SSHD_DIR="$WORK/sshd"
+BOX_HOME="$WORK/box-home"
+SSHD_PROGRAM="$(command -v sshd || echo /usr/sbin/sshd)"
+mkdir -p "$SSHD_DIR" "$BOX_HOME/.config/slate"
+# Box's own slate looks for no server of its own: `slate watch` runs its own engine.
+printf '[server]\nlisten = "127.0.0.1:0"\n' >"$BOX_HOME/.config/slate/config.toml"
+start_box_sshd() {
+  [ -x "$SSHD_PROGRAM" ] || { echo "note: sshd is not installed (openssh-server)"; return 1; }
+  SSH_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  ssh-keygen -q -t ed25519 -N '' -C slate-desktop-test -f "$SSHD_DIR/host_key" || return 1
+  ssh-keygen -q -t ed25519 -N '' -C slate-desktop-test -f "$SSHD_DIR/box_key" || return 1
+  cat >"$SSHD_DIR/box.sh" <<BOX
+#!/bin/sh
+# Box's remote environment: its own HOME, and the slate under test first on its PATH.
+export HOME='$BOX_HOME' XDG_CONFIG_HOME='$BOX_HOME/.config' XDG_DATA_HOME='$BOX_HOME/.local/share'
+export PATH='$(dirname "$SLATE")':/usr/bin:/bin
+exec /bin/sh -c "\$SSH_ORIGINAL_COMMAND"
+BOX
+  chmod +x "$SSHD_DIR/box.sh"
+  printf 'command="%s",no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-pty %s\n' \
+    "$SSHD_DIR/box.sh" "$(cat "$SSHD_DIR/box_key.pub")" >"$SSHD_DIR/authorized_keys"
+  printf '[127.0.0.1]:%s %s\n' "$SSH_PORT" "$(cat "$SSHD_DIR/host_key.pub")" >"$SSHD_DIR/known_hosts"
+  cat >"$SSHD_DIR/ssh_config" <<CLIENT
+Host box
+  HostName 127.0.0.1
+  Port $SSH_PORT
+  User $(id -un)
+  IdentityFile $SSHD_DIR/box_key
+  IdentitiesOnly yes
+  UserKnownHostsFile $SSHD_DIR/known_hosts
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  PasswordAuthentication no
+  KbdInteractiveAuthentication no
+  ControlMaster no
+  ControlPath none
+  LogLevel ERROR
+CLIENT
+  # A shell sshd starts at level 1 would read the login user's ~/.bashrc, which is not this
+  # test's to run; deeper shells do not.
+  cat >"$SSHD_DIR/sshd_config" <<SERVER
+ListenAddress 127.0.0.1
+Port $SSH_PORT
+HostKey $SSHD_DIR/host_key
+AuthorizedKeysFile $SSHD_DIR/authorized_keys
+PidFile $SSHD_DIR/sshd.pid
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+AllowTcpForwarding no
+X11Forwarding no
+AllowAgentForwarding no
+PermitTTY no
+LogLevel ERROR
+SetEnv SHLVL=5
+SERVER
+  # Newer servers hold back a source whose connections misbehave: every one here is 127.0.0.1.
+  if "$SSHD_PROGRAM" -t -f "$SSHD_DIR/sshd_config" -o PerSourcePenalties=no 2>/dev/null; then
+    echo 'PerSourcePenalties no' >>"$SSHD_DIR/sshd_config"
+  fi
+  [ "$(id -u)" -ne 0 ] || mkdir -p /run/sshd
+  "$SSHD_PROGRAM" -D -e -f "$SSHD_DIR/sshd_config" 2>>"$SSHD_DIR/sshd.log" &
+  sshd_pid=$!
+  pids+=("$sshd_pid")
+  eventually 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$SSH_PORT"
+}
+check "a private sshd serves the machine box on 127.0.0.1" start_box_sshd
+box_answers() { ssh -F "$SSHD_DIR/ssh_config" box slate --version </dev/null >/dev/null 2>&1; }
+check "box answers over ssh with the slate under test" box_answers
+printf '[[remote]]\nname = "box"\ndestination = "box"\nssh_args = ["-F", "%s"]\n' "$SSHD_DIR/ssh_config" >"$CONFIG"
+box_connected() { curl -fsS "$(api_base)/remotes" | grep -q '"status":"connected"'; }
+check "the app follows box over its link" eventually 30 box_connected
+
+# The status this machine's API gives box's session $1 is $2.
+box_session_is() {
+  curl -fsS "$(api_base)/sessions/box:$1" 2>/dev/null |
+    python3 -c 'import json, sys; s = json.load(sys.stdin)["session"]; sys.exit(0 if s["machine"] == "box" and s["status"] == sys.argv[1] else 1)' "$2"
+}
+# A stand-in Claude Code at the permission dialog on box: tmux session $1, folder $2, session id $3.
+# It starts at work (the link is up), then asks: the flip is box's, told here.
+start_box_agent() {
+  local dir="$WORK/box-code/$2" file
+  mkdir -p "$dir"
+  file="$(HOME="$BOX_HOME" transcript "$dir" "$3")"
+  tmux -S "$TMUX_SOCKET" new-session -d -s "$1" -x 120 -y 45 -c "$dir" \
+    "exec -a claude bash '$WORK/bin/claude-at-dialog' '$PROBE_SCREEN'"
+  sleep 1 # the process must be older than the session's first line
+  line "$dir" "$3" '"type":"user","message":{"role":"user","content":"create a probe file"}' >"$file"
+  eventually 30 box_session_is "$3" working || return 1
+  line "$dir" "$3" '"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_b","name":"Bash","input":{"command":"touch x.txt","description":"Create a probe file"}}]}' >>"$file"
+}
+# The dbusmenu id of the item labelled $2 in the submenu whose label starts with $1.
+submenu_item() {
+  layout | python3 -c '
+import re, sys
+text, prefix, wanted = sys.stdin.read(), sys.argv[1], sys.argv[2]
+def label(props):
+    found = re.search(r"'"'"'label'"'"': <'"'"'((?:[^'"'"'\\]|\\.)*)'"'"'>", props)
+    return found.group(1).encode().decode("unicode_escape").encode("latin-1").decode("utf-8") if found else ""
+start = None
+for match in re.finditer(r"\((\d+), \{([^}]*)\}, \[", text):
+    if label(match.group(2)).startswith(prefix):
+        start = match.end(); break
+if start is None:
+    sys.exit(1)
+depth, end = 1, start
+while depth and end < len(text):
+    depth += {"[": 1, "]": -1}.get(text[end], 0); end += 1
+for number, props in re.findall(r"<\((\d+), \{([^}]*)\}, @?a?v? ?\[", text[start:end]):
+    if label(props) == wanted:
+        print(number); break
+' "$1" "$2"
+}
+click_in() {
+  local id
+  id="$(submenu_item "$1" "$2")"
+  [ -n "$id" ] || return 1
+  gdbus call --session -d "$item" -o "$(menu_path)" -m com.canonical.dbusmenu.Event -- "$id" clicked '<int32 0>' 0 >/dev/null
+}
+box_dialog_gone() { ! tmux -S "$TMUX_SOCKET" capture-pane -p -t "$1" | grep -q 'Do you want to proceed?'; }
+
+BOX_A=b0c5a001-0000-4000-8000-00000000b0c5
+before="$(notify_count)"
+check "box's first stand-in is listed, at work" start_box_agent box-a api-server "$BOX_A"
+box_menu() { [ "$(submenu "box · api-server · Claude Code — ")" = "Run: touch x.txt | Allow once | Deny | --- | Open" ]; }
+check "the tray gives box's session at the dialog the same submenu: the summary, Allow once, Deny, Open" eventually 30 box_menu
+box_told() { [ "$(notify_count)" -eq $((before + 1)) ] && grep -A12 '"box · api-server · Claude Code needs you"' "$NOTIFY_LOG" | grep -q '"Allow once"'; }
+check "box's dialog is notified once, naming the machine, with Allow once" eventually 10 box_told
+box_offers() { grep -A12 '"box · api-server · Claude Code needs you"' "$NOTIFY_LOG" | grep -q '"Deny"' && grep -A12 '"box · api-server · Claude Code needs you"' "$NOTIFY_LOG" | grep -q '"Open"'; }
+check "and with Deny and Open" box_offers
+check "the file is not on box before the answer" test ! -e "$WORK/box-code/api-server/x.txt"
+click_in "box · api-server · Claude Code — " "Allow once"
+check "Allow once in box's submenu is forwarded there: the command runs on box" eventually 25 test -e "$WORK/box-code/api-server/x.txt"
+check "the dialog leaves box's pane" eventually 5 box_dialog_gone box-a
+check "the app's log says it answered box's session from the tray" eventually 10 log_has "answered session=$BOX_A action=approve surface=tray"
+told_box_allowed() { grep -q '"Allowed once: box · api-server · Claude Code"' "$NOTIFY_LOG"; }
+check "the forwarded answer's outcome is told in a notification" eventually 5 told_box_allowed
+no_box_menu() { ! box_menu; }
+check "box's submenu goes with its dialog" eventually 15 no_box_menu
+# Both stores hold the answer: this machine's under box:ID, from the tray; box's under its id.
+answers_in() { # store session-id
+  python3 -c 'import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("SELECT surface, action, outcome FROM answers WHERE session_id = ?", (sys.argv[2],)).fetchall()
+print(" ".join("/".join(row) for row in rows))' "$1" "$2" 2>/dev/null
+}
+check "this machine records the answer under box:ID" test "$(answers_in "$XDG_DATA_HOME/slate/slate.db" "box:$BOX_A")" = "tray/approve/answered"
+box_recorded() { answers_in "$BOX_HOME/.local/share/slate/slate.db" "$BOX_A" | grep -q '/approve/answered$'; }
+check "box's Slate records the answer it carried out" box_recorded
+
+# A second stand-in on box, denied from its notification: dunst's context menu picks that
+# notification's Deny, which dunst invokes (ActionInvoked), and the app forwards it.
+BOX_B=b0c5b002-0000-4000-8000-00000000b0c5
+before="$(notify_count)"
+check "box's second stand-in is listed, at work" start_box_agent box-b web-server "$BOX_B"
+box_b_told() { [ "$(notify_count)" -eq $((before + 1)) ] && grep -A12 '"box · web-server · Claude Code needs you"' "$NOTIFY_LOG" | grep -q '"Deny"'; }
+check "its dialog is notified with Deny" eventually 30 box_b_told
+printf '#Deny (box · web-server · Claude Code needs you)' >"$WORK/dunst-pick"
+dunstctl context >/dev/null 2>&1
+check "dunst's menu listed that notification's Deny" eventually 5 grep -qsF '#Deny (box · web-server · Claude Code needs you)' "$WORK/dunst-menu.txt"
+check "Deny on the notification is forwarded to box: the dialog leaves its pane" eventually 25 box_dialog_gone box-b
+check "the app's log says it answered box's session from the notification" eventually 10 log_has "answered session=$BOX_B action=deny surface=notification"
+told_box_denied() { grep -q '"Denied: box · web-server · Claude Code"' "$NOTIFY_LOG"; }
+check "the outcome is told in a notification" eventually 5 told_box_denied
+sleep 1
+check "the denied command never ran on box" test ! -e "$WORK/box-code/web-server/x.txt"
+printf '#Allow once (' >"$WORK/dunst-pick"
+
+# Box goes: its stand-ins end, the remote leaves the config, its sessions leave the menu.
+tmux -S "$TMUX_SOCKET" kill-session -t box-a
+tmux -S "$TMUX_SOCKET" kill-session -t box-b
+rm -f "$CONFIG"
+no_box_sessions() { ! menu_has "box · "; }
+check "box's sessions leave the menu with the remote" eventually 15 no_box_sessions
+[ -n "${sshd_pid:-}" ] && kill "$sshd_pid" 2>/dev/null
 
 # ---- 5. start at login ----
 click "Start at login"

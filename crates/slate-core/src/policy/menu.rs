@@ -1,11 +1,18 @@
 //! The tray menu as plain data, and the tray's tooltip.
 //!
 //! [`menu_model`] describes the whole menu: the sessions that need you (a click focuses one,
-//! a remote one by attaching to it; one at a dialog on this machine gets a submenu with the
-//! options Slate may answer and Open), a note naming each remote machine Slate cannot reach, Open
-//! Slate, Pause notifications, Start at login and Quit, and a note when the config file does not
-//! read. Menu ids read back into [`MenuAction`]s. The desktop shell builds its native menu
-//! from these entries and decides what a click does; this module only describes.
+//! a remote one by attaching to it; one at a dialog, on this machine or another, gets a submenu
+//! with the options Slate may answer as its dialog says, and Open), a note naming each remote
+//! machine Slate cannot reach, Open Slate, Pause notifications, Start at login and Quit, and a
+//! note when the config file does not read. The desktop shell builds its native menu from these
+//! entries and decides what a click does; this module only describes.
+//!
+//! Every entry that acts has a menu id ([`MenuAction::id`]) that names the session whole: its
+//! machine (for a session on another machine), its agent and its id, so an answer chosen in the
+//! menu goes to that machine's session (the shell answers through the API, which forwards it
+//! over the machine's link). An id comes back from the tray host as untrusted text:
+//! [`MenuAction::parse`] reads only an id this module would make, field by field, and refuses
+//! anything else.
 
 use crate::agents::keys::Action;
 use crate::agents::screens::DialogKind;
@@ -21,6 +28,12 @@ const MAX_REASON: usize = 60;
 
 /// The config error's note in the menu is cut here; the window shows it whole.
 const MAX_NOTE: usize = 100;
+
+/// The longest menu id [`MenuAction::parse`] reads. The longest one this module makes, an answer
+/// to a dialog on another machine, is under 240 bytes: `answer@`, a machine name
+/// ([`Machine::MAX`]), the action, an option number, the fingerprint, an agent, and a session
+/// id (`limits::ID_MAX`) with its length.
+pub const MENU_ID_MAX: usize = 256;
 
 /// Whether notifications are paused, as the menu shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,21 +90,22 @@ pub enum MenuAction {
 }
 
 impl MenuAction {
-    /// The menu id that stands for this action.
+    /// The menu id that stands for this action. A session is named by its agent, the length of
+    /// its id in bytes, and its id (`focus:codex:4:s1-x`), so an id cut short anywhere reads as
+    /// no session rather than as another one; one on another machine also by its machine, after
+    /// an `@` (`focus@box:codex:4:s1-x`). An answer names what it does, the option's number
+    /// (only for `answer`) and the dialog's fingerprint before the session:
+    /// `answer@box:deny::9f86d081884c7d65:codex:4:s1-x`.
     pub fn id(&self) -> String {
         match self {
-            MenuAction::Focus(key) => match &key.machine {
-                Some(machine) => format!("focus@{machine}:{}:{}", key.agent.as_str(), key.id),
-                None => format!("focus:{}:{}", key.agent.as_str(), key.id),
-            },
-            // Only a session on this machine is answered from the menu, so no machine is named.
+            MenuAction::Focus(key) => format!("focus{}:{}", at_machine(key), session_text(key)),
             MenuAction::Answer(answer) => format!(
-                "answer:{}:{}:{}:{}:{}",
+                "answer{}:{}:{}:{}:{}",
+                at_machine(&answer.key),
                 answer.action.as_str(),
                 answer.option.map(|n| n.to_string()).unwrap_or_default(),
                 answer.fingerprint,
-                answer.key.agent.as_str(),
-                answer.key.id
+                session_text(&answer.key)
             ),
             MenuAction::OpenWindow => "open".to_string(),
             MenuAction::PauseForAnHour => "pause-hour".to_string(),
@@ -102,37 +116,48 @@ impl MenuAction {
         }
     }
 
-    /// Reads a menu id back; `None` for an id this module did not make.
+    /// Reads a menu id back; `None` for any id this module would not make. The id comes back
+    /// from the tray host, so it is read as untrusted text: at most [`MENU_ID_MAX`] bytes; a
+    /// machine name as [`Machine::new`] takes it; a built-in agent for a session on this machine
+    /// (one on another machine may run an agent only that machine knows,
+    /// `AgentKind::from_wire`); a session id as `limits::session_id` takes one from another
+    /// machine, exactly as long as the id says; an option number only with `answer`, and always
+    /// with it; a fingerprint of 16 lowercase hex digits. Last, the id made of what was read must
+    /// be the id given, so no second spelling (`01` for `1`, a `+`, a trailing space) reads.
     pub fn parse(id: &str) -> Option<MenuAction> {
-        if let Some(rest) = id.strip_prefix("focus@") {
-            let (machine, rest) = rest.split_once(':')?;
-            let (agent, session) = rest.split_once(':')?;
-            let key = SessionKey::new(AgentKind::from_wire(agent).ok()?, session);
-            return Some(MenuAction::Focus(key.on(Some(Machine::new(machine).ok()?))));
+        if id.len() > MENU_ID_MAX {
+            return None;
         }
-        if let Some(rest) = id.strip_prefix("answer:") {
-            let mut parts = rest.splitn(5, ':');
+        let action = MenuAction::read(id)?;
+        (action.id() == id).then_some(action)
+    }
+
+    /// The fields of `id`, each checked; [`MenuAction::parse`] also checks the whole.
+    fn read(id: &str) -> Option<MenuAction> {
+        if let Some(rest) = id.strip_prefix("focus") {
+            let (machine, rest) = machine_of(rest)?;
+            return Some(MenuAction::Focus(session_key(machine, rest)?));
+        }
+        if let Some(rest) = id.strip_prefix("answer") {
+            let (machine, rest) = machine_of(rest)?;
+            let mut parts = rest.splitn(4, ':');
             let action = parts.next()?.parse::<Action>().ok()?;
-            let option = match parts.next()? {
-                "" => None,
-                number => Some(number.parse().ok()?),
+            let option = match (action, parts.next()?) {
+                (Action::Answer, number) if is_digits(number, 10) => Some(number.parse().ok()?),
+                (Action::Approve | Action::Deny, "") => None,
+                _ => return None,
             };
-            let fingerprint = parts.next()?.to_string();
-            let agent = AgentKind::parse(parts.next()?)?;
-            let session = parts.next()?;
+            let fingerprint = parts.next()?;
+            let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+            if fingerprint.len() != 16 || !fingerprint.bytes().all(hex) {
+                return None;
+            }
             return Some(MenuAction::Answer(MenuAnswer {
-                key: SessionKey::new(agent, session),
+                key: session_key(machine, parts.next()?)?,
                 action,
                 option,
-                fingerprint,
+                fingerprint: fingerprint.to_string(),
             }));
-        }
-        if let Some(rest) = id.strip_prefix("focus:") {
-            let (agent, session) = rest.split_once(':')?;
-            return Some(MenuAction::Focus(SessionKey::new(
-                AgentKind::parse(agent)?,
-                session,
-            )));
         }
         Some(match id {
             "open" => MenuAction::OpenWindow,
@@ -144,6 +169,55 @@ impl MenuAction {
             _ => return None,
         })
     }
+}
+
+/// `@box` for a session on the machine `box`; nothing for one on this machine.
+fn at_machine(key: &SessionKey) -> String {
+    match &key.machine {
+        Some(machine) => format!("@{machine}"),
+        None => String::new(),
+    }
+}
+
+/// `AGENT:LENGTH:ID`: the session as a menu id names it.
+fn session_text(key: &SessionKey) -> String {
+    format!(
+        "{}:{}:{}",
+        key.agent.as_str(),
+        key.id.as_str().len(),
+        key.id
+    )
+}
+
+/// After `focus` or `answer`: `@MACHINE:rest` (a session on that machine) or `:rest` (one on
+/// this machine).
+fn machine_of(text: &str) -> Option<(Option<Machine>, &str)> {
+    if let Some(rest) = text.strip_prefix(':') {
+        return Some((None, rest));
+    }
+    let (machine, rest) = text.strip_prefix('@')?.split_once(':')?;
+    Some((Some(Machine::new(machine).ok()?), rest))
+}
+
+/// `AGENT:LENGTH:ID` ([`session_text`]) as the key of a session on `machine`: a built-in agent
+/// here, any plausible one there, and an id of that length that `limits::session_id` takes.
+fn session_key(machine: Option<Machine>, text: &str) -> Option<SessionKey> {
+    let (agent, rest) = text.split_once(':')?;
+    let (length, id) = rest.split_once(':')?;
+    if !is_digits(length, 3) || length.parse::<usize>().ok()? != id.len() {
+        return None;
+    }
+    crate::limits::session_id(id).ok()?;
+    let agent = match machine {
+        Some(_) => AgentKind::from_wire(agent).ok()?,
+        None => AgentKind::parse(agent)?,
+    };
+    Some(SessionKey::new(agent, id).on(machine))
+}
+
+/// Whether `text` is 1 to `most` ASCII digits.
+fn is_digits(text: &str, most: usize) -> bool {
+    (1..=most).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// One menu entry as data.
@@ -255,15 +329,17 @@ pub fn menu_model(live: &[Session], state: MenuState<'_>, now: Timestamp) -> Vec
     entries
 }
 
-/// A session that needs you: an item that focuses it, or, when its screen shows a dialog and it
-/// runs on this machine, a submenu with the dialog's summary, an item per option Slate may answer
-/// ("Allow once", "Deny", or a question's options; never one that widens permissions), or why
-/// Slate cannot type into its terminal, and "Open" to focus it.
+/// A session that needs you: an item that focuses it, or, when its screen shows a dialog, a
+/// submenu with the dialog's summary, an item per option Slate may answer when the dialog says it
+/// is answerable ("Allow once", "Deny", or a question's options; never one that widens
+/// permissions) or else why it is not, and "Open" to focus it. A session on another machine gets
+/// the same submenu: its dialog's `answerable` is that machine's word while its link is up, and
+/// its items' ids carry the machine, so the answer is forwarded there.
 fn session_entry(session: &Session) -> Entry {
     let focus = MenuAction::Focus(session.key());
     let dialog = match &session.dialog {
-        Some(dialog) if session.machine.is_none() => dialog,
-        _ => {
+        Some(dialog) => dialog,
+        None => {
             return Entry::Item {
                 action: focus,
                 label: session_label(session),

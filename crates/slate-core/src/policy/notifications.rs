@@ -9,11 +9,18 @@
 //!
 //! It shows nothing itself (the desktop shell turns each [`NotificationPlan`] into a native
 //! notification), decides no state (the tracker does) and focuses nothing (a click is handed back
-//! as a [`Click`]). A notification for one session at a permission dialog Slate can answer also
-//! carries an [`Offer`]: the shell adds "Allow once", "Deny" and "Open" where the notification
-//! server shows actions, and answers with the fingerprint the offer names. A notification shows
-//! the dialog's one-line summary only, so where the command has more lines, was cut short, or is
-//! longer than [`NOTIFIED_CHARS`], the offer leaves "Allow once" out (`policy::shows_whole`).
+//! as a [`Click`]). A notification for one session at a permission dialog its dialog says Slate
+//! can answer, on this machine or another, also carries an [`Offer`]: the shell adds "Allow
+//! once", "Deny" and "Open" where the notification server shows actions, and answers with the
+//! fingerprint the offer names, for the session its key names (machine and all, so an answer to
+//! another machine's dialog is forwarded there). A notification shows the dialog's one-line
+//! summary only, so where the command has more lines, was cut short, or is longer than
+//! [`NOTIFIED_CHARS`], the offer leaves "Allow once" out (`policy::shows_whole`).
+//!
+//! What the notification server reports back (an action's id on a notification's number) is
+//! untrusted text: [`Choice::of`] reads only the action ids the shell registers ([`ALLOW`],
+//! [`DENY`], [`OPEN`], and [`TAP`] for a click on the notification itself), and answers only what
+//! the notification offered.
 //!
 //! A body holds text from outside (a session's title, a command on its screen). A notification
 //! server that advertises `body-markup` reads `<b>`, `<a href>`, `<img>` and `&` entities in a
@@ -34,6 +41,15 @@ pub const NOTIFIED_CHARS: usize = 80;
 /// Changes closer together than this are told in one summary notification.
 pub const BURST: Duration = Duration::from_secs(2);
 
+/// The action ids of a permission notification, as the shell registers them and the notification
+/// server reports them back: "Allow once", "Deny" and "Open".
+pub const ALLOW: &str = "allow";
+pub const DENY: &str = "deny";
+pub const OPEN: &str = "open";
+/// What the shell's notification plugin reports for a click on the notification itself (the
+/// server's `default` action).
+pub const TAP: &str = "tap";
+
 /// What a click on a notification should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Click {
@@ -53,11 +69,13 @@ pub struct NotificationPlan {
     pub offer: Option<Offer>,
 }
 
-/// A permission dialog on the screen of a session on this machine that Slate can type into, with
-/// a deny option: what a notification's "Deny" and, when [`Offer::allow`], "Allow once" answer,
-/// and the fingerprint of the dialog the notification was made for.
+/// A permission dialog that its session's dialog says Slate can answer (`answerable`: on this
+/// machine, Slate can type into its terminal; on another, that machine's Slate can and its link is
+/// up), with a deny option: what a notification's "Deny" and, when [`Offer::allow`], "Allow once"
+/// answer, and the fingerprint of the dialog the notification was made for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offer {
+    /// The session, with its machine when it runs on another one.
     pub key: SessionKey,
     pub fingerprint: String,
     /// How the notification names the session ("acme-api · Claude Code"), to tell the outcome.
@@ -77,16 +95,46 @@ impl Offer {
                 .iter()
                 .any(|option| option.action == Some(action))
         };
-        let answerable = session.machine.is_none()
-            && dialog.kind == DialogKind::Permission
-            && dialog.answerable
-            && offers(Action::Deny);
+        let answerable =
+            dialog.kind == DialogKind::Permission && dialog.answerable && offers(Action::Deny);
         answerable.then(|| Offer {
             key: session.key(),
             fingerprint: dialog.fingerprint.clone(),
             label: label(session),
             allow: offers(Action::Approve) && super::shows_whole(dialog, NOTIFIED_CHARS),
         })
+    }
+}
+
+/// What to do with an action the notification server reported on one of Slate's notifications.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// Answer the offer's dialog: approve ("Allow once") or deny.
+    Answer { offer: Offer, action: Action },
+    /// Do what a click on the notification does.
+    Click(Click),
+    /// Nothing: an action this notification did not offer, or an id Slate never registered.
+    Nothing,
+}
+
+impl Choice {
+    /// What `action_id`, reported on a notification that Slate made with `click` and `offer`
+    /// (`None` when the notification's number is not one Slate knows), asks for. Only the ids
+    /// the shell registers are read, exactly as written: "Allow once" answers only where the
+    /// notification offered it (it showed the whole command), "Deny" only where it offered an
+    /// answer at all; a click on the notification and "Open" do what a click does. Anything
+    /// else, however long or odd, does nothing.
+    pub fn of(action_id: &str, click: Option<&Click>, offer: Option<&Offer>) -> Choice {
+        let answer = |offer: &Offer, action: Action| Choice::Answer {
+            offer: offer.clone(),
+            action,
+        };
+        match (action_id, offer) {
+            (ALLOW, Some(offer)) if offer.allow => answer(offer, Action::Approve),
+            (DENY, Some(offer)) => answer(offer, Action::Deny),
+            (TAP | OPEN, _) => click.cloned().map_or(Choice::Nothing, Choice::Click),
+            _ => Choice::Nothing,
+        }
     }
 }
 
