@@ -48,8 +48,8 @@ version="$(cargo metadata --no-deps --format-version 1 --locked |
   python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "slate"))')"
 
 # One cargo run builds both binaries with Cargo.toml's `desktop` profile (optimised for size and
-# linked whole, which takes about 5 MB off the tray at rest; README, "The tray app's memory"), so
-# they share one set of dependencies built with the features the app needs (Tauri adds
+# linked whole, which takes about 5 MB off the tray at rest; docs/performance.md, "The tray app's
+# memory"), so they share one set of dependencies built with the features the app needs (Tauri adds
 # `tauri/custom-protocol`, which embeds ui/ in the binary). Tauri passes what follows `--` to cargo,
 # and with `--profile` there it adds no `--release` and bundles from <target>/desktop. `tauri bundle`
 # on its own takes no cargo arguments and would look in <target>/release, so the one `tauri build`

@@ -1,7 +1,7 @@
 //! The loopback HTTP API: the live list as JSON, its changes as server-sent events, one session's
 //! details, health, a refresh command, and the page in `ui/`.
 //!
-//! The contract is the README's "The HTTP API" and docs/states.md §7: every surface (the page, the
+//! The contract is docs/api.md and docs/states.md §7: every surface (the page, the
 //! desktop shell, `slate watch`) reads the same session objects the engine publishes. This module
 //! owns HTTP: the routes, the server and the idle timeout of a connection; its guard rails (the
 //! `Host` and `Origin` allow-lists, the token, the body's size and time limits) are `guard`, and

@@ -4,9 +4,10 @@
 //! The tray draws no pixels of its own (the icon is a PNG file the status notifier host reads,
 //! the menu goes over D-Bus, the window is another process, see `window`), yet GTK opens OpenGL
 //! when it starts, which maps Mesa and LLVM into the process: about a third of its memory at rest
-//! (the README's performance table has the figures of each choice here, and of what did not
-//! help). The async runtime only serves the loopback API and the shell's follower task, which one
-//! worker does as well as one per core. This module owns those two choices and nothing else.
+//! (docs/performance.md, "The tray app's memory", has the figures of each choice here, and of what
+//! did not help). The async runtime only serves the loopback API and the shell's follower task,
+//! which one worker does as well as one per core. This module owns those two choices and nothing
+//! else.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

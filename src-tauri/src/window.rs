@@ -1,11 +1,11 @@
 //! The window: a process of its own, alive only while the person has the window open.
 //!
 //! The tray, the notifications and the engine need no webview, and a webview costs far more than
-//! the rest of the app: WebKit's web and network processes, and in the process that hosts the
-//! view, WebKit's and Mesa's code and heaps, which stay resident after the view is gone (measured
-//! in the README's performance table). So the tray process never creates one. Opening the window
-//! (Open Slate in the tray menu, a notification click, a second launch, `--show`) starts this
-//! same binary with [`FLAG`]; that process builds the window declared in `tauri.conf.json`
+//! the rest of the app: WebKit's web and network processes, and in the process that hosts the view,
+//! WebKit's and Mesa's code and heaps, which stay resident after the view is gone (measured in
+//! docs/performance.md, "The tray app's memory"). So the tray process never creates one. Opening
+//! the window (Open Slate in the tray menu, a notification click, a second launch, `--show`) starts
+//! this same binary with [`FLAG`]; that process builds the window declared in `tauri.conf.json`
 //! (`create: false`), and ends when the window is closed, taking WebKit's processes with it.
 //! Reopening is quick: the page is embedded in the binary and its first snapshot comes from the
 //! tray process's engine over the loopback API.

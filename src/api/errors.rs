@@ -4,7 +4,7 @@
 //!
 //! `code` is a word a program can test, `message` a sentence for the person. An answer's
 //! refusals carry `answers::ErrorCode`'s codes, with the status each has; every other error names
-//! its own code here, where the responses are made (the README's "The HTTP API" lists them).
+//! its own code here, where the responses are made (docs/api.md lists them).
 
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::request::Parts;

@@ -60,7 +60,7 @@ pub struct Ask {
     pub args: AnswerArgs,
 }
 
-/// The exit status of each outcome (documented in `slate man` and the README).
+/// The exit status of each outcome (documented in `slate man` and docs/answering.md).
 pub fn exit_status(code: Option<ErrorCode>) -> u8 {
     match code {
         None => 0,

@@ -7,7 +7,7 @@
 //! Run: `node ui/test/run.mjs` (needs Chromium, or `$CHROME_BIN` naming one, `chromedriver`, and the
 //! debug `slate` in Cargo's target folder: `cargo build -p slate`).
 //! Prints one line per check and a closing `N passed, N failed`; exits non-zero on any failure.
-//! With `UPDATE_SCREENSHOTS=1` the screenshots go to `docs/screenshots/` (for the README) instead
+//! With `UPDATE_SCREENSHOTS=1` the screenshots go to `docs/screenshots/` (for the README and the docs) instead
 //! of a temporary folder.
 
 import { execFileSync, spawn } from "node:child_process";
