@@ -9,11 +9,10 @@
 //! # Layout
 //! The pure core is the `slate-core` crate (crates/slate-core): `model`, `lines`, `limits`,
 //! `config` (parsed from text), `agents`, `protocol`, `tracker`, `remote` (the pure part),
-//! `policy`, `report` and `schedule`, re-exported here under the same names. This crate holds the
-//! edges and the loop that feeds the core:
-//! The sources are the `slate-sources` crate (crates/slate-sources), re-exported too: `sources`
-//! (the edges that read what the agents leave), `child` (a helper program run within a time
-//! limit) and `watch` (the file watcher's hints).
+//! `policy`, `report` and `schedule`, re-exported here under the same names. The sources are the
+//! `slate-sources` crate (crates/slate-sources), re-exported too: `sources` (the edges that read
+//! what the agents leave), `child` (a helper program run within a time limit) and `watch` (the
+//! file watcher's hints). This crate holds the other edges and the loop that feeds the core:
 //! - `places`: where Slate keeps its own files; `config`: the config file on disk;
 //!   `settings`: from the config to the engine's options, and live reloads.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
@@ -30,10 +29,9 @@
 //!   once.
 //! - `remote`: the `ssh` links to other machines, the attach and the forwarded answers.
 //! - `engine`: the sessions as the sources and the tracker make them; `live`: the live service;
-//!   `api`: the loopback HTTP API; `token`: the API's bearer
-//!   token; `client`: the one client for a running Slate; `mirror`: following a running Slate's
-//!   live list from its event stream (what the desktop app does when the Slate service runs the
-//!   engine).
+//!   `api`: the loopback HTTP API; `token`: the API's bearer token; `client`: the one client for
+//!   a running Slate; `mirror`: following a running Slate's live list from its event stream
+//!   (what the desktop app does when the Slate service runs the engine).
 //! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
 pub use slate_core::{agents, limits, lines, model, policy, protocol, report, schedule, tracker};
