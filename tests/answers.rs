@@ -1064,6 +1064,24 @@ fn wait_session(
     }
 }
 
+/// Waits, off the async runtime, until the service's session shows the dialog about call `id`.
+async fn dialog_about_call(
+    handle: &slate::live::Handle,
+    id: &'static str,
+) -> slate::model::Session {
+    let handle = handle.clone();
+    tokio::task::spawn_blocking(move || {
+        wait_session(&handle, &format!("the dialog about call {id}"), |s| {
+            s.dialog
+                .as_ref()
+                .and_then(|dialog| dialog.call.as_ref())
+                .is_some_and(|call| call.id == id)
+        })
+    })
+    .await
+    .unwrap()
+}
+
 fn respond_request(id: &str, token: Option<&str>, body: &str) -> Request<Body> {
     let mut request = Request::post(format!("/sessions/{id}/respond"))
         .header("host", "127.0.0.1:7411")
@@ -1229,19 +1247,7 @@ async fn the_api_answers_the_dialog_it_serves_and_refuses_with_the_contracts_cod
     // Another call, and its dialog: the session's dialog is about that call now.
     let narrow = stand_in.add_call("call_2", "touch narrow.txt");
     stand_in.show("permission-touch-80x24.txt");
-    tokio::task::spawn_blocking({
-        let handle = handle.clone();
-        move || {
-            wait_session(&handle, "the dialog about the second call", |s| {
-                s.dialog
-                    .as_ref()
-                    .and_then(|dialog| dialog.call.as_ref())
-                    .is_some_and(|call| call.id == "call_2")
-            })
-        }
-    })
-    .await
-    .unwrap();
+    dialog_about_call(&handle, "call_2").await;
     let (address, stop, server) = serve_on_free_port(&handle).await;
     let client = slate::client::Client::new(address, Some(TOKEN.to_string()));
     let deny = RespondRequest {
@@ -1858,19 +1864,7 @@ async fn the_api_refuses_a_screen_that_is_not_the_call_the_transcript_records() 
     needs(&["tmux"]);
     let (stand_in, hidden) = stand_in_with_another_call();
     let (handle, thread) = stand_in.service();
-    let session = tokio::task::spawn_blocking({
-        let handle = handle.clone();
-        move || {
-            wait_session(&handle, "the dialog about the second call", |s| {
-                s.dialog
-                    .as_ref()
-                    .and_then(|dialog| dialog.call.as_ref())
-                    .is_some_and(|call| call.id == "call_2")
-            })
-        }
-    })
-    .await
-    .unwrap();
+    let session = dialog_about_call(&handle, "call_2").await;
     let dialog = session.dialog.unwrap();
     assert_eq!(dialog.call.as_ref(), Some(&hidden));
     assert!(!dialog.answerable);

@@ -381,7 +381,7 @@ fn the_menu_offers_allow_once_only_for_a_command_it_shows_whole() {
     // See: issue 20, item 1. The menu shows a dialog's summary cut at 60 characters: for a
     // command of several lines, one cut short, or one longer than that, it says why and offers
     // Deny and Open only.
-    use crate::notifications::{at_screen, LONGER, SCREENS};
+    use crate::notifications::{at_screen, longer_in, SCREENS};
     let items = |session: &Session| -> Vec<String> {
         let entries = menu_model(
             std::slice::from_ref(session),
@@ -409,14 +409,7 @@ fn the_menu_offers_allow_once_only_for_a_command_it_shows_whole() {
             ["Allow once", "Deny", "Open"],
             "{folder}: {harmless:?}"
         );
-        for file in LONGER {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("fixtures/screens")
-                .join(folder)
-                .join(file);
-            if !path.exists() {
-                continue;
-            }
+        for file in longer_in(folder) {
             let shown = items(&at_screen(agent, folder, file));
             assert!(
                 !shown.iter().any(|label| label == "Allow once"),
@@ -581,7 +574,7 @@ fn a_remote_dialog_gets_the_answers_its_dialog_allows_and_every_id_names_the_mac
 #[test]
 fn a_remote_dialog_gets_allow_once_only_for_a_command_the_menu_shows_whole() {
     // The rules for what the menu may allow are the same on every machine.
-    use crate::notifications::{at_screen, LONGER, SCREENS};
+    use crate::notifications::{at_screen, longer_in, SCREENS};
     let items = |session: Session| -> Vec<String> {
         let entries = menu_model(&[on_box(session)], state(Pause::Off, false), now());
         let Entry::Submenu { entries, .. } = &entries[0] else {
@@ -598,14 +591,7 @@ fn a_remote_dialog_gets_allow_once_only_for_a_command_the_menu_shows_whole() {
             ["Allow once", "Deny", "---", "Open"],
             "{folder}"
         );
-        for file in LONGER {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("fixtures/screens")
-                .join(folder)
-                .join(file);
-            if !path.exists() {
-                continue;
-            }
+        for file in longer_in(folder) {
             let shown = items(at_screen(agent, folder, file));
             assert!(
                 !shown.iter().any(|label| label == "Allow once"),

@@ -510,6 +510,18 @@ pub const LONGER: &[&str] = &[
     "permission-cut.txt",
 ];
 
+/// The files of [`LONGER`] that are under `fixtures/screens/<folder>/`: not every agent's
+/// recordings have every one.
+pub fn longer_in(folder: &str) -> impl Iterator<Item = &'static str> + '_ {
+    LONGER.iter().copied().filter(move |file| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/screens")
+            .join(folder)
+            .join(file)
+            .exists()
+    })
+}
+
 #[test]
 fn a_notification_offers_allow_once_only_for_a_command_it_shows_whole() {
     // See: issue 20, item 1. A notification shows the dialog's one-line summary: for a command of
@@ -524,15 +536,7 @@ fn a_notification_offers_allow_once_only_for_a_command_it_shows_whole() {
             harmless.allow,
             "{folder}: the harmless dialog offers Allow once"
         );
-        for file in LONGER {
-            let exists = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("fixtures/screens")
-                .join(folder)
-                .join(file)
-                .exists();
-            if !exists {
-                continue;
-            }
+        for file in longer_in(folder) {
             let session = at_screen(agent, folder, file);
             let offer = Offer::of(&session).unwrap_or_else(|| panic!("{folder}/{file}: no offer"));
             assert!(!offer.allow, "{folder}/{file}: Allow once offered");
