@@ -344,8 +344,9 @@ sleep 1 # the process must be older than the session's first line
   line "$PROBE_DIR" "$PROBE" '"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_p","name":"Bash","input":{"command":"touch x.txt","description":"Create a probe file"}}]}'
 } >"$PROBE_FILE"
 before="$(notify_count)"
-# The labels of the submenu whose label starts with $1, joined by " | " (a separator is "---").
-submenu() {
+# The items of the submenu whose label starts with $1, a line each: its dbusmenu id, a tab and its
+# label (a separator is "---"). Fails when no submenu's label starts so.
+submenu_items() {
   layout | python3 -c '
 import re, sys
 text, prefix = sys.stdin.read(), sys.argv[1]
@@ -363,9 +364,15 @@ if start is None:
 depth, end = 1, start
 while depth and end < len(text):
     depth += {"[": 1, "]": -1}.get(text[end], 0); end += 1
-children = re.findall(r"<\((\d+), \{([^}]*)\}, @?a?v? ?\[", text[start:end])
-print(" | ".join(label(props) for _, props in children))
+for number, props in re.findall(r"<\((\d+), \{([^}]*)\}, @?a?v? ?\[", text[start:end]):
+    print(f"{number}\t{label(props)}")
 ' "$1"
+}
+# The labels of the submenu whose label starts with $1, joined by " | " (a separator is "---").
+submenu() {
+  local items
+  items="$(submenu_items "$1")" || return 1
+  printf '%s\n' "$items" | awk -F'\t' 'NF { printf "%s%s", (n++ ? " | " : ""), $2 } END { print "" }'
 }
 probe_menu() { [ "$(submenu "probe · Claude Code — ")" = "Run: touch x.txt | Allow once | Deny | --- | Open" ]; }
 check "the tray gives the session at the dialog a submenu: the summary, Allow once, Deny, Open (nothing that widens)" eventually 20 probe_menu
@@ -515,25 +522,7 @@ start_box_agent() {
 }
 # The dbusmenu id of the item labelled $2 in the submenu whose label starts with $1.
 submenu_item() {
-  layout | python3 -c '
-import re, sys
-text, prefix, wanted = sys.stdin.read(), sys.argv[1], sys.argv[2]
-def label(props):
-    found = re.search(r"'"'"'label'"'"': <'"'"'((?:[^'"'"'\\]|\\.)*)'"'"'>", props)
-    return found.group(1).encode().decode("unicode_escape").encode("latin-1").decode("utf-8") if found else ""
-start = None
-for match in re.finditer(r"\((\d+), \{([^}]*)\}, \[", text):
-    if label(match.group(2)).startswith(prefix):
-        start = match.end(); break
-if start is None:
-    sys.exit(1)
-depth, end = 1, start
-while depth and end < len(text):
-    depth += {"[": 1, "]": -1}.get(text[end], 0); end += 1
-for number, props in re.findall(r"<\((\d+), \{([^}]*)\}, @?a?v? ?\[", text[start:end]):
-    if label(props) == wanted:
-        print(number); break
-' "$1" "$2"
+  submenu_items "$1" | awk -F'\t' -v wanted="$2" '$2 == wanted { print $1; exit }'
 }
 click_in() {
   local id
