@@ -60,6 +60,16 @@ const UI_FILES: &[(&str, &str, &str)] = &[
         include_str!("../ui/app.js"),
     ),
     (
+        "parts.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../ui/parts.js"),
+    ),
+    (
+        "session.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../ui/session.js"),
+    ),
+    (
         "style.css",
         "text/css; charset=utf-8",
         include_str!("../ui/style.css"),

@@ -22,17 +22,17 @@
 //! and a dialog Slate cannot type into shows why instead. Where the summary does not hold the
 //! whole command (more lines, a long one, or one the screen cut short), every line of it is shown
 //! above the buttons (`dialog.detail`), with a note when it is cut.
+//!
+//! This module keeps the page's state, draws from it and handles the keyboard and the stream;
+//! reading a session object is `session.js`'s, and the elements that need no page state are
+//! `parts.js`'s.
 
 import { Api, reference, resolveEndpoint, sessionKey } from "./api.js";
+import { el, agoNode, detailNode, answeredText, facetRow, code, facetsNode, transitionsNode } from "./parts.js";
+import { DIALOG_KIND, statusOf, reasonOf, timeOf, statusLabel, ordered, ago, span, unreachable, dialogOf, offeredOptions } from "./session.js";
 
 /** How often the relative times ("12 s", "5 min") are brought up to date: one timer for the page. */
 const CLOCK_TICK_MS = 15_000;
-
-const STATUS = {
-  waiting: { label: "Needs you", rank: 0 },
-  working: { label: "Working", rank: 1 },
-  ended: { label: "Closed", rank: 2 },
-};
 
 const state = {
   api: null,
@@ -59,66 +59,10 @@ const state = {
   answers: new Map(),
 };
 
-/** How the page names each kind of dialog. */
-const DIALOG_KIND = { permission: "Permission", question: "Question", plan: "Plan" };
-/** The actions Slate offers on a dialog's option; an option with any other action gets no button. */
-const ANSWERS = new Set(["approve", "deny", "answer"]);
-
-// ---------------------------------------------------------------------------------------------
-// Reading a session object. Every field is optional on the page's side: a missing one is left out
-// rather than shown as "undefined".
-
-export function statusOf(session) {
-  const facets = session.session_state;
-  return (facets && facets.status) || session.status || "working";
-}
-
-function reasonOf(session) {
-  const reason = session.session_state && session.session_state.reason;
-  return reason ? reason.text || reason.code || "" : "";
-}
-
-function timeOf(session) {
-  const at = session.row_time || (session.session_state && session.session_state.active_at);
-  const ms = at ? Date.parse(at) : NaN;
-  return Number.isNaN(ms) ? null : ms;
-}
-
 /** The name the server gives an agent, else its id (an agent this server does not describe). */
 function agentName(agent) {
   const known = state.agents && state.agents.find((root) => root.agent === agent);
   return (known && (known.product || known.name)) || agent || "unknown agent";
-}
-
-function statusLabel(status) {
-  return (STATUS[status] && STATUS[status].label) || status;
-}
-
-/** Needs you first, then Working; the most recent first within a group. */
-export function ordered(sessions) {
-  const rank = (s) => (STATUS[statusOf(s)] ? STATUS[statusOf(s)].rank : 3);
-  return [...sessions].sort((a, b) => rank(a) - rank(b) || (timeOf(b) ?? 0) - (timeOf(a) ?? 0));
-}
-
-/** "12 s", "5 min", "3 h", "2 d": how long ago `ms` was. */
-export function ago(ms, now = Date.now()) {
-  return span(now - ms);
-}
-
-/** "12 s", "5 min", "3 h", "2 d": a length of time in milliseconds, rounded down. */
-export function span(ms) {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  if (seconds < 60) return `${seconds} s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `${hours} h`;
-  return `${Math.floor(hours / 24)} d`;
-}
-
-/** Whether the server says it cannot reach the session's machine now. */
-function unreachable(session) {
-  return Boolean(session.machine && session.unreachable_since);
 }
 
 /**
@@ -132,44 +76,7 @@ function countOf(status) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Building elements. Text from the server only ever goes into text nodes, never into markup.
-
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs || {})) {
-    if (value === null || value === undefined || value === false) continue;
-    if (name === "class") node.className = value;
-    else if (name === "text") node.textContent = value;
-    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
-    else node.setAttribute(name, value === true ? "" : String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
-
-/** A relative time that the page clock keeps current. */
-function agoNode(ms, suffix = "") {
-  if (ms === null) return null;
-  const when = new Date(ms);
-  return el("time", {
-    class: "ago",
-    datetime: when.toISOString(),
-    "data-at": ms,
-    "data-suffix": suffix,
-    title: when.toLocaleString(),
-    text: ago(ms) + suffix,
-  });
-}
-
-/** An absolute time with its relative time beside it, for the details pane. */
-function whenNode(iso) {
-  const ms = iso ? Date.parse(iso) : NaN;
-  if (Number.isNaN(ms)) return iso ? String(iso) : null;
-  return el("span", {}, new Date(ms).toLocaleTimeString(), " (", agoNode(ms, " ago"), ")");
-}
+// A session's row and its dialog. Text from the server only ever goes into text nodes (`el`).
 
 const rowIds = new Map();
 function rowId(key) {
@@ -250,17 +157,6 @@ function rowNode(session) {
   );
 }
 
-/** The dialog the session's terminal shows now, or null. */
-function dialogOf(session) {
-  const dialog = session.dialog;
-  return dialog && typeof dialog === "object" && typeof dialog.fingerprint === "string" ? dialog : null;
-}
-
-/** The dialog's options that the server offers to answer from here, in the order drawn. */
-function offeredOptions(dialog) {
-  return (Array.isArray(dialog.options) ? dialog.options : []).filter((option) => option && ANSWERS.has(option.action) && option.label);
-}
-
 /**
  * The dialog on the session's screen: its summary and a button per offered option (`where` is
  * "row" or "details", to keep the buttons' ids apart), why it cannot be answered from here, and
@@ -319,31 +215,6 @@ function dialogNode(session, where) {
     body,
     given && given.text ? el("p", { class: `answer-outcome${given.error ? " error" : ""}`, text: given.text }) : null,
   );
-}
-
-/**
- * The dialog's whole text (`dialog.detail`: every line of the command as the CLI draws it) where
- * the one-line summary does not hold it all, and a note where the screen showed it cut short (the
- * server then offers no approval: only the terminal can allow it).
- */
-function detailNode(dialog) {
-  const lines = Array.isArray(dialog.detail) ? dialog.detail.map(String) : [];
-  const summary = dialog.summary || "";
-  const whole = !dialog.cut && lines.length <= 1 && lines.every((line) => summary.includes(line));
-  if (whole) return null;
-  return el(
-    "div",
-    { class: "dialog-detail" },
-    lines.length ? el("pre", { class: "dialog-lines", text: lines.join("\n") }) : null,
-    dialog.cut ? el("p", { class: "note dialog-cut", text: "Cut short on screen: allow it in its terminal, or deny it here." }) : null,
-  );
-}
-
-/** The words for an answer the server reports done. */
-function answeredText(option, result) {
-  if (!result || result.outcome !== "answered") return `Sent “${option.label}”: ${(result && result.outcome) || "no outcome reported"}`;
-  const done = option.action === "approve" ? "Allowed once" : option.action === "deny" ? "Denied" : `Answered “${option.label}”`;
-  return `${done}: the dialog left the screen`;
 }
 
 /**
@@ -466,87 +337,6 @@ function renderEmpty() {
     ),
   );
   $("agent-roots").replaceChildren(...rows);
-}
-
-function facetRow(label, ...value) {
-  const parts = value.flat().filter((part) => part !== null && part !== undefined && part !== "");
-  if (!parts.length) return null;
-  return [el("dt", { text: label }), el("dd", {}, ...parts)];
-}
-
-function code(text) {
-  return text ? el("code", { text }) : null;
-}
-
-function facetsNode(session) {
-  const facets = session.session_state;
-  if (!facets) {
-    return el(
-      "section",
-      { class: "facets", "aria-label": "State" },
-      el("h3", { text: "State" }),
-      el("dl", {}, facetRow("Status", statusLabel(statusOf(session)))),
-      el("p", { class: "note", text: "This server sends no session_state, so only the status is known." }),
-    );
-  }
-  const reason = facets.reason || {};
-  const intent = facets.intent || {};
-  const custody = facets.custody || {};
-  const next = facets.next_actor || {};
-  const holds = Array.isArray(custody.holds) && custody.holds.length ? custody.holds.join(", ") : "nothing";
-  const flags = [];
-  if (custody.holds_work_claim) flags.push("holds a work claim");
-  if (custody.reclaimable) flags.push("reclaimable");
-  return el(
-    "section",
-    { class: "facets", "aria-label": "State" },
-    el("h3", { text: "State" }),
-    el(
-      "dl",
-      {},
-      facetRow("Status", statusLabel(facets.status || statusOf(session))),
-      facetRow("Reason", reason.text ? `${reason.text} ` : "", code(reason.code)),
-      facetRow("Presence", facets.presence),
-      facetRow("Activity", facets.activity ? facets.activity.replace(/_/g, " ") : ""),
-      facetRow("Active at", whenNode(facets.active_at)),
-      facetRow(
-        "Intent",
-        intent.state || "none",
-        intent.reason ? ` — ${intent.reason}` : "",
-        intent.awaiting_who ? ` (awaiting ${intent.awaiting_who.replace(/_/g, " ")})` : "",
-      ),
-      facetRow("Custody", `holds ${holds}`, flags.length ? `; ${flags.join(", ")}` : "", custody.reason ? ` — ${custody.reason}` : ""),
-      facetRow(
-        "Next actor",
-        next.actor ? next.actor.replace(/_/g, " ") : "",
-        next.reason ? ` — ${next.reason}` : "",
-        next.since ? el("span", { class: "since" }, " since ", whenNode(next.since)) : null,
-      ),
-    ),
-  );
-}
-
-function transitionsNode(transitions) {
-  if (!transitions.length) return el("p", { class: "note", text: "No transitions recorded yet." });
-  const recent = [...transitions].sort((a, b) => (Date.parse(b.at) || 0) - (Date.parse(a.at) || 0)).slice(0, 10);
-  return el(
-    "ol",
-    { class: "transitions" },
-    recent.map((t) =>
-      el(
-        "li",
-        {},
-        // The first status Slate saw for a session has no `from`.
-        t.from ? el("span", { class: `pill small status-${t.from}`, text: statusLabel(t.from) }) : "first seen",
-        " → ",
-        el("span", { class: `pill small status-${t.to}`, text: statusLabel(t.to || "?") }),
-        " ",
-        el("span", { class: "t-reason", text: typeof t.reason === "string" ? t.reason : (t.reason && (t.reason.text || t.reason.code)) || "" }),
-        " ",
-        agoNode(Date.parse(t.at) || null, " ago"),
-      ),
-    ),
-  );
 }
 
 function renderDetails() {

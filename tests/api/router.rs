@@ -69,6 +69,8 @@ async fn the_json_endpoints_answer() {
         "/ui/api.js",
         "/api.js",
         "/app.js",
+        "/parts.js",
+        "/ui/session.js",
         "/style.css",
         "/ui/index.html",
     ] {
