@@ -1,6 +1,7 @@
 //! The layers, checked: no module imports another round a circle, no source file passes 800
-//! lines, and the pure core (`slate-core`) depends, however indirectly, on no runtime, database,
-//! file watcher, process table, git or HTTP crate.
+//! lines (the crates' and every other: tests, benchmarks, the page, scripts), and the pure core
+//! (`slate-core`) depends, however indirectly, on no runtime, database, file watcher, process
+//! table, git or HTTP crate.
 //!
 //! The import graph is read from the source: every `crate::…`, `super::…` and `self::…` path in
 //! code (not in comments), resolved to the deepest module that exists. A path from a module into
@@ -27,19 +28,65 @@ const NOT_IN_CORE: &[&str] = &[
 /// The most lines a source file may have.
 const MAX_LINES: usize = 800;
 
+/// The source outside the crates' `src` folders, which the line limit covers too: the tests, the
+/// benchmarks, the page and its test, the scripts, the fixtures' scripts (the recorders, the
+/// end-to-end runs, the store builders) and the desktop shell's tests, benchmarks and build
+/// script. Every file with one of `SOURCE_EXTENSIONS` under them is read; the recorded data
+/// beside them (transcripts, screens, snapshots, stores, payloads) has other extensions.
+const OTHER_SOURCES: &[&str] = &[
+    "tests",
+    "benches",
+    "ui",
+    "scripts",
+    "fixtures",
+    "src-tauri/tests",
+    "src-tauri/benches",
+    "src-tauri/build.rs",
+];
+
+/// What a source file outside the crates is written in: Rust, JavaScript, shell or Python.
+const SOURCE_EXTENSIONS: &[&str] = &["rs", "js", "mjs", "sh", "py"];
+
+/// TEMPORARY: files still over the limit because another change is splitting them (the terminal
+/// tests, restructured with the terminal backends). Take each one off when that change lands;
+/// the check fails on an entry that is no longer over the limit, as a reminder.
+const TEMPORARILY_ALLOWED_OVER_THE_LIMIT: &[&str] = &["tests/terminals.rs", "tests/focus.rs"];
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    files_with(dir, &["rs"], out);
+}
+
+/// Every file under `dir` (or `dir` itself, if it is a file) whose extension is one of
+/// `extensions`, leaving out hidden, `target` and `node_modules` folders.
+fn files_with(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) {
+    let wanted = |path: &Path| {
+        path.extension()
+            .is_some_and(|ext| extensions.iter().any(|wanted| ext == *wanted))
+    };
+    if dir.is_file() {
+        if wanted(dir) {
+            out.push(dir.to_path_buf());
+        }
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries {
         let path = entry.unwrap().path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        // What tools leave behind is nobody's source.
+        if path.is_dir() && (name.starts_with('.') || ["target", "node_modules"].contains(&&*name))
+        {
+            continue;
+        }
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files_with(&path, extensions, out);
+        } else if wanted(&path) {
             out.push(path);
         }
     }
@@ -335,15 +382,52 @@ fn the_circle_check_finds_circles_and_only_circles() {
     assert_eq!(circle(&edges_of(&three)).map(|found| found.len()), Some(3));
 }
 
+/// Every source file outside the crates' `src` folders (`OTHER_SOURCES`): its place in the
+/// repository and its text.
+fn other_sources() -> Vec<(String, String)> {
+    let mut paths = Vec::new();
+    for place in OTHER_SOURCES {
+        files_with(&root().join(place), SOURCE_EXTENSIONS, &mut paths);
+    }
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let place = path.strip_prefix(root()).unwrap().display().to_string();
+            (place, std::fs::read_to_string(path).unwrap())
+        })
+        .collect()
+}
+
 #[test]
 fn no_source_file_passes_800_lines() {
+    let mut files: Vec<(String, String)> = crates()
+        .into_iter()
+        .flat_map(|(_, files)| files.into_iter().map(|(_, place, text)| (place, text)))
+        .collect();
+    files.extend(other_sources());
+    // The walk reads what it must: a file of each kind, from each place.
+    for must in [
+        "src/lib.rs",
+        "tests/layers.rs",
+        "benches/live.rs",
+        "ui/app.js",
+        "ui/test/run.mjs",
+        "scripts/test.sh",
+        "fixtures/recorder/record.sh",
+        "fixtures/recorder/screens_helper.py",
+        "src-tauri/tests/desktop.sh",
+    ] {
+        assert!(
+            files.iter().any(|(place, _)| place == must),
+            "the line limit reads {must}"
+        );
+    }
     let mut long = Vec::new();
-    for (_, files) in crates() {
-        for (_, place, text) in files {
-            let lines = text.lines().count();
-            if lines > MAX_LINES {
-                long.push(format!("{place}: {lines} lines"));
-            }
+    for (place, text) in &files {
+        let lines = text.lines().count();
+        if lines > MAX_LINES && !TEMPORARILY_ALLOWED_OVER_THE_LIMIT.contains(&place.as_str()) {
+            long.push(format!("{place}: {lines} lines"));
         }
     }
     assert!(
@@ -351,6 +435,15 @@ fn no_source_file_passes_800_lines() {
         "split these along the concerns they mix (at most {MAX_LINES} lines):\n{}",
         long.join("\n")
     );
+    for allowed in TEMPORARILY_ALLOWED_OVER_THE_LIMIT {
+        assert!(
+            files
+                .iter()
+                .any(|(place, text)| place == allowed && text.lines().count() > MAX_LINES),
+            "{allowed} is no longer a file over {MAX_LINES} lines: take it off \
+             TEMPORARILY_ALLOWED_OVER_THE_LIMIT"
+        );
+    }
 }
 
 /// The packages `package` depends on, however indirectly, from Cargo.lock.

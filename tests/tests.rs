@@ -17,8 +17,8 @@ mod git; // git facts: branch, ahead/behind, dirty, the cache, a live session fo
 mod hardening; // issue 17's hostile inputs: guard rails, timeouts, ids, tokens, limits, escapes
 mod host; // hosted sessions: the title scanner, report thinning, `slate run` in tmux, a silent prompt
 mod hostile; // hostile files: FIFOs and device links, endless store queries, zstd bombs, future times
-mod intent;
-mod layers; // the layers: no import circle, files of at most 800 lines, a core with no I/O crate // intent, custody and the next actor through the real binary over a temp HOME
+mod intent; // intent, custody and the next actor through the real binary over a temp HOME
+mod layers; // the layers: no import circle, files of at most 800 lines, a core with no I/O crate
 mod listings; // Claude Code's registry and background jobs on disk
 mod live; // the live service: first snapshot, one change per append, intents and claims, over a temp HOME
 mod menu; // the tray menu as data, its config-error note, the tooltip, and menu ids that read back
