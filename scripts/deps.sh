@@ -12,7 +12,7 @@ want pkg-config
 # Tests that drive real terminals: tmux, and an X11 desktop for `slate focus` (a virtual
 # display, a window manager that speaks EWMH, a terminal, and the tools that activate windows).
 want tmux
-# Remote machines (tests/remote.rs, benches/remote.rs): Slate runs the system ssh, and the tests
+# Remote machines (tests/remote/, benches/remote.rs): Slate runs the system ssh, and the tests
 # and the benchmark run a real sshd on 127.0.0.1.
 want openssh-client
 want openssh-server

@@ -8,7 +8,7 @@
 //! from their executable and argv. Adapters are pure: they never open a file, never read the clock
 //! and never decide a status. Deciding is `tracker`'s job; finding and reading files is `sources`'
 //! job. Adding an agent means adding a module here and one line to [`BUILT_IN`] (see
-//! ARCHITECTURE.md).
+//! docs/formats.md §11).
 
 pub mod claude;
 pub mod codex;
