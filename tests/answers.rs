@@ -3,12 +3,12 @@
 //! the terminals, the API and the command line, forwarded to another machine, and never answered
 //! where its screen is not the call the transcript records.
 
-mod calls;
+mod calls; // a screen answered only where it is the call the transcript records
 mod forwarded; // answers to a session on another machine
 mod panes; // which pane is the agent's, and keys only to its foreground
 mod recorded; // the keys against every dialog recorded from the real CLIs
 mod stand_in; // answers typed into the stand-in, once, and confirmed by its next screen
-mod surfaces; // the API and the command line answering the stand-in // a screen answered only where it is the call the transcript records
+mod surfaces; // the API and the command line answering the stand-in
 
 use std::path::{Path, PathBuf};
 

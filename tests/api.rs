@@ -3,11 +3,11 @@
 //! the `slate serve` and `slate watch` commands as a person runs them. The helpers here (a
 //! service, a server on a free port, a `slate` command, the token) serve other groups too.
 
-mod commands;
+mod commands; // commands that read a running server
 mod errors; // one error shape everywhere
 mod guards; // Host, Origin, token and body size, CORS, the token file
 mod router; // the JSON endpoints through the router
-mod serving; // slate serve and slate watch, and the event stream // commands that read a running server
+mod serving; // slate serve and slate watch, and the event stream
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;

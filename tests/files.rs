@@ -2,8 +2,8 @@
 //! `sources::tail`), the roots and the one canonical folder, all in temp folders.
 
 mod discovery; // the roots, the watcher's folders, each agent's transcripts, one changed path
-mod folders;
-mod reading; // reading only what was appended, and every damaged file // canonical folders, compared by each platform's rules
+mod folders; // canonical folders, compared by each platform's rules
+mod reading; // reading only what was appended, and every damaged file
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;

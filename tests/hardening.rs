@@ -1,10 +1,10 @@
 //! The defects a hostile user or file found (issue 17), each with the test that showed it, by
 //! where they were: the server, ids and limits, terminal escapes, and the commands.
 
-mod commands;
+mod commands; // slate run's exit, error causes, another HOME's Slate, a locked store
 mod escapes; // control characters kept from terminals and logs
 mod limits; // short ids, the token file, free text, item dependencies
-mod server; // the address, headers, bodies, silent connections, lagging subscribers // slate run's exit, error causes, another HOME's Slate, a locked store
+mod server; // the address, headers, bodies, silent connections, lagging subscribers
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

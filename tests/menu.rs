@@ -2,8 +2,8 @@
 //! error, the answers a dialog offers, and menu ids that read back; and the tooltip.
 
 mod dialogs; // the answers a dialog offers, local and remote
-mod ids;
-mod sessions; // the sessions that need you, the app's actions, a config error // menu ids that read back, and hostile ones refused
+mod ids; // menu ids that read back, and hostile ones refused
+mod sessions; // the sessions that need you, the app's actions, a config error
 
 use slate::agents::keys::Action;
 use slate::agents::screens::DialogKind;

@@ -7,9 +7,9 @@ mod commands; // the command line with remotes, and focusing a remote pane
 mod configured; // the [[remote]] config edits, the menu's note, the MACHINE column
 mod forward; // answers to a remote session's dialog, forwarded
 mod link; // the retry schedule, the ssh argument lists, what a failed link means
-mod misbehaving;
+mod misbehaving; // a stand-in ssh that floods, lies or never ends
 mod over_ssh; // a live service following a real sshd
-mod view; // watch lines read, and every remote's sessions merged // a stand-in ssh that floods, lies or never ends
+mod view; // watch lines read, and every remote's sessions merged
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,8 +2,8 @@
 //! file survives.
 
 mod migrations; // the schema's versions, and what a newer Slate wrote
-mod recovery;
-mod round_trips; // what goes in comes out, in memory // kill -9, corruption and locks on a real file
+mod recovery; // kill -9, corruption and locks on a real file
+mod round_trips; // what goes in comes out, in memory
 
 use std::path::{Path, PathBuf};
 

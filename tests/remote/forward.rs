@@ -18,9 +18,6 @@ use super::{
     snapshot_line, stand_in_ssh, wait_for, Watched, REMOTE_SESSION,
 };
 
-// ---------------------------------------------------------------------------------------------
-// Answers forwarded to a remote.
-
 /// A session with a permission dialog Slate can type into, as its own machine says it.
 fn at_dialog(id: &str) -> Session {
     let mut session = codex("api", id, Status::Waiting);
