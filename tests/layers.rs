@@ -1,5 +1,5 @@
 //! The layers, checked: no module imports another round a circle, no source file passes 800
-//! lines (the crates' and every other: tests, benchmarks, the page, scripts), and the pure core
+//! lines (in the crates or beside them: tests, benchmarks, the page, scripts), and the pure core
 //! (`slate-core`) depends, however indirectly, on no runtime, database, file watcher, process
 //! table, git or HTTP crate.
 //!
