@@ -280,7 +280,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
             // Terminals are read only where the processes are real: a recorded table is a replay.
             let sensing = engine.scans_live_processes().then(|| {
                 let delivered = events.clone();
-                Sensing::start(service.clock, move |delivery| {
+                Sensing::start(engine.terminals(), service.clock, move |delivery| {
                     let _ = delivered.send(Event::Terminals(delivery));
                 })
             });
