@@ -396,11 +396,7 @@ fn has_terminal(process: &SeenProcess) -> bool {
 
 /// The problem a terminal that could not be read is counted as.
 fn unreadable(address: &Address, why: &str) -> Problem {
-    Problem::new(ProblemKind::TerminalUnreadable, describe(address), why)
-}
-
-pub fn describe(address: &Address) -> String {
-    address.describe()
+    Problem::new(ProblemKind::TerminalUnreadable, address.describe(), why)
 }
 
 /// The problem a terminal found unreadable as soon as it is located is counted as, where its

@@ -261,6 +261,7 @@ fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
     let screen = screen_file(&board, "1");
     let keys = board.join("1.keys");
     wait_for("the stand-in to draw its dialog", || screen.exists());
+    std::thread::sleep(Duration::from_millis(300));
     // The rollout is written after the stand-in started, so its process vouches for it.
     codex_rollout_with_id(
         &home,

@@ -11,7 +11,9 @@
 //! terminal (`terminals::proof`, over what [`Backend::survey`] and [`Backend::device`] give,
 //! never a variable alone); keys go only to a dialog read just now, only while the agent holds
 //! the terminal's foreground, and at most once (`answers`). [`Backends::see`] is the pure choice
-//! of how a process's terminal is seen from its variables. This module does no I/O.
+//! of how a process's terminal is seen from its variables. Bringing a pane to the front is not a
+//! backend's: `focus::strategy` chooses that across the multiplexer and the window around it.
+//! This module does no I/O.
 
 use std::cmp::Ordering;
 use std::fmt;
