@@ -226,7 +226,7 @@ impl Ledger for Kept {
     }
 }
 
-fn ours<'a>(sessions: impl IntoIterator<Item = Session>, folder: &'a Path) -> Option<Session> {
+fn ours(sessions: impl IntoIterator<Item = Session>, folder: &Path) -> Option<Session> {
     sessions
         .into_iter()
         .find(|session| session.folder.as_deref() == Some(&*folder.to_string_lossy()))
