@@ -33,7 +33,7 @@ want libayatana-appindicator3-dev
 want librsvg2-dev
 want libxdo-dev
 want libssl-dev
-# The headless desktop and focus tests (src-tauri/tests/desktop.sh, tests/focus.rs): an X server, a private D-Bus session, a
+# The headless desktop and focus tests (src-tauri/tests/desktop.sh, tests/focus/x11.rs): an X server, a private D-Bus session, a
 # tray host (status-notifier-watcher), a notification server, a window manager, a terminal, and
 # the tools that read pixels, windows and D-Bus.
 want xvfb

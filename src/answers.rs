@@ -28,7 +28,7 @@ use crate::agents::keys::{self, Action};
 use crate::agents::screens::Screen;
 use crate::model::{PendingCall, SessionKey, TerminalKind, Timestamp};
 use crate::terminals::proof::{self, Proof};
-use crate::terminals::{self, panes::Address};
+use crate::terminals::{self, hosted, Address, Backends};
 
 mod route;
 
@@ -37,7 +37,7 @@ pub use crate::protocol::{
     CONFIRM_WITHIN,
 };
 pub use crate::protocol::{Attempt, Target};
-pub use route::{answer, refuse, Ledger, Route};
+pub use route::{answer, answer_in, refuse, Ledger, Route};
 
 /// How often the screen is read while waiting for the dialog to leave.
 const CONFIRM_EVERY: Duration = Duration::from_millis(50);
@@ -62,10 +62,15 @@ pub struct Destination {
     pub proof: Option<Proof>,
 }
 
-/// Where Slate can type into `target`'s terminal, or why it cannot: the pane proved by the
-/// process's terminal device, found now. A session on another machine is not typed into from
-/// here: its answer is forwarded (`remote::forward`).
+/// [`terminal_of_in`] the built-in terminals.
 pub fn terminal_of(target: &Target) -> Result<Destination, RespondError> {
+    terminal_of_in(terminals::BUILT_IN, target)
+}
+
+/// Where Slate can type into `target`'s terminal among `backends`, or why it cannot: the pane
+/// proved by the process's terminal device, found now. A session on another machine is not typed
+/// into from here: its answer is forwarded (`remote::forward`).
+pub fn terminal_of_in(backends: Backends, target: &Target) -> Result<Destination, RespondError> {
     if let Some(machine) = &target.machine {
         return Err(RespondError::new(
             ErrorCode::CannotType,
@@ -90,16 +95,15 @@ pub fn terminal_of(target: &Target) -> Result<Destination, RespondError> {
     if target.hosted {
         return match &target.control {
             Some(socket) => Ok(Destination {
-                address: Address::Hosted {
-                    socket: socket.clone(),
-                },
+                address: hosted::address(socket.clone()),
                 pid,
                 proof: None,
             }),
             None => Err(RespondError::new(ErrorCode::CannotType, NO_CONTROL_NOTE)),
         };
     }
-    let located = terminals::locate(&[pid])
+    let located = backends
+        .locate(&[pid])
         .into_iter()
         .find_map(|(found, located)| (found == pid).then_some(located));
     let Some(located) = located else {
@@ -130,8 +134,9 @@ pub fn terminal_of(target: &Target) -> Result<Destination, RespondError> {
 
 /// Checks, just before typing, that the keys would reach the agent: its process is alive, not
 /// stopped, and its group has the foreground of the terminal proved to be its pane (and so has a
-/// relay's between them), and a tmux pane is in no mode (copy mode, a chooser) and still has that
-/// terminal. Says why not, and then nothing is typed.
+/// relay's between them), and its backend finds nothing between the pane and that terminal (a
+/// tmux pane is in no mode, copy mode or a chooser, and still has that terminal). Says why not,
+/// and then nothing is typed.
 pub fn ready_to_type(destination: &Destination) -> Result<(), RespondError> {
     let cannot =
         |why: String| RespondError::new(ErrorCode::CannotType, format!("{why}; nothing was typed"));
@@ -164,22 +169,8 @@ pub fn ready_to_type(destination: &Destination) -> Result<(), RespondError> {
             .map_err(|why| cannot(why.sentence(&format!("its relay `{program}`"), *relay)))?;
         pane_tty = *relay_tty;
     }
-    if let Address::Tmux { socket, pane } = &destination.address {
-        let state = terminals::tmux_pane_state(socket, pane)
-            .map_err(|why| cannot(format!("cannot check the pane before typing: {why}")))?;
-        if state.in_mode {
-            return Err(cannot(format!(
-                "tmux pane {pane} is in a mode (copy mode, or a chooser): keys would go to the \
-                 mode, not the agent; leave it (q) first"
-            )));
-        }
-        if !proof::same_device(state.tty, pane_tty) {
-            return Err(cannot(format!(
-                "tmux pane {pane} no longer has the terminal proved to be the agent's"
-            )));
-        }
-    }
-    Ok(())
+    let address = &destination.address;
+    address.backend.check(address, pane_tty).map_err(cannot)
 }
 
 /// How long a dialog that was answered stays answered: a second answer to the same fingerprint of
@@ -298,14 +289,26 @@ pub fn no_store() -> RespondError {
     )
 }
 
-/// Carries out one answer on `target`: takes the session's answer lock in `locks`, re-reads its
-/// screen, checks the fingerprint, checks that the keys would reach the agent, types the fewest
-/// keys once, and waits up to [`CONFIRM_WITHIN`] for the agent to draw its own next screen.
+/// [`respond_in`] the built-in terminals.
 pub fn respond(target: &Target, request: &RespondRequest, locks: &Path, now: Timestamp) -> Attempt {
+    respond_in(terminals::BUILT_IN, target, request, locks, now)
+}
+
+/// Carries out one answer on `target`, whose terminal is looked for among `backends`: takes the
+/// session's answer lock in `locks`, re-reads its screen, checks the fingerprint, checks that the
+/// keys would reach the agent, types the fewest keys once, and waits up to [`CONFIRM_WITHIN`] for
+/// the agent to draw its own next screen.
+pub fn respond_in(
+    backends: Backends,
+    target: &Target,
+    request: &RespondRequest,
+    locks: &Path,
+    now: Timestamp,
+) -> Attempt {
     if let Err(error) = check(request) {
         return Attempt::refused(error, None);
     }
-    match terminal_of(target) {
+    match terminal_of_in(backends, target) {
         Ok(destination) => respond_to(
             &destination,
             &target.key,

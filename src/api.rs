@@ -452,7 +452,8 @@ async fn respond(
             let route = forward.unwrap_or_else(|| Route::Here {
                 locks: handle.answer_locks(),
             });
-            let result = answers::answer(route, &target, &request, &Books(&handle));
+            let terminals = handle.terminals();
+            let result = answers::answer_in(terminals, route, &target, &request, &Books(&handle));
             // The live list sees the dialog leave on the next reading; ask for it now.
             handle.refresh();
             result

@@ -24,6 +24,7 @@ use crate::sources::stores::StoreState;
 use crate::sources::walk::{self, ReadState, ScanOptions, ScanResult};
 use crate::sources::{listings, processes};
 use crate::store::{Store, StoreError};
+use crate::terminals::Backends;
 use crate::tracker::{Change, Evidence, Input, Policy, SeenProcess, Tracker, WorkItemInfo};
 
 /// Where the engine gets its process table.
@@ -47,6 +48,8 @@ pub struct Options {
     pub processes: ProcessSource,
     /// The agents to look for: the built-in ones, or a test's own.
     pub registry: Registry,
+    /// The terminals to look in for their sessions: the built-in ones, or a test's own.
+    pub terminals: Backends,
 }
 
 impl Options {
@@ -59,6 +62,7 @@ impl Options {
             scan: ScanOptions::default(),
             processes: ProcessSource::Live,
             registry: crate::agents::BUILT_IN,
+            terminals: crate::terminals::BUILT_IN,
         }
     }
 }
@@ -102,6 +106,7 @@ pub struct RootReport {
 pub struct Engine {
     tracker: Tracker,
     registry: Registry,
+    terminals: Backends,
     roots: Roots,
     scan: ScanOptions,
     read_state: ReadState,
@@ -154,6 +159,7 @@ impl Engine {
         Engine {
             tracker: Tracker::new(options.policy.clone()),
             registry,
+            terminals: options.terminals,
             roots: roots::resolve_roots(registry, &options.env),
             scan: options.scan,
             read_state: ReadState::new(),
@@ -445,6 +451,11 @@ impl Engine {
         self.tracker.sessions()
     }
 
+    /// The terminal backends its sessions' terminals are looked for in.
+    pub fn terminals(&self) -> Backends {
+        self.terminals
+    }
+
     /// The processes the last scan recognised.
     pub fn processes(&self) -> &[SeenProcess] {
         self.tracker.processes()
@@ -668,7 +679,7 @@ pub fn merge(first: Vec<Change>, second: Vec<Change>) -> Vec<Change> {
 /// `engine` (`terminals::locate_once`, `terminals::read_once`). A decisive title or screen
 /// decides on this one read; rules that need time wait for a live engine.
 pub fn sense_once(engine: &mut Engine, now: Timestamp, clock: fn() -> Timestamp) {
-    let once = crate::terminals::locate_once(engine.processes());
+    let once = crate::terminals::locate_once(engine.terminals, engine.processes());
     for problem in &once.problems {
         engine.record_problem(problem.clone());
     }

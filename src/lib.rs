@@ -23,8 +23,8 @@
 //! - `tty`: which terminal a process belongs to; `socket`: Unix-socket exchanges with a
 //!   deadline.
 //! - `terminals`: reading the tmux panes, kitty windows and WezTerm panes of sessions Slate does
-//!   not host (their titles and what their screens show), off the live loop; where a pane is and
-//!   how its tools' output reads is pure (`terminals::panes`).
+//!   not host (their titles and what their screens show), off the live loop, one backend module
+//!   each behind one trait (`terminals::backend`), with `slate run`'s hosted terminals.
 //! - `answers`: carrying one answer out: the pane proved, the dialog read again, the keys typed
 //!   once.
 //! - `remote`: the `ssh` links to other machines, the attach and the forwarded answers.

@@ -205,6 +205,8 @@ struct Shared {
     remotes_changed: tokio::sync::watch::Sender<Vec<remote::Report>>,
     /// How the links run, for an answer forwarded to a remote (`remote::forward`).
     link_options: Option<LinkOptions>,
+    /// The terminals the engine looks in, where an answer typed here looks too.
+    terminals: terminals::Backends,
     clock: fn() -> Timestamp,
 }
 
@@ -267,6 +269,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         settings_changed,
         remotes_changed,
         link_options: service.remotes.clone(),
+        terminals: service.options.terminals,
         clock: service.clock,
     });
     let handle = Handle {
@@ -280,7 +283,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
             // Terminals are read only where the processes are real: a recorded table is a replay.
             let sensing = engine.scans_live_processes().then(|| {
                 let delivered = events.clone();
-                Sensing::start(service.clock, move |delivery| {
+                Sensing::start(engine.terminals(), service.clock, move |delivery| {
                     let _ = delivered.send(Event::Terminals(delivery));
                 })
             });

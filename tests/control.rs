@@ -388,9 +388,7 @@ fn approving_a_hosted_dialog_types_its_digit_and_sees_it_leave() {
     let deadline = Instant::now() + Duration::from_secs(20);
     let (socket, _, dialog) = dialog_over_the_socket(temp.path(), deadline);
     let destination = Destination {
-        address: slate::terminals::panes::Address::Hosted {
-            socket: socket.to_string_lossy().into_owned(),
-        },
+        address: hosted::address(socket.to_string_lossy()),
         pid: hosted_child(child.id()),
         proof: None,
     };
@@ -458,16 +456,14 @@ fn a_hosted_session_is_typed_into_through_its_socket_or_not_at_all() {
         terminal_of(&target(Some("/run/user/1/slate/9.sock")))
             .unwrap()
             .address,
-        slate::terminals::panes::Address::Hosted {
-            socket: "/run/user/1/slate/9.sock".to_string()
-        }
+        hosted::address("/run/user/1/slate/9.sock")
     );
     // An older `slate run` offers no socket: nothing is typed, wherever its process sits.
     let refused = terminal_of(&target(None)).unwrap_err();
     assert_eq!(refused.code, ErrorCode::CannotType);
     assert_eq!(refused.message, NO_CONTROL_NOTE);
     assert_eq!(
-        slate::terminals::typing::hosted_bytes(&[
+        hosted::bytes(&[
             slate::agents::keys::Key::Digit(3),
             slate::agents::keys::Key::Text("DuckDB".to_string()),
             slate::agents::keys::Key::Pause(400),

@@ -81,6 +81,7 @@ pub fn engine(home: &Path, table: ProcessTable) -> Engine {
         scan: Default::default(),
         processes: ProcessSource::Recorded(table),
         registry: slate::agents::BUILT_IN,
+        terminals: slate::terminals::BUILT_IN,
     })
 }
 
@@ -348,6 +349,7 @@ fn an_old_transcript_is_read_when_closed_sessions_are_asked_for() {
         scan: Default::default(),
         processes: ProcessSource::Recorded(ProcessTable::default()),
         registry: slate::agents::BUILT_IN,
+        terminals: slate::terminals::BUILT_IN,
     };
     options.scan.closed_detail = true;
     let mut engine = Engine::new(options);
@@ -487,6 +489,7 @@ fn gemini_folders_come_from_project_root_files_and_the_registry() {
         scan: Default::default(),
         processes: ProcessSource::Recorded(ProcessTable::default()),
         registry: slate::agents::BUILT_IN,
+        terminals: slate::terminals::BUILT_IN,
     };
     options.scan.closed_detail = true;
     let mut engine = Engine::new(options.clone());

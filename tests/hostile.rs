@@ -110,6 +110,7 @@ fn engine(home: &Path, table: ProcessTable, scan: ScanOptions) -> Engine {
         scan,
         processes: ProcessSource::Recorded(table),
         registry: BUILT_IN,
+        terminals: slate::terminals::BUILT_IN,
     })
 }
 

@@ -47,11 +47,6 @@ const OTHER_SOURCES: &[&str] = &[
 /// What a source file outside the crates is written in: Rust, JavaScript, shell or Python.
 const SOURCE_EXTENSIONS: &[&str] = &["rs", "js", "mjs", "sh", "py"];
 
-/// TEMPORARY: files still over the limit because another change is splitting them (the terminal
-/// tests, restructured with the terminal backends). Take each one off when that change lands;
-/// the check fails on an entry that is no longer over the limit, as a reminder.
-const TEMPORARILY_ALLOWED_OVER_THE_LIMIT: &[&str] = &["tests/terminals.rs", "tests/focus.rs"];
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -426,7 +421,7 @@ fn no_source_file_passes_800_lines() {
     let mut long = Vec::new();
     for (place, text) in &files {
         let lines = text.lines().count();
-        if lines > MAX_LINES && !TEMPORARILY_ALLOWED_OVER_THE_LIMIT.contains(&place.as_str()) {
+        if lines > MAX_LINES {
             long.push(format!("{place}: {lines} lines"));
         }
     }
@@ -435,15 +430,6 @@ fn no_source_file_passes_800_lines() {
         "split these along the concerns they mix (at most {MAX_LINES} lines):\n{}",
         long.join("\n")
     );
-    for allowed in TEMPORARILY_ALLOWED_OVER_THE_LIMIT {
-        assert!(
-            files
-                .iter()
-                .any(|(place, text)| place == allowed && text.lines().count() > MAX_LINES),
-            "{allowed} is no longer a file over {MAX_LINES} lines: take it off \
-             TEMPORARILY_ALLOWED_OVER_THE_LIMIT"
-        );
-    }
 }
 
 /// The packages `package` depends on, however indirectly, from Cargo.lock.

@@ -2,6 +2,7 @@
 
 mod answers; // answering dialogs: keys against the recorded CLIs, a stand-in agent in real tmux, the API and the CLI
 mod api; // the HTTP API: JSON endpoints, the event stream, guard rails, serve and watch
+mod backends; // a terminal backend defined only in the test: located, read and answered through the product
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
 mod cli; // the command line as a packaged tool: closed pipes, exit codes, completions, man pages, the user unit
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input

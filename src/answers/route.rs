@@ -16,8 +16,9 @@ use crate::config::RemoteEntry;
 use crate::model::{SessionKey, Timestamp};
 use crate::remote::{forward, LinkOptions};
 
-use super::{no_store, respond, Attempt, Target};
+use super::{no_store, respond_in, Attempt, Target};
 use crate::protocol::{Record, RespondError, RespondRequest, Responded};
+use crate::terminals::Backends;
 
 /// Where an answer is carried out.
 #[derive(Debug, Clone)]
@@ -46,10 +47,21 @@ pub trait Ledger {
     fn keep(&self, key: &SessionKey, record: &Record);
 }
 
-/// Carries out `request` on `target` along `route`, and records the attempt in `ledger` unless
-/// the running Slate it went through records it. Returns what the answer did, or why it was
-/// refused or had no effect.
+/// [`answer_in`] the built-in terminals.
 pub fn answer(
+    route: Route,
+    target: &Target,
+    request: &RespondRequest,
+    ledger: &dyn Ledger,
+) -> Result<Responded, RespondError> {
+    answer_in(crate::terminals::BUILT_IN, route, target, request, ledger)
+}
+
+/// Carries out `request` on `target` along `route` (here, its terminal looked for among
+/// `terminals`), and records the attempt in `ledger` unless the running Slate it went through
+/// records it. Returns what the answer did, or why it was refused or had no effect.
+pub fn answer_in(
+    terminals: Backends,
     route: Route,
     target: &Target,
     request: &RespondRequest,
@@ -60,7 +72,9 @@ pub fn answer(
             let key = recorded_key(target);
             return client.respond(&key.reference(), request);
         }
-        Route::Here { locks: Some(locks) } => respond(target, request, &locks, ledger.now()),
+        Route::Here { locks: Some(locks) } => {
+            respond_in(terminals, target, request, &locks, ledger.now())
+        }
         Route::Here { locks: None } => Attempt::refused(no_store(), None),
         Route::Forward { entry, options } => Attempt {
             result: forward::respond(&entry, &options, target.key.id.as_str(), request),

@@ -110,6 +110,11 @@ impl Handle {
         crate::answers::lock_folder(store.path())
     }
 
+    /// The terminals the engine looks in: an answer typed here looks for its pane there too.
+    pub fn terminals(&self) -> crate::terminals::Backends {
+        self.shared.terminals
+    }
+
     /// Records one answer to a session's dialog in the store, whatever its outcome.
     pub fn record_answer(
         &self,

@@ -9,10 +9,63 @@
 //! and it is used only when it is a socket of this user's in a folder of this user's that nobody
 //! else may enter ([`check_private`]): a report that names any other socket is not followed.
 //! What the screen means is `agents::screens`'; this module only carries text and bytes.
+//!
+//! As a terminal backend ([`HOSTED`]) it is never located from a process: the session's hosted
+//! report names its socket ([`address`]), and `slate run` owns the terminal, so a hosted
+//! terminal's view stays `hosted`.
 
 use std::path::Path;
 
-use super::panes::PaneText;
+use super::backend::{Address, Backend, PaneRead, PaneText, Wanted};
+use crate::agents::keys::Key;
+use crate::model::{TerminalKind, TerminalView, Timestamp};
+
+/// The backend of `slate run`'s hosted terminals.
+pub struct Hosted;
+
+pub static HOSTED: Hosted = Hosted;
+
+/// The hosted terminal behind control socket `socket`: its server and its pane are the socket,
+/// one terminal each.
+pub fn address(socket: impl Into<String>) -> Address {
+    let socket = socket.into();
+    Address::new(&HOSTED, socket.clone(), socket)
+}
+
+impl Backend for Hosted {
+    fn kind(&self) -> TerminalKind {
+        TerminalKind::Hosted
+    }
+
+    fn describe(&self, address: &Address) -> String {
+        format!("the hosted terminal at {}", address.server)
+    }
+
+    fn view(&self, _address: &Address) -> TerminalView {
+        TerminalView::hosted()
+    }
+
+    fn read(&self, socket: &str, wanted: &[Wanted], clock: fn() -> Timestamp) -> Vec<PaneRead> {
+        wanted
+            .iter()
+            .map(|want| read(Path::new(socket), want.colours).map(|pane| (pane, clock())))
+            .collect()
+    }
+
+    fn screen(&self, address: &Address, colours: bool) -> Result<String, String> {
+        Ok(read(Path::new(&address.server), colours)?.screen)
+    }
+
+    fn send(&self, address: &Address, keys: &[Key]) -> Result<(), String> {
+        write(Path::new(&address.server), &bytes(keys))
+    }
+}
+
+/// What a hosted terminal is written for `keys`: the bytes a terminal would send for them
+/// (`\r` for Enter, ESC for Escape, text as it is), through `slate run`'s control socket.
+pub fn bytes(keys: &[Key]) -> String {
+    keys.iter().map(Key::bytes).collect()
+}
 
 /// The longest answer read: a screen of 500 by 200 cells with a colour escape in front of each.
 pub const MOST: usize = 4 << 20;

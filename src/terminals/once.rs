@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::{
-    has_terminal, locate, read, unread_view, unreadable, unreadable_at_once, Address, Job, Located,
-    Outcome,
+    has_terminal, hosted, read, unread_view, unreadable, unreadable_at_once, Backends, Job,
+    Located, Outcome,
 };
 use crate::model::{Problem, SessionKey, TerminalView, Timestamp};
 use crate::tracker::{Input, SeenProcess};
@@ -30,17 +30,17 @@ impl Once {
     }
 }
 
-/// Locates the terminal of every process of `processes` that has one.
-pub fn locate_once(processes: &[SeenProcess]) -> Once {
+/// Locates the terminal of every process of `processes` that has one, in `backends`.
+pub fn locate_once(backends: Backends, processes: &[SeenProcess]) -> Once {
     let pids: Vec<u32> = processes
         .iter()
         .filter(|process| has_terminal(process))
         .map(|process| process.info.pid)
         .collect();
-    let located: HashMap<u32, Located> = locate(&pids).into_iter().collect();
+    let located: HashMap<u32, Located> = backends.locate(&pids).into_iter().collect();
     let problems = located
         .iter()
-        .filter_map(|(pid, found)| unreadable_at_once(*pid, &found.view))
+        .filter_map(|(pid, found)| unreadable_at_once(backends, *pid, &found.view))
         .collect();
     Once { located, problems }
 }
@@ -67,9 +67,7 @@ pub fn read_once(
         .into_iter()
         .filter_map(|(key, pid)| {
             let address = match hosted.get(&key) {
-                Some(socket) => Address::Hosted {
-                    socket: socket.clone(),
-                },
+                Some(socket) => hosted::address(socket.clone()),
                 None => once.located.get(&pid)?.address.clone()?,
             };
             Some(Job { key, address })

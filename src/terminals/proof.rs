@@ -10,15 +10,19 @@
 //! agent and the foreground process of the pane's terminal, so keys typed into the pane reach
 //! it.
 //!
-//! [`prove`] decides from facts alone and is tested without processes; [`ProcessTty::read`],
-//! `tty::tmux_sockets` and [`tmux_panes`] gather the facts (the process table under `/proc`, and
-//! one `tmux list-panes -a` per server, each within the terminal read limit). Before any key is
-//! typed, [`Stat::ready`] says whether the agent may receive it now: alive, not stopped, and its
-//! process group the terminal's foreground group.
+//! The same holds for every backend: the panes are what the backends list with their terminal
+//! devices (`terminals::backend`'s `survey` and `device`, for tmux every server's `list-panes
+//! -a`), and only the device decides.
+//!
+//! [`prove`] decides from facts alone and is tested without processes; [`ProcessTty::read`]
+//! gathers the process's side (the process table under `/proc`). Before any key is typed,
+//! [`Stat::ready`] says whether the agent may receive it now: alive, not stopped, and its process
+//! group the terminal's foreground group.
 
-use crate::focus::strategy::{Ancestor, CommandLine};
+use super::backend::PaneTty;
+use crate::focus::strategy::Ancestor;
 
-pub use crate::tty::{device_of, same_device, tmux_sockets, NotReady, Stat};
+pub use crate::tty::{device_of, same_device, NotReady, Stat};
 
 /// Programs that relay a pseudo-terminal to a child on another one: keys typed into the relay's
 /// terminal reach the child.
@@ -71,15 +75,6 @@ impl ProcessTty {
             ancestors,
         }
     }
-}
-
-/// One pane of a tmux server, with its terminal device.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaneTty {
-    pub socket: String,
-    pub pane: String,
-    /// The device number of `#{pane_tty}`.
-    pub tty: u64,
 }
 
 /// How a pane was proved to be a process's.
@@ -137,146 +132,13 @@ pub fn prove<'a>(process: &ProcessTty, panes: &'a [PaneTty]) -> Option<(&'a Pane
     ))
 }
 
-/// The format of each line of `tmux list-panes -a` that proving reads.
-pub const TMUX_TTY_FORMAT: &str = "#{pane_id} #{pane_tty}";
-
-/// `tmux -S <socket> list-panes -a` with [`TMUX_TTY_FORMAT`].
-pub fn tmux_list_ttys(socket: &str) -> CommandLine {
-    CommandLine {
-        program: "tmux".to_string(),
-        args: ["-S", socket, "list-panes", "-a", "-F", TMUX_TTY_FORMAT]
-            .iter()
-            .map(|arg| arg.to_string())
-            .collect(),
-        env: Vec::new(),
-    }
-}
-
-/// Reads the output of [`tmux_list_ttys`]: each pane's id and terminal path. Lines that are not
-/// a pane id and a `/dev/` path are skipped.
-pub fn parse_tmux_ttys(text: &str) -> Vec<(String, String)> {
-    text.lines()
-        .filter_map(|line| {
-            let (pane, tty) = line.split_once(' ')?;
-            let valid = pane
-                .strip_prefix('%')
-                .is_some_and(|digits| !digits.is_empty() && digits.len() <= 12)
-                && pane[1..].bytes().all(|b| b.is_ascii_digit());
-            (valid && tty.starts_with("/dev/") && !tty.contains(char::is_whitespace))
-                .then(|| (pane.to_string(), tty.to_string()))
-        })
-        .collect()
-}
-
-/// The format of the line tmux prints for a pane's state before typing.
-pub const TMUX_STATE_FORMAT: &str = "#{pane_id} #{pane_in_mode} #{pane_tty}";
-
-/// `tmux -S <socket> display-message -p -t <pane>` with [`TMUX_STATE_FORMAT`].
-pub fn tmux_state(socket: &str, pane: &str) -> CommandLine {
-    CommandLine {
-        program: "tmux".to_string(),
-        args: [
-            "-S",
-            socket,
-            "display-message",
-            "-p",
-            "-t",
-            pane,
-            TMUX_STATE_FORMAT,
-        ]
-        .iter()
-        .map(|arg| arg.to_string())
-        .collect(),
-        env: Vec::new(),
-    }
-}
-
-/// A tmux pane's state just before typing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaneState {
-    /// True while the pane is in a mode (copy mode, a chooser): keys go to the mode.
-    pub in_mode: bool,
-    /// The path of its terminal.
-    pub tty: String,
-}
-
-/// Reads the output of [`tmux_state`] for `pane`. A pane tmux no longer has prints another id or
-/// none.
-pub fn parse_tmux_state(text: &str, pane: &str) -> Result<PaneState, String> {
-    let line = text.lines().next().unwrap_or_default();
-    let mut fields = line.splitn(3, ' ');
-    if fields.next() != Some(pane) {
-        return Err(format!("pane {pane} is gone"));
-    }
-    let in_mode = match fields.next() {
-        Some("0") => false,
-        Some("1") => true,
-        _ => return Err("tmux did not say whether the pane is in a mode".to_string()),
-    };
-    let tty = fields.next().unwrap_or_default();
-    if !tty.starts_with("/dev/") {
-        return Err("tmux did not say the pane's terminal".to_string());
-    }
-    Ok(PaneState {
-        in_mode,
-        tty: tty.to_string(),
-    })
-}
-
-/// Every pane of every server in `sockets`, with its terminal's device, each server asked once
-/// and all of them in parallel, each within the terminal read limit; and the servers that did not
-/// answer, with why (a stopped server, or one too slow on a loaded machine), so that what they
-/// would have proved is asked again later rather than taken as no pane.
-pub fn tmux_panes(sockets: &[String]) -> TmuxPanes {
-    std::thread::scope(|scope| {
-        let asked: Vec<_> = sockets
-            .iter()
-            .map(|socket| {
-                scope.spawn(move || {
-                    let text = super::run(&tmux_list_ttys(socket))?;
-                    Ok(parse_tmux_ttys(&text)
-                        .into_iter()
-                        .filter_map(|(pane, tty)| {
-                            Some(PaneTty {
-                                socket: socket.clone(),
-                                pane,
-                                tty: device_of(&tty)?,
-                            })
-                        })
-                        .collect::<Vec<_>>())
-                })
-            })
-            .collect();
-        let mut found = TmuxPanes::default();
-        for (socket, thread) in sockets.iter().zip(asked) {
-            match thread.join() {
-                Ok(Ok(panes)) => found.panes.extend(panes),
-                Ok(Err(why)) => found.unanswered.push((socket.clone(), why)),
-                Err(_) => found
-                    .unanswered
-                    .push((socket.clone(), "the read stopped".to_string())),
-            }
-        }
-        found
-    })
-}
-
-/// What [`tmux_panes`] found.
-#[derive(Debug, Default)]
-pub struct TmuxPanes {
-    pub panes: Vec<PaneTty>,
-    /// The servers that did not answer, with why.
-    pub unanswered: Vec<(String, String)>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn pane(pane: &str, tty: u64) -> PaneTty {
         PaneTty {
-            socket: "/tmp/tmux-1000/default".to_string(),
-            pane: pane.to_string(),
+            address: crate::terminals::tmux::address("/tmp/tmux-1000/default", pane),
             tty,
         }
     }
@@ -299,7 +161,7 @@ mod tests {
             ancestors: vec![link(9, "bash", 34818, false)],
         };
         let (found, proof) = prove(&process, &panes).expect("proved");
-        assert_eq!(found.pane, "%2");
+        assert_eq!(found.address.pane, "%2");
         assert_eq!(proof, Proof::Direct { tty: 34818 });
     }
 
@@ -340,7 +202,7 @@ mod tests {
             ],
         };
         let (found, proof) = prove(&through(true), &panes).expect("proved through script");
-        assert_eq!(found.pane, "%1");
+        assert_eq!(found.address.pane, "%1");
         assert_eq!(
             proof,
             Proof::Relay {
@@ -353,44 +215,5 @@ mod tests {
         // `script` in the background of the pane (started with `&`): the keys would go to the
         // shell in front of it.
         assert_eq!(prove(&through(false), &panes), None);
-    }
-
-    #[test]
-    fn tmux_tty_lines_are_checked() {
-        let text = "%0 /dev/pts/3\n%12 /dev/pts/14\n\n%x /dev/pts/1\n%1 /etc/passwd\n%2 \n%3 /dev/pts/2 extra\nnoise";
-        assert_eq!(
-            parse_tmux_ttys(text),
-            vec![
-                ("%0".to_string(), "/dev/pts/3".to_string()),
-                ("%12".to_string(), "/dev/pts/14".to_string()),
-            ]
-        );
-        let huge = format!("%1 /dev/{}\n", "p".repeat(200_000));
-        assert_eq!(parse_tmux_ttys(&huge).len(), 1);
-        assert_eq!(device_of(&format!("/dev/{}", "p".repeat(200_000))), None);
-        assert_eq!(device_of("/dev/../etc/passwd"), None);
-        assert_eq!(device_of("/etc/passwd"), None);
-    }
-
-    #[test]
-    fn a_pane_state_says_its_mode_and_terminal() {
-        assert_eq!(
-            parse_tmux_state("%3 1 /dev/pts/4\n", "%3"),
-            Ok(PaneState {
-                in_mode: true,
-                tty: "/dev/pts/4".to_string()
-            })
-        );
-        assert!(!parse_tmux_state("%3 0 /dev/pts/4", "%3").unwrap().in_mode);
-        for bad in [
-            "",
-            " 0 /dev/pts/4",
-            "%4 0 /dev/pts/4",
-            "%3 2 /dev/pts/4",
-            "%3 0",
-            "%3 0 tty",
-        ] {
-            assert!(parse_tmux_state(bad, "%3").is_err(), "{bad:?}");
-        }
     }
 }

@@ -75,6 +75,8 @@ impl Reader {
 /// its own besides the worker's stamp on each reading.
 pub struct Sensing {
     requests: mpsc::Sender<Request>,
+    /// The terminal backends processes are located in.
+    backends: Backends,
     /// Each live agent process's terminal, with its start time (a pid reused by another process
     /// is located again).
     located: HashMap<u32, (Timestamp, Located)>,
@@ -97,9 +99,13 @@ pub struct Sensing {
 }
 
 impl Sensing {
-    /// Starts the worker; `deliver` is called on its thread with each result (the live loop
-    /// sends it to itself as an event).
-    pub fn start(clock: fn() -> Timestamp, deliver: impl Fn(Delivery) + Send + 'static) -> Sensing {
+    /// Starts the worker, which locates processes in `backends`; `deliver` is called on its
+    /// thread with each result (the live loop sends it to itself as an event).
+    pub fn start(
+        backends: Backends,
+        clock: fn() -> Timestamp,
+        deliver: impl Fn(Delivery) + Send + 'static,
+    ) -> Sensing {
         let (requests, inbox) = mpsc::channel::<Request>();
         let in_flight = Arc::new(Mutex::new(HashSet::new()));
         let reading = Arc::clone(&in_flight);
@@ -109,7 +115,7 @@ impl Sensing {
                 let mut reader = Reader::default();
                 for request in inbox {
                     match request {
-                        Request::Locate(pids) => deliver(Delivery::Located(locate(&pids))),
+                        Request::Locate(pids) => deliver(Delivery::Located(backends.locate(&pids))),
                         Request::Read(jobs) => {
                             let outcomes = reader.read(jobs, clock, &reading);
                             if !outcomes.is_empty() {
@@ -122,17 +128,19 @@ impl Sensing {
         if let Err(error) = spawned {
             tracing::warn!("cannot start the terminal reader, so no terminal is read: {error}");
         }
-        Sensing::over(requests, in_flight)
+        Sensing::over(backends, requests, in_flight)
     }
 
     /// The loop's side over a worker that takes `requests` and takes sessions off `in_flight`
     /// when it has read them.
     fn over(
+        backends: Backends,
         requests: mpsc::Sender<Request>,
         in_flight: Arc<Mutex<HashSet<SessionKey>>>,
     ) -> Sensing {
         Sensing {
             requests,
+            backends,
             located: HashMap::new(),
             locating: HashMap::new(),
             relocate: HashMap::new(),
@@ -149,7 +157,7 @@ impl Sensing {
     pub fn set_hosted(&mut self, controls: HashMap<SessionKey, String>) {
         self.hosted = controls
             .into_iter()
-            .map(|(key, socket)| (key, Address::Hosted { socket }))
+            .map(|(key, socket)| (key, hosted::address(socket)))
             .collect();
     }
 
@@ -299,7 +307,7 @@ impl Sensing {
                     let Some(started) = self.locating.remove(&pid) else {
                         continue;
                     };
-                    if let Some(problem) = unreadable_at_once(pid, &found.view) {
+                    if let Some(problem) = unreadable_at_once(self.backends, pid, &found.view) {
                         problems.push(problem);
                     }
                     if found.retry {
@@ -362,11 +370,12 @@ impl Sensing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::TerminalKind;
 
     /// A `Sensing` whose worker never answers: every read sent stays in flight.
     fn stuck() -> (Sensing, mpsc::Receiver<Request>) {
         let (requests, inbox) = mpsc::channel();
-        let sensing = Sensing::over(requests, Arc::new(Mutex::new(HashSet::new())));
+        let sensing = Sensing::over(BUILT_IN, requests, Arc::new(Mutex::new(HashSet::new())));
         (sensing, inbox)
     }
 

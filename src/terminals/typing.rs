@@ -1,26 +1,21 @@
 //! Typing keys into a pane Slate reads: the one place Slate acts on a person's terminal.
 //!
-//! [`send`] turns the keys of one answer (`agents::keys::Key`) into the terminal's own form and
-//! sends them: tmux `send-keys` to the pane (`-l` for literal text), kitty's remote-control
-//! `send-text` straight over its socket (as sensing reads it; kitty answers nothing to it, so the
-//! frame asks for no answer), `wezterm cli send-text --no-paste`, and for a session under `slate
-//! run` the keys' bytes written to its pseudo-terminal through its control socket (`hosted`). A
-//! pause in the keys splits them into separate sends with a sleep between, for the
-//! agents that lose keys sent in one burst. Each send has the same time limit as a read.
+//! [`send`] sends the keys of one answer (`agents::keys::Key`) to the pane's backend, which puts
+//! them in its terminal's own form (`terminals::tmux`'s `send-keys`, `terminals::kitty`'s
+//! `send-text`, `terminals::wezterm`'s `send-text --no-paste`, and for a session under `slate
+//! run` the keys' bytes written through its control socket, `terminals::hosted`). A pause in the
+//! keys splits them into separate sends with a sleep between, for the agents that lose keys sent
+//! in one burst. Each send has the same time limit as a read.
 //!
 //! It types only into the addresses `terminals` reads (never `TIOCSTI`, never synthetic typing
 //! into the focused window), and it decides nothing: what to type and whether to type at all is
-//! `answers`' business, which re-reads the screen first. The command builders are pure and tested
-//! without the programs.
+//! `answers`' business, which re-reads the screen first.
 
-use std::process::Command;
 use std::time::Duration;
 
 use crate::agents::keys::Key;
-use crate::focus::strategy::CommandLine;
 
-use super::panes::Address;
-use super::READ_LIMIT;
+use super::backend::Address;
 
 /// Sends `keys` to the pane at `address`, burst by burst. Stops at the first send that fails and
 /// says which; keys before it were delivered.
@@ -29,26 +24,11 @@ pub fn send(address: &Address, keys: &[Key]) -> Result<(), String> {
         match burst {
             Burst::Pause(ms) => std::thread::sleep(Duration::from_millis(ms)),
             Burst::Keys(keys) => {
-                let sent = match address {
-                    Address::Tmux { socket, pane } => run(&tmux_send(socket, pane, keys)),
-                    Address::Wezterm { socket, pane } => {
-                        run(&wezterm_send(socket.as_deref(), pane, keys))
-                    }
-                    Address::Kitty { listen_on, window } => {
-                        super::kitty_tell(listen_on, "send-text", kitty_send(window, keys))
-                    }
-                    Address::Hosted { socket } => {
-                        super::hosted::write(std::path::Path::new(socket), &hosted_bytes(keys))
-                    }
-                };
-                sent.map_err(|why| {
+                address.backend.send(address, keys).map_err(|why| {
                     if index == 0 {
-                        format!("cannot type into {}: {why}", super::describe(address))
+                        format!("cannot type into {}: {why}", address.describe())
                     } else {
-                        format!(
-                            "typing into {} stopped part-way: {why}",
-                            super::describe(address)
-                        )
+                        format!("typing into {} stopped part-way: {why}", address.describe())
                     }
                 })?;
             }
@@ -82,149 +62,9 @@ fn bursts(keys: &[Key]) -> Vec<Burst<'_>> {
     bursts
 }
 
-/// One tmux call that sends `keys` to `pane`: key names in one `send-keys`, each literal text in a
-/// `send-keys -l` of its own, as one command sequence.
-pub fn tmux_send(socket: &str, pane: &str, keys: &[Key]) -> CommandLine {
-    let mut args = vec!["-S".to_string(), socket.to_string()];
-    let mut names: Vec<String> = Vec::new();
-    let mut commands: Vec<Vec<String>> = Vec::new();
-    let head = |literal: bool| {
-        let mut head = vec!["send-keys".to_string(), "-t".to_string(), pane.to_string()];
-        if literal {
-            head.push("-l".to_string());
-        }
-        head.push("--".to_string());
-        head
-    };
-    for key in keys {
-        match key {
-            Key::Text(text) => {
-                if !names.is_empty() {
-                    let mut command = head(false);
-                    command.append(&mut names);
-                    commands.push(command);
-                }
-                let mut command = head(true);
-                command.push(tmux_literal(text));
-                commands.push(command);
-            }
-            Key::Pause(_) => {}
-            other => names.push(other.tmux_form()),
-        }
-    }
-    if !names.is_empty() {
-        let mut command = head(false);
-        command.append(&mut names);
-        commands.push(command);
-    }
-    for (index, command) in commands.into_iter().enumerate() {
-        if index > 0 {
-            args.push(";".to_string());
-        }
-        args.extend(command);
-    }
-    CommandLine {
-        program: "tmux".to_string(),
-        args,
-        env: Vec::new(),
-    }
-}
-
-/// Literal text as a tmux argument: an argument that ends with `;` ends tmux's command there, and
-/// `\;` at its end is tmux's way to keep the semicolon.
-fn tmux_literal(text: &str) -> String {
-    match text.strip_suffix(';') {
-        Some(rest) => format!("{rest}\\;"),
-        None => text.to_string(),
-    }
-}
-
-/// The payload of kitty's `send-text` for one window: the bytes as text, not as a paste.
-pub fn kitty_send(window: &str, keys: &[Key]) -> serde_json::Value {
-    let text: String = keys.iter().map(Key::bytes).collect();
-    serde_json::json!({
-        "match": format!("id:{window}"),
-        "data": format!("text:{text}"),
-        "bracketed_paste": "disable",
-    })
-}
-
-/// What a hosted terminal is written for `keys`: the bytes a terminal would send for them
-/// (`\r` for Enter, ESC for Escape, text as it is), through `slate run`'s control socket.
-pub fn hosted_bytes(keys: &[Key]) -> String {
-    keys.iter().map(Key::bytes).collect()
-}
-
-/// `wezterm cli send-text --no-paste` of the keys' bytes to one pane.
-pub fn wezterm_send(socket: Option<&str>, pane: &str, keys: &[Key]) -> CommandLine {
-    let text: String = keys.iter().map(Key::bytes).collect();
-    let mut line = super::panes::wezterm_list(socket);
-    line.args = vec![
-        "cli".to_string(),
-        "--no-auto-start".to_string(),
-        "send-text".to_string(),
-        "--pane-id".to_string(),
-        pane.to_string(),
-        "--no-paste".to_string(),
-        "--".to_string(),
-        text,
-    ];
-    line
-}
-
-fn run(line: &CommandLine) -> Result<(), String> {
-    let mut command = Command::new(&line.program);
-    command.args(&line.args);
-    for (name, value) in &line.env {
-        command.env(name, value);
-    }
-    crate::child::output_within(&mut command, READ_LIMIT)
-        .map(drop)
-        .map_err(|error| error.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_digit_is_one_send_keys_and_text_goes_literal() {
-        let line = tmux_send("/tmp/s", "%3", &[Key::Digit(1)]);
-        assert_eq!(
-            line.args,
-            ["-S", "/tmp/s", "send-keys", "-t", "%3", "--", "1"]
-        );
-        let line = tmux_send(
-            "/tmp/s",
-            "%3",
-            &[Key::Digit(3), Key::Text("-rf; x;".into()), Key::Enter],
-        );
-        assert_eq!(
-            line.args,
-            [
-                "-S",
-                "/tmp/s",
-                "send-keys",
-                "-t",
-                "%3",
-                "--",
-                "3",
-                ";",
-                "send-keys",
-                "-t",
-                "%3",
-                "-l",
-                "--",
-                "-rf; x\\;",
-                ";",
-                "send-keys",
-                "-t",
-                "%3",
-                "--",
-                "Enter"
-            ]
-        );
-    }
 
     #[test]
     fn pauses_split_the_keys_into_bursts() {
@@ -244,21 +84,6 @@ mod tests {
                 Burst::Pause(700),
                 Burst::Keys(&keys[4..5]),
             ]
-        );
-    }
-
-    #[test]
-    fn kitty_and_wezterm_get_the_bytes_of_the_keys() {
-        let payload = kitty_send("7", &[Key::Escape]);
-        assert_eq!(payload["data"], "text:\u{1b}");
-        assert_eq!(payload["match"], "id:7");
-        let line = wezterm_send(Some("/run/wez"), "4", &[Key::Digit(2), Key::Enter]);
-        assert_eq!(line.program, "wezterm");
-        assert_eq!(line.args.last().map(String::as_str), Some("2\r"));
-        assert!(line.args.contains(&"--no-paste".to_string()));
-        assert_eq!(
-            line.env,
-            vec![("WEZTERM_UNIX_SOCKET".to_string(), "/run/wez".to_string())]
         );
     }
 }

@@ -58,7 +58,7 @@ fn a_pane_is_the_agents_by_its_terminal_not_by_the_variables_it_inherited() {
     assert_eq!(located[0].1.address, None, "{located:?}");
     assert_eq!(
         located[0].1.view.note.as_deref(),
-        Some(slate::terminals::panes::INHERITED_NOTE)
+        Some(slate::terminals::tmux::INHERITED_NOTE)
     );
     let error = done.result.expect_err("the pane is not the impostor's");
     assert_eq!(error.code, ErrorCode::CannotType, "{error}");
@@ -69,10 +69,7 @@ fn a_pane_is_the_agents_by_its_terminal_not_by_the_variables_it_inherited() {
     let located = slate::terminals::locate(&[stand_in.pid]);
     assert_eq!(
         located[0].1.address,
-        Some(slate::terminals::panes::Address::Tmux {
-            socket: socket.trim().to_string(),
-            pane: "%0".to_string()
-        })
+        Some(slate::terminals::tmux::address(socket.trim(), "%0"))
     );
     let done = stand_in.answer(&request(Action::Approve, None, &permission));
     assert!(done.result.is_ok(), "{:?}", done.result);
@@ -187,10 +184,7 @@ fn keys_go_to_kitty_as_one_send_text_that_asks_for_no_answer() {
         stream.read_to_end(&mut frame).unwrap();
         frame
     });
-    let address = slate::terminals::panes::Address::Kitty {
-        listen_on: format!("unix:{}", socket.display()),
-        window: "3".into(),
-    };
+    let address = slate::terminals::kitty::address(format!("unix:{}", socket.display()), "3");
     // kitty answers nothing to send-text: a send that waited for an answer would fail here.
     slate::terminals::typing::send(&address, &[keys::Key::Digit(1)]).unwrap();
     let frame = received.join().unwrap();

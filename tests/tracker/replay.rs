@@ -342,6 +342,7 @@ fn check(path: &Path) {
                             slate::model::TerminalKind::Wezterm => "wezterm",
                             slate::model::TerminalKind::Plain => "plain",
                             slate::model::TerminalKind::Unknown => "unknown",
+                            slate::model::TerminalKind::Other(_) => "other",
                         });
                     assert_eq!(seen, kind, "{name}: terminal at {time}s");
                 }

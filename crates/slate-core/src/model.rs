@@ -19,7 +19,7 @@ mod terminal;
 pub use agent::{AgentKind, Described, ForeignAgentError};
 pub use dialog::{Action, DialogKind, PendingCall, SessionDialog, SessionDialogOption};
 pub use problem::{Problem, ProblemKind, ServerKind};
-pub use terminal::{TerminalKind, TerminalView};
+pub use terminal::{TerminalKind, TerminalName, TerminalView};
 
 /// A session id as the agent spells it (a UUID for most agents, `ses_…` for OpenCode).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -1,5 +1,6 @@
 //! How Slate sees a session's terminal (docs/states.md §1): the wire field `terminal` and the
-//! kinds of terminal Slate knows.
+//! kinds of terminal Slate knows, with [`TerminalName`] for a kind it does not build in (a
+//! test's own terminal backend, or one a newer Slate named on the wire).
 
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +73,7 @@ impl TerminalView {
             (TerminalKind::Tmux, Some(pane)) => format!("tmux pane {pane}"),
             (TerminalKind::Kitty, Some(window)) => format!("kitty window {window}"),
             (TerminalKind::Wezterm, Some(pane)) => format!("WezTerm pane {pane}"),
+            (TerminalKind::Other(name), Some(pane)) => format!("{} pane {pane}", name.as_str()),
             (kind, _) => kind.as_str().to_string(),
         };
         match (&self.note, self.sensed) {
@@ -82,9 +84,9 @@ impl TerminalView {
     }
 }
 
-/// What kind of terminal a session runs in, as Slate sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// What kind of terminal a session runs in, as Slate sees it. On the wire it is its name:
+/// `hosted`, `tmux`, `kitty`, `wezterm`, `plain`, `unknown`, or an [`TerminalName`] of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TerminalKind {
     /// Under `slate run`: Slate owns the pseudo-terminal.
     Hosted,
@@ -95,10 +97,14 @@ pub enum TerminalKind {
     Plain,
     /// The process's environment could not be read (another user's process, or it is gone).
     Unknown,
+    /// A terminal backend Slate does not build in: one a test registers
+    /// (`terminals::Backends`), or one only a newer Slate knows, named on the wire.
+    Other(TerminalName),
 }
 
 impl TerminalKind {
-    pub fn as_str(self) -> &'static str {
+    /// How a person reads it.
+    pub fn as_str(&self) -> &str {
         match self {
             TerminalKind::Hosted => "hosted",
             TerminalKind::Tmux => "tmux",
@@ -106,6 +112,96 @@ impl TerminalKind {
             TerminalKind::Wezterm => "wezterm",
             TerminalKind::Plain => "plain terminal",
             TerminalKind::Unknown => "unknown terminal",
+            TerminalKind::Other(name) => name.as_str(),
         }
+    }
+
+    /// Its name on the wire.
+    pub fn wire(&self) -> &str {
+        match self {
+            TerminalKind::Plain => "plain",
+            TerminalKind::Unknown => "unknown",
+            other => other.as_str(),
+        }
+    }
+
+    /// The kind a wire name names: a built-in one, or any other plausible name as
+    /// [`TerminalKind::Other`].
+    pub fn from_wire(name: &str) -> Option<TerminalKind> {
+        Some(match name {
+            "hosted" => TerminalKind::Hosted,
+            "tmux" => TerminalKind::Tmux,
+            "kitty" => TerminalKind::Kitty,
+            "wezterm" => TerminalKind::Wezterm,
+            "plain" => TerminalKind::Plain,
+            "unknown" => TerminalKind::Unknown,
+            other => TerminalKind::Other(TerminalName::new(other)?),
+        })
+    }
+}
+
+impl Serialize for TerminalKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.wire())
+    }
+}
+
+impl<'de> Deserialize<'de> for TerminalKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        TerminalKind::from_wire(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "not a terminal kind: {:?} (at most {} lower-case letters, digits and `-`)",
+                name.chars().take(40).collect::<String>(),
+                TerminalName::MAX
+            ))
+        })
+    }
+}
+
+/// The name of a kind of terminal Slate does not build in, as it goes on the wire: 1 to
+/// [`TerminalName::MAX`] lower-case ASCII letters, digits and `-`, starting with a letter. It is
+/// kept inline, so a [`TerminalKind`] stays a small `Copy` value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TerminalName {
+    len: u8,
+    bytes: [u8; TerminalName::MAX],
+}
+
+impl TerminalName {
+    /// The longest name.
+    pub const MAX: usize = 15;
+
+    /// `name` as a terminal name, when it is one; a `const fn`, so a backend's kind is a constant.
+    pub const fn new(name: &str) -> Option<TerminalName> {
+        let from = name.as_bytes();
+        if from.is_empty() || from.len() > TerminalName::MAX || !from[0].is_ascii_lowercase() {
+            return None;
+        }
+        let mut bytes = [0; TerminalName::MAX];
+        let mut at = 0;
+        while at < from.len() {
+            let byte = from[at];
+            if !(byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-') {
+                return None;
+            }
+            bytes[at] = byte;
+            at += 1;
+        }
+        Some(TerminalName {
+            len: from.len() as u8,
+            bytes,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Only ever filled from a `&str` of ASCII bytes, whole.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for TerminalName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TerminalName({:?})", self.as_str())
     }
 }

@@ -1,0 +1,285 @@
+//! Focusing for real on an X11 desktop (Xvfb with openbox and xterms): the xterm of the process
+//! activated, and the xterm of a tmux client raised.
+
+use slate::focus::{self, strategy, strategy::Step, strategy::X11Tool};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+
+use super::{poll, poll_until, unique_name, Children, TmuxServer, DEADLINE};
+use crate::util::needs;
+
+fn x11_command(program: &str, display: &str, home: &std::path::Path) -> Command {
+    let mut command = Command::new(program);
+    // A clean environment: the test runner's own TMUX or KITTY_* must not leak into the xterms.
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("DISPLAY", display)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+fn child_of(parent: u32) -> Option<u32> {
+    let table = slate::sources::processes::scan_processes();
+    table
+        .processes
+        .iter()
+        .find(|process| process.ppid == Some(parent))
+        .map(|process| process.pid)
+}
+
+fn active_window(display: &str) -> Option<u64> {
+    let out = Command::new("xdotool")
+        .arg("getactivewindow")
+        .env("DISPLAY", display)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// What a `Desktop` runs: the X server, the window manager, the terminal and the tools that read
+/// and activate windows.
+const X11_DESKTOP: &[&str] = &["Xvfb", "openbox", "xterm", "xdotool", "wmctrl", "xprop"];
+
+/// A virtual X11 desktop: Xvfb on a free display, with openbox managing it. Everything started on
+/// it is killed when it is dropped.
+struct Desktop {
+    // Fields drop in order: the processes go before their temporary home.
+    children: Children,
+    display: String,
+    home: tempfile::TempDir,
+}
+
+impl Desktop {
+    fn start() -> Desktop {
+        needs(X11_DESKTOP);
+        let home = tempfile::tempdir().unwrap();
+        let mut children = Children(Vec::new());
+
+        // Xvfb picks a free display itself and writes its number to the given descriptor.
+        let mut xvfb = Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "800x600x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb starts");
+        let stdout = xvfb.stdout.take().unwrap();
+        children.0.push(xvfb);
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = sender.send(line);
+        });
+        let number = receiver
+            .recv_timeout(DEADLINE)
+            .expect("Xvfb reports its display");
+        assert!(number.trim().parse::<u32>().is_ok(), "Xvfb said {number:?}");
+        let display = format!(":{}", number.trim());
+
+        // Xvfb names its display a moment before every client can connect, so wait until one
+        // does; openbox gives up at once when it cannot.
+        let accepts = || {
+            Command::new("xprop")
+                .arg("-root")
+                .env("DISPLAY", &display)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .ok()?
+                .success()
+                .then_some(())
+        };
+        poll_until(accepts).unwrap_or_else(|| panic!("display {display} accepts no client"));
+        // Openbox sometimes fails to open a display that just came up, and then exits at once;
+        // it is started again until it manages the display or the deadline passes.
+        let start_openbox = || {
+            x11_command("openbox", &display, home.path())
+                .spawn()
+                .expect("openbox starts")
+        };
+        children.0.push(start_openbox());
+        let managed = || {
+            if let Some(openbox) = children.0.last_mut() {
+                if openbox.try_wait().ok().flatten().is_some() {
+                    *openbox = start_openbox();
+                }
+            }
+            let out = Command::new("xprop")
+                .args(["-root", "_NET_SUPPORTING_WM_CHECK"])
+                .env("DISPLAY", &display)
+                .stderr(Stdio::null())
+                .output()
+                .ok()?;
+            String::from_utf8_lossy(&out.stdout)
+                .contains("window id")
+                .then_some(())
+        };
+        if poll_until(managed).is_none() {
+            // Openbox 3.6 writes its messages to its own log under the cache folder.
+            let log = std::fs::read_to_string(home.path().join(".cache/openbox/openbox.log"))
+                .unwrap_or_default();
+            let root = Command::new("xprop")
+                .arg("-root")
+                .env("DISPLAY", &display)
+                .output()
+                .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+                .unwrap_or_default();
+            let states: Vec<String> = children
+                .0
+                .iter_mut()
+                .map(|child| format!("{}: {:?}", child.id(), child.try_wait()))
+                .collect();
+            panic!(
+                "openbox did not manage display {display} in time; processes {states:?}; \
+                 openbox said {log:?}; the root window has {} properties",
+                root.lines().count()
+            );
+        }
+        Desktop {
+            display,
+            home,
+            children,
+        }
+    }
+
+    /// Starts `xterm -e <args>` and returns its pid and its window once it is managed.
+    fn xterm(&mut self, args: &[&str]) -> (u32, u64) {
+        let display = self.display.clone();
+        let home = self.home.path().to_path_buf();
+        let start = || {
+            x11_command("xterm", &display, &home)
+                .arg("-e")
+                .args(args)
+                .spawn()
+                .expect("xterm starts")
+        };
+        self.children.0.push(start());
+        let children = &mut self.children;
+        poll("the xterm's window", || {
+            let xterm = children.0.last_mut()?;
+            // Like openbox, an xterm that could not open the display exits; start it again.
+            if xterm.try_wait().ok().flatten().is_some() {
+                *xterm = start();
+            }
+            let pid = xterm.id();
+            let out = Command::new("wmctrl")
+                .arg("-lp")
+                .env("DISPLAY", &display)
+                .output()
+                .ok()?;
+            strategy::parse_wmctrl(&String::from_utf8_lossy(&out.stdout))
+                .into_iter()
+                .find(|window| window.pid == pid)
+                .map(|window| (pid, window.id))
+        })
+    }
+
+    fn wait_active(&self, window: u64) {
+        poll("the window to become the active one", || {
+            (active_window(&self.display) == Some(window)).then_some(())
+        });
+    }
+
+    fn activation(&self, window: u64) -> Step {
+        Step::X11Activate {
+            display: self.display.clone(),
+            window,
+            tool: X11Tool::Wmctrl,
+        }
+    }
+}
+
+#[test]
+#[ignore = "slow tier: needs Xvfb, openbox, xterm, xdotool, wmctrl and xprop"]
+fn x11_focus_activates_the_xterm_of_the_process() {
+    needs(X11_DESKTOP);
+    let mut desktop = Desktop::start();
+    let mut terms = Vec::new();
+    for seconds in ["300", "301"] {
+        let (xterm_pid, window) = desktop.xterm(&["sleep", seconds]);
+        let sleep_pid = poll("the xterm's sleep", || child_of(xterm_pid));
+        terms.push((sleep_pid, window));
+    }
+    // Focus the second, then the first, so each call has to move the focus.
+    for (sleep_pid, window) in [terms[1], terms[0]] {
+        let outcome = focus::focus(sleep_pid).expect("the xterm is found");
+        assert_eq!(outcome.done, vec![desktop.activation(window)]);
+        assert_eq!(outcome.caveat, None);
+        desktop.wait_active(window);
+    }
+}
+
+#[test]
+#[ignore = "slow tier: needs tmux, Xvfb, openbox, xterm, xdotool, wmctrl and xprop"]
+fn tmux_focus_raises_the_xterm_of_the_attached_client() {
+    needs(&[
+        "tmux", "Xvfb", "openbox", "xterm", "xdotool", "wmctrl", "xprop",
+    ]);
+    let mut desktop = Desktop::start();
+    let server = TmuxServer {
+        name: unique_name(),
+    };
+    server.tmux(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "work",
+        "-x",
+        "80",
+        "-y",
+        "24",
+    ]);
+    let pid: u32 = server
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-t",
+            "work",
+            "-P",
+            "-F",
+            "#{pane_pid}",
+            "exec sleep 300",
+        ])
+        .parse()
+        .expect("tmux prints the pane's pid");
+    let (_, client_window) = desktop.xterm(&["tmux", "-L", &server.name, "attach", "-t", "work"]);
+    poll("the client to attach", || {
+        (server.tmux(&["list-clients", "-F", "#{client_session}"]) == "work").then_some(())
+    });
+    // Another xterm in front, so raising the client's has to move the focus.
+    let (_, other_window) = desktop.xterm(&["sleep", "300"]);
+    let activate_other = Command::new("wmctrl")
+        .args(["-i", "-a", &format!("{other_window:#x}")])
+        .env("DISPLAY", &desktop.display)
+        .status()
+        .expect("wmctrl runs");
+    assert!(activate_other.success());
+    desktop.wait_active(other_window);
+
+    let outcome = focus::focus(pid).expect("the pane and the client's xterm are found");
+    assert_eq!(outcome.done.len(), 3, "{outcome:?}");
+    assert_eq!(outcome.done[2], desktop.activation(client_window));
+    assert_eq!(outcome.caveat, None);
+    desktop.wait_active(client_window);
+    assert_eq!(
+        server.tmux(&["list-clients", "-F", "#{client_session}:#{window_index}"]),
+        "work:1"
+    );
+}
