@@ -276,8 +276,11 @@ fn last_entry(hooks: &Hooks, agent: &str, root: &Node, value: &Value) -> Option<
         let Kind::Array(elements) = &list.kind else {
             continue;
         };
-        // A key given twice is read by serde_json as its last value; only a list that is the
-        // one serde_json read is looked into.
+        // A key given twice is read by serde_json as its last value; only the list serde_json
+        // read is looked into.
+        if members.iter().rposition(|(other, _, _)| other == name) != Some(event) {
+            continue;
+        }
         let Some(Value::Array(entries)) = values.get(name) else {
             continue;
         };
@@ -321,7 +324,7 @@ fn member_index(node: &Node, key: &str) -> usize {
     match &node.kind {
         Kind::Object(members) => members
             .iter()
-            .position(|(name, _, _)| name == key)
+            .rposition(|(name, _, _)| name == key)
             .unwrap_or(0),
         _ => 0,
     }

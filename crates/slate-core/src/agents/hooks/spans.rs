@@ -27,10 +27,13 @@ pub(super) enum Kind {
 }
 
 impl Node {
+    /// The value of the member `key`: the last one when the key is given twice, as `serde_json`
+    /// reads it.
     pub(super) fn member(&self, key: &str) -> Option<&Node> {
         match &self.kind {
             Kind::Object(members) => members
                 .iter()
+                .rev()
                 .find(|(name, _, _)| name == key)
                 .map(|(_, _, node)| node),
             _ => None,
