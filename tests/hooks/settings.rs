@@ -299,7 +299,7 @@ fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<i32>().prop_map(|n| Value::from(n)),
+        any::<i32>().prop_map(Value::from),
         "[a-z /*\\\\\"é]{0,8}".prop_map(Value::String),
     ];
     leaf.prop_recursive(4, 32, 4, |inner| {
