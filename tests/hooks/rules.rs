@@ -116,6 +116,11 @@ fn a_permission_hook_is_needs_you_and_the_next_event_working() {
         (Status::Waiting, ReasonCode::PermissionPrompt)
     );
     assert!(text.contains("touch x.txt"), "{text}");
+    // The session's dialog shows the call, and offers nothing to answer: only the terminal can.
+    let dialog = tracker.session(&key()).unwrap().dialog.expect("a dialog");
+    assert_eq!(dialog.summary, "Run: touch x.txt");
+    assert!(!dialog.answerable && dialog.options.is_empty());
+    assert!(dialog.why_not.unwrap().contains("hook"));
     let evidence: Vec<String> = tracker
         .evidence(&key())
         .iter()
@@ -133,6 +138,7 @@ fn a_permission_hook_is_needs_you_and_the_next_event_working() {
     // Approved: the tool ends, and its hook comes before the transcript's result.
     tracker.apply(hook("PostToolUse", 601, Some("Bash"), None), at(601));
     assert_eq!(state(&tracker).0, Status::Working);
+    assert!(tracker.session(&key()).unwrap().dialog.is_none());
     // The transcript catches up and decides again.
     tracker.apply(
         records(

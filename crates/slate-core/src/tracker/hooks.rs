@@ -9,13 +9,15 @@
 //! writes anything newer, at most for the window; a turn's end is Needs you until the
 //! transcript writes anything newer. It never decides alone that a session is open: the rules
 //! read it only for a session a live process vouches for. Session start and end hooks are
-//! evidence only.
+//! evidence only. Where the prompt hook carries the call (the command, the file), the session's
+//! `dialog` shows it (`dialog`), with no option to answer: only the terminal can.
 
 use super::evidence::Evidence;
 use super::log::Log;
 use super::reasons::{self, turn_finished};
 use super::Policy;
 use crate::agents::hooks::{HookSeen, Signal};
+use crate::agents::screens::{Dialog, DialogKind};
 use crate::agents::{CallKind, RecordKind};
 use crate::model::{Reason, ReasonCode, Status, Timestamp};
 
@@ -94,4 +96,45 @@ pub(super) fn rules(hook: &HookSeen, log: &Log, now: Timestamp, policy: &Policy)
         _ => None,
     };
     HookReading { verdict, evidence }
+}
+
+/// The shell tools' names, whose detail is a command to run.
+const SHELLS: &[&str] = &[
+    "Bash",
+    "bash",
+    "shell",
+    "exec_command",
+    "run_shell_command",
+    "Confirm Shell Command",
+];
+
+/// The dialog a prompt hook tells of, while it is the newest word: its kind, a summary and the
+/// call's command or file as its detail, with no options (Slate answers only what it sees).
+pub(super) fn dialog(hook: &HookSeen, log: &Log) -> Option<Dialog> {
+    let kind = match hook.signal {
+        Signal::Permission => DialogKind::Permission,
+        Signal::Question => DialogKind::Question,
+        _ => return None,
+    };
+    if answered_since(log, hook.at) {
+        return None;
+    }
+    let about = hook.detail.clone().or_else(|| hook.tool.clone())?;
+    let summary = match kind {
+        DialogKind::Permission => match (&hook.tool, &hook.detail) {
+            (Some(tool), Some(detail)) if !SHELLS.contains(&tool.as_str()) => {
+                format!("{tool}: {detail}")
+            }
+            (_, Some(detail)) => format!("Run: {detail}"),
+            (_, None) => format!("Use: {about}"),
+        },
+        _ => format!("Question: {about}"),
+    };
+    Some(Dialog {
+        kind,
+        summary,
+        detail: vec![about],
+        cut: false,
+        options: Vec::new(),
+    })
 }
