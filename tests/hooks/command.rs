@@ -174,6 +174,12 @@ fn what_the_hook_cannot_read_is_dropped_quietly() {
 #[test]
 fn a_running_slate_takes_the_event() {
     let root = tempfile::tempdir().unwrap();
+    // An event spooled while no Slate ran is read when one starts.
+    with_token(root.path());
+    let mut absent = slate(root.path());
+    absent.env("SLATE_API", "http://127.0.0.1:9");
+    let (_, code, _) = run_hook(absent, EVENT, true);
+    assert_eq!((code, spooled(root.path())), (Some(0), 1));
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -192,6 +198,11 @@ fn a_running_slate_takes_the_event() {
         assert!(Instant::now() < deadline, "slate serve did not start");
         std::thread::sleep(Duration::from_millis(100));
     }
+    assert_eq!(
+        spooled(root.path()),
+        0,
+        "slate serve drained the spool at its start"
+    );
     let took = check_runs(root.path(), 5, Some(&api), true);
     eprintln!("slate hook, Slate running: median {took:?}");
     assert_eq!(
@@ -201,6 +212,7 @@ fn a_running_slate_takes_the_event() {
     );
     // The API refuses a hook without the token, and one it cannot read.
     let token = std::fs::read_to_string(root.path().join("config/slate/token")).unwrap();
+    assert!(!token.trim().is_empty());
     let refused = Command::new("curl")
         .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
         .args(["-H", "Content-Type: application/json", "--data", "{}"])
