@@ -209,8 +209,9 @@ fn edit(
     let backup = if text.is_empty() {
         None
     } else {
+        // A copy keeps the file's permissions: a settings file may hold keys.
         let backup = backup_path(&path, now);
-        fs::write(&backup, &text).map_err(write_error)?;
+        fs::copy(&path, &backup).map_err(write_error)?;
         Some(backup)
     };
     if new.is_empty() {
@@ -242,13 +243,23 @@ fn write_whole(path: &Path, text: &str) -> io::Result<()> {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".slate-{}", std::process::id()));
     let temporary = path.with_file_name(name);
-    let mut file = fs::File::create(&temporary)?;
+    // A leftover of a write that stopped half-way goes first. Readable by its owner only until
+    // it has the file's own permissions.
+    let _ = fs::remove_file(&temporary);
+    let mut file = private(fs::OpenOptions::new().write(true).create_new(true)).open(&temporary)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()?;
     if let Ok(meta) = fs::metadata(path) {
         let _ = fs::set_permissions(&temporary, meta.permissions());
     }
     fs::rename(&temporary, path)
+}
+
+/// `options` creating a file only its owner may read (on Unix).
+fn private(options: &mut fs::OpenOptions) -> &mut fs::OpenOptions {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    options
 }
 
 /// The last event `slate hook` passed on for the agent `id`: `<event> at <time>`.
@@ -363,10 +374,7 @@ pub fn spool(path: &Path, report: &HookReport, now: Timestamp) -> io::Result<()>
     if size + line.len() as u64 > SPOOL_LIMIT {
         return Ok(());
     }
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut file = private(fs::OpenOptions::new().create(true).append(true)).open(path)?;
     // One write of one line: appends from hooks running at once do not interleave.
     file.write_all(line.as_bytes())
 }
