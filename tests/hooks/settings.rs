@@ -341,3 +341,46 @@ proptest! {
         }
     }
 }
+
+/// The events the real CLIs sent to Slate's hooks (`hooks_e2e.sh` with `SLATE_E2E_CAPTURE`), in
+/// `fixtures/hooks/events/AGENT-EVENT.json`: each reads as a report, with what it means.
+#[test]
+fn the_events_the_real_clis_sent_read_as_they_mean() {
+    use slate::agents::hooks::Signal;
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hooks/events");
+    let mut read = 0;
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let (agent, event) = name.rsplit_once('-').unwrap();
+        let description = BUILT_IN.find(agent).unwrap_or_else(|| panic!("{name}"));
+        let hooks = description.hooks.unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            value["hook_event_name"], event,
+            "{name}: the event names itself"
+        );
+        let report = hooks
+            .report(agent, event, &value)
+            .unwrap_or_else(|| panic!("{name} reads as a report"));
+        let signal = hooks.signal(&report);
+        let expected = match event {
+            "PermissionRequest" | "Notification" => Some(Signal::Permission),
+            "PreToolUse" | "PostToolUse" | "BeforeTool" | "AfterTool" | "UserPromptSubmit"
+            | "BeforeAgent" => Some(Signal::Working),
+            "Stop" | "AfterAgent" => Some(Signal::TurnEnded),
+            "SessionStart" | "SessionEnd" => Some(Signal::Lifecycle),
+            other => panic!("{other}: an event the test does not know"),
+        };
+        assert_eq!(signal, expected, "{name}");
+        if signal == Some(Signal::Permission) {
+            assert_eq!(
+                report.detail.as_deref(),
+                Some("touch slate-permission-probe.txt"),
+                "{name}: the command the dialog asks about"
+            );
+        }
+        read += 1;
+    }
+    assert!(read >= 20, "{read} events");
+}
