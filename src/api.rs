@@ -177,6 +177,7 @@ fn build(
         .route("/sessions/{id}/intent", post(set_intent))
         .route("/sessions/{id}/respond", post(respond))
         .route("/hosted", post(hosted))
+        .route("/hooks", post(hook))
         .route("/health", get(health))
         .route("/remotes", get(remotes))
         .route("/", get(index_page))
@@ -506,6 +507,41 @@ async fn hosted(
         },
     };
     state.handle.send(event);
+    StatusCode::NO_CONTENT.into_response()
+}
+
+/// `POST /hooks`: one event of an agent's own hooks, as `slate hook` passes it on
+/// (docs/api.md, docs/hooks.md). Its fields are checked and bounded again here: whatever posts
+/// with the token, the engine gets a known agent, a readable session id and short clean text.
+async fn hook(
+    State(state): State<AppState>,
+    JsonBody(report): JsonBody<crate::agents::hooks::HookReport>,
+) -> Response {
+    use crate::agents::hooks::{clean, valid_id, FIELD_LIMIT};
+    if AgentKind::parse(&report.agent).is_none() {
+        return error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            "the hook names no agent Slate knows",
+        );
+    }
+    if !valid_id(&report.session_id) {
+        return error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            "the hook's session id is not one Slate reads (letters, digits, `-_.:`, at most 128 bytes)",
+        );
+    }
+    let bounded = |text: Option<String>| text.map(|text| clean(&text, FIELD_LIMIT));
+    let report = crate::agents::hooks::HookReport {
+        event: clean(&report.event, 64),
+        tool: bounded(report.tool),
+        detail: bounded(report.detail),
+        notification: bounded(report.notification),
+        ..report
+    };
+    let at = state.handle.now();
+    state.handle.send(live::Event::Hook { report, at });
     StatusCode::NO_CONTENT.into_response()
 }
 

@@ -5,8 +5,8 @@
 //! command starts from (the environment, Slate's places, the config, the time, a running Slate)
 //! is `setup`; then each command is a module: `sessions`, `show`, `answer` (approve, deny, answer
 //! and the hidden remote-call), `focus`, `doctor`, `intent` (park, await, resume), `items` (item,
-//! claim, release), `host` (run), `serve` (serve, watch), `remote`, and `manual` (completions,
-//! man).
+//! claim, release), `host` (run), `serve` (serve, watch), `remote`, `hooks` (hooks, hook), and
+//! `manual` (completions, man).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +19,7 @@ use slate::model::{Awaiting, Timestamp};
 mod answer;
 mod doctor;
 mod focus;
+mod hooks;
 mod host;
 mod intent;
 mod items;
@@ -151,6 +152,15 @@ enum Command {
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<String>,
     },
+    /// The agents' own hooks: opt-in, observe-only, so a prompt in a terminal Slate cannot read
+    /// still shows (docs/hooks.md).
+    Hooks {
+        #[command(subcommand)]
+        command: hooks::HooksCommand,
+    },
+    /// What an installed hook runs: reads the agent's event as JSON on standard input and hands
+    /// it to the running Slate, within 250 ms; prints nothing and always exits 0.
+    Hook { agent: String, event: String },
     /// Other machines whose sessions Slate follows over SSH.
     Remote {
         #[command(subcommand)]
@@ -184,6 +194,11 @@ enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Run { command } = &cli.command {
         return host::run(command);
+    }
+    if let Command::Hook { agent, event } = &cli.command {
+        let args = [agent.clone(), event.clone()];
+        slate::hooks::run_hook(slate::agents::BUILT_IN, &args, std::time::Instant::now());
+        return Ok(ExitCode::SUCCESS);
     }
     if let Some(done) = manual::run(&cli.command)? {
         return Ok(done);
@@ -236,11 +251,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Claim { item, session } => items::claim(&context, &item, &session),
         Command::Release { item } => items::release(&item, setup, now),
         Command::Remote { command } => remote::run(&command, setup, now),
+        Command::Hooks { command } => hooks::run(&context, &command),
         Command::Serve { listen } => serve::serve(listen.as_deref(), setup, context.options()?),
         Command::Watch { json, listen } => {
             serve::watch(listen.as_deref(), json, setup, context.options()?)
         }
-        Command::Run { .. } | Command::Completions { .. } | Command::Man { .. } => {
+        Command::Run { .. }
+        | Command::Hook { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => {
             unreachable!("handled before the setup is read")
         }
     }

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::agents::hooks::HookReport;
 use crate::agents::{Observation, ProcessRole, Registry};
 use crate::model::{AgentKind, Problem, ProblemKind, ProcessTable, Session, SessionKey, Timestamp};
 use crate::sources::roots::{self, Env, Roots, WatchSpec};
@@ -414,6 +415,26 @@ impl Engine {
     /// Applies any other input (hosted-session signals, for instance).
     pub fn apply(&mut self, input: Input, now: Timestamp) -> Vec<Change> {
         self.apply_inputs(vec![input], now)
+    }
+
+    /// Applies one event of an agent's own hooks, received at `at` (docs/states.md §3 rule 3a):
+    /// read through the agent's description, or dropped when the agent has no hooks or the
+    /// event says nothing Slate reads.
+    pub fn hook(&mut self, report: &HookReport, at: Timestamp, now: Timestamp) -> Vec<Change> {
+        let Some(description) = self.registry.iter().find(|d| d.id == report.agent) else {
+            return Vec::new();
+        };
+        let Some(hooks) = description.hooks else {
+            return Vec::new();
+        };
+        if !crate::agents::hooks::valid_id(&report.session_id) {
+            return Vec::new();
+        }
+        let key = SessionKey::new(description.kind(), report.session_id.clone());
+        match crate::agents::hooks::seen(hooks, key, report, at.min(now)) {
+            Some(seen) => self.apply(Input::Hook(seen), now),
+            None => Vec::new(),
+        }
     }
 
     /// Applies several inputs at once, deciding once.

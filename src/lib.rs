@@ -45,6 +45,7 @@ pub mod config;
 pub mod demo;
 pub mod engine;
 pub mod focus;
+pub mod hooks;
 pub mod host;
 pub mod live;
 pub mod mirror;

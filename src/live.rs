@@ -85,6 +85,11 @@ pub enum Event {
         event: LinkEvent,
         credit: Credit,
     },
+    /// An event of an agent's own hooks (`POST /hooks`), received at `at`.
+    Hook {
+        report: crate::agents::hooks::HookReport,
+        at: Timestamp,
+    },
     /// Stop the loop.
     Shutdown,
 }

@@ -7,6 +7,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // `slate hook AGENT EVENT` runs inside an agent's turn: it starts nothing it does not need
+    // (no log, no argument parser), prints nothing and exits 0 within its 250 ms.
+    let started = std::time::Instant::now();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("hook") {
+        slate::hooks::run_hook(slate::agents::BUILT_IN, &args[1..], started);
+        return ExitCode::SUCCESS;
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         // Colour codes only for a terminal: a log kept in a file or read by a test stays text.

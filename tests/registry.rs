@@ -54,6 +54,7 @@ static TOY: Description = Description {
     titles: None,
     screens: None,
     keys: None,
+    hooks: None,
 };
 
 const TOY_KIND: AgentKind = AgentKind::of(&TOY);

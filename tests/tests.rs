@@ -16,6 +16,7 @@ mod focus; // focusing a terminal: the strategy table, parsers, and tmux and X11
 mod gemini; // the Gemini CLI adapter: chat folding, processes, project folders
 mod git; // git facts: branch, ahead/behind, dirty, the cache, a live session following HEAD
 mod hardening; // issue 17's hostile inputs: guard rails, timeouts, ids, tokens, limits, escapes
+mod hooks; // the agents' own hooks: settings edited byte for byte, rule 3a, `slate hook` within its budget
 mod host; // hosted sessions: the title scanner, report thinning, `slate run` in tmux, a silent prompt
 mod hostile; // hostile files: FIFOs and device links, endless store queries, zstd bombs, future times
 mod intent; // intent, custody and the next actor through the real binary over a temp HOME

@@ -1,6 +1,7 @@
 //! `slate doctor`: where Slate looked for each agent, which processes it matched to which
 //! sessions, how each live session's terminal is seen (or why it is not) with the evidence of its
-//! state, and the problems it counted; with remote machines configured, how each link stands.
+//! state, and the problems it counted; per agent, whether Slate's hooks are installed and when
+//! one last fired; with remote machines configured, how each link stands.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -17,6 +18,17 @@ pub fn run(context: &Context) -> anyhow::Result<ExitCode> {
     let engine = context.engine(context.options()?, !context.replayed_at)?;
     let mut out = std::io::stdout().lock();
     write!(out, "{}", report::terminal_text(&doctor(&engine)))?;
+    let hooks = slate::hooks::status(
+        slate::agents::BUILT_IN,
+        &setup.env,
+        setup.places.as_ref().ok(),
+    );
+    writeln!(out, "\nAgent hooks (slate hooks status):")?;
+    write!(
+        out,
+        "{}",
+        report::terminal_text(&super::hooks::text(&hooks))
+    )?;
     if !setup.config.remotes.is_empty() {
         let server = server_unless_standalone(setup);
         let client = server.as_ref().map(|server| &server.client);

@@ -24,6 +24,7 @@ impl LoopState {
         let started = Instant::now();
         let mut first = self.engine.refresh(now);
         first = merge(first, self.processes_scanned(now));
+        first = merge(first, self.drain_hooks(now));
         let done = Instant::now();
         self.schedule.scanned(done);
         self.schedule.walked(done, done - started);
@@ -143,6 +144,7 @@ impl LoopState {
                 Vec::new()
             }
             Event::IntentsChanged => self.load_custody(now),
+            Event::Hook { report, at } => self.engine.hook(&report, at, now),
             Event::HostedProcess { pid, signals } => {
                 let changes = self
                     .engine
@@ -215,6 +217,27 @@ impl LoopState {
 
     /// After a process scan: new agent processes' terminals are located (off the loop), and the
     /// terminals of processes gone are forgotten.
+    /// The hook events spooled while no Slate took them (`hooks::drain`), from the last hour:
+    /// the spool lives beside the store.
+    fn drain_hooks(&mut self, now: Timestamp) -> Vec<Change> {
+        let Some(folder) = self
+            .shared
+            .store
+            .as_ref()
+            .and_then(|store| Some(store.lock().ok()?.path().parent()?.to_path_buf()))
+        else {
+            return Vec::new();
+        };
+        let recent = now.minus(std::time::Duration::from_secs(3600));
+        let mut changes = Vec::new();
+        for (at, report) in crate::hooks::drain(&folder.join(crate::hooks::SPOOL_FILE)) {
+            if at >= recent {
+                changes = merge(changes, self.engine.hook(&report, at, now));
+            }
+        }
+        changes
+    }
+
     fn processes_scanned(&mut self, now: Timestamp) -> Vec<Change> {
         let Some(sensing) = &mut self.sensing else {
             return Vec::new();

@@ -15,6 +15,7 @@ pub mod codex;
 pub mod cursor;
 pub mod description;
 pub mod gemini;
+pub mod hooks;
 pub mod keys;
 pub mod opencode;
 pub mod screens;

@@ -15,6 +15,7 @@
 
 mod evidence;
 mod facets;
+mod hooks;
 mod inputs;
 mod log;
 mod reasons;
@@ -35,6 +36,8 @@ pub use crate::model::ItemStatus;
 pub use evidence::Evidence;
 pub use facets::{item_next_actor, notifications_muted};
 pub use inputs::{Batch, Input, SeenProcess, Sensed, TranscriptRole, WorkItemInfo};
+
+use crate::agents::hooks::HookSeen;
 pub use vouch::VouchKind;
 
 use log::Log;
@@ -121,7 +124,13 @@ pub struct Tracker {
     hosted_processes: HashMap<u32, HostedSignals>,
     /// How Slate sees the terminal of each live agent process, by pid.
     terminals: HashMap<u32, TerminalView>,
+    /// Hook events for sessions not read yet, kept until their transcript is (at most
+    /// `HOOKS_PENDING`).
+    hooks_pending: HashMap<SessionKey, HookSeen>,
 }
+
+/// The most hook events kept for sessions whose transcript has not been read yet.
+const HOOKS_PENDING: usize = 256;
 
 /// The sessions one round of inputs may have changed.
 #[derive(Debug, Default)]
@@ -146,6 +155,8 @@ struct Entry {
     hosted: Option<HostedSignals>,
     /// What its terminal showed when Slate last read it from outside.
     sensed: Option<signals::SensedSignals>,
+    /// The newest event of the agent's own hooks for it (docs/states.md §3 rule 3a).
+    hook: Option<HookSeen>,
     /// When the vouching process was seen dead (docs/states.md §1, presence `gone`).
     gone_at: Option<Timestamp>,
     /// True once any observation was folded into `log`.
@@ -396,6 +407,31 @@ impl Tracker {
                     scope.keys.insert(key);
                 }
             }
+            Input::Hook(seen) => {
+                let key = seen.key.clone();
+                if self.reopen(&key) {
+                    let entry = self.entry_mut(&key);
+                    if entry.hook.as_ref().is_none_or(|held| held.at <= seen.at) {
+                        entry.hook = Some(seen);
+                    }
+                    scope.keys.insert(key);
+                } else {
+                    if self.hooks_pending.len() >= HOOKS_PENDING
+                        && !self.hooks_pending.contains_key(&key)
+                    {
+                        // The oldest goes: a flood of unknown sessions costs bounded memory.
+                        let oldest = self
+                            .hooks_pending
+                            .iter()
+                            .min_by_key(|(_, held)| held.at)
+                            .map(|(key, _)| key.clone());
+                        if let Some(oldest) = oldest {
+                            self.hooks_pending.remove(&oldest);
+                        }
+                    }
+                    self.hooks_pending.insert(key, seen);
+                }
+            }
             Input::Policy(policy) => {
                 self.policy = policy;
                 scope.live = true;
@@ -580,6 +616,7 @@ impl Tracker {
             && entry.children.is_empty()
             && entry.hosted.is_none()
             && entry.sensed.is_none()
+            && entry.hook.is_none()
             && entry.gone_at.is_none()
             && !vouches.contains_key(key)
             && !self.intents.contains_key(key)
@@ -616,7 +653,11 @@ impl Tracker {
                 self.unseen.insert(key, (batch.transcript, last_write));
             }
             TranscriptRole::Main => {
+                let pending = self.hooks_pending.remove(&key);
                 let entry = self.entry_mut(&key);
+                if entry.hook.is_none() {
+                    entry.hook = pending;
+                }
                 entry.transcript = Some(batch.transcript);
                 entry.observed |= !batch.observations.is_empty();
                 entry.last_write = Some(

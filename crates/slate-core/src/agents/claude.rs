@@ -141,6 +141,7 @@ pub static DESCRIPTION: Description = Description {
     // An option is its digit alone; Escape rejects a permission and closes a question or a plan.
     // A free answer is the digit of "Type something." (a plan's "Tell Claude what to change"), the
     // text and Enter, paced: 2.1.197 lost the text of one burst in two (docs/formats.md §10).
+    hooks: Some(&HOOKS),
     keys: Some(DialogKeys {
         deny: Press::Escape,
         highlighted: Press::Enter,
@@ -151,6 +152,40 @@ pub static DESCRIPTION: Description = Description {
         drawn_inputs: &["Bash"],
         lines_under_input: 1,
     }),
+};
+
+/// Its own hooks (docs/hooks.md): where they are configured and the events Slate listens to.
+static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
+    file: &[
+        (Base::Var("CLAUDE_CONFIG_DIR"), "settings.json"),
+        (Base::Home, ".claude/settings.json"),
+    ],
+    // Seconds; `slate hook` returns within 250 ms anyway.
+    format: crate::agents::hooks::HookFormat::Matchers { timeout: 5 },
+    events: &[
+        (
+            "PermissionRequest",
+            crate::agents::hooks::Meaning::Permission,
+        ),
+        ("Notification", crate::agents::hooks::Meaning::Notification),
+        ("PreToolUse", crate::agents::hooks::Meaning::ToolStart),
+        ("PostToolUse", crate::agents::hooks::Meaning::ToolEnd),
+        ("UserPromptSubmit", crate::agents::hooks::Meaning::Prompt),
+        ("Stop", crate::agents::hooks::Meaning::TurnEnd),
+        ("SessionStart", crate::agents::hooks::Meaning::SessionStart),
+        ("SessionEnd", crate::agents::hooks::Meaning::SessionEnd),
+    ],
+    session: &["/session_id"],
+    tool: &["/tool_name"],
+    detail: &[
+        "/tool_input/command",
+        "/tool_input/file_path",
+        "/tool_input/url",
+        "/tool_input/pattern",
+    ],
+    notification: &["/notification_type"],
+    trust: None,
+    verified: crate::agents::hooks::Verified::ShippedCode,
 };
 
 /// Claude Code itself.

@@ -112,6 +112,7 @@ pub static DESCRIPTION: Description = Description {
     }),
     // Digits pick; Escape rejects. Free text in Codex is a note on an option, reached only with
     // arrows, so Slate offers none (docs/formats.md §10).
+    hooks: Some(&HOOKS),
     keys: Some(DialogKeys {
         deny: Press::Escape,
         highlighted: Press::Enter,
@@ -121,6 +122,37 @@ pub static DESCRIPTION: Description = Description {
         drawn_inputs: &["exec_command"],
         lines_under_input: 0,
     }),
+};
+
+/// Its own hooks (docs/hooks.md): where they are configured and the events Slate listens to.
+static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
+    file: &[
+        (Base::Var("CODEX_HOME"), "hooks.json"),
+        (Base::Home, ".codex/hooks.json"),
+    ],
+    // Seconds; `slate hook` returns within 250 ms anyway.
+    format: crate::agents::hooks::HookFormat::Matchers { timeout: 5 },
+    events: &[
+        (
+            "PermissionRequest",
+            crate::agents::hooks::Meaning::Permission,
+        ),
+        ("PreToolUse", crate::agents::hooks::Meaning::ToolStart),
+        ("PostToolUse", crate::agents::hooks::Meaning::ToolEnd),
+        ("UserPromptSubmit", crate::agents::hooks::Meaning::Prompt),
+        ("Stop", crate::agents::hooks::Meaning::TurnEnd),
+        ("SessionStart", crate::agents::hooks::Meaning::SessionStart),
+    ],
+    session: &["/session_id"],
+    tool: &["/tool_name"],
+    detail: &["/tool_input/command", "/tool_input/cmd", "/tool_input/path"],
+    notification: &[],
+    trust: Some(
+        "Codex runs new or changed hooks only once you trust them: at its next start it asks \
+         (\"Hooks need review\": choose \"Trust all and continue\"), and /hooks in Codex lists \
+         them",
+    ),
+    verified: crate::agents::hooks::Verified::ShippedCode,
 };
 
 /// The Codex CLI itself.

@@ -49,7 +49,38 @@ pub static DESCRIPTION: Description = Description {
     // Its terminal titles are not known.
     titles: None,
     screens: None,
+    hooks: Some(&HOOKS),
     keys: None,
+};
+
+/// Its own hooks (docs/hooks.md): where they are configured and the events Slate listens to.
+static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
+    file: &[(Base::Home, ".cursor/hooks.json")],
+    format: crate::agents::hooks::HookFormat::Commands,
+    events: &[
+        ("beforeSubmitPrompt", crate::agents::hooks::Meaning::Prompt),
+        (
+            "beforeShellExecution",
+            crate::agents::hooks::Meaning::ToolStart,
+        ),
+        (
+            "beforeMCPExecution",
+            crate::agents::hooks::Meaning::ToolStart,
+        ),
+        (
+            "afterShellExecution",
+            crate::agents::hooks::Meaning::ToolEnd,
+        ),
+        ("afterMCPExecution", crate::agents::hooks::Meaning::ToolEnd),
+        ("afterFileEdit", crate::agents::hooks::Meaning::ToolEnd),
+        ("stop", crate::agents::hooks::Meaning::TurnEnd),
+    ],
+    session: &["/conversation_id"],
+    tool: &["/hook_event_name"],
+    detail: &["/command", "/file_path"],
+    notification: &[],
+    trust: None,
+    verified: crate::agents::hooks::Verified::Documentation,
 };
 
 /// cursor-agent itself.

@@ -13,6 +13,7 @@
 
 use std::fmt;
 
+use crate::agents::hooks::Hooks;
 use crate::agents::keys::DialogKeys;
 use crate::agents::screens::ScreenGrammar;
 use crate::agents::titles::Grammar;
@@ -41,6 +42,8 @@ pub struct Description {
     /// The keys that answer its dialogs (docs/formats.md §10), when they were recorded from the
     /// real CLI.
     pub keys: Option<DialogKeys>,
+    /// The agent's own hooks, where Slate can install them (docs/hooks.md).
+    pub hooks: Option<&'static Hooks>,
 }
 
 impl Description {

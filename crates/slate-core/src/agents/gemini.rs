@@ -125,6 +125,7 @@ pub static DESCRIPTION: Description = Description {
     }),
     // Digits pick; Escape rejects. A free answer is paced: the burst lost its text
     // (docs/formats.md §10).
+    hooks: Some(&HOOKS),
     keys: Some(DialogKeys {
         deny: Press::Escape,
         highlighted: Press::Enter,
@@ -134,6 +135,36 @@ pub static DESCRIPTION: Description = Description {
         drawn_inputs: &[],
         lines_under_input: 0,
     }),
+};
+
+/// Its own hooks (docs/hooks.md): where they are configured and the events Slate listens to.
+static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
+    file: &[
+        (Base::Var("GEMINI_CLI_HOME"), ".gemini/settings.json"),
+        (Base::Home, ".gemini/settings.json"),
+    ],
+    // Milliseconds; `slate hook` returns within 250 ms anyway.
+    format: crate::agents::hooks::HookFormat::Matchers { timeout: 5000 },
+    events: &[
+        ("Notification", crate::agents::hooks::Meaning::Notification),
+        ("BeforeTool", crate::agents::hooks::Meaning::ToolStart),
+        ("AfterTool", crate::agents::hooks::Meaning::ToolEnd),
+        ("BeforeAgent", crate::agents::hooks::Meaning::Prompt),
+        ("AfterAgent", crate::agents::hooks::Meaning::TurnEnd),
+        ("SessionStart", crate::agents::hooks::Meaning::SessionStart),
+        ("SessionEnd", crate::agents::hooks::Meaning::SessionEnd),
+    ],
+    session: &["/session_id"],
+    tool: &["/tool_name", "/details/title"],
+    detail: &[
+        "/tool_input/command",
+        "/tool_input/file_path",
+        "/details/command",
+        "/details/fileName",
+    ],
+    notification: &["/notification_type"],
+    trust: None,
+    verified: crate::agents::hooks::Verified::ShippedCode,
 };
 
 /// Gemini CLI itself.

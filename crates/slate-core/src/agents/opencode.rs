@@ -104,6 +104,7 @@ pub static DESCRIPTION: Description = Description {
     // The permission row has no numbers: Enter takes the highlighted "Allow once" and a digit is
     // ignored. Its question and plan take digits; a free answer works as one burst
     // (docs/formats.md §10).
+    hooks: Some(&HOOKS),
     keys: Some(DialogKeys {
         deny: Press::Escape,
         highlighted: Press::Enter,
@@ -113,6 +114,32 @@ pub static DESCRIPTION: Description = Description {
         drawn_inputs: &["bash"],
         lines_under_input: 0,
     }),
+};
+
+/// Its own hooks (docs/hooks.md): where they are configured and the events Slate listens to.
+static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
+    file: &[
+        (Base::XdgConfig, "opencode/plugin/slate-hooks.js"),
+        (Base::Home, ".config/opencode/plugin/slate-hooks.js"),
+    ],
+    format: crate::agents::hooks::HookFormat::Plugin,
+    events: &[
+        (
+            "permission.asked",
+            crate::agents::hooks::Meaning::Permission,
+        ),
+        (
+            "permission.replied",
+            crate::agents::hooks::Meaning::ToolStart,
+        ),
+        ("session.idle", crate::agents::hooks::Meaning::TurnEnd),
+    ],
+    session: &["/properties/sessionID"],
+    tool: &["/properties/permission"],
+    detail: &["/properties/patterns/0"],
+    notification: &[],
+    trust: None,
+    verified: crate::agents::hooks::Verified::ShippedCode,
 };
 
 /// OpenCode itself.

@@ -9,6 +9,7 @@
 use std::fmt;
 
 use super::VouchKind;
+use crate::agents::hooks::Signal;
 use crate::agents::screens::ScreenKind;
 use crate::agents::titles::TitleKind;
 use crate::model::{AgentKind, ListedStatus, Timestamp};
@@ -94,6 +95,12 @@ pub enum Evidence {
     },
     /// The terminal's title, seen moving, stopped.
     TitleStopped { at: Timestamp },
+    /// The agent's own hook fired: which event, what it says, and when Slate received it.
+    Hook {
+        event: String,
+        signal: Signal,
+        at: Timestamp,
+    },
 }
 
 impl fmt::Display for Evidence {
@@ -225,6 +232,16 @@ impl fmt::Display for Evidence {
             ),
             Evidence::TitleStopped { at } => {
                 write!(f, "the terminal's title stopped moving at {at}")
+            }
+            Evidence::Hook { event, signal, at } => {
+                let what = match signal {
+                    Signal::Permission => "a permission dialog is open",
+                    Signal::Question => "a question waits",
+                    Signal::Working => "the agent works",
+                    Signal::TurnEnded => "the turn ended",
+                    Signal::Lifecycle => "the session started or ended",
+                };
+                write!(f, "the agent's {event} hook fired at {at}: {what}")
             }
         }
     }

@@ -180,6 +180,18 @@ impl Tracker {
                 .map(|dialog| {
                     let call = log.call_of(key.agent, dialog);
                     SessionDialog::of(key.agent, dialog, None, call)
+                })
+                .or_else(|| {
+                    // A dialog only a hook told of: shown, never answerable (no screen to check).
+                    let hook = entry.hook.as_ref().filter(|_| status == Status::Waiting)?;
+                    let dialog = super::hooks::dialog(hook, log)?;
+                    let call = log.call_of(key.agent, &dialog);
+                    let why_not = format!(
+                        "slate learnt of this dialog from {}'s hook and cannot see its terminal: \
+                         answer it there",
+                        key.agent.display_name()
+                    );
+                    Some(SessionDialog::of(key.agent, &dialog, Some(why_not), call))
                 }),
             status,
             session_state: SessionState {

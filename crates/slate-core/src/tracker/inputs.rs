@@ -3,6 +3,7 @@
 //! a work item).
 
 use super::Policy;
+use crate::agents::hooks::HookSeen;
 use crate::agents::screens::{Dialog, Screen, ScreenSeen};
 use crate::agents::{AgentProcess, Observation};
 use crate::model::{
@@ -49,6 +50,8 @@ pub enum Input {
         key: SessionKey,
         reading: Option<Sensed>,
     },
+    /// An event of the agent's own hooks (`slate hook`, docs/states.md §3 rule 3a).
+    Hook(HookSeen),
     /// The policy changed (the config file was edited): every live session is decided again
     /// under the new one.
     Policy(Policy),

@@ -9,6 +9,7 @@
 //! rule found it. The facets beside the status are `facets`' business.
 
 use super::evidence::Evidence;
+use super::hooks;
 use super::log::Log;
 use super::reasons::{
     dialog, earliest, end_stamp, model_answering, new_session, print_finished, turn_finished,
@@ -176,6 +177,19 @@ impl Tracker {
                     return finish(log, reason, since, None);
                 }
                 None => {}
+            }
+        }
+
+        // Rule 3a: the agent's own hook, for a session a live process vouches for.
+        if let (Some(hook), Some(_)) = (&entry.hook, vouch) {
+            let read = hooks::rules(hook, log, now, policy);
+            evidence.push(read.evidence);
+            if let Some((status, reason, since, deadline)) = read.verdict {
+                let deadline = earliest(deadline, closes_at);
+                if status == Status::Waiting {
+                    return finish(log, reason, since, deadline);
+                }
+                return verdict(status, reason, Presence::Present, since, deadline);
             }
         }
 

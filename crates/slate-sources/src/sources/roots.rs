@@ -147,9 +147,13 @@ pub fn resolve_roots(registry: Registry, env: &Env) -> Roots {
 }
 
 fn root_of(description: &Description, env: &Env) -> Option<PathBuf> {
-    description
-        .root
-        .candidates
+    first_of(description.root.candidates, env)
+}
+
+/// The first of `candidates` whose base the environment names, joined with its relative path:
+/// an agent's root, or its hook configuration (`agents::hooks`).
+pub fn first_of(candidates: &[(Base, &str)], env: &Env) -> Option<PathBuf> {
+    candidates
         .iter()
         .find_map(|(base, relative)| Some(under(env.base(*base)?, relative)))
 }

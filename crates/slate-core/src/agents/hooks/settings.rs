@@ -1,0 +1,385 @@
+//! Slate's entries in an agent's hook configuration, added and taken out as text (docs/hooks.md):
+//! every byte outside Slate's entries stays as it was, the person's own hooks, other settings,
+//! formatting and comments included. Installing twice changes nothing, and `remove` after
+//! `install` gives back the text it started from, byte for byte. A text that does not parse is
+//! refused, never rewritten.
+//!
+//! Each edit is the inverse of the other, by where Slate writes: an entry added to a non-empty
+//! list goes right after its last item, behind a comma; one added to an empty list goes right
+//! after its opening bracket; a list or object Slate creates is written with its first item on a
+//! new line. `remove` reads these three shapes back, last entry first, and takes out exactly what
+//! `install` put in. A plugin file (OpenCode) is Slate's own whole.
+
+use serde_json::Value;
+
+use super::spans::{self, Kind, Node, ParseError};
+use super::{command, is_slates, HookFormat, Hooks};
+
+/// The file a fresh `Commands` configuration leaves once Slate's hooks are taken out.
+const COMMANDS_LEFTOVER: &str = "{\n  \"version\": 1\n}\n";
+
+/// The first line of Slate's plugin file, by which `installed` knows it.
+const PLUGIN_MARK: &str = "// Slate's hook plugin";
+
+/// `text` with a hook for every event of `hooks` that has none of Slate's yet, running `program`.
+/// An empty (or blank) text is a file that does not exist yet.
+pub fn install(
+    hooks: &Hooks,
+    agent: &str,
+    program: &str,
+    text: &str,
+) -> Result<String, ParseError> {
+    if hooks.format == HookFormat::Plugin {
+        return Ok(plugin(hooks, agent, program));
+    }
+    if text.trim().is_empty() {
+        return Ok(fresh(hooks, agent, program));
+    }
+    let mut text = text.to_string();
+    let present = installed(hooks, agent, &text)?;
+    for (event, _) in hooks.events {
+        if present.iter().any(|done| done == event) {
+            continue;
+        }
+        text = add(&text, &entry(hooks, agent, program, event), event)?;
+    }
+    Ok(text)
+}
+
+/// The events that already have Slate's hook in `text`.
+pub fn installed(hooks: &Hooks, agent: &str, text: &str) -> Result<Vec<String>, ParseError> {
+    if hooks.format == HookFormat::Plugin {
+        if !text.starts_with(PLUGIN_MARK) {
+            return Ok(Vec::new());
+        }
+        return Ok(hooks
+            .events
+            .iter()
+            .map(|(event, _)| event.to_string())
+            .collect());
+    }
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let (_, _, value) = spans::parse(text)?;
+    let mut found = Vec::new();
+    if let Some(Value::Object(events)) = value.get("hooks") {
+        for (event, entries) in events {
+            let Value::Array(entries) = entries else {
+                continue;
+            };
+            if entries
+                .iter()
+                .any(|entry| ours(hooks, agent, entry).is_some())
+            {
+                found.push(event.clone());
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// `text` without Slate's entries. A file Slate created whole comes back empty: the caller
+/// removes it.
+pub fn remove(hooks: &Hooks, agent: &str, text: &str) -> Result<String, ParseError> {
+    if hooks.format == HookFormat::Plugin {
+        return Ok(if text.starts_with(PLUGIN_MARK) {
+            String::new()
+        } else {
+            text.to_string()
+        });
+    }
+    if text.trim().is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut text = text.to_string();
+    // One entry at a time, the last in the text first: the reverse of the order they went in.
+    // Each removal takes out at least one entry, so this ends.
+    loop {
+        let (blank, root, value) = spans::parse(&text)?;
+        let Some(path) = last_entry(hooks, agent, &root, &value) else {
+            break;
+        };
+        text = take_out(&text, &blank, &root, &path);
+        if text.is_empty() {
+            break;
+        }
+    }
+    if hooks.format == HookFormat::Commands && text == COMMANDS_LEFTOVER {
+        return Ok(String::new());
+    }
+    Ok(text)
+}
+
+/// The event `entry` (one element of an event's list) runs Slate's hook for, when it is Slate's.
+fn ours(hooks: &Hooks, agent: &str, entry: &Value) -> Option<String> {
+    match hooks.format {
+        HookFormat::Matchers { .. } => {
+            let inner = entry.get("hooks")?.as_array()?;
+            let [only] = inner.as_slice() else {
+                return None;
+            };
+            is_slates(only.get("command")?.as_str()?, agent)
+        }
+        HookFormat::Commands => is_slates(entry.get("command")?.as_str()?, agent),
+        HookFormat::Plugin => None,
+    }
+}
+
+/// One entry, on one line.
+fn entry(hooks: &Hooks, agent: &str, program: &str, event: &str) -> String {
+    let line = serde_json::to_string(&command(program, agent, event)).unwrap_or_default();
+    match hooks.format {
+        HookFormat::Matchers { timeout } => format!(
+            "{{\"hooks\": [{{\"type\": \"command\", \"command\": {line}, \"timeout\": {timeout}}}]}}"
+        ),
+        HookFormat::Commands | HookFormat::Plugin => format!("{{\"command\": {line}}}"),
+    }
+}
+
+/// A whole configuration with Slate's hooks only, for a file that does not exist yet.
+fn fresh(hooks: &Hooks, agent: &str, program: &str) -> String {
+    let members: Vec<String> = hooks
+        .events
+        .iter()
+        .map(|(event, _)| {
+            let entry = entry(hooks, agent, program, event);
+            format!("    {}: [\n      {entry}\n    ]", quote(event))
+        })
+        .collect();
+    let hooks_member = format!("\"hooks\": {{\n{}\n  }}", members.join(",\n"));
+    match hooks.format {
+        HookFormat::Commands => format!("{{\n  \"version\": 1,\n  {hooks_member}\n}}\n"),
+        _ => format!("{{\n  {hooks_member}\n}}\n"),
+    }
+}
+
+fn quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_default()
+}
+
+/// The text with `entry` added to the list of `event`, creating the list and `hooks` as needed.
+fn add(text: &str, entry: &str, event: &str) -> Result<String, ParseError> {
+    let (_, root, _) = spans::parse(text)?;
+    let unit = indent_unit(text);
+    let Some(settings) = root.member("hooks") else {
+        let at = item_indent(text, &root, &unit);
+        let inner = format!("{at}{unit}");
+        let list = format!("{inner}{unit}");
+        let member = format!(
+            "\"hooks\": {{\n{inner}{}: [\n{list}{entry}\n{inner}]\n{at}}}",
+            quote(event)
+        );
+        return Ok(insert_item(text, &root, &member, &at));
+    };
+    if !matches!(settings.kind, Kind::Object(_)) {
+        return Err(ParseError::Invalid("its \"hooks\" is not an object".into()));
+    }
+    let Some(list) = settings.member(event) else {
+        let at = item_indent(text, settings, &unit);
+        let inner = format!("{at}{unit}");
+        let member = format!("{}: [\n{inner}{entry}\n{at}]", quote(event));
+        return Ok(insert_item(text, settings, &member, &at));
+    };
+    if !matches!(list.kind, Kind::Array(_)) {
+        return Err(ParseError::Invalid(format!(
+            "its hooks for {event} are not a list"
+        )));
+    }
+    let at = item_indent(text, list, &unit);
+    Ok(insert_item(text, list, entry, &at))
+}
+
+/// The spans of a container's items: (start, end); a member starts at its key.
+fn items(node: &Node) -> Vec<(usize, usize)> {
+    match &node.kind {
+        Kind::Object(members) => members
+            .iter()
+            .map(|(_, start, value)| (*start, value.end))
+            .collect(),
+        Kind::Array(elements) => elements.iter().map(|node| (node.start, node.end)).collect(),
+        Kind::Scalar => Vec::new(),
+    }
+}
+
+/// Inserts `item` into `container`: right after its opening bracket when it is empty, else
+/// after its last item behind a comma, on a new line with `indent` when that item starts a line.
+fn insert_item(text: &str, container: &Node, item: &str, indent: &str) -> String {
+    let spans = items(container);
+    let (at, insert) = match spans.last() {
+        None => (container.start + 1, item.to_string()),
+        Some(&(start, end)) => {
+            let separator = if starts_line(text, start) {
+                format!("\n{indent}")
+            } else {
+                " ".to_string()
+            };
+            (end, format!(",{separator}{item}"))
+        }
+    };
+    format!("{}{insert}{}", &text[..at], &text[at..])
+}
+
+/// True when only spaces come before `at` on its line.
+fn starts_line(text: &str, at: usize) -> bool {
+    let line_start = text[..at].rfind('\n').map_or(0, |newline| newline + 1);
+    text[line_start..at]
+        .chars()
+        .all(|ch| ch == ' ' || ch == '\t')
+}
+
+/// The leading spaces of the line holding `at`.
+fn line_indent(text: &str, at: usize) -> String {
+    let line_start = text[..at].rfind('\n').map_or(0, |newline| newline + 1);
+    text[line_start..]
+        .chars()
+        .take_while(|ch| *ch == ' ' || *ch == '\t')
+        .collect()
+}
+
+/// How deep an item of `container` is indented: as its last item, when that starts a line, else
+/// one unit deeper than the container's line.
+fn item_indent(text: &str, container: &Node, unit: &str) -> String {
+    match items(container).last() {
+        Some(&(start, _)) if starts_line(text, start) => line_indent(text, start),
+        _ => format!("{}{unit}", line_indent(text, container.start)),
+    }
+}
+
+/// The file's own indentation step: the leading spaces of its first indented line, else two.
+fn indent_unit(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            line.chars()
+                .take_while(|ch| *ch == ' ' || *ch == '\t')
+                .collect::<String>()
+        })
+        .find(|indent| !indent.is_empty())
+        .unwrap_or_else(|| "  ".to_string())
+}
+
+/// Where an entry sits: the event's member index in `hooks`, and the entry's index in its list.
+struct EntryPath {
+    event: usize,
+    index: usize,
+}
+
+/// The last of Slate's entries in the text, if any.
+fn last_entry(hooks: &Hooks, agent: &str, root: &Node, value: &Value) -> Option<EntryPath> {
+    let settings = root.member("hooks")?;
+    let Kind::Object(members) = &settings.kind else {
+        return None;
+    };
+    let values = value.get("hooks")?;
+    let mut last: Option<(usize, EntryPath)> = None;
+    for (event, (name, _, list)) in members.iter().enumerate() {
+        let Kind::Array(elements) = &list.kind else {
+            continue;
+        };
+        // A key given twice is read by serde_json as its last value; only the list serde_json
+        // read is looked into.
+        if members.iter().rposition(|(other, _, _)| other == name) != Some(event) {
+            continue;
+        }
+        let Some(Value::Array(entries)) = values.get(name) else {
+            continue;
+        };
+        if entries.len() != elements.len() {
+            continue;
+        }
+        for (index, (node, entry)) in elements.iter().zip(entries).enumerate() {
+            if ours(hooks, agent, entry).is_some()
+                && last.as_ref().is_none_or(|(start, _)| node.start > *start)
+            {
+                last = Some((node.start, EntryPath { event, index }));
+            }
+        }
+    }
+    last.map(|(_, path)| path)
+}
+
+/// The text without the entry at `path`, and without the list, the `hooks` object and the file
+/// that Slate created around it, once they hold nothing else.
+fn take_out(text: &str, blank: &str, root: &Node, path: &EntryPath) -> String {
+    let settings = root.member("hooks").expect("found above");
+    let Kind::Object(members) = &settings.kind else {
+        unreachable!("found above")
+    };
+    let list = &members[path.event].2;
+    let (start, end) = match remove_span(blank, list, path.index) {
+        Some(span) => span,
+        None => match remove_span(blank, settings, path.event) {
+            Some(span) => span,
+            None => match remove_span(blank, root, member_index(root, "hooks")) {
+                Some(span) => span,
+                // The file was Slate's whole.
+                None => return String::new(),
+            },
+        },
+    };
+    format!("{}{}", &text[..start], &text[end..])
+}
+
+fn member_index(node: &Node, key: &str) -> usize {
+    match &node.kind {
+        Kind::Object(members) => members
+            .iter()
+            .rposition(|(name, _, _)| name == key)
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The span that removes item `index` of `container`; `None` when it is the only item of a
+/// container Slate created (its first item on a new line): then the container goes too.
+fn remove_span(blank: &str, container: &Node, index: usize) -> Option<(usize, usize)> {
+    let spans = items(container);
+    let (start, end) = spans[index];
+    if spans.len() == 1 {
+        // Added to an empty container: right after its bracket.
+        return (start == container.start + 1).then_some((start, end));
+    }
+    if index > 0 {
+        let previous_end = spans[index - 1].1;
+        let comma = blank[previous_end..start]
+            .find(',')
+            .map_or(previous_end, |offset| previous_end + offset);
+        return Some((comma, end));
+    }
+    // Items of the person's own follow: take this one and what separates it from the next.
+    Some((start, spans[1].0))
+}
+
+/// Slate's plugin file for an agent whose hooks are plugins (OpenCode): on each event Slate
+/// listens to, it starts `program hook <agent> <event>` with the event as JSON on its standard
+/// input, does not wait for it, and answers nothing.
+fn plugin(hooks: &Hooks, agent: &str, program: &str) -> String {
+    let events: Vec<String> = hooks.events.iter().map(|(event, _)| quote(event)).collect();
+    format!(
+        "{PLUGIN_MARK} (`slate hooks install {agent}` wrote it; `slate hooks remove {agent}` \
+         removes it).\n\
+         // It passes {agent}'s events to `slate hook {agent} EVENT` and never answers for it.\n\
+         import {{ spawn }} from \"node:child_process\";\n\
+         \n\
+         const PROGRAM = {program};\n\
+         const EVENTS = [{events}];\n\
+         \n\
+         export const SlateHooks = async () => ({{\n\
+         \x20 event: async ({{ event }}) => {{\n\
+         \x20   if (!event || !EVENTS.includes(event.type)) return;\n\
+         \x20   try {{\n\
+         \x20     const child = spawn(PROGRAM, [\"hook\", {agent_js}, event.type], {{\n\
+         \x20       stdio: [\"pipe\", \"ignore\", \"ignore\"],\n\
+         \x20     }});\n\
+         \x20     child.on(\"error\", () => {{}});\n\
+         \x20     child.stdin.on(\"error\", () => {{}});\n\
+         \x20     child.stdin.end(JSON.stringify(event));\n\
+         \x20     child.unref();\n\
+         \x20   }} catch {{}}\n\
+         \x20 }},\n\
+         }});\n",
+        program = quote(program),
+        agent_js = quote(agent),
+        events = events.join(", "),
+    )
+}

@@ -1,0 +1,405 @@
+//! The agents' own hooks on disk and in flight (docs/hooks.md): installing and removing Slate's
+//! entries in each agent's hook configuration, what is installed, and `slate hook`, the command
+//! those entries run.
+//!
+//! What an entry is and how a configuration's text is edited is `agents::hooks` (pure); this
+//! module reads and writes the files (a backup first, the file replaced whole by a rename, a
+//! link followed to its target), and runs the hook: it reads the event from standard input
+//! within a deadline, hands a bounded report to this HOME's running Slate (`POST /hooks`, with
+//! the token) or, when none takes it in time, appends it to a bounded spool in Slate's data
+//! folder that the live service reads when it starts (`drain`). The hook always ends within
+//! [`BUDGET`], prints nothing and exits 0: whatever happens to Slate, the agent goes on, and the
+//! agent's dialog stays the person's.
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::agents::description::Description;
+use crate::agents::hooks::{self, settings, HookReport, Hooks, Verified, EVENT_LIMIT};
+use crate::agents::Registry;
+use crate::client::{self, Client};
+use crate::model::{AgentKind, Timestamp};
+use crate::places::Places;
+use crate::sources::regular_file;
+use crate::sources::roots::{self, Env};
+
+/// The most `slate hook` takes, from its start to its exit.
+pub const BUDGET: Duration = Duration::from_millis(250);
+/// How long `slate hook` waits for its event on standard input.
+const READ_WITHIN: Duration = Duration::from_millis(100);
+/// What `slate hook` keeps back from its budget for the spool and its exit.
+const MARGIN: Duration = Duration::from_millis(40);
+/// The longest `slate hook` waits for a running Slate to take its report: a Slate answers in a
+/// few milliseconds, so one that takes longer is hanging, and the report goes to the spool.
+const POST_WITHIN: Duration = Duration::from_millis(100);
+/// The spool's name in Slate's data folder, and the most it holds.
+pub const SPOOL_FILE: &str = "hooks.spool";
+pub const SPOOL_LIMIT: u64 = 256 * 1024;
+/// Where `slate hook` notes the last event of each agent, in Slate's data folder.
+const LAST_FOLDER: &str = "hooks-last";
+
+/// Why a configuration could not be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum HooksError {
+    #[error("cannot find {0}'s hook configuration (its base folder is not set)")]
+    NoPlace(String),
+    #[error("{path} is left as it is: {source}")]
+    Unreadable { path: PathBuf, source: io::Error },
+    #[error("{path} is left as it is: {source}")]
+    Refused {
+        path: PathBuf,
+        source: hooks::ParseError,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// One agent's hooks as they stand.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentHooks {
+    pub agent: AgentKind,
+    pub product: String,
+    pub path: Option<PathBuf>,
+    /// The events that have Slate's hook.
+    pub installed: Vec<String>,
+    /// The events Slate listens to that have none yet.
+    pub missing: Vec<String>,
+    /// Why the configuration could not be read, when it could not.
+    pub error: Option<String>,
+    pub verified: Verified,
+    /// What the agent asks before new hooks run, and how to give it.
+    pub trust: Option<String>,
+    /// The last event a hook passed on: its name and when (`slate hook` notes it).
+    pub last_fired: Option<String>,
+}
+
+/// What an install or a remove did to one agent's configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct Changed {
+    pub agent: AgentKind,
+    pub path: PathBuf,
+    /// False when the file already was as asked.
+    pub changed: bool,
+    /// The copy of the file as it was, when there was one to keep.
+    pub backup: Option<PathBuf>,
+    pub trust: Option<String>,
+}
+
+/// Where `description`'s hook configuration is in this environment.
+pub fn config_path(hooks: &Hooks, env: &Env) -> Option<PathBuf> {
+    roots::first_of(hooks.file, env)
+}
+
+/// Every agent of `registry` that has hooks.
+pub fn agents(registry: Registry) -> impl Iterator<Item = (&'static Description, &'static Hooks)> {
+    registry
+        .iter()
+        .filter_map(|description| Some((description, description.hooks?)))
+}
+
+/// Each agent's hooks as they stand.
+pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<AgentHooks> {
+    agents(registry)
+        .map(|(description, hooks)| {
+            let agent = description.kind();
+            let path = config_path(hooks, env);
+            let read = path.as_deref().map(read_config).transpose();
+            let (installed, error) = match read {
+                Ok(text) => {
+                    match settings::installed(hooks, description.id, text.as_deref().unwrap_or(""))
+                    {
+                        Ok(found) => (found, None),
+                        Err(err) => (Vec::new(), Some(err.to_string())),
+                    }
+                }
+                Err(err) => (Vec::new(), Some(err.to_string())),
+            };
+            let missing = hooks
+                .events
+                .iter()
+                .map(|(event, _)| event.to_string())
+                .filter(|event| !installed.contains(event))
+                .collect();
+            AgentHooks {
+                agent,
+                product: description.product.to_string(),
+                path,
+                installed,
+                missing,
+                error,
+                verified: hooks.verified,
+                trust: hooks.trust.map(str::to_string),
+                last_fired: places.and_then(|places| last_fired(places, description.id)),
+            }
+        })
+        .collect()
+}
+
+/// The configuration's text: empty for a file that does not exist.
+fn read_config(path: &Path) -> io::Result<String> {
+    match regular_file::read_to_string(path, hooks::SETTINGS_LIMIT as u64) {
+        Ok(text) => Ok(text),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(String::new()),
+        Err(err) => Err(err),
+    }
+}
+
+/// Installs Slate's hooks for `description`, running `program`.
+pub fn install(
+    description: &'static Description,
+    env: &Env,
+    program: &str,
+    now: Timestamp,
+) -> Result<Changed, HooksError> {
+    edit(description, env, now, |hooks, text| {
+        settings::install(hooks, description.id, program, text)
+    })
+}
+
+/// Takes Slate's hooks out of `description`'s configuration.
+pub fn remove(
+    description: &'static Description,
+    env: &Env,
+    now: Timestamp,
+) -> Result<Changed, HooksError> {
+    edit(description, env, now, |hooks, text| {
+        settings::remove(hooks, description.id, text)
+    })
+}
+
+fn edit(
+    description: &'static Description,
+    env: &Env,
+    now: Timestamp,
+    change: impl Fn(&Hooks, &str) -> Result<String, hooks::ParseError>,
+) -> Result<Changed, HooksError> {
+    let hooks = description
+        .hooks
+        .ok_or_else(|| HooksError::NoPlace(description.product.to_string()))?;
+    let named = config_path(hooks, env)
+        .ok_or_else(|| HooksError::NoPlace(description.product.to_string()))?;
+    // A configuration kept as a link (a dotfiles folder) is edited where it lives.
+    let path = fs::canonicalize(&named).unwrap_or(named);
+    let text = read_config(&path).map_err(|source| HooksError::Unreadable {
+        path: path.clone(),
+        source,
+    })?;
+    let new = change(hooks, &text).map_err(|source| HooksError::Refused {
+        path: path.clone(),
+        source,
+    })?;
+    let trust = hooks.trust.map(str::to_string);
+    if new == text {
+        return Ok(Changed {
+            agent: description.kind(),
+            path,
+            changed: false,
+            backup: None,
+            trust,
+        });
+    }
+    let write_error = |source| HooksError::Write {
+        path: path.clone(),
+        source,
+    };
+    let backup = if text.is_empty() {
+        None
+    } else {
+        // A copy keeps the file's permissions: a settings file may hold keys.
+        let backup = backup_path(&path, now);
+        fs::copy(&path, &backup).map_err(write_error)?;
+        Some(backup)
+    };
+    if new.is_empty() {
+        fs::remove_file(&path).map_err(write_error)?;
+    } else {
+        write_whole(&path, &new).map_err(write_error)?;
+    }
+    Ok(Changed {
+        agent: description.kind(),
+        path,
+        changed: true,
+        backup,
+        trust,
+    })
+}
+
+/// `<file>.slate-backup-<time>`, beside the file.
+fn backup_path(path: &Path, now: Timestamp) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".slate-backup-{}", now.millis()));
+    path.with_file_name(name)
+}
+
+/// Writes `text` to a new file beside `path` and renames it over `path`, so a reader never sees
+/// half a file; the folder is made when missing, and a file's permissions are kept.
+fn write_whole(path: &Path, text: &str) -> io::Result<()> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(folder)?;
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".slate-{}", std::process::id()));
+    let temporary = path.with_file_name(name);
+    // A leftover of a write that stopped half-way goes first. Readable by its owner only until
+    // it has the file's own permissions.
+    let _ = fs::remove_file(&temporary);
+    let mut file = private(fs::OpenOptions::new().write(true).create_new(true)).open(&temporary)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    if let Ok(meta) = fs::metadata(path) {
+        let _ = fs::set_permissions(&temporary, meta.permissions());
+    }
+    fs::rename(&temporary, path)
+}
+
+/// `options` creating a file only its owner may read (on Unix).
+fn private(options: &mut fs::OpenOptions) -> &mut fs::OpenOptions {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    options
+}
+
+/// The last event `slate hook` passed on for the agent `id`: `<event> at <time>`.
+fn last_fired(places: &Places, id: &str) -> Option<String> {
+    let path = places.data_dir.join(LAST_FOLDER).join(id);
+    let text = regular_file::read_to_string(&path, 256).ok()?;
+    let (event, at) = text.trim().split_once(' ')?;
+    let at = Timestamp::from_millis(at.parse().ok()?);
+    Some(format!("{} at {at}", hooks::clean(event, 64)))
+}
+
+/// `slate hook AGENT EVENT`: passes the event on standard input to this HOME's Slate, within
+/// [`BUDGET`] of `started`. It never fails, prints nothing and answers nothing for the agent.
+pub fn run_hook(registry: Registry, args: &[String], started: Instant) {
+    // A panic's message would reach the agent on standard error; nothing may.
+    std::panic::set_hook(Box::new(|_| {}));
+    let _ = std::panic::catch_unwind(|| hook(registry, args, started));
+}
+
+fn hook(registry: Registry, args: &[String], started: Instant) -> Option<()> {
+    let [agent, event] = args else {
+        return None;
+    };
+    let description = registry
+        .iter()
+        .find(|description| description.id == agent)?;
+    let hooks = description.hooks?;
+    hooks.meaning(event)?;
+    let raw = read_within(io::stdin(), EVENT_LIMIT, started + READ_WITHIN)?;
+    let value: serde_json::Value = serde_json::from_slice(&raw).ok()?;
+    let report = hooks.report(description.id, event, &value)?;
+    let env = Env::from_process();
+    let places = Places::from_env(&env).ok()?;
+    let now = crate::clock::system_clock();
+    let left = BUDGET
+        .saturating_sub(started.elapsed() + MARGIN)
+        .min(POST_WITHIN);
+    if !post(&env, &places, &report, left) {
+        let _ = spool(&places.data_dir.join(SPOOL_FILE), &report, now);
+    }
+    let _ = note_last(&places, description.id, event, now);
+    Some(())
+}
+
+/// Reads at most `limit` bytes of `input` until it ends, or until `deadline`: `None` when it
+/// did not end in time (the reading thread is left behind; the process ends soon after).
+fn read_within(
+    input: impl Read + Send + 'static,
+    limit: usize,
+    deadline: Instant,
+) -> Option<Vec<u8>> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = input
+            .take(limit as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map(|_| bytes);
+        let _ = sender.send(read);
+    });
+    let wait = deadline.saturating_duration_since(Instant::now());
+    let bytes = receiver.recv_timeout(wait).ok()?.ok()?;
+    (bytes.len() <= limit).then_some(bytes)
+}
+
+/// Posts the report to this HOME's running Slate within `left`; true when it took it.
+fn post(env: &Env, places: &Places, report: &HookReport, left: Duration) -> bool {
+    if left.is_zero() {
+        return false;
+    }
+    let Ok(Some(token)) = crate::token::read_token(&places.token_file()) else {
+        return false;
+    };
+    let listen = configured_listen(places);
+    let address = client::engine_address(env, listen);
+    let Ok(body) = serde_json::to_value(report) else {
+        return false;
+    };
+    Client::new(address, Some(token))
+        .post("/hooks", Some(&body), left)
+        .is_ok()
+}
+
+/// The config's `[server] listen`, or the default when the config cannot be read.
+fn configured_listen(places: &Places) -> std::net::SocketAddr {
+    regular_file::read_to_string(&places.config_file(), 1024 * 1024)
+        .ok()
+        .and_then(|text| crate::config::Config::parse(&text).ok())
+        .unwrap_or_default()
+        .server
+        .listen
+}
+
+/// One spooled event: when `slate hook` ran, and its report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Spooled {
+    pub at: i64,
+    pub report: HookReport,
+}
+
+/// Appends the report to the spool, unless the spool already holds `SPOOL_LIMIT` bytes.
+pub fn spool(path: &Path, report: &HookReport, now: Timestamp) -> io::Result<()> {
+    if let Some(folder) = path.parent() {
+        fs::create_dir_all(folder)?;
+    }
+    let size = fs::metadata(path).map(|meta| meta.len()).unwrap_or(0);
+    let mut line = serde_json::to_string(&Spooled {
+        at: now.millis(),
+        report: report.clone(),
+    })?;
+    line.push('\n');
+    if size + line.len() as u64 > SPOOL_LIMIT {
+        return Ok(());
+    }
+    let mut file = private(fs::OpenOptions::new().create(true).append(true)).open(path)?;
+    // One write of one line: appends from hooks running at once do not interleave.
+    file.write_all(line.as_bytes())
+}
+
+/// Takes the spool: its events, oldest first, with the spool emptied. Lines that do not read
+/// are skipped.
+pub fn drain(path: &Path) -> Vec<(Timestamp, HookReport)> {
+    let taken = path.with_extension("draining");
+    if fs::rename(path, &taken).is_err() {
+        return Vec::new();
+    }
+    let text = regular_file::read_to_string(&taken, SPOOL_LIMIT * 2).unwrap_or_default();
+    let _ = fs::remove_file(&taken);
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Spooled>(line).ok())
+        .map(|spooled| (Timestamp::from_millis(spooled.at), spooled.report))
+        .collect()
+}
+
+/// Notes the agent's last event, for `slate doctor`.
+fn note_last(places: &Places, id: &str, event: &str, now: Timestamp) -> io::Result<()> {
+    let folder = places.data_dir.join(LAST_FOLDER);
+    fs::create_dir_all(&folder)?;
+    fs::write(
+        folder.join(id),
+        format!("{} {}\n", hooks::clean(event, 64), now.millis()),
+    )
+}

@@ -1,0 +1,8 @@
+//! The agents' own hooks (docs/hooks.md): Slate's entries added to and taken out of real-shaped
+//! configurations byte for byte (`settings`), what a hook event makes of a session in the
+//! tracker (`rules`), and `slate hook` itself, which must return within its budget whatever Slate
+//! does (`command`).
+
+mod command;
+mod rules;
+mod settings;

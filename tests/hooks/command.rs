@@ -1,0 +1,331 @@
+//! `slate hook AGENT EVENT`, the command an installed hook runs, and `slate hooks` over a
+//! temporary HOME: the hook exits 0, prints nothing and returns well within a second whether
+//! Slate is absent, hangs, or never gets the event's end; a running Slate takes the event
+//! (`POST /hooks`), else it goes to the spool. The 250 ms of docs/hooks.md is measured and
+//! printed; the assertion keeps a margin a loaded machine cannot break.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EVENT: &str = r#"{"session_id":"019a-hooked","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"touch x.txt"},"cwd":"/work/acme","transcript_path":null,"turn_id":"t1","model":"m","permission_mode":"default"}"#;
+
+/// The real binary with a temporary HOME and nothing else of the real environment but PATH.
+fn slate(root: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
+    command
+        .env_clear()
+        .env("HOME", root.join("home"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    command
+}
+
+fn with_token(root: &Path) {
+    let folder = root.join("config/slate");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("token"), "test-token-1234567890\n").unwrap();
+}
+
+/// Runs one hook with `input` written to it (and its standard input left open when `close` is
+/// false), returning how long it took, its exit code and what it printed.
+fn run_hook(mut command: Command, input: &str, close: bool) -> (Duration, Option<i32>, Vec<u8>) {
+    let started = Instant::now();
+    let mut child = command
+        .args(["hook", "codex", "PermissionRequest"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    let held = if close {
+        drop(stdin);
+        None
+    } else {
+        Some(stdin)
+    };
+    let status = child.wait().unwrap();
+    let took = started.elapsed();
+    drop(held);
+    let mut printed = Vec::new();
+    child.stdout.unwrap().read_to_end(&mut printed).unwrap();
+    child.stderr.unwrap().read_to_end(&mut printed).unwrap();
+    (took, status.code(), printed)
+}
+
+fn spooled(root: &Path) -> usize {
+    std::fs::read_to_string(root.join("data/slate/hooks.spool"))
+        .map(|text| text.lines().count())
+        .unwrap_or(0)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Runs the hook `runs` times and checks each run: exit 0, nothing printed, under a second.
+fn check_runs(root: &Path, runs: usize, api: Option<&str>, close: bool) -> Duration {
+    let times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let mut command = slate(root);
+            if let Some(api) = api {
+                command.env("SLATE_API", api);
+            }
+            let (took, code, printed) = run_hook(command, EVENT, close);
+            assert_eq!(code, Some(0));
+            assert!(
+                printed.is_empty(),
+                "printed {:?}",
+                String::from_utf8_lossy(&printed)
+            );
+            assert!(took < Duration::from_secs(1), "took {took:?}");
+            took
+        })
+        .collect();
+    median(times)
+}
+
+#[test]
+fn with_slate_absent_the_hook_returns_at_once_and_spools() {
+    let root = tempfile::tempdir().unwrap();
+    with_token(root.path());
+    // A port nobody listens on.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let api = format!("http://127.0.0.1:{port}");
+    let took = check_runs(root.path(), 7, Some(&api), true);
+    eprintln!("slate hook, Slate absent: median {took:?}");
+    assert_eq!(spooled(root.path()), 7);
+    let last = std::fs::read_to_string(root.path().join("data/slate/hooks-last/codex")).unwrap();
+    assert!(last.starts_with("PermissionRequest "), "{last}");
+}
+
+#[test]
+fn with_a_slate_that_never_answers_the_hook_still_returns() {
+    let root = tempfile::tempdir().unwrap();
+    with_token(root.path());
+    // Accepts connections and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let api = format!("http://{}", listener.local_addr().unwrap());
+    let held = std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in listener.incoming().take(7) {
+            open.push(stream);
+        }
+        std::thread::sleep(Duration::from_secs(3));
+    });
+    let took = check_runs(root.path(), 7, Some(&api), true);
+    eprintln!("slate hook, Slate hanging: median {took:?}");
+    assert_eq!(spooled(root.path()), 7);
+    drop(held);
+}
+
+#[test]
+fn an_event_that_never_ends_is_dropped_in_time() {
+    let root = tempfile::tempdir().unwrap();
+    let took = check_runs(root.path(), 3, None, false);
+    eprintln!("slate hook, standard input left open: median {took:?}");
+    assert_eq!(spooled(root.path()), 0);
+}
+
+#[test]
+fn what_the_hook_cannot_read_is_dropped_quietly() {
+    let root = tempfile::tempdir().unwrap();
+    for input in [
+        "",
+        "not json",
+        "{\"session_id\": \"../../etc\"}",
+        "[1,2]",
+        "{}",
+    ] {
+        let (took, code, printed) = run_hook(slate(root.path()), input, true);
+        assert_eq!((code, printed.len()), (Some(0), 0), "{input}");
+        assert!(took < Duration::from_secs(1));
+    }
+    for args in [
+        vec!["hook"],
+        vec!["hook", "nobody", "Stop"],
+        vec!["hook", "codex", "NoSuchEvent"],
+        vec!["hook", "codex", "Stop", "extra"],
+    ] {
+        let output = slate(root.path())
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{args:?}");
+        assert!(
+            output.stdout.is_empty() && output.stderr.is_empty(),
+            "{args:?}"
+        );
+    }
+    assert_eq!(spooled(root.path()), 0);
+}
+
+#[test]
+fn a_running_slate_takes_the_event() {
+    let root = tempfile::tempdir().unwrap();
+    // An event spooled while no Slate ran is read when one starts.
+    with_token(root.path());
+    let mut absent = slate(root.path());
+    absent.env("SLATE_API", "http://127.0.0.1:9");
+    let (_, code, _) = run_hook(absent, EVENT, true);
+    assert_eq!((code, spooled(root.path())), (Some(0), 1));
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut serve = slate(root.path())
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let api = format!("http://127.0.0.1:{port}");
+    let client = slate::client::Client::new(slate::client::address_of(&api).unwrap(), None);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while client.get_json::<serde_json::Value>("/health").is_err() {
+        assert!(Instant::now() < deadline, "slate serve did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        spooled(root.path()),
+        0,
+        "slate serve drained the spool at its start"
+    );
+    let took = check_runs(root.path(), 5, Some(&api), true);
+    eprintln!("slate hook, Slate running: median {took:?}");
+    assert_eq!(
+        spooled(root.path()),
+        0,
+        "the running Slate took every event"
+    );
+    // The API refuses a hook without the token, and one it cannot read.
+    let token = std::fs::read_to_string(root.path().join("config/slate/token")).unwrap();
+    assert!(!token.trim().is_empty());
+    let refused = Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
+        .args(["-H", "Content-Type: application/json", "--data", "{}"])
+        .arg(format!("{api}/hooks"))
+        .output();
+    if let Ok(refused) = refused {
+        assert_eq!(String::from_utf8_lossy(&refused.stdout), "401");
+        let bad = Command::new("curl")
+            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
+            .args(["-H", "Content-Type: application/json"])
+            .args(["-H", &format!("Authorization: Bearer {}", token.trim())])
+            .args([
+                "--data",
+                r#"{"agent":"codex","event":"Stop","session_id":"../x"}"#,
+            ])
+            .arg(format!("{api}/hooks"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&bad.stdout), "422");
+    }
+    let _ = serve.kill();
+    let _ = serve.wait();
+}
+
+#[test]
+fn hooks_install_remove_and_status_over_a_temporary_home() {
+    let root = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hooks");
+    let gemini = root.path().join("home/.gemini/settings.json");
+    std::fs::create_dir_all(gemini.parent().unwrap()).unwrap();
+    let original = std::fs::read(fixtures.join("gemini-settings.json")).unwrap();
+    std::fs::write(&gemini, &original).unwrap();
+    let codex = root.path().join("home/.codex/hooks.json");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    let broken = std::fs::read(fixtures.join("broken-truncated.json")).unwrap();
+    std::fs::write(&codex, &broken).unwrap();
+
+    let output = slate(root.path())
+        .args(["hooks", "install", "gemini-cli", "codex"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).to_string();
+    let complained = String::from_utf8_lossy(&output.stderr).to_string();
+    // The broken file is named, left as it was, and the command fails.
+    assert_eq!(output.status.code(), Some(1), "{said}{complained}");
+    assert!(
+        complained.contains("hooks.json is left as it is"),
+        "{complained}"
+    );
+    assert_eq!(std::fs::read(&codex).unwrap(), broken);
+    assert!(said.contains("Gemini CLI: hooks installed in"), "{said}");
+    assert!(said.contains(".slate-backup-"), "{said}");
+    let backups: Vec<_> = std::fs::read_dir(gemini.parent().unwrap())
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .contains(".slate-backup-")
+        })
+        .collect();
+    assert_eq!(backups.len(), 1);
+    assert_eq!(std::fs::read(backups[0].path()).unwrap(), original);
+
+    // Codex asks for trust: installing there says how.
+    std::fs::remove_file(&codex).unwrap();
+    let output = slate(root.path())
+        .args(["hooks", "install", "codex"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(output.status.success());
+    assert!(said.contains("Trust all and continue"), "{said}");
+
+    // Twice: nothing changes.
+    let before = std::fs::read(&gemini).unwrap();
+    let output = slate(root.path())
+        .args(["hooks", "install", "gemini-cli"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stdout).contains("already installed"));
+    assert_eq!(std::fs::read(&gemini).unwrap(), before);
+
+    let output = slate(root.path())
+        .args(["hooks", "status", "--json"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let agents = status["agents"].as_array().unwrap();
+    let of = |id: &str| agents.iter().find(|a| a["agent"] == id).unwrap().clone();
+    assert!(of("gemini-cli")["missing"].as_array().unwrap().is_empty());
+    assert!(of("claude-code")["installed"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert_eq!(of("cursor-agent")["verified"], "documentation");
+
+    let output = slate(root.path())
+        .args(["hooks", "remove", "gemini-cli", "codex"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(std::fs::read(&gemini).unwrap(), original, "byte for byte");
+    assert!(!codex.exists(), "the file Slate made is gone");
+
+    // slate doctor says it per agent.
+    let output = slate(root.path())
+        .env("SLATE_STANDALONE", "1")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(said.contains("Agent hooks"), "{said}");
+    assert!(said.contains("Gemini CLI    hooks not installed"), "{said}");
+}

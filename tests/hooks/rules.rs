@@ -1,0 +1,261 @@
+//! What a hook event makes of a session (docs/states.md §3 rule 3a), through the tracker with a
+//! fake clock: a prompt hook is Needs you at once, the next event Working again, and a hook never
+//! brings back a session no live process vouches for.
+
+use std::time::Duration;
+
+use slate::agents::hooks::{seen, HookReport};
+use slate::agents::{
+    AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind, BUILT_IN,
+};
+use slate::model::{AgentKind, ProcessInfo, ReasonCode, SessionKey, Status, Timestamp};
+use slate::tracker::{Batch, Input, Policy, SeenProcess, Tracker, TranscriptRole};
+
+const START: i64 = 1_800_000_000_000;
+
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_millis(START + seconds * 1000)
+}
+
+fn key() -> SessionKey {
+    SessionKey::new(AgentKind::CODEX, "019a-hooked")
+}
+
+fn records(at_s: i64, kinds: Vec<RecordKind>) -> Input {
+    Input::Observed(Batch {
+        key: key(),
+        role: TranscriptRole::Main,
+        transcript: "/h/.codex/sessions/019a-hooked.jsonl".into(),
+        last_write: at(at_s),
+        observations: std::iter::once(Observation::Info(Info {
+            cwd: Some("/work/acme".into()),
+            ..Info::default()
+        }))
+        .chain(kinds.into_iter().map(|kind| {
+            Observation::Record(Record {
+                at: Some(at(at_s)),
+                kind,
+            })
+        }))
+        .collect(),
+        folders: Vec::new(),
+    })
+}
+
+fn codex(pid: u32) -> Input {
+    Input::Processes(vec![SeenProcess {
+        info: ProcessInfo {
+            pid,
+            ppid: None,
+            name: "codex".into(),
+            exe: None,
+            cmd: vec!["codex".into()],
+            cwd: Some("/work/acme".into()),
+            start_time: at(-60),
+            start_ticks: None,
+        },
+        recognised: AgentProcess {
+            agent: AgentKind::CODEX,
+            role: ProcessRole::Interactive,
+            folder_arg: None,
+            session_arg: None,
+        },
+        folder: Some("/work/acme".into()),
+    }])
+}
+
+fn hook(event: &str, at_s: i64, tool: Option<&str>, detail: Option<&str>) -> Input {
+    let hooks = BUILT_IN.find("codex").unwrap().hooks.unwrap();
+    let report = HookReport {
+        agent: "codex".into(),
+        event: event.into(),
+        session_id: key().id.as_str().into(),
+        tool: tool.map(Into::into),
+        detail: detail.map(Into::into),
+        notification: None,
+    };
+    Input::Hook(seen(hooks, key(), &report, at(at_s)).expect("an event Slate reads"))
+}
+
+fn state(tracker: &Tracker) -> (Status, ReasonCode, String) {
+    let session = tracker.session(&key()).expect("the session is known");
+    let reason = session.session_state.reason;
+    (session.status, reason.code, reason.text)
+}
+
+fn tool_call(id: &str) -> RecordKind {
+    RecordKind::ToolCall {
+        call_id: id.into(),
+        name: "exec_command".into(),
+        detail: Some("touch x.txt".into()),
+        input: None,
+        kind: CallKind::Plain,
+    }
+}
+
+#[test]
+fn a_permission_hook_is_needs_you_and_the_next_event_working() {
+    let mut tracker = Tracker::new(Policy::default());
+    tracker.apply(codex(100), at(0));
+    tracker.apply(
+        records(
+            0,
+            vec![RecordKind::Prompt { text: "go".into() }, tool_call("c1")],
+        ),
+        at(0),
+    );
+    assert_eq!(state(&tracker).0, Status::Working);
+    // The dialog opens: the hook says so at once, with the command it carries.
+    tracker.apply(
+        hook("PermissionRequest", 1, Some("Bash"), Some("touch x.txt")),
+        at(1),
+    );
+    let (status, code, text) = state(&tracker);
+    assert_eq!(
+        (status, code),
+        (Status::Waiting, ReasonCode::PermissionPrompt)
+    );
+    assert!(text.contains("touch x.txt"), "{text}");
+    // The session's dialog shows the call, and offers nothing to answer: only the terminal can.
+    let dialog = tracker.session(&key()).unwrap().dialog.expect("a dialog");
+    assert_eq!(dialog.summary, "Run: touch x.txt");
+    assert!(!dialog.answerable && dialog.options.is_empty());
+    assert!(dialog.why_not.unwrap().contains("hook"));
+    let evidence: Vec<String> = tracker
+        .evidence(&key())
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        evidence
+            .iter()
+            .any(|fact| fact.contains("PermissionRequest hook fired at")),
+        "{evidence:?}"
+    );
+    // Nothing else happens for a long while: still Needs you (no time-based flip).
+    tracker.apply(Input::Tick, at(600));
+    assert_eq!(state(&tracker).0, Status::Waiting);
+    // Approved: the tool ends, and its hook comes before the transcript's result.
+    tracker.apply(hook("PostToolUse", 601, Some("Bash"), None), at(601));
+    assert_eq!(state(&tracker).0, Status::Working);
+    assert!(tracker.session(&key()).unwrap().dialog.is_none());
+    // The transcript catches up and decides again.
+    tracker.apply(
+        records(
+            602,
+            vec![RecordKind::ToolResult {
+                call_id: "c1".into(),
+                rejected: false,
+            }],
+        ),
+        at(602),
+    );
+    assert_eq!(state(&tracker).1, ReasonCode::ModelAnswering);
+    // The turn ends: the Stop hook says so before the transcript does.
+    tracker.apply(hook("Stop", 603, None, None), at(603));
+    assert_eq!(
+        (state(&tracker).0, state(&tracker).1),
+        (Status::Waiting, ReasonCode::TurnFinished)
+    );
+}
+
+#[test]
+fn a_transcript_record_that_answers_the_prompt_takes_over() {
+    let mut tracker = Tracker::new(Policy::default());
+    tracker.apply(codex(100), at(0));
+    tracker.apply(records(0, vec![tool_call("c1")]), at(0));
+    tracker.apply(hook("PermissionRequest", 1, Some("Bash"), None), at(1));
+    assert_eq!(state(&tracker).0, Status::Waiting);
+    // A call written after the hook (the CLI wrote it late) does not answer it...
+    tracker.apply(records(2, vec![tool_call("c1")]), at(2));
+    assert_eq!(state(&tracker).0, Status::Waiting);
+    // ...its result does.
+    tracker.apply(
+        records(
+            3,
+            vec![RecordKind::ToolResult {
+                call_id: "c1".into(),
+                rejected: false,
+            }],
+        ),
+        at(3),
+    );
+    assert_eq!(state(&tracker).0, Status::Working);
+}
+
+#[test]
+fn a_hook_never_brings_back_a_closed_session() {
+    let mut tracker = Tracker::new(Policy::default());
+    tracker.apply(codex(100), at(0));
+    tracker.apply(records(0, vec![tool_call("c1")]), at(0));
+    assert_eq!(state(&tracker).0, Status::Working);
+    // The process dies: closed at once.
+    tracker.apply(Input::Processes(Vec::new()), at(10));
+    assert_eq!(state(&tracker).0, Status::Ended);
+    // A late hook, even a prompt, changes nothing: no live process vouches.
+    for (event, n) in [("PermissionRequest", 11), ("PreToolUse", 12), ("Stop", 13)] {
+        tracker.apply(hook(event, n, Some("Bash"), Some("rm -rf /")), at(n));
+        assert_eq!(state(&tracker).0, Status::Ended, "{event}");
+    }
+    tracker.apply(Input::Tick, at(3600));
+    assert_eq!(state(&tracker).0, Status::Ended);
+}
+
+#[test]
+fn a_hook_without_a_vouching_process_decides_nothing() {
+    let mut tracker = Tracker::new(Policy::default());
+    tracker.apply(records(0, vec![tool_call("c1")]), at(0));
+    let before = state(&tracker);
+    tracker.apply(hook("PermissionRequest", 1, Some("Bash"), None), at(1));
+    assert_eq!(state(&tracker), before);
+}
+
+#[test]
+fn a_working_hook_holds_for_the_window_at_most() {
+    let policy = Policy::default();
+    let mut tracker = Tracker::new(policy.clone());
+    tracker.apply(codex(100), at(0));
+    tracker.apply(
+        records(0, vec![RecordKind::TurnEnded { turn_id: None }]),
+        at(0),
+    );
+    assert_eq!(state(&tracker).0, Status::Waiting);
+    tracker.apply(hook("UserPromptSubmit", 5, None, None), at(5));
+    assert_eq!(state(&tracker).0, Status::Working);
+    // The deadline is announced, and after it the transcript decides again.
+    let deadline = tracker.next_deadline().expect("a deadline");
+    assert!(deadline <= at(5).plus(policy.window));
+    tracker.apply(
+        Input::Tick,
+        at(5).plus(policy.window + Duration::from_secs(1)),
+    );
+    assert_eq!(state(&tracker).0, Status::Waiting);
+}
+
+#[test]
+fn hooks_for_sessions_not_read_yet_wait_for_their_transcript_in_bounded_memory() {
+    let mut tracker = Tracker::new(Policy::default());
+    tracker.apply(codex(100), at(0));
+    let hooks = BUILT_IN.find("codex").unwrap().hooks.unwrap();
+    for n in 0..2000 {
+        let id = format!("unknown-{n}");
+        let report = HookReport {
+            agent: "codex".into(),
+            event: "PermissionRequest".into(),
+            session_id: id.clone(),
+            tool: None,
+            detail: None,
+            notification: None,
+        };
+        let key = SessionKey::new(AgentKind::CODEX, id);
+        tracker.apply(
+            Input::Hook(seen(hooks, key, &report, at(1)).unwrap()),
+            at(1),
+        );
+    }
+    assert_eq!(tracker.sessions().count(), 0);
+    // Our session's hook came last: it is kept, and applies once the transcript is read.
+    tracker.apply(hook("PermissionRequest", 2, Some("Bash"), None), at(2));
+    tracker.apply(records(1, vec![tool_call("c1")]), at(3));
+    assert_eq!(state(&tracker).1, ReasonCode::PermissionPrompt);
+}
