@@ -259,3 +259,56 @@ fn hooks_for_sessions_not_read_yet_wait_for_their_transcript_in_bounded_memory()
     tracker.apply(records(1, vec![tool_call("c1")]), at(3));
     assert_eq!(state(&tracker).1, ReasonCode::PermissionPrompt);
 }
+
+/// A reading of the session's terminal from outside (a tmux pane) at `at_s`, showing Codex's
+/// recorded screen `name`.
+fn screen(name: &str, at_s: i64) -> Input {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/screens/codex/0.171.0")
+            .join(name),
+    )
+    .unwrap();
+    let screen = slate::agents::screens::read_screen(AgentKind::CODEX, &text);
+    Input::Sensed {
+        key: key(),
+        reading: Some(slate::tracker::Sensed::of(at(at_s), None, &screen)),
+    }
+}
+
+#[test]
+fn a_terminal_read_after_the_hook_goes_first() {
+    // A session with hooks in a pane Slate also reads. Codex sends no hook when the person
+    // approves: the screen that changed after the prompt hook says the dialog is gone.
+    let mut tracker = Tracker::new(Policy::default());
+    tracker.apply(codex(100), at(0));
+    tracker.apply(
+        records(
+            0,
+            vec![RecordKind::Prompt { text: "go".into() }, tool_call("c1")],
+        ),
+        at(0),
+    );
+    tracker.apply(
+        hook("PermissionRequest", 1, Some("Bash"), Some("touch x.txt")),
+        at(1),
+    );
+    tracker.apply(screen("permission-touch.txt", 1), at(1));
+    assert_eq!(state(&tracker).1, ReasonCode::PermissionPrompt);
+    // The screen read when the hook fired agrees with it: the hook stays the newest word.
+    tracker.apply(Input::Tick, at(3));
+    assert_eq!(state(&tracker).0, Status::Waiting);
+    // Approved at the terminal: the next reading shows the command running, with no hook.
+    tracker.apply(screen("working-sleep.txt", 4), at(4));
+    assert_eq!(state(&tracker).0, Status::Working, "{:?}", state(&tracker));
+
+    // The other way round: a hook that says the agent works, then a dialog on the screen
+    // (an agent whose hooks tell no prompt, or a prompt hook that did not fire).
+    tracker.apply(hook("PreToolUse", 10, Some("Bash"), Some("ls")), at(10));
+    assert_eq!(state(&tracker).0, Status::Working);
+    tracker.apply(screen("permission-touch.txt", 11), at(11));
+    assert_eq!(
+        (state(&tracker).0, state(&tracker).1),
+        (Status::Waiting, ReasonCode::PermissionPrompt)
+    );
+}

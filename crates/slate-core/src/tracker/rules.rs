@@ -180,23 +180,9 @@ impl Tracker {
             }
         }
 
-        // Rule 3a: the agent's own hook, for a session a live process vouches for.
-        if let (Some(hook), Some(_)) = (&entry.hook, vouch) {
-            let read = hooks::rules(hook, log, now, policy);
-            evidence.push(read.evidence);
-            if let Some((status, reason, since, deadline)) = read.verdict {
-                let deadline = earliest(deadline, closes_at);
-                if status == Status::Waiting {
-                    return finish(log, reason, since, deadline);
-                }
-                return verdict(status, reason, Presence::Present, since, deadline);
-            }
-        }
-
-        // Rules 4, 5 and 6c: what the session's terminal shows. A hosted terminal reports every
-        // title and draw, and its screen is read through its control socket while a tool call is
-        // open; a terminal read from outside counts while a tool call is open, which is when it
-        // is read.
+        // The session's terminal, for rules 3a–6c. A hosted terminal reports every title and
+        // draw, and its screen is read through its control socket while a tool call is open; a
+        // terminal read from outside counts while a tool call is open, which is when it is read.
         let mut terminal_deadline = None;
         let terminal = match (&entry.hosted, &entry.sensed) {
             (Some(hosted), Some(sensed)) if log.newest_open_call().is_some() => {
@@ -208,6 +194,24 @@ impl Tracker {
             }
             _ => None,
         };
+        // Rule 3a: the agent's own hook, for a session a live process vouches for, while it is
+        // the newest word: a terminal Slate reads that changed after it (a dialog drawn after a
+        // tool-start hook, the dialog gone after an approval no hook reports) goes first.
+        let terminal_changed = terminal.as_ref().and_then(Terminal::changed_at);
+        if let (Some(hook), Some(_)) = (&entry.hook, vouch) {
+            let read = hooks::rules(hook, log, now, policy);
+            evidence.push(read.evidence);
+            let newest = terminal_changed.is_none_or(|changed| changed <= hook.at);
+            if let Some((status, reason, since, deadline)) = read.verdict.filter(|_| newest) {
+                let deadline = earliest(deadline, closes_at);
+                if status == Status::Waiting {
+                    return finish(log, reason, since, deadline);
+                }
+                return verdict(status, reason, Presence::Present, since, deadline);
+            }
+        }
+
+        // Rules 4, 5 and 6c: what the session's terminal shows.
         if let Some(terminal) = terminal {
             let read = signals::rules(key.agent, terminal, log, &posture, now, policy);
             evidence.extend(read.evidence);

@@ -153,6 +153,16 @@ impl<'a> From<&'a HostedSignals> for Terminal<'a> {
 }
 
 impl<'a> Terminal<'a> {
+    /// When Slate last saw the terminal change: its newest title, its last draw where every draw
+    /// is seen, or its screen's reading. A hook older than that is no longer the newest word
+    /// (docs/states.md §3 rule 3a).
+    pub(super) fn changed_at(&self) -> Option<Timestamp> {
+        let title = self.titles.last().map(|(at, _)| *at);
+        let draw = self.last_draw.flatten();
+        let screen = self.screen.map(|(at, _)| *at);
+        [title, draw, screen].into_iter().flatten().max()
+    }
+
     /// A hosted terminal whose screen is also read (through `slate run`'s control socket): its
     /// own titles and draws, with the screen's reading.
     pub(super) fn hosted_with_screen(
