@@ -119,12 +119,20 @@ pub fn claude_process_table(started: Timestamp) -> ProcessTable {
 /// The real `slate` binary over a temporary `root` (HOME in `root/home`, data and config beside
 /// it) and nothing of the real environment but PATH, replaying `processes` at `now`.
 pub fn slate_over(root: &Path, processes: &Path, now: &str) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
+    let mut command = slate_in(root);
     command
         .arg("--now")
         .arg(now)
         .arg("--processes")
-        .arg(processes)
+        .arg(processes);
+    command
+}
+
+/// The real binary with its HOME, data and config folders under `root` and nothing of the real
+/// environment but PATH.
+pub fn slate_in(root: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
+    command
         .env_clear()
         .env("HOME", root.join("home"))
         .env("XDG_DATA_HOME", root.join("data"))

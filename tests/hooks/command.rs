@@ -4,6 +4,7 @@
 //! (`POST /hooks`), else it goes to the spool. The 250 ms of docs/hooks.md is measured and
 //! printed; the assertion keeps a margin a loaded machine cannot break.
 
+use crate::util::slate_in;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
@@ -11,18 +12,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const EVENT: &str = r#"{"session_id":"019a-hooked","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"touch x.txt"},"cwd":"/work/acme","transcript_path":null,"turn_id":"t1","model":"m","permission_mode":"default"}"#;
-
-/// The real binary with a temporary HOME and nothing else of the real environment but PATH.
-fn slate(root: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
-    command
-        .env_clear()
-        .env("HOME", root.join("home"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    command
-}
 
 fn with_token(root: &Path) {
     let folder = root.join("config/slate");
@@ -73,7 +62,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 fn check_runs(root: &Path, runs: usize, api: Option<&str>, close: bool) -> Duration {
     let times: Vec<Duration> = (0..runs)
         .map(|_| {
-            let mut command = slate(root);
+            let mut command = slate_in(root);
             if let Some(api) = api {
                 command.env("SLATE_API", api);
             }
@@ -147,7 +136,7 @@ fn what_the_hook_cannot_read_is_dropped_quietly() {
         "[1,2]",
         "{}",
     ] {
-        let (took, code, printed) = run_hook(slate(root.path()), input, true);
+        let (took, code, printed) = run_hook(slate_in(root.path()), input, true);
         assert_eq!((code, printed.len()), (Some(0), 0), "{input}");
         assert!(took < Duration::from_secs(1));
     }
@@ -157,7 +146,7 @@ fn what_the_hook_cannot_read_is_dropped_quietly() {
         vec!["hook", "codex", "NoSuchEvent"],
         vec!["hook", "codex", "Stop", "extra"],
     ] {
-        let output = slate(root.path())
+        let output = slate_in(root.path())
             .args(&args)
             .stdin(Stdio::null())
             .output()
@@ -176,7 +165,7 @@ fn a_running_slate_takes_the_event() {
     let root = tempfile::tempdir().unwrap();
     // An event spooled while no Slate ran is read when one starts.
     with_token(root.path());
-    let mut absent = slate(root.path());
+    let mut absent = slate_in(root.path());
     absent.env("SLATE_API", "http://127.0.0.1:9");
     let (_, code, _) = run_hook(absent, EVENT, true);
     assert_eq!((code, spooled(root.path())), (Some(0), 1));
@@ -185,7 +174,7 @@ fn a_running_slate_takes_the_event() {
         .local_addr()
         .unwrap()
         .port();
-    let mut serve = slate(root.path())
+    let mut serve = slate_in(root.path())
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -250,7 +239,7 @@ fn hooks_install_remove_and_status_over_a_temporary_home() {
     let broken = std::fs::read(fixtures.join("broken-truncated.json")).unwrap();
     std::fs::write(&codex, &broken).unwrap();
 
-    let output = slate(root.path())
+    let output = slate_in(root.path())
         .args(["hooks", "install", "gemini-cli", "codex"])
         .output()
         .unwrap();
@@ -280,7 +269,7 @@ fn hooks_install_remove_and_status_over_a_temporary_home() {
 
     // Codex asks for trust: installing there says how.
     std::fs::remove_file(&codex).unwrap();
-    let output = slate(root.path())
+    let output = slate_in(root.path())
         .args(["hooks", "install", "codex"])
         .output()
         .unwrap();
@@ -290,14 +279,14 @@ fn hooks_install_remove_and_status_over_a_temporary_home() {
 
     // Twice: nothing changes.
     let before = std::fs::read(&gemini).unwrap();
-    let output = slate(root.path())
+    let output = slate_in(root.path())
         .args(["hooks", "install", "gemini-cli"])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&output.stdout).contains("already installed"));
     assert_eq!(std::fs::read(&gemini).unwrap(), before);
 
-    let output = slate(root.path())
+    let output = slate_in(root.path())
         .args(["hooks", "status", "--json"])
         .output()
         .unwrap();
@@ -311,7 +300,7 @@ fn hooks_install_remove_and_status_over_a_temporary_home() {
         .is_empty());
     assert_eq!(of("cursor-agent")["verified"], "documentation");
 
-    let output = slate(root.path())
+    let output = slate_in(root.path())
         .args(["hooks", "remove", "gemini-cli", "codex"])
         .output()
         .unwrap();
@@ -320,7 +309,7 @@ fn hooks_install_remove_and_status_over_a_temporary_home() {
     assert!(!codex.exists(), "the file Slate made is gone");
 
     // slate doctor says it per agent.
-    let output = slate(root.path())
+    let output = slate_in(root.path())
         .env("SLATE_STANDALONE", "1")
         .arg("doctor")
         .output()
