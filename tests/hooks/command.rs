@@ -318,3 +318,54 @@ fn hooks_install_remove_and_status_over_a_temporary_home() {
     assert!(said.contains("Agent hooks"), "{said}");
     assert!(said.contains("Gemini CLI    hooks not installed"), "{said}");
 }
+
+/// Gemini CLI runs a hook through a shell and denies the tool when the hook exits 2 or more,
+/// with what it printed as the reason. Slate's entry for it ends in a guard, so a Slate that was
+/// uninstalled or moved without `slate hooks remove` blocks nothing: the shell prints nothing
+/// and exits 0. The other agents read a failing hook as a warning and go on.
+#[test]
+fn a_gemini_hook_whose_slate_is_gone_still_blocks_nothing() {
+    let gemini = slate::agents::BUILT_IN.find("gemini-cli").unwrap();
+    let hooks = gemini.hooks.unwrap();
+    let text = slate::agents::hooks::settings::install(
+        hooks,
+        gemini.id,
+        "/nonexistent/uninstalled/slate",
+        "",
+    )
+    .unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let command = value["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+        .as_str()
+        .expect("a command for BeforeTool")
+        .to_string();
+    assert!(command.ends_with(slate::agents::hooks::GUARD), "{command}");
+    for shell in ["sh", "bash"] {
+        let mut child = Command::new(shell)
+            .args(["-c", &command])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(EVENT.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{shell}: {command}");
+        assert!(
+            output.stdout.is_empty() && output.stderr.is_empty(),
+            "{shell} printed {:?} {:?}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    // Unguarded, the same shell says `not found` and exits 127: a denial to Gemini CLI.
+    let bare = command.strip_suffix(slate::agents::hooks::GUARD).unwrap();
+    let output = Command::new("sh").args(["-c", bare]).output().unwrap();
+    assert_eq!(output.status.code(), Some(127));
+    assert!(!output.stderr.is_empty());
+}

@@ -185,6 +185,7 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
     ],
     notification: &["/notification_type"],
     trust: None,
+    guarded: false,
     verified: crate::agents::hooks::Verified::ShippedCode,
 };
 

@@ -152,6 +152,7 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
          (\"Hooks need review\": choose \"Trust all and continue\"), and /hooks in Codex lists \
          them",
     ),
+    guarded: false,
     verified: crate::agents::hooks::Verified::ShippedCode,
 };
 

@@ -80,6 +80,7 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
     detail: &["/command", "/file_path"],
     notification: &[],
     trust: None,
+    guarded: false,
     verified: crate::agents::hooks::Verified::Documentation,
 };
 

@@ -164,6 +164,7 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
     ],
     notification: &["/notification_type"],
     trust: None,
+    guarded: true,
     verified: crate::agents::hooks::Verified::ShippedCode,
 };
 

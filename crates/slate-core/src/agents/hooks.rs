@@ -44,6 +44,11 @@ pub struct Hooks {
     pub notification: &'static [&'static str],
     /// What the agent asks of a person before new hooks run, and how to give it.
     pub trust: Option<&'static str>,
+    /// True when the agent runs a hook's command through a shell and takes a failing command
+    /// for a refusal (Gemini CLI denies a tool whose hook exits 2 or more, with the shell's
+    /// `not found` as the reason): the command then ends in [`GUARD`], so a Slate that was
+    /// uninstalled or moved without `slate hooks remove` still blocks nothing.
+    pub guarded: bool,
     /// How the events were checked.
     pub verified: Verified,
 }
@@ -260,8 +265,13 @@ pub fn command_words(agent: &str, event: &str) -> String {
     format!("hook {agent} {event}")
 }
 
-/// The command line a hook runs: the program (quoted for a POSIX shell) and its words.
-pub fn command(program: &str, agent: &str, event: &str) -> String {
+/// What a guarded command ends in: whatever becomes of the program, the shell prints nothing
+/// and exits 0.
+pub const GUARD: &str = " 2>/dev/null || true";
+
+/// The command line a hook runs: the program (quoted for a POSIX shell) and its words, and
+/// [`GUARD`] after them when `guarded`.
+pub fn command(program: &str, agent: &str, event: &str, guarded: bool) -> String {
     let quoted = if program
         .bytes()
         .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'/' | b'.' | b'_' | b'-'))
@@ -270,13 +280,15 @@ pub fn command(program: &str, agent: &str, event: &str) -> String {
     } else {
         format!("'{}'", program.replace('\'', r"'\''"))
     };
-    format!("{quoted} {}", command_words(agent, event))
+    let guard = if guarded { GUARD } else { "" };
+    format!("{quoted} {}{guard}", command_words(agent, event))
 }
 
 /// True for a command Slate's `command` wrote for `agent`, whatever the program's path: a
 /// program whose file name is `slate` followed by `hook <agent> <event>`.
 pub fn is_slates(command: &str, agent: &str) -> Option<String> {
     let command = command.trim();
+    let command = command.strip_suffix(GUARD).unwrap_or(command);
     let (program, rest) = if let Some(quoted) = command.strip_prefix('\'') {
         let end = quoted.rfind("' ")?;
         (&quoted[..end], &quoted[end + 2..])
@@ -300,14 +312,22 @@ mod tests {
     #[test]
     fn commands_read_back() {
         for program in ["/usr/bin/slate", "/home/a b/it's/slate", "slate"] {
-            let line = command(program, "claude-code", "PreToolUse");
-            assert_eq!(
-                is_slates(&line, "claude-code").as_deref(),
-                Some("PreToolUse"),
-                "{line}"
-            );
-            assert_eq!(is_slates(&line, "codex"), None);
+            for guarded in [false, true] {
+                let line = command(program, "claude-code", "PreToolUse", guarded);
+                assert_eq!(line.ends_with(GUARD), guarded, "{line}");
+                assert_eq!(
+                    is_slates(&line, "claude-code").as_deref(),
+                    Some("PreToolUse"),
+                    "{line}"
+                );
+                assert_eq!(is_slates(&line, "codex"), None);
+            }
         }
+        // Only Slate's own guard is read back: anything else after the words is not Slate's.
+        assert_eq!(
+            is_slates("slate hook codex Stop 2>/dev/null || rm -rf ~", "codex"),
+            None
+        );
         assert_eq!(
             is_slates("/usr/bin/notslate hook codex Stop", "codex"),
             None

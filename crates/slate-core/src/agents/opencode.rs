@@ -139,6 +139,7 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
     detail: &["/properties/patterns/0"],
     notification: &[],
     trust: None,
+    guarded: false,
     verified: crate::agents::hooks::Verified::ShippedCode,
 };
 

@@ -128,7 +128,8 @@ fn ours(hooks: &Hooks, agent: &str, entry: &Value) -> Option<String> {
 
 /// One entry, on one line.
 fn entry(hooks: &Hooks, agent: &str, program: &str, event: &str) -> String {
-    let line = serde_json::to_string(&command(program, agent, event)).unwrap_or_default();
+    let line =
+        serde_json::to_string(&command(program, agent, event, hooks.guarded)).unwrap_or_default();
     match hooks.format {
         HookFormat::Matchers { timeout } => format!(
             "{{\"hooks\": [{{\"type\": \"command\", \"command\": {line}, \"timeout\": {timeout}}}]}}"
