@@ -83,7 +83,12 @@ impl TmuxServer {
     }
 
     pub(crate) fn tmux(&self, args: &[&str]) -> String {
-        output(Command::new("tmux").args(["-L", &self.name]).args(args))
+        output(
+            Command::new("tmux")
+                .env("HISTFILE", crate::util::PANE_HISTFILE)
+                .args(["-L", &self.name])
+                .args(args),
+        )
     }
 }
 

@@ -201,6 +201,11 @@ pub fn claim_docs(store: &slate::store::Store, now: Timestamp) {
     store.claim("docs", &key, now).unwrap();
 }
 
+/// The history file of the shells in a test's tmux panes: none. A tmux server hands the
+/// environment of the client that started it to every pane, and an interactive bash there would
+/// otherwise save the commands a test types into the real HOME's `.bash_history`.
+pub const PANE_HISTFILE: &str = "/dev/null";
+
 /// A private tmux server, killed when the test ends however it ends.
 pub struct Tmux {
     pub socket: String,
@@ -222,6 +227,7 @@ impl Tmux {
             socket: format!("slate-host-{}-{nanos}", std::process::id()),
         };
         let status = Command::new("tmux")
+            .env("HISTFILE", PANE_HISTFILE)
             .args(["-L", &tmux.socket, "-f", "/dev/null"])
             .args([
                 "new-session",
