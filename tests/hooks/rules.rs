@@ -289,11 +289,28 @@ fn a_terminal_read_after_the_hook_goes_first() {
         ),
         at(0),
     );
+    tracker.apply(screen("working-sleep.txt", 0), at(0));
     tracker.apply(
         hook("PermissionRequest", 1, Some("Bash"), Some("touch x.txt")),
         at(1),
     );
-    tracker.apply(screen("permission-touch.txt", 1), at(1));
+    assert_eq!(state(&tracker).1, ReasonCode::PermissionPrompt);
+    // A reading taken while the dialog is being drawn still shows the agent working: the
+    // prompt hook holds for a moment against it, then the screen decides.
+    let drawing = Timestamp::from_millis(at(1).millis() + 300);
+    tracker.apply(
+        Input::Sensed {
+            key: key(),
+            reading: Some(slate::tracker::Sensed::of(
+                drawing,
+                None,
+                &slate::agents::screens::read_screen(AgentKind::CODEX, "Working (1s)\n"),
+            )),
+        },
+        drawing,
+    );
+    assert_eq!(state(&tracker).1, ReasonCode::PermissionPrompt);
+    tracker.apply(screen("permission-touch.txt", 2), at(2));
     assert_eq!(state(&tracker).1, ReasonCode::PermissionPrompt);
     // The screen read when the hook fired agrees with it: the hook stays the newest word.
     tracker.apply(Input::Tick, at(3));

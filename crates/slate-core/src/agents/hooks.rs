@@ -108,6 +108,13 @@ pub enum Signal {
     Lifecycle,
 }
 
+impl Signal {
+    /// True for a dialog that waits for the person: a permission or a question.
+    pub fn is_prompt(self) -> bool {
+        matches!(self, Signal::Permission | Signal::Question)
+    }
+}
+
 /// What `slate hook` passes on of one event: the agent, the event's name and the few fields
 /// Slate reads, each bounded and free of control characters. It is what `POST /hooks` takes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

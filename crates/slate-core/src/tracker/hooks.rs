@@ -21,6 +21,12 @@ use crate::agents::screens::{Dialog, DialogKind};
 use crate::agents::{CallKind, RecordKind};
 use crate::model::{Reason, ReasonCode, Status, Timestamp};
 
+/// How long a prompt hook holds against a terminal Slate reads that changed after it: the
+/// dialog the hook tells of is drawn a moment after the hook fires, and a screen read in between
+/// still shows the agent working. Past it, a screen that changed after the hook decides (the
+/// dialog answered at the terminal, which no hook reports).
+pub(super) const DIALOG_DRAWS: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What a hook decides: status, reason, since and when it stops deciding; with its evidence.
 pub(super) struct HookReading {
     pub(super) verdict: Option<(Status, Reason, Timestamp, Option<Timestamp>)>,

@@ -196,14 +196,25 @@ impl Tracker {
         };
         // Rule 3a: the agent's own hook, for a session a live process vouches for, while it is
         // the newest word: a terminal Slate reads that changed after it (a dialog drawn after a
-        // tool-start hook, the dialog gone after an approval no hook reports) goes first.
+        // tool-start hook, the dialog gone after an approval no hook reports) goes first, except
+        // that a prompt hook holds for `hooks::DIALOG_DRAWS` while its dialog is being drawn.
         let terminal_changed = terminal.as_ref().and_then(Terminal::changed_at);
         if let (Some(hook), Some(_)) = (&entry.hook, vouch) {
             let read = hooks::rules(hook, log, now, policy);
             evidence.push(read.evidence);
-            let newest = terminal_changed.is_none_or(|changed| changed <= hook.at);
+            let drawing = hook
+                .signal
+                .is_prompt()
+                .then(|| hook.at.plus(hooks::DIALOG_DRAWS));
+            let (newest, holds_until) = match terminal_changed {
+                Some(changed) if changed > hook.at => match drawing {
+                    Some(until) if now < until => (true, Some(until)),
+                    _ => (false, None),
+                },
+                _ => (true, None),
+            };
             if let Some((status, reason, since, deadline)) = read.verdict.filter(|_| newest) {
-                let deadline = earliest(deadline, closes_at);
+                let deadline = earliest(earliest(deadline, holds_until), closes_at);
                 if status == Status::Waiting {
                     return finish(log, reason, since, deadline);
                 }
