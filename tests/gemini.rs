@@ -168,6 +168,7 @@ fn gemini_process(now: Timestamp) -> SeenProcess {
         info,
         recognised,
         folder: Some(ROOT.to_string()),
+        newest_child: None,
     }
 }
 

@@ -597,6 +597,7 @@ impl Replay {
                     info: info.clone(),
                     recognised,
                     folder: info.cwd.clone(),
+                    newest_child: None,
                 })
             })
             .collect();

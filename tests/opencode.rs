@@ -83,6 +83,7 @@ pub fn decide_with_process(
         info,
         recognised,
         folder: Some(FOLDER.to_string()),
+        newest_child: None,
     };
     decide(batches, key, vec![seen], now)
 }

@@ -170,3 +170,49 @@ fn a_gemini_relaunch_parent_is_a_helper() {
         .iter()
         .all(|process| process.recognised.agent == AgentKind::GEMINI_CLI));
 }
+
+#[test]
+fn an_agent_knows_when_its_newest_descendant_started() {
+    let started = |pid: u32, ppid: u32, seconds: i64| ProcessInfo {
+        ppid: Some(ppid),
+        start_time: Timestamp::from_millis(1_795_942_000_000 + seconds * 1000),
+        ..process(pid, Some("/work/acme"), &["bash", "-c", "x"])
+    };
+    let table = ProcessTable {
+        processes: vec![
+            started(10, 1, 0),
+            ProcessInfo {
+                ppid: Some(10),
+                ..process(20, Some("/work/acme"), &["codex"])
+            },
+            // Its MCP server, started with it, and the approved command two levels down.
+            started(21, 20, 5),
+            started(30, 20, 40),
+            started(31, 30, 90),
+            // A process of another tree, newer than all of them, is not the agent's.
+            started(40, 10, 300),
+            // A parent link that loops (a pid recycled between reads) still ends.
+            started(50, 51, 500),
+            started(51, 50, 500),
+            ProcessInfo {
+                ppid: Some(51),
+                ..process(52, Some("/work/acme"), &["codex"])
+            },
+            // An agent with no children has none.
+            ProcessInfo {
+                ppid: Some(1),
+                ..process(60, Some("/work/acme"), &["codex"])
+            },
+        ],
+    };
+    let seen = recognise_all_with(&table, codex_like);
+    let newest = |pid: u32| {
+        seen.iter()
+            .find(|p| p.info.pid == pid)
+            .unwrap()
+            .newest_child
+    };
+    assert_eq!(newest(20), Some(Timestamp::from_millis(1_795_942_090_000)));
+    assert_eq!(newest(52), None);
+    assert_eq!(newest(60), None);
+}

@@ -422,6 +422,7 @@ mod tests {
                 session_arg: None,
             },
             folder: None,
+            newest_child: None,
         }
     }
 

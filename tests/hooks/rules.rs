@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use slate::agents::hooks::{seen, HookReport};
+use slate::agents::hooks::{seen, HookReport, HookSeen, Signal};
 use slate::agents::{
     AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind, BUILT_IN,
 };
@@ -43,6 +43,11 @@ fn records(at_s: i64, kinds: Vec<RecordKind>) -> Input {
 }
 
 fn codex(pid: u32) -> Input {
+    codex_with_child(pid, None)
+}
+
+/// The Codex process, with the newest process it started starting at `child_s`.
+fn codex_with_child(pid: u32, child_s: Option<i64>) -> Input {
     Input::Processes(vec![SeenProcess {
         info: ProcessInfo {
             pid,
@@ -61,6 +66,7 @@ fn codex(pid: u32) -> Input {
             session_arg: None,
         },
         folder: Some("/work/acme".into()),
+        newest_child: child_s.map(at),
     }])
 }
 
@@ -328,4 +334,64 @@ fn a_terminal_read_after_the_hook_goes_first() {
         (state(&tracker).0, state(&tracker).1),
         (Status::Waiting, ReasonCode::PermissionPrompt)
     );
+}
+
+#[test]
+fn a_process_started_after_a_permission_hook_means_the_dialog_was_approved() {
+    let mut tracker = Tracker::new(Policy::default());
+    // A child from before the dialog (an MCP server started with the session) means nothing.
+    tracker.apply(codex_with_child(100, Some(-30)), at(0));
+    tracker.apply(records(0, vec![tool_call("c1")]), at(0));
+    tracker.apply(
+        hook("PermissionRequest", 10, Some("Bash"), Some("sleep 600")),
+        at(10),
+    );
+    assert_eq!(state(&tracker).1, ReasonCode::PermissionPrompt);
+    // A process that started within a second of the hook may be another hook of the same
+    // event (the person's own, playing a sound): still Needs you.
+    tracker.apply(codex_with_child(100, Some(10)), at(11));
+    assert_eq!(state(&tracker).1, ReasonCode::PermissionPrompt);
+    // Approved at the terminal: Codex sends no hook until the command ends, but the command
+    // it runs is a new process of its own. Working, for as long as nothing newer is said.
+    tracker.apply(codex_with_child(100, Some(14)), at(15));
+    let (status, code, text) = state(&tracker);
+    assert_eq!((status, code), (Status::Working, ReasonCode::ToolRunning));
+    assert!(
+        text.contains("sleep 600") && text.contains("approved at the terminal"),
+        "{text}"
+    );
+    assert!(
+        tracker.session(&key()).unwrap().dialog.is_none(),
+        "no dialog is shown once approved"
+    );
+    tracker.apply(codex_with_child(100, Some(14)), at(600));
+    assert_eq!(
+        state(&tracker).0,
+        Status::Working,
+        "a long command stays Working"
+    );
+    // The command's end hook is the newest word again.
+    tracker.apply(hook("PostToolUse", 601, Some("Bash"), None), at(601));
+    assert_eq!(state(&tracker).0, Status::Working);
+}
+
+#[test]
+fn a_new_process_after_a_question_hook_answers_nothing() {
+    let mut tracker = Tracker::new(Policy::default());
+    tracker.apply(codex(100), at(0));
+    tracker.apply(records(0, vec![tool_call("c1")]), at(0));
+    let question = HookSeen {
+        key: key(),
+        event: "PermissionRequest".into(),
+        signal: Signal::Question,
+        tool: Some("request_user_input".into()),
+        detail: Some("Which database?".into()),
+        at: at(10),
+    };
+    tracker.apply(Input::Hook(question), at(10));
+    let before = state(&tracker);
+    assert_eq!(before.0, Status::Waiting);
+    // A question is answered by typing, not by a command: a new process says nothing of it.
+    tracker.apply(codex_with_child(100, Some(20)), at(21));
+    assert_eq!(state(&tracker), before);
 }

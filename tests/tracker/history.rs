@@ -41,6 +41,7 @@ fn resumed_by(pid: u32, id: &str, start: Timestamp) -> SeenProcess {
             session_arg: Some(id.to_string()),
         },
         folder: Some("/work/acme".to_string()),
+        newest_child: None,
     }
 }
 
@@ -183,6 +184,7 @@ fn a_cli_started_since_the_last_scan_waits_for_one() {
             session_arg: None,
         },
         folder: Some("/work/acme".into()),
+        newest_child: None,
     };
     tracker.apply(
         Input::Processes(vec![

@@ -95,6 +95,7 @@ fn inputs(
                     session_arg: spec.session.clone(),
                 },
                 folder: Some(spec.folder.clone()),
+                newest_child: None,
             })
             .collect();
         inputs.push(Input::Processes(seen));

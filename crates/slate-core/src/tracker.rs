@@ -539,36 +539,6 @@ impl Tracker {
             .collect()
     }
 
-    /// Sessions that wait for a process scan to be seen as they are: a live session with a tool
-    /// call open that no process vouches for (a CLI started since the last scan: its terminal
-    /// cannot be read until a scan finds it), and a session an agent's listing names under a pid
-    /// the last scan did not see (its listing cannot vouch for it until then).
-    pub fn awaiting_scan(&self) -> Vec<SessionKey> {
-        let seen: HashSet<u32> = self.processes.iter().map(|p| p.info.pid).collect();
-        let unvouched_calls = self.entries.iter().filter(|(_, entry)| {
-            entry.hosted.is_none()
-                && entry.log.newest_open_call().is_some()
-                && entry.decision.as_ref().is_some_and(|decision| {
-                    decision.pid.is_none() && decision.status != Status::Ended
-                })
-        });
-        let available = self
-            .listings
-            .iter()
-            .filter(|(_, listing)| listing.available);
-        let listed_unseen = available.flat_map(|(agent, listing)| {
-            listing
-                .entries
-                .iter()
-                .filter(|entry| entry.pid.is_some_and(|pid| !seen.contains(&pid)))
-                .map(|entry| SessionKey::new(*agent, entry.session_id.clone()))
-        });
-        unvouched_calls
-            .map(|(key, _)| key.clone())
-            .chain(listed_unseen)
-            .collect()
-    }
-
     /// How Slate sees the terminal of process `pid`, as the edges last said.
     pub fn terminal(&self, pid: u32) -> Option<&TerminalView> {
         self.terminals.get(&pid)

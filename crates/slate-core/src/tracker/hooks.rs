@@ -27,6 +27,12 @@ use crate::model::{Reason, ReasonCode, Status, Timestamp};
 /// dialog answered at the terminal, which no hook reports).
 pub(super) const DIALOG_DRAWS: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How much later than a permission hook a process the agent started must have started to say
+/// that the dialog was approved at the terminal and its command runs: a hook that runs right
+/// after Slate's for the same event (a person's own, playing a sound) starts within it, and
+/// nobody reads and approves a dialog faster.
+pub(super) const APPROVED_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What a hook decides: status, reason, since and when it stops deciding; with its evidence.
 pub(super) struct HookReading {
     pub(super) verdict: Option<(Status, Reason, Timestamp, Option<Timestamp>)>,
@@ -56,7 +62,17 @@ fn written_since(log: &Log, at: Timestamp) -> bool {
     log.last.as_ref().is_some_and(|last| last.at > at)
 }
 
-pub(super) fn rules(hook: &HookSeen, log: &Log, now: Timestamp, policy: &Policy) -> HookReading {
+/// `newest_child` is when the newest process the vouching agent process started started
+/// (`SeenProcess::newest_child`): a permission hook followed by a new process at least
+/// `APPROVED_AFTER` later was approved at the terminal, and its command runs. Codex and Gemini
+/// CLI send no hook on approval, only at the tool's end.
+pub(super) fn rules(
+    hook: &HookSeen,
+    log: &Log,
+    newest_child: Option<Timestamp>,
+    now: Timestamp,
+    policy: &Policy,
+) -> HookReading {
     let evidence = Evidence::Hook {
         event: hook.event.clone(),
         signal: hook.signal,
@@ -68,7 +84,16 @@ pub(super) fn rules(hook: &HookSeen, log: &Log, now: Timestamp, policy: &Policy)
         (None, Some(detail)) => Some(detail.clone()),
         (None, None) => None,
     };
+    let approved = newest_child.filter(|started| *started >= hook.at.plus(APPROVED_AFTER));
     let verdict = match hook.signal {
+        Signal::Permission if !answered_since(log, hook.at) && approved.is_some() => {
+            let text = match &what {
+                Some(what) => format!("Running {what} (approved at the terminal)"),
+                None => "Approved at the terminal: its command runs".to_string(),
+            };
+            let reason = Reason::new(ReasonCode::ToolRunning, text);
+            Some((Status::Working, reason, approved.unwrap_or(hook.at), None))
+        }
         Signal::Permission if !answered_since(log, hook.at) => {
             let reason = match &what {
                 Some(what) => Reason::new(

@@ -124,4 +124,8 @@ pub struct SeenProcess {
     pub recognised: AgentProcess,
     /// The canonical folder the process works in: the folder named on its command line, else its cwd.
     pub folder: Option<String>,
+    /// When the newest of the processes it started (at any depth) started, as the scan saw it:
+    /// in whole seconds, so never later than the true start. Rule 3a reads it: a command the
+    /// agent runs after a permission dialog was approved at the terminal.
+    pub newest_child: Option<Timestamp>,
 }

@@ -199,8 +199,8 @@ impl Tracker {
         // tool-start hook, the dialog gone after an approval no hook reports) goes first, except
         // that a prompt hook holds for `hooks::DIALOG_DRAWS` while its dialog is being drawn.
         let terminal_changed = terminal.as_ref().and_then(Terminal::changed_at);
-        if let (Some(hook), Some(_)) = (&entry.hook, vouch) {
-            let read = hooks::rules(hook, log, now, policy);
+        if let (Some(hook), Some(vouch)) = (&entry.hook, vouch) {
+            let read = hooks::rules(hook, log, vouch.newest_child, now, policy);
             evidence.push(read.evidence);
             let drawing = hook
                 .signal

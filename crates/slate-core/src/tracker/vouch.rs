@@ -8,14 +8,18 @@
 //! process never vouches for a transcript last written before it started, and a pid is matched
 //! with its start time, so a recycled pid or a new agent in an old folder never revives a ghost.
 //!
+//! [`Tracker::awaiting_scan`] says which sessions wait for the next process scan to be seen as they
+//! are.
+//!
 //! Deciding what a vouch (or its loss) means for the status is `rules`' business.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use super::{SeenProcess, Tracker};
+use crate::agents::hooks::Signal;
 use crate::agents::ProcessRole;
-use crate::model::{AgentKind, ListingEntry, ProcessInfo, SessionKey, Timestamp};
+use crate::model::{AgentKind, ListingEntry, ProcessInfo, SessionKey, Status, Timestamp};
 
 /// How a process vouches for a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +38,8 @@ pub(super) struct Vouch {
     pub(super) pid: u32,
     pub(super) start: Timestamp,
     pub(super) kind: VouchKind,
+    /// `SeenProcess::newest_child`: when its newest child process started.
+    pub(super) newest_child: Option<Timestamp>,
 }
 
 impl Tracker {
@@ -50,6 +56,7 @@ impl Tracker {
                 pid: process.info.pid,
                 start: process.info.start_time,
                 kind,
+                newest_child: process.newest_child,
             };
             if let Some(listed) = self.listed_entry_for_pid(agent, &process.info) {
                 vouches.insert(
@@ -119,6 +126,7 @@ impl Tracker {
                         pid: process.info.pid,
                         start: process.info.start_time,
                         kind: VouchKind::Folder,
+                        newest_child: process.newest_child,
                     },
                 );
                 if free.is_empty() {
@@ -218,5 +226,52 @@ fn same_start(entry: &ListingEntry, process: &ProcessInfo) -> bool {
         _ => entry
             .started_at
             .is_none_or(|started| started >= process.start_time.minus(Duration::from_secs(2))),
+    }
+}
+
+impl Tracker {
+    /// Sessions that wait for a process scan to be seen as they are: a live session with a tool
+    /// call open that no process vouches for (a CLI started since the last scan: its terminal
+    /// cannot be read until a scan finds it), and a session an agent's listing names under a pid
+    /// the last scan did not see (its listing cannot vouch for it until then), and a session
+    /// that waits at a permission dialog only a hook told of (approved at the terminal, its
+    /// command shows as a new process: docs/states.md §3 rule 3a).
+    pub fn awaiting_scan(&self) -> Vec<SessionKey> {
+        let seen: HashSet<u32> = self.processes.iter().map(|p| p.info.pid).collect();
+        let unvouched_calls = self.entries.iter().filter(|(_, entry)| {
+            entry.hosted.is_none()
+                && entry.log.newest_open_call().is_some()
+                && entry.decision.as_ref().is_some_and(|decision| {
+                    decision.pid.is_none() && decision.status != Status::Ended
+                })
+        });
+        let available = self
+            .listings
+            .iter()
+            .filter(|(_, listing)| listing.available);
+        let listed_unseen = available.flat_map(|(agent, listing)| {
+            listing
+                .entries
+                .iter()
+                .filter(|entry| entry.pid.is_some_and(|pid| !seen.contains(&pid)))
+                .map(|entry| SessionKey::new(*agent, entry.session_id.clone()))
+        });
+        // A permission dialog only a hook told of: a scan sees the command it runs once approved
+        // (rule 3a).
+        let hook_dialogs = self.entries.iter().filter(|(_, entry)| {
+            entry
+                .hook
+                .as_ref()
+                .is_some_and(|hook| hook.signal == Signal::Permission)
+                && entry
+                    .decision
+                    .as_ref()
+                    .is_some_and(|decision| decision.status == Status::Waiting)
+        });
+        unvouched_calls
+            .chain(hook_dialogs)
+            .map(|(key, _)| key.clone())
+            .chain(listed_unseen)
+            .collect()
     }
 }

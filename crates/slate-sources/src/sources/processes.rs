@@ -9,6 +9,7 @@
 //!
 //! It deliberately does not decide which process vouches for which session; the tracker does.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
@@ -98,6 +99,12 @@ pub fn recognise_all_with(
     table: &ProcessTable,
     recognise: impl Fn(&ProcessInfo) -> Option<AgentProcess>,
 ) -> Vec<SeenProcess> {
+    let mut children: HashMap<u32, Vec<&ProcessInfo>> = HashMap::new();
+    for info in &table.processes {
+        if let Some(parent) = info.ppid.filter(|parent| *parent != info.pid) {
+            children.entry(parent).or_default().push(info);
+        }
+    }
     table
         .processes
         .iter()
@@ -108,9 +115,27 @@ pub fn recognise_all_with(
                 info: info.clone(),
                 recognised,
                 folder,
+                newest_child: newest_descendant(info.pid, &children),
             })
         })
         .collect()
+}
+
+/// When the newest of `pid`'s descendants started. Each pid is visited once, so a table whose
+/// parent links loop (a pid recycled between reads) still ends.
+fn newest_descendant(pid: u32, children: &HashMap<u32, Vec<&ProcessInfo>>) -> Option<Timestamp> {
+    let mut seen = HashSet::from([pid]);
+    let mut stack = vec![pid];
+    let mut newest = None;
+    while let Some(parent) = stack.pop() {
+        for child in children.get(&parent).into_iter().flatten() {
+            if seen.insert(child.pid) {
+                newest = newest.max(Some(child.start_time));
+                stack.push(child.pid);
+            }
+        }
+    }
+    newest
 }
 
 /// The canonical folder an agent process works in: the folder on its command line, joined to
