@@ -35,8 +35,8 @@ SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
   CLAUDE_PKG_VERSION=2.1.332 fixtures/recorder/sensed_e2e.sh all
 echo "== the agents' own hooks end to end (the real CLIs under script, outside tmux)"
-# Gemini CLI, Codex and Claude Code with Slate's hooks installed in a terminal Slate cannot read
-# (OpenCode, whose TUI needs a real terminal, in a tmux pane); without hooks, with no Slate and
+# Gemini CLI, Codex, Claude Code and OpenCode with Slate's hooks installed in a terminal Slate
+# cannot read, a long approved command for Codex and Gemini CLI; without hooks, with no Slate and
 # with one that never answers; the pinned CLIs are shared.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
