@@ -47,3 +47,7 @@ echo "== answering end to end (slate approve/deny/answer on the real CLIs in tmu
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 OPENCODE_PKG_VERSION=1.18.33 CLAUDE_PKG_VERSION=2.1.332 \
   fixtures/recorder/answer_e2e.sh all
+echo "== session checkpoints end to end (the agents added after the first five, in tmux panes)"
+# Pi coding agent: a finished turn, the model at work, a command, a long task and the pane closed.
+SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
+  PI_PKG_VERSION=0.73.1 fixtures/recorder/checkpoints_e2e.sh all

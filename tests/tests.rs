@@ -27,6 +27,7 @@ mod menu; // the tray menu as data, its config-error note, the tooltip, and menu
 mod mirror; // following a running Slate: events read, a snapshot after a gap compared, a real follower
 mod notifications; // the notification policy: one per flip, none at start-up or while paused, bursts
 mod opencode; // OpenCode's SQLite store and JSON tree, read and decided, and damaged databases
+mod pi; // the Pi coding agent: recorded session files read and decided, processes, bad input
 mod places; // Slate's own folders and files on every platform
 mod policy; // what every surface shares: needs you, the live list and when a session leaves it
 mod processes; // the process scan, folder resolution and recorded tables

@@ -91,7 +91,20 @@ fn the_watcher_watches_the_folders_and_files_the_descriptions_name() {
         .iter()
         .map(|(path, recursive)| (path.to_string(), *recursive))
         .collect();
-    assert_eq!(specs, expected);
+    // The first five agents' folders, in their order; each agent added later watches only
+    // under its own root.
+    assert_eq!(specs[..expected.len()], expected[..]);
+    let later: Vec<PathBuf> = BUILT_IN
+        .iter()
+        .skip(5)
+        .filter_map(|description| roots.get(description.kind()).map(Path::to_path_buf))
+        .collect();
+    for (path, _) in &specs[expected.len()..] {
+        assert!(
+            later.iter().any(|root| Path::new(path).starts_with(root)),
+            "{path} is under a later agent's root"
+        );
+    }
     for path in [
         "/h/.claude/projects/x/abc.jsonl",
         "/h/.claude/sessions/4242.json",

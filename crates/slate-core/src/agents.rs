@@ -18,6 +18,7 @@ pub mod gemini;
 pub mod hooks;
 pub mod keys;
 pub mod opencode;
+pub mod pi;
 pub mod screens;
 pub mod titles;
 
@@ -39,6 +40,7 @@ static BUILT_IN_AGENTS: &[&Description] = &[
     &gemini::DESCRIPTION,
     &opencode::DESCRIPTION,
     &cursor::DESCRIPTION,
+    &pi::DESCRIPTION,
 ];
 
 /// The built-in agents by name, reading a kind from its wire id, and the way back from a kind to
