@@ -201,6 +201,11 @@ impl Engine {
     }
 
     /// The folders the file watcher should watch: where transcripts, registries and stores live.
+    /// The agents this engine knows.
+    pub fn registry(&self) -> Registry {
+        self.registry
+    }
+
     pub fn watch_paths(&self) -> Vec<WatchSpec> {
         self.roots.watch_specs(self.registry)
     }

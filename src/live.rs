@@ -174,6 +174,9 @@ pub struct Health {
     /// Each `[[remote]]` machine's link (empty when there are none, or the service runs
     /// without links).
     pub remotes: Vec<remote::Report>,
+    /// Per agent, the versions its live sessions were written by beside those Slate was checked
+    /// against, and whether one is newer (`agents::versions`).
+    pub agents: Vec<crate::agents::versions::AgentVersions>,
 }
 
 /// What the loop publishes after every round.

@@ -55,6 +55,7 @@ static TOY: Description = Description {
     screens: None,
     keys: None,
     hooks: None,
+    recorded: &[],
 };
 
 const TOY_KIND: AgentKind = AgentKind::of(&TOY);

@@ -42,4 +42,5 @@ mod terminals; // sensed terminals: where a pane is, the tools' outputs, real tm
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod titles; // the title grammars against real titles recorded from the CLIs
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
-mod util; // helpers several modules share: a Claude Code session in a temp HOME and its process
+mod util;
+mod versions; // the versions the live sessions were written by, beside the versions Slate was checked against // helpers several modules share: a Claude Code session in a temp HOME and its process

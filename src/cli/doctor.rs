@@ -105,6 +105,33 @@ fn doctor(engine: &Engine) -> String {
             let _ = writeln!(out, "      - {fact}");
         }
     }
+    let _ = writeln!(out, "\nAgent versions (live sessions; checked against):");
+    let versions = slate::agents::versions::report(engine.registry(), &sessions);
+    for agent in versions
+        .iter()
+        .filter(|agent| !agent.seen.is_empty() || !agent.recorded.is_empty())
+    {
+        let seen = if agent.seen.is_empty() {
+            "no live session names one".to_string()
+        } else {
+            agent.seen.join(", ")
+        };
+        let recorded = if agent.recorded.is_empty() {
+            "none: it cannot run here".to_string()
+        } else {
+            agent.recorded.join(", ")
+        };
+        let warning = if agent.newer_than_recorded {
+            " — newer than recorded: its format may have changed"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {:<13} {seen}; checked against {recorded}{warning}",
+            agent.agent.display_name()
+        );
+    }
     let problems = engine.problems();
     let _ = writeln!(out, "\nProblems: {}", problems.total());
     for (kind, count) in &problems.counts {

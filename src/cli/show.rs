@@ -43,6 +43,10 @@ pub fn run(context: &Context, id: &str, json: bool) -> anyhow::Result<ExitCode> 
             (session, evidence)
         }
     };
+    let mut evidence = evidence;
+    if session.machine.is_none() {
+        evidence.extend(slate::agents::versions::newer_note(&session));
+    }
     // The history (status changes and answers) is in this HOME's store, for a session of this
     // machine; a store not created yet holds none.
     let stored = match session.machine {

@@ -152,6 +152,10 @@ impl LoopState {
             wakeups: self.wakeups,
             settings: self.settings.clone(),
             remotes: self.remotes.reports(),
+            agents: crate::agents::versions::report(
+                self.engine.registry(),
+                published.live.values(),
+            ),
         };
         let reports = &published.health.remotes;
         self.shared.remotes_changed.send_if_modified(|told| {

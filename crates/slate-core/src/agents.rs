@@ -21,6 +21,7 @@ pub mod opencode;
 pub mod pi;
 pub mod screens;
 pub mod titles;
+pub mod versions;
 
 pub use description::{
     Base, Description, EntryParser, Found, IdReader, Layout, LineParser, ListingCommand,

@@ -142,6 +142,7 @@ pub static DESCRIPTION: Description = Description {
     // A free answer is the digit of "Type something." (a plan's "Tell Claude what to change"), the
     // text and Enter, paced: 2.1.197 lost the text of one burst in two (docs/formats.md §10).
     hooks: Some(&HOOKS),
+    recorded: &["2.1.197", "2.1.332"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
         highlighted: Press::Enter,

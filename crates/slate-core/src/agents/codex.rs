@@ -113,6 +113,7 @@ pub static DESCRIPTION: Description = Description {
     // Digits pick; Escape rejects. Free text in Codex is a note on an option, reached only with
     // arrows, so Slate offers none (docs/formats.md §10).
     hooks: Some(&HOOKS),
+    recorded: &["0.171.0"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
         highlighted: Press::Enter,

@@ -50,6 +50,7 @@ pub static DESCRIPTION: Description = Description {
     titles: None,
     screens: None,
     hooks: Some(&HOOKS),
+    recorded: &[],
     keys: None,
 };
 

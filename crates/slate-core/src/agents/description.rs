@@ -44,6 +44,10 @@ pub struct Description {
     pub keys: Option<DialogKeys>,
     /// The agent's own hooks, where Slate can install them (docs/hooks.md).
     pub hooks: Option<&'static Hooks>,
+    /// The versions of the CLI that Slate was checked against, run for real (its recordings in
+    /// `fixtures/`), oldest first; empty for an agent that cannot run here. A session of a
+    /// newer version may write what Slate has never read (`agents::versions`).
+    pub recorded: &'static [&'static str],
 }
 
 impl Description {

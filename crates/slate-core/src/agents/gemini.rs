@@ -126,6 +126,7 @@ pub static DESCRIPTION: Description = Description {
     // Digits pick; Escape rejects. A free answer is paced: the burst lost its text
     // (docs/formats.md §10).
     hooks: Some(&HOOKS),
+    recorded: &["0.61.0"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
         highlighted: Press::Enter,

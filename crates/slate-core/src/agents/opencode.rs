@@ -105,6 +105,7 @@ pub static DESCRIPTION: Description = Description {
     // ignored. Its question and plan take digits; a free answer works as one burst
     // (docs/formats.md §10).
     hooks: Some(&HOOKS),
+    recorded: &["1.18.33"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
         highlighted: Press::Enter,

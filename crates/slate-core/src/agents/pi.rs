@@ -64,6 +64,7 @@ pub static DESCRIPTION: Description = Description {
     screens: None,
     keys: None,
     hooks: None,
+    recorded: &["0.73.1"],
 };
 
 /// The Pi coding agent itself.
