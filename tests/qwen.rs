@@ -531,6 +531,51 @@ fn titles_say_working_and_action_required() {
     }
 }
 
+#[test]
+fn under_slate_run_the_launcher_hosts_the_session() {
+    // `slate run -- qwen` starts the launcher (pid 27600); the TUI two relaunches below it
+    // vouches. The launcher's action-required title is the session's: Needs you at once, while
+    // the open call alone would read as a running tool.
+    let path = focused("permission-pending");
+    let observations = observations(&std::fs::read(&path).unwrap());
+    let key = SessionKey::new(AgentKind::QWEN_CODE, session_id(&observations));
+    let last = last_record(&observations);
+    let now = last.plus(Duration::from_secs(2));
+    let mut tracker = Tracker::new(Policy::default());
+    tracker.apply(
+        Input::Observed(Batch {
+            key: key.clone(),
+            role: TranscriptRole::Main,
+            transcript: "chat.jsonl".to_string(),
+            last_write: last,
+            observations,
+            folders: vec![(ROOT.to_string(), ROOT.to_string())],
+        }),
+        now,
+    );
+    let signals = slate::model::HostedSignals {
+        pid: Some(27600),
+        titles: vec![(last, "\u{2733}\u{FE0E} Qwen - acme-api".to_string())],
+        last_draw: Some(last),
+        control: None,
+    };
+    tracker.apply(
+        Input::HostedProcess {
+            pid: 27600,
+            signals,
+        },
+        now,
+    );
+    let started = now.minus(Duration::from_secs(3600));
+    tracker.apply(Input::Processes(seen(&session_processes(started))), now);
+    let session = tracker.session(&key).expect("the session is tracked");
+    assert!(session.hosted, "the session is hosted");
+    assert_eq!(
+        (session.status, session.session_state.reason.code),
+        (Status::Waiting, ReasonCode::PermissionPrompt)
+    );
+}
+
 // ---- Bad input ---------------------------------------------------------------------------------
 
 fn feed(line: &str) -> Result<Vec<Observation>, slate::agents::LineError> {
@@ -713,5 +758,65 @@ proptest! {
             let _ = ChatLines.feed(&line);
             let _ = qwen::parse_registry(&line);
         }
+    }
+}
+
+/// The events qwen 0.24.4 sent to hooks in its settings (`fixtures/transcripts/qwen-code/hooks/`,
+/// one file per event, one event a line, captured with a `cat` hook in a throwaway HOME), read
+/// with Qwen Code's hook description.
+#[test]
+fn the_events_qwen_sent_read_as_they_mean() {
+    use slate::agents::hooks::Signal;
+    let hooks = qwen::DESCRIPTION.hooks.expect("Qwen Code has hooks");
+    let folder = fixtures().join("hooks");
+    let mut read = Vec::new();
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        let event = path.file_stem().unwrap().to_str().unwrap().to_string();
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(value["hook_event_name"], event.as_str());
+            let report = hooks
+                .report("qwen-code", &event, &value)
+                .unwrap_or_else(|| panic!("{event} reads as a report"));
+            assert_eq!(report.session_id, "dbf3cf73-0bed-4fe2-b4bc-1650d0d09328");
+            let signal = hooks.signal(&report);
+            let tool = report.tool.as_deref();
+            let kind = report.notification.as_deref();
+            let expected = match (event.as_str(), kind) {
+                // A question's dialog is announced as a permission too (docs/hooks.md).
+                ("PermissionRequest", _) | ("Notification", Some("permission_prompt")) => {
+                    Signal::Permission
+                }
+                ("Notification", _) | ("Stop", _) => Signal::TurnEnded,
+                ("PreToolUse" | "PostToolUse" | "UserPromptSubmit", _) => Signal::Working,
+                ("SessionStart" | "SessionEnd", _) => Signal::Lifecycle,
+                (other, _) => panic!("{other}: an event the test does not know"),
+            };
+            assert_eq!(signal, Some(expected), "{event} {kind:?}");
+            if event == "PermissionRequest" {
+                let detail = report.detail.as_deref();
+                match tool {
+                    Some("run_shell_command") => {
+                        assert_eq!(detail, Some("touch slate-permission-probe.txt"))
+                    }
+                    Some("ask_user_question") => {
+                        assert_eq!(detail, Some("Which database should the fixture use?"))
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+            read.push(event.clone());
+        }
+    }
+    read.sort();
+    read.dedup();
+    assert_eq!(read.len(), 8, "{read:?}");
+    // Every event Slate installs a hook for, but the failure variant of PostToolUse, was seen.
+    for (event, _) in hooks.events {
+        assert!(
+            read.iter().any(|seen| seen == event) || *event == "PostToolUseFailure",
+            "{event} was never seen"
+        );
     }
 }
