@@ -159,6 +159,10 @@ fn the_keys_of_every_recorded_dialog_are_the_keys_the_real_cli_took() {
             ("plan", "plan", "text", Action::Answer, None, "text"),
         ];
         for (kind, stem, table, action, option, trial_action) in cases {
+            if keys_toml.get(kind).is_none() {
+                // A dialog this CLI was not recorded with (Qwen Code's plan).
+                continue;
+            }
             let recorded = &keys_toml[kind][table];
             let fewest = strings(&recorded["fewest"]);
             let text = (table == "text").then(|| typed(&fewest)).flatten();
@@ -227,6 +231,9 @@ fn the_session_object_offers_only_what_does_not_widen() {
             ("question", "question"),
             ("plan", "plan"),
         ] {
+            if keys_toml.get(kind).is_none() {
+                continue;
+            }
             let dialog = dialog(agent, &folder, stem);
             let shown = SessionDialog::of(agent, &dialog, None, None);
             let widens: Vec<i64> = keys_toml[kind]["widens"]

@@ -19,6 +19,7 @@ pub mod hooks;
 pub mod keys;
 pub mod opencode;
 pub mod pi;
+pub mod qwen;
 pub mod screens;
 pub mod titles;
 pub mod versions;
@@ -42,6 +43,7 @@ static BUILT_IN_AGENTS: &[&Description] = &[
     &opencode::DESCRIPTION,
     &cursor::DESCRIPTION,
     &pi::DESCRIPTION,
+    &qwen::DESCRIPTION,
 ];
 
 /// The built-in agents by name, reading a kind from its wire id, and the way back from a kind to
@@ -52,6 +54,7 @@ impl AgentKind {
     pub const CURSOR_AGENT: AgentKind = AgentKind::of(&cursor::DESCRIPTION);
     pub const OPENCODE: AgentKind = AgentKind::of(&opencode::DESCRIPTION);
     pub const GEMINI_CLI: AgentKind = AgentKind::of(&gemini::DESCRIPTION);
+    pub const QWEN_CODE: AgentKind = AgentKind::of(&qwen::DESCRIPTION);
 
     /// What Slate knows about this agent; `None` for one only named on the wire.
     pub fn description(self) -> Option<&'static Description> {

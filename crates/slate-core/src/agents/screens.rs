@@ -286,6 +286,10 @@ pub enum Summary {
     /// The first line with text after the first line in the dialog that holds this text,
     /// skipping rules.
     After(&'static str),
+    /// Like `After`, but the line after the first that many lines with text: a dialog that
+    /// draws a heading between its marker and what it asks (Qwen Code's question, whose header
+    /// stands between the call's line and the question).
+    AfterSkipping(&'static str, usize),
     /// The first line with text between the first two dashed rules (`╌`) in the dialog.
     Between(&'static str),
     /// The dialog's first line with text, skipping rules.

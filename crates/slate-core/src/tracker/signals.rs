@@ -97,6 +97,9 @@ pub(super) fn merge_sensed(held: &mut Option<SensedSignals>, reading: Option<Sen
     held.dialog = reading.dialog;
 }
 
+/// How many processes above the one that vouches may be the one `slate run` started.
+const RELAUNCHES: usize = 4;
+
 impl Tracker {
     /// Forgets the reports of hosted processes that were alive at the last scan and are missing
     /// from this one: they exited, and their signals must not follow a recycled pid.
@@ -107,22 +110,35 @@ impl Tracker {
             .retain(|pid, _| !before.contains(pid) || after.contains(pid));
     }
 
-    /// Gives each session the hosted signals reported for the process that vouches for it (or
-    /// for that process's parent: Gemini relaunches itself in a child process).
+    /// Gives each session the hosted signals reported for the process that vouches for it, or
+    /// for one of the processes it was relaunched from: `slate run` starts the CLI's first
+    /// process, and Gemini CLI relaunches itself once in a child, Qwen Code twice. The search
+    /// goes up through the agent's own processes, and one step past them (the parent of the
+    /// first, which `slate run` may have started as a script).
     pub(super) fn attach_hosted(&mut self, vouches: &HashMap<SessionKey, Vouch>) {
         if self.hosted_processes.is_empty() {
             return;
         }
+        let parents: HashMap<u32, Option<u32>> = self
+            .processes
+            .iter()
+            .map(|process| (process.info.pid, process.info.ppid))
+            .collect();
         for (key, vouch) in vouches {
-            let parent = self
-                .processes
-                .iter()
-                .find(|process| process.info.pid == vouch.pid)
-                .and_then(|process| process.info.ppid);
-            let signals = self
-                .hosted_processes
-                .get(&vouch.pid)
-                .or_else(|| parent.and_then(|ppid| self.hosted_processes.get(&ppid)));
+            let mut pid = vouch.pid;
+            let mut seen = HashSet::from([pid]);
+            let mut signals = self.hosted_processes.get(&pid);
+            // At most a few relaunches; a table whose parent links loop still ends.
+            while signals.is_none() && seen.len() <= RELAUNCHES {
+                let Some(Some(parent)) = parents.get(&pid).copied() else {
+                    break;
+                };
+                if !seen.insert(parent) {
+                    break;
+                }
+                signals = self.hosted_processes.get(&parent);
+                pid = parent;
+            }
             if let (Some(signals), Some(entry)) = (signals, self.entries.get_mut(key)) {
                 entry.hosted = Some(signals.clone());
             }

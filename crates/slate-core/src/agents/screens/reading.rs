@@ -139,6 +139,7 @@ fn read_dialog(
                 Some(rest[..end].trim().to_string())
             }),
             Summary::After(marker) => after(&texts, marker),
+            Summary::AfterSkipping(marker, skip) => after_skipping(&texts, marker, *skip),
             Summary::Between(rule) => between(&texts, rule),
             Summary::First => first_text(&texts),
             Summary::Above(marker) => after(&above, marker).or_else(|| after(&texts, marker)),
@@ -391,6 +392,17 @@ fn after(texts: &[String], marker: &str) -> Option<String> {
     first_text(&texts[at + 1..])
 }
 
+/// The line with text after the first `skip` lines with text after the first line holding
+/// `marker`, skipping rules.
+fn after_skipping(texts: &[String], marker: &str, skip: usize) -> Option<String> {
+    let at = texts.iter().position(|text| text.contains(marker))?;
+    texts[at + 1..]
+        .iter()
+        .filter(|text| !text.is_empty() && !is_rule(text))
+        .nth(skip)
+        .cloned()
+}
+
 /// The first line with text inside the first box (`╭` … `╰`).
 fn boxed(texts: &[String]) -> Option<String> {
     let open = texts
@@ -541,4 +553,25 @@ fn cells_of(text: &str, gap: usize) -> impl Iterator<Item = (usize, &str)> {
         cells.push((from, &text[from..end]));
     }
     cells.into_iter()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn after_skipping_passes_over_lines_with_text_only() {
+        let texts: Vec<String> = ["? Ask", "", "Database", "────", "", "Which one?", "1. A"]
+            .iter()
+            .map(|text| text.to_string())
+            .collect();
+        assert_eq!(after(&texts, "? "), Some("Database".to_string()));
+        assert_eq!(
+            after_skipping(&texts, "? ", 1),
+            Some("Which one?".to_string())
+        );
+        assert_eq!(after_skipping(&texts, "? ", 0), after(&texts, "? "));
+        assert_eq!(after_skipping(&texts, "? ", 9), None);
+        assert_eq!(after_skipping(&texts, "nowhere", 1), None);
+    }
 }
