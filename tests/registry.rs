@@ -287,6 +287,7 @@ fn the_built_in_agents_keep_their_wire_ids_and_names() {
             ("gemini-cli", "Gemini", "Gemini CLI"),
             ("opencode", "OpenCode", "OpenCode"),
             ("cursor-agent", "Cursor", "cursor-agent"),
+            ("copilot", "Copilot", "GitHub Copilot CLI"),
         ]
     );
     let constants = [
@@ -295,6 +296,7 @@ fn the_built_in_agents_keep_their_wire_ids_and_names() {
         (AgentKind::GEMINI_CLI, "gemini-cli"),
         (AgentKind::OPENCODE, "opencode"),
         (AgentKind::CURSOR_AGENT, "cursor-agent"),
+        (AgentKind::COPILOT, "copilot"),
     ];
     for (agent, id) in constants {
         assert_eq!(agent.as_str(), id);

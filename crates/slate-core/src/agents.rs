@@ -12,6 +12,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod cursor;
 pub mod description;
 pub mod gemini;
@@ -39,6 +40,7 @@ static BUILT_IN_AGENTS: &[&Description] = &[
     &gemini::DESCRIPTION,
     &opencode::DESCRIPTION,
     &cursor::DESCRIPTION,
+    &copilot::DESCRIPTION,
 ];
 
 /// The built-in agents by name, reading a kind from its wire id, and the way back from a kind to
@@ -49,6 +51,7 @@ impl AgentKind {
     pub const CURSOR_AGENT: AgentKind = AgentKind::of(&cursor::DESCRIPTION);
     pub const OPENCODE: AgentKind = AgentKind::of(&opencode::DESCRIPTION);
     pub const GEMINI_CLI: AgentKind = AgentKind::of(&gemini::DESCRIPTION);
+    pub const COPILOT: AgentKind = AgentKind::of(&copilot::DESCRIPTION);
 
     /// What Slate knows about this agent; `None` for one only named on the wire.
     pub fn description(self) -> Option<&'static Description> {
