@@ -290,6 +290,7 @@ fn the_built_in_agents_keep_their_wire_ids_and_names() {
             ("gemini-cli", "Gemini", "Gemini CLI"),
             ("opencode", "OpenCode", "OpenCode"),
             ("cursor-agent", "Cursor", "cursor-agent"),
+            ("copilot", "Copilot", "GitHub Copilot CLI"),
         ]
     );
     let mut ids: Vec<&str> = described.iter().map(|(id, _, _)| *id).collect();
@@ -307,6 +308,7 @@ fn the_built_in_agents_keep_their_wire_ids_and_names() {
         (AgentKind::OPENCODE, "opencode"),
         (AgentKind::CURSOR_AGENT, "cursor-agent"),
         (AgentKind::QWEN_CODE, "qwen-code"),
+        (AgentKind::COPILOT, "copilot"),
     ];
     for (agent, id) in constants {
         assert_eq!(agent.as_str(), id);

@@ -6,8 +6,9 @@ mod backends; // a terminal backend defined only in the test: located, read and 
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
 mod cli; // the command line as a packaged tool: closed pipes, exit codes, completions, man pages, the user unit
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
-mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
+mod config;
 mod control; // the hosted control socket: its protocol and refusals, private modes, stale files, `slate run` answering over it
+mod copilot; // the GitHub Copilot CLI adapter: real sessions read and decided, a shrinking file, processes, bad input // the config file: defaults, unknown keys, the [steering] move, write-back
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
 mod demo; // the demo timeline played through the real engine, and its temporary HOME
 mod engine; // the engine over whole temp homes: every agent's samples in place, decided

@@ -12,6 +12,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod cursor;
 pub mod description;
 pub mod gemini;
@@ -44,6 +45,7 @@ static BUILT_IN_AGENTS: &[&Description] = &[
     &cursor::DESCRIPTION,
     &pi::DESCRIPTION,
     &qwen::DESCRIPTION,
+    &copilot::DESCRIPTION,
 ];
 
 /// The built-in agents by name, reading a kind from its wire id, and the way back from a kind to
@@ -55,6 +57,7 @@ impl AgentKind {
     pub const OPENCODE: AgentKind = AgentKind::of(&opencode::DESCRIPTION);
     pub const GEMINI_CLI: AgentKind = AgentKind::of(&gemini::DESCRIPTION);
     pub const QWEN_CODE: AgentKind = AgentKind::of(&qwen::DESCRIPTION);
+    pub const COPILOT: AgentKind = AgentKind::of(&copilot::DESCRIPTION);
 
     /// What Slate knows about this agent; `None` for one only named on the wire.
     pub fn description(self) -> Option<&'static Description> {
