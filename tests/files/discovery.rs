@@ -86,6 +86,8 @@ fn the_watcher_watches_the_folders_and_files_the_descriptions_name() {
         ("/h/.gemini/tmp", true),
         ("/h/.local/share/opencode", false),
         ("/h/.cursor/chats", true),
+        ("/h/.qwen/projects", true),
+        ("/h/.qwen/sessions", false),
     ];
     let expected: Vec<(String, bool)> = expected
         .iter()
@@ -110,6 +112,8 @@ fn the_watcher_watches_the_folders_and_files_the_descriptions_name() {
         "/h/.claude/sessions/4242.json",
         "/h/.codex/sessions/2026/11/28/rollout-x.jsonl.zst",
         "/h/.local/share/opencode/opencode.db-wal",
+        "/h/.qwen/projects/-w-acme/chats/727eac64-cb4c-4873-bbc1-32ee2eab3482.jsonl",
+        "/h/.qwen/sessions/27617.json",
         "/work/acme/.git/HEAD",
     ] {
         assert!(is_interesting(BUILT_IN, Path::new(path)), "{path}");
@@ -118,6 +122,7 @@ fn the_watcher_watches_the_folders_and_files_the_descriptions_name() {
         "/h/.claude/debug/latest",
         "/h/.codex/log/codex-tui.log",
         "/h/.codex/state_5.sqlite-shm",
+        "/h/.qwen/tmp/45f29791/logs.json.lock",
     ] {
         assert!(!is_interesting(BUILT_IN, Path::new(path)), "{path}");
     }
