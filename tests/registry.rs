@@ -290,7 +290,6 @@ fn the_built_in_agents_keep_their_wire_ids_and_names() {
             ("gemini-cli", "Gemini", "Gemini CLI"),
             ("opencode", "OpenCode", "OpenCode"),
             ("cursor-agent", "Cursor", "cursor-agent"),
-            ("copilot", "Copilot", "GitHub Copilot CLI"),
         ]
     );
     let mut ids: Vec<&str> = described.iter().map(|(id, _, _)| *id).collect();

@@ -86,8 +86,6 @@ fn the_watcher_watches_the_folders_and_files_the_descriptions_name() {
         ("/h/.gemini/tmp", true),
         ("/h/.local/share/opencode", false),
         ("/h/.cursor/chats", true),
-        ("/h/.qwen/projects", true),
-        ("/h/.qwen/sessions", false),
     ];
     let expected: Vec<(String, bool)> = expected
         .iter()
