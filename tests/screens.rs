@@ -112,6 +112,7 @@ fn every_recorded_agent_and_version_is_there() {
         ("codex", "0.171.0"),
         ("gemini-cli", "0.61.0"),
         ("opencode", "1.18.33"),
+        ("copilot", "1.0.102"),
     ] {
         assert!(
             recorded.contains(&(agent.to_string(), version.to_string())),

@@ -159,7 +159,11 @@ fn the_keys_of_every_recorded_dialog_are_the_keys_the_real_cli_took() {
             ("plan", "plan", "text", Action::Answer, None, "text"),
         ];
         for (kind, stem, table, action, option, trial_action) in cases {
-            let recorded = &keys_toml[kind][table];
+            // A dialog Slate does not answer for this CLI (Copilot CLI's question takes arrows
+            // only; it has no plan dialog) has no table.
+            let Some(recorded) = keys_toml.get(kind).map(|section| &section[table]) else {
+                continue;
+            };
             let fewest = strings(&recorded["fewest"]);
             let text = (table == "text").then(|| typed(&fewest)).flatten();
             if table == "text" && text.is_none() {
@@ -227,6 +231,9 @@ fn the_session_object_offers_only_what_does_not_widen() {
             ("question", "question"),
             ("plan", "plan"),
         ] {
+            if keys_toml.get(kind).is_none() {
+                continue;
+            }
             let dialog = dialog(agent, &folder, stem);
             let shown = SessionDialog::of(agent, &dialog, None, None);
             let widens: Vec<i64> = keys_toml[kind]["widens"]

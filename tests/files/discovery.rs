@@ -86,6 +86,7 @@ fn the_watcher_watches_the_folders_and_files_the_descriptions_name() {
         ("/h/.gemini/tmp", true),
         ("/h/.local/share/opencode", false),
         ("/h/.cursor/chats", true),
+        ("/h/.copilot/session-state", true),
     ];
     let expected: Vec<(String, bool)> = expected
         .iter()
