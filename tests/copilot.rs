@@ -629,3 +629,76 @@ fn only_a_session_folders_events_file_is_a_transcript() {
     assert_eq!(classify_transcript(&["logs", "events.jsonl"]), None);
     assert_eq!(DESCRIPTION.id, "copilot");
 }
+
+fn screen(file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/screens/copilot/1.0.102")
+        .join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+#[test]
+fn the_recorded_permission_dialog_is_read_answered_and_checked_against_the_call() {
+    use slate::agents::keys::{disagreement, option_actions, Action};
+    use slate::agents::screens::read_screen;
+    use slate::model::PendingCall;
+    let read = read_screen(AgentKind::COPILOT, &screen("permission-touch.txt"));
+    let dialog = read.dialog().expect("the dialog is read");
+    assert_eq!(dialog.summary, "Run: touch slate-permission-probe.txt");
+    assert_eq!(dialog.detail, ["touch slate-permission-probe.txt"]);
+    assert!(!dialog.cut);
+    // `1` allows once, Escape denies, the option that remembers the command is never offered.
+    assert_eq!(
+        option_actions(AgentKind::COPILOT, dialog),
+        [Some(Action::Approve), None, Some(Action::Deny)]
+    );
+    // The screen agrees with the call the transcript records as asking (permission-pending.jsonl),
+    // and not with another command.
+    let call = |input: &str| PendingCall {
+        id: "call_fake1a2346655e40003".into(),
+        name: "bash".into(),
+        input: Some(input.into()),
+        cut: false,
+    };
+    assert_eq!(
+        disagreement(
+            AgentKind::COPILOT,
+            dialog,
+            Some(&call("touch slate-permission-probe.txt"))
+        ),
+        None
+    );
+    assert!(disagreement(AgentKind::COPILOT, dialog, Some(&call("rm -rf ~"))).is_some());
+    // The same dialog with the highlight moved to the feedback row is still that dialog.
+    let moved = read_screen(AgentKind::COPILOT, &screen("permission-feedback-row.txt"));
+    assert_eq!(
+        moved.dialog().map(|dialog| dialog.summary.as_str()),
+        Some("Run: mkdir probe-dir")
+    );
+}
+
+#[test]
+fn working_idle_and_lookalike_screens_are_no_dialog() {
+    use slate::agents::screens::{read_screen, ScreenKind};
+    let kind = |file: &str| read_screen(AgentKind::COPILOT, &screen(file)).kind();
+    assert_eq!(kind("working-tool.txt"), ScreenKind::Working);
+    assert_eq!(kind("working-thinking.txt"), ScreenKind::Working);
+    assert_eq!(kind("idle-start.txt"), ScreenKind::Idle);
+    assert_eq!(kind("idle.txt"), ScreenKind::Idle);
+    // The model quoting the dialog's every line, hints included: the composer is under it.
+    assert_eq!(kind("idle-after-quoted-dialog.txt"), ScreenKind::Idle);
+    // The question takes arrows only: not read as a dialog, and not as idle or working either.
+    assert_eq!(kind("question.txt"), ScreenKind::Unknown);
+    // The dialog's lines with the composer cut off below them (a screen Copilot never draws
+    // with a dialog open) still read as the dialog only when they end the screen.
+    let quoted = screen("idle-after-quoted-dialog.txt");
+    let cut: String = quoted
+        .lines()
+        .take_while(|line| !line.contains("acme-api ["))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(
+        read_screen(AgentKind::COPILOT, &cut).kind(),
+        ScreenKind::Unknown
+    );
+}

@@ -113,6 +113,7 @@ fn every_recorded_agent_and_version_is_there() {
         ("gemini-cli", "0.61.0"),
         ("opencode", "1.18.33"),
         ("qwen-code", "0.24.4"),
+        ("copilot", "1.0.102"),
     ] {
         assert!(
             recorded.contains(&(agent.to_string(), version.to_string())),

@@ -73,7 +73,9 @@ pub static DESCRIPTION: Description = Description {
         dialogs: &[DialogShape {
             kind: DialogKind::Permission,
             footer: "enter to select · esc to cancel",
-            top: Top::Line("╭"),
+            // The lines behind the box's left edge: a quote of the dialog in the history is
+            // drawn without it (fixtures/screens/copilot/1.0.102/idle-after-quoted-dialog.txt).
+            top: Top::Block("│"),
             holds: &["Do you want to"],
             options: OptionLayout::Numbered,
             summary: &[("Run", Summary::Boxed("╭"))],
