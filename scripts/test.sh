@@ -43,9 +43,10 @@ SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent
   CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
   fixtures/recorder/sensed_e2e.sh all
 stage "the agents' own hooks end to end (the real CLIs under script, outside tmux)"
-# Gemini CLI, Codex, Claude Code, OpenCode and Qwen Code with Slate's hooks installed in a
-# terminal Slate cannot read, a long approved command for Codex, Gemini CLI and Qwen Code; without
-# hooks, with no Slate and with one that never answers; the pinned CLIs are shared.
+# Gemini CLI, Codex, Claude Code and OpenCode with Slate's hooks installed in a terminal Slate
+# cannot read, a long approved command for Codex and Gemini CLI; without hooks, with no Slate and
+# with one that never answers; the pinned CLIs are shared. Qwen Code's hook checks are run by
+# name for now (hooks_e2e.sh says why).
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
   CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 fixtures/recorder/hooks_e2e.sh all
