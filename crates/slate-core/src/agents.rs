@@ -294,6 +294,23 @@ pub fn is_uuid(text: &str) -> bool {
             .all(|(group, len)| group.len() == len && group.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
+/// Where the script sits in the arguments a JavaScript runtime (`node`, `bun`) was given: the
+/// first argument that is not one of the runtime's own options, a few of which take a value.
+pub fn runtime_script_index(args: &[String]) -> usize {
+    let mut index = 0;
+    while let Some(arg) = args.get(index) {
+        if !arg.starts_with('-') {
+            break;
+        }
+        let takes_value = matches!(
+            arg.as_str(),
+            "-r" | "--require" | "--import" | "--loader" | "--experimental-loader"
+        );
+        index += if takes_value { 2 } else { 1 };
+    }
+    index
+}
+
 /// The base name of an executable path or argv[0], without a `.exe` suffix, lower-cased.
 pub fn program_name(path: &str) -> String {
     let base = path.rsplit(['/', '\\']).next().unwrap_or(path);

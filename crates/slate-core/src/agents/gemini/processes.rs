@@ -66,18 +66,7 @@ fn invocation(process: &ProcessInfo) -> Option<(&str, &[String])> {
     if !matches!(program.as_str(), "node" | "nodejs" | "bun") {
         return None;
     }
-    // Skip the runtime's own options to find the script; a few of them take a value.
-    let mut index = 0;
-    while let Some(arg) = rest.get(index) {
-        if !arg.starts_with('-') {
-            break;
-        }
-        let takes_value = matches!(
-            arg.as_str(),
-            "-r" | "--require" | "--import" | "--loader" | "--experimental-loader"
-        );
-        index += if takes_value { 2 } else { 1 };
-    }
+    let index = crate::agents::runtime_script_index(rest);
     let script = rest.get(index)?;
     is_gemini_script(script).then(|| (script.as_str(), rest.get(index + 1..).unwrap_or(&[])))
 }
