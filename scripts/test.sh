@@ -21,13 +21,21 @@ stage "the window page (headless Chromium)"
 node ui/test/run.mjs
 stage "desktop (headless: Xvfb, D-Bus, tray, notifications)"
 src-tauri/tests/desktop.sh
-stage "packages: build the .deb and .rpm, install the .deb, check it, remove it"
+stage "packages: the .deb and the .rpm start building in the background, at idle priority"
 # A build of the app and the command line with the size-built `desktop` profile, then bundling:
-# 8 min 45 s the first time on 2 cores (about 9 CPU-minutes).
+# about 15 min the first time on 2 cores. It needs the CPU while the live checks below mostly
+# wait on the fake model and on sleeps, so it runs beside them under SCHED_IDLE (`chrt --idle`)
+# and idle I/O: it gets the CPU only when they leave it, and cannot slow their timed checks. It
+# is installed and checked after them. Its own session (setsid) is killed if this script stops.
+packages_log="$CARGO_TARGET_DIR/packages.log"
 packaged=$SECONDS
-scripts/package.sh
-scripts/package-test.sh
-echo "packages: $((SECONDS - packaged)) s"
+setsid chrt --idle 0 ionice -c 3 env npm_config_cache="$CARGO_TARGET_DIR/npm-cache" \
+  scripts/package.sh >"$packages_log" 2>&1 </dev/null &
+packages_pid=$!
+trap 'kill -- -"$packages_pid" 2>/dev/null; echo "== scripts/test.sh ran for $((SECONDS / 60)) min $((SECONDS % 60)) s"' EXIT
+# The live checks fail a run that wrote into the real HOME; this build's cargo writes its own
+# cache there (CARGO_HOME), which is none of theirs.
+export SLATE_E2E_HOME_ALLOW="${CARGO_HOME:-$HOME/.cargo}${SLATE_E2E_HOME_ALLOW:+:$SLATE_E2E_HOME_ALLOW}"
 stage "hosted sessions end to end (the real Codex, Gemini CLI, Qwen Code and Copilot CLI under slate run)"
 # The CLIs are installed once into the target folder (pinned versions; about 720 MB with
 # Copilot CLI's native binary) and reused.
@@ -61,3 +69,10 @@ stage "session checkpoints end to end (the agents added after the first five, in
 # Pi coding agent: a finished turn, the model at work, a command, a long task and the pane closed.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   PI_PKG_VERSION=0.73.1 fixtures/recorder/checkpoints_e2e.sh all
+stage "packages: wait for the build, then install the .deb, check it, remove it"
+packages_status=0
+wait "$packages_pid" || packages_status=$?
+cat "$packages_log"
+[ "$packages_status" -eq 0 ] || { echo "packages: scripts/package.sh failed ($packages_status)"; exit 1; }
+echo "packages: built in the background in $((SECONDS - packaged)) s (wall clock, beside the live checks)"
+scripts/package-test.sh
