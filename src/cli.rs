@@ -107,7 +107,16 @@ enum Command {
         dry_run: bool,
     },
     /// Show where Slate looked, which processes it matched, and the problems it counted.
-    Doctor,
+    Doctor {
+        /// Write the records of this session that Slate could not read, redacted (keys and
+        /// record types kept, text replaced), to a file to attach to a bug report.
+        #[arg(long, value_name = "ID")]
+        sample: Option<String>,
+        /// Where --sample writes (default: slate-sample-<agent>-<id>.json here). An existing
+        /// file is never replaced.
+        #[arg(long, value_name = "FILE", requires = "sample")]
+        out: Option<std::path::PathBuf>,
+    },
     /// Park a session on purpose: it keeps its state, needs direction, and fires no notifications.
     Park {
         /// A session id, or a unique prefix of one.
@@ -243,7 +252,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => answer::command(&context, &ask(Action::Answer, id, option, text, args)),
         Command::RemoteCall => answer::remote_call(&context),
         Command::Focus { id, dry_run } => focus::run(&context, &id, dry_run),
-        Command::Doctor => doctor::run(&context),
+        Command::Doctor { sample: None, .. } => doctor::run(&context),
+        Command::Doctor {
+            sample: Some(id),
+            out,
+        } => doctor::sample(&context, &id, out),
         Command::Park { id, reason } => intent::park(&context, &id, reason),
         Command::Await { id, who, reason } => intent::wait_for(&context, &id, who, reason),
         Command::Resume { id } => intent::resume(&context, &id),

@@ -590,7 +590,7 @@ fn times_of(input: &mut Input) -> Option<(String, Vec<&mut Timestamp>)> {
                 match observation {
                     Observation::Record(record) => times.extend(record.at.as_mut()),
                     Observation::Info(info) => times.extend(info.started_at.as_mut()),
-                    Observation::Reset => {}
+                    Observation::Reset | Observation::Unread(_) => {}
                 }
             }
             batch.transcript.clone()

@@ -97,6 +97,7 @@ fn render_observation(observation: &Observation) -> String {
             format!("record {at} {kind:?}")
         }
         Observation::Reset => "reset".to_owned(),
+        Observation::Unread(record) => crate::util::render_unread(record),
     }
 }
 

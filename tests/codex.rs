@@ -13,6 +13,7 @@ use proptest::prelude::*;
 use slate::agents::codex::{
     observe, parse_index_line, recognise, session_id_from_file_name, RolloutReader,
 };
+use slate::agents::unread::UnreadRecord;
 use slate::agents::{
     AgentProcess, CallKind, Info, LineError, Observation, ProcessRole, Record, RecordKind,
 };
@@ -85,6 +86,7 @@ fn render(observation: &Observation) -> String {
             format!("{at} {kind:?}")
         }
         Observation::Reset => "Reset".to_owned(),
+        Observation::Unread(record) => crate::util::render_unread(record),
     }
 }
 
@@ -256,9 +258,35 @@ fn line_errors_are_typed() {
         observe(b"{\"type\":\"event_msg\",\"payload\":3}"),
         Err(LineError::Shape(_))
     ));
-    assert_eq!(observe(b"{\"type\":\"something_new\"}"), Ok(vec![]));
+    // A type a later version adds moves nothing, and is counted as unread, with its text
+    // replaced.
+    let unread = |what: &str, sample: &str| {
+        Ok(vec![Observation::Unread(UnreadRecord {
+            what: what.to_owned(),
+            sample: sample.to_owned(),
+        })])
+    };
+    assert_eq!(
+        observe(b"{\"type\":\"something_new\",\"note\":\"secret\"}"),
+        unread(
+            r#"type "something_new""#,
+            r#"{"note":"<text, 6 chars>","type":"something_new"}"#
+        )
+    );
     assert_eq!(
         observe(b"{\"type\":\"event_msg\",\"payload\":{\"type\":\"something_new\"}}"),
+        unread(
+            r#"event_msg type "something_new""#,
+            r#"{"type":"something_new"}"#
+        )
+    );
+    assert_eq!(
+        observe(b"{\"type\":\"response_item\",\"payload\":{\"type\":\"hologram\"}}"),
+        unread(r#"response_item type "hologram""#, r#"{"type":"hologram"}"#)
+    );
+    // Bookkeeping Slate knows is not.
+    assert_eq!(
+        observe(b"{\"type\":\"world_state\",\"payload\":{}}"),
         Ok(vec![])
     );
 }

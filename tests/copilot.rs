@@ -447,8 +447,8 @@ fn bad_lines_are_errors_and_leave_the_reader_usable() {
             br#"{"type":"tool.execution_complete","data":{}}"#,
             Err(LineError::Shape("tool result without toolCallId")),
         ),
-        // A type this version does not know is skipped.
-        (br#"{"type":"session.future_thing","data":{"x":1}}"#, Ok(0)),
+        // A type this version does not know moves nothing: it is one unread record.
+        (br#"{"type":"session.future_thing","data":{"x":1}}"#, Ok(1)),
     ];
     let mut reader = EventsReader::new();
     for (line, expected) in cases {
@@ -458,6 +458,15 @@ fn bad_lines_are_errors_and_leave_the_reader_usable() {
             _ => assert_eq!(got, expected, "{}", String::from_utf8_lossy(line)),
         }
     }
+    let unread = reader
+        .feed(br#"{"type":"session.future_thing","data":{"note":"private"}}"#)
+        .expect("reads");
+    assert!(
+        matches!(&unread[..], [Observation::Unread(record)]
+            if record.what == r#"type "session.future_thing""#
+                && record.sample == r#"{"data":{"note":"<text, 7 chars>"},"type":"session.future_thing"}"#),
+        "{unread:?}"
+    );
     // Still usable: a prompt reads.
     let prompt = reader
         .feed(br#"{"type":"user.message","data":{"content":"go on"},"timestamp":"2026-12-02T01:37:12.172Z"}"#)

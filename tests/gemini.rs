@@ -47,6 +47,7 @@ fn observations(bytes: &[u8]) -> Vec<Observation> {
 fn render(observation: &Observation) -> String {
     match observation {
         Observation::Reset => "Reset".to_string(),
+        Observation::Unread(record) => crate::util::render_unread(record),
         Observation::Info(info) => {
             let Info {
                 session_id,

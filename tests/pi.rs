@@ -47,6 +47,7 @@ fn observations(name: &str) -> Vec<Observation> {
 fn render(observation: &Observation) -> String {
     match observation {
         Observation::Reset => "Reset".to_string(),
+        Observation::Unread(record) => crate::util::render_unread(record),
         Observation::Info(info) => {
             let mut text = "Info".to_string();
             if let Some(id) = &info.session_id {

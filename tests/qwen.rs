@@ -72,6 +72,7 @@ fn records(observations: &[Observation]) -> Vec<&RecordKind> {
 fn render(observation: &Observation) -> String {
     match observation {
         Observation::Reset => "Reset".to_string(),
+        Observation::Unread(record) => crate::util::render_unread(record),
         Observation::Info(info) => format!("Info {info:?}"),
         Observation::Record(Record { at, kind }) => {
             let at = at.map_or_else(|| "(no time)".to_string(), |at| at.to_rfc3339());

@@ -172,6 +172,10 @@ fn real_cli_recordings_get_their_prescribed_state() {
             ));
             continue;
         };
+        // Every record of a real recording is one its parser knows: none is counted as unread.
+        if let Some(unread) = &session.unread {
+            failures.push(format!("{name}: {}", unread.summary()));
+        }
         let engine = &replayed.engine;
         let state = &session.session_state;
         let reason = state.reason.code.as_str();

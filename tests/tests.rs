@@ -6,9 +6,9 @@ mod backends; // a terminal backend defined only in the test: located, read and 
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
 mod cli; // the command line as a packaged tool: closed pipes, exit codes, completions, man pages, the user unit
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
-mod config;
+mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
 mod control; // the hosted control socket: its protocol and refusals, private modes, stale files, `slate run` answering over it
-mod copilot; // the GitHub Copilot CLI adapter: real sessions read and decided, a shrinking file, processes, bad input // the config file: defaults, unknown keys, the [steering] move, write-back
+mod copilot; // the GitHub Copilot CLI adapter: real sessions read and decided, a shrinking file, processes, bad input
 mod cursor; // cursor-agent chat stores, transcripts and processes, and decoders that never panic
 mod demo; // the demo timeline played through the real engine, and its temporary HOME
 mod engine; // the engine over whole temp homes: every agent's samples in place, decided
@@ -44,5 +44,6 @@ mod terminals; // sensed terminals: where a pane is, the tools' outputs, real tm
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
 mod titles; // the title grammars against real titles recorded from the CLIs
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
-mod util;
-mod versions; // the versions the live sessions were written by, beside the versions Slate was checked against // helpers several modules share: a Claude Code session in a temp HOME and its process
+mod unread; // records a parser does not know: the state kept, said in show and doctor, sampled redacted
+mod util; // helpers several modules share: a Claude Code session in a temp HOME and its process
+mod versions; // the versions the live sessions were written by, beside the versions Slate was checked against

@@ -278,3 +278,8 @@ impl Drop for Tmux {
             .status();
     }
 }
+
+/// How a snapshot spells a record the parser did not know: what it was, and its redacted copy.
+pub fn render_unread(record: &slate::agents::unread::UnreadRecord) -> String {
+    format!("Unread {} {}", record.what, record.sample)
+}

@@ -104,6 +104,14 @@ fn doctor(engine: &Engine) -> String {
         for fact in engine.evidence(&key) {
             let _ = writeln!(out, "      - {fact}");
         }
+        if let Some(unread) = &session.unread {
+            let _ = writeln!(
+                out,
+                "      - {} (`slate doctor --sample {}`)",
+                unread.summary(),
+                session.id
+            );
+        }
     }
     let _ = writeln!(out, "\nAgent versions (live sessions; checked against):");
     let versions = slate::agents::versions::report(engine.registry(), &sessions);
@@ -131,6 +139,22 @@ fn doctor(engine: &Engine) -> String {
             "  {:<13} {seen}; checked against {recorded}{warning}",
             agent.agent.display_name()
         );
+        for count in &agent.unread {
+            let sessions = if count.sessions == 1 {
+                "session"
+            } else {
+                "sessions"
+            };
+            let _ = writeln!(
+                out,
+                "  {:<13} {} records Slate could not read, in {} {sessions} of {}: its format may \
+                 have changed",
+                "",
+                count.records,
+                count.sessions,
+                count.version.as_deref().unwrap_or("an unnamed version")
+            );
+        }
     }
     let problems = engine.problems();
     let _ = writeln!(out, "\nProblems: {}", problems.total());
@@ -141,4 +165,66 @@ fn doctor(engine: &Engine) -> String {
         let _ = writeln!(out, "    {} — {}", problem.place, problem.detail);
     }
     out
+}
+
+/// `slate doctor --sample <id>`: the session's records that Slate could not read, redacted, in a
+/// new file. Nothing is written for a session whose every record was read, and an existing file
+/// is never replaced.
+pub fn sample(
+    context: &Context,
+    id: &str,
+    out: Option<std::path::PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let engine = context.engine(context.options()?, !context.replayed_at)?;
+    let session = engine.find(id)?;
+    let mut stdout = std::io::stdout().lock();
+    let Some(unread) = &session.unread else {
+        writeln!(
+            stdout,
+            "slate read every record of {} {}: there is nothing to sample",
+            session.agent, session.id
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let samples: Vec<serde_json::Value> = unread
+        .samples
+        .iter()
+        .map(|sample| serde_json::from_str(sample).unwrap_or_else(|_| sample.as_str().into()))
+        .collect();
+    let body = serde_json::json!({
+        "about": "records of an agent's session that Slate could not read; keys and record \
+                  types are kept, every other text is replaced by its length",
+        "slate_version": env!("CARGO_PKG_VERSION"),
+        "agent": session.agent,
+        "cli_version": session.cli_version,
+        "checked_against": session.agent.description().map(|d| d.recorded).unwrap_or_default(),
+        "session": session.id,
+        "records": unread.records,
+        "kinds": unread.kinds,
+        "samples": samples,
+    });
+    let short: String = session.id.as_str().chars().take(8).collect();
+    let path = out.unwrap_or_else(|| format!("slate-sample-{}-{short}.json", session.agent).into());
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|error| match error.kind() {
+            std::io::ErrorKind::AlreadyExists => anyhow::anyhow!(
+                "{} exists and is left as it is: pass --out with another file",
+                path.display()
+            ),
+            _ => anyhow::anyhow!("cannot create {}: {error}", path.display()),
+        })?;
+    writeln!(file, "{}", serde_json::to_string_pretty(&body)?)?;
+    writeln!(
+        stdout,
+        "wrote {} redacted sample{} of the {} record{} Slate could not read to {}",
+        samples.len(),
+        if samples.len() == 1 { "" } else { "s" },
+        unread.records,
+        if unread.records == 1 { "" } else { "s" },
+        path.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -47,6 +47,16 @@ pub fn run(context: &Context, id: &str, json: bool) -> anyhow::Result<ExitCode> 
     if session.machine.is_none() {
         evidence.extend(slate::agents::versions::newer_note(&session));
     }
+    if let Some(unread) = &session.unread {
+        let sample = match &session.machine {
+            None => format!(
+                "`slate doctor --sample {}` writes them, redacted, for a bug report",
+                session.id
+            ),
+            Some(machine) => format!("`slate doctor --sample {}` on {machine}", session.id),
+        };
+        evidence.push(format!("{}; {sample}", unread.summary()));
+    }
     // The history (status changes and answers) is in this HOME's store, for a session of this
     // machine; a store not created yet holds none.
     let stored = match session.machine {

@@ -19,11 +19,23 @@ fn malformed_lines_are_errors_and_unknown_ones_say_nothing() {
         .feed(b"{\"type\":\"user\",\"x\":\"\xff\"}")
         .is_err());
     assert_eq!(feed("   "), Ok(Vec::new()));
-    assert_eq!(feed("{}"), Ok(Vec::new()));
-    // A record type or subtype a later version may add is skipped, its facts too.
+    // A record with no type, or a type a later version may add, moves nothing and its facts are
+    // skipped; it is counted as unread, its text replaced.
+    let unread = |observations: Vec<Observation>| match observations.as_slice() {
+        [Observation::Unread(record)] => (record.what.clone(), record.sample.clone()),
+        other => panic!("not one unread record: {other:?}"),
+    };
     assert_eq!(
-        feed(r#"{"type":"telepathy","sessionId":"s","cwd":"/x"}"#),
-        Ok(Vec::new())
+        unread(feed("{}").unwrap()),
+        ("record with no type".to_owned(), "{}".to_owned())
+    );
+    assert_eq!(
+        unread(feed(r#"{"type":"telepathy","sessionId":"s","cwd":"/x"}"#).unwrap()),
+        (
+            r#"type "telepathy""#.to_owned(),
+            r#"{"cwd":"<text, 2 chars>","sessionId":"<text, 1 chars>","type":"telepathy"}"#
+                .to_owned()
+        )
     );
     let unknown = feed(r#"{"type":"system","subtype":"dream","sessionId":"s"}"#).unwrap();
     assert!(records(&unknown).is_empty());

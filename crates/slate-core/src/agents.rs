@@ -23,6 +23,7 @@ pub mod pi;
 pub mod qwen;
 pub mod screens;
 pub mod titles;
+pub mod unread;
 pub mod versions;
 
 pub use description::{
@@ -96,6 +97,9 @@ pub enum Observation {
     /// Forget every turn record seen so far; the records that follow replace them. Adapters whose
     /// format rewrites history (Gemini's `$rewindTo`, a re-read SQLite session) emit this.
     Reset,
+    /// A record the parser does not know: it moves nothing, and is counted as a sign that the
+    /// agent's format may have changed ([`unread`]).
+    Unread(unread::UnreadRecord),
 }
 
 /// Bookkeeping facts. Every field is optional: a line states what it states.

@@ -15,11 +15,13 @@ mod agent;
 mod dialog;
 mod problem;
 mod terminal;
+mod unread;
 
 pub use agent::{AgentKind, Described, ForeignAgentError};
 pub use dialog::{Action, DialogKind, PendingCall, SessionDialog, SessionDialogOption};
 pub use problem::{Problem, ProblemKind, ServerKind};
 pub use terminal::{TerminalKind, TerminalName, TerminalView};
+pub use unread::{UnreadKind, UnreadRecords};
 
 /// A session id as the agent spells it (a UUID for most agents, `ses_…` for OpenCode).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -600,6 +602,10 @@ pub struct Session {
     /// (`policy::needs_you`) until the machine answers again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreachable_since: Option<Timestamp>,
+    /// Records of the session's files that its agent's parser does not know: the sign that the
+    /// agent's format may have changed. Absent when there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread: Option<UnreadRecords>,
 }
 
 impl Session {

@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
+use super::unread::UnreadRecord;
 use super::{
     one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Info, LineError,
     Observation, ProcessRole, Processes, Record, RecordKind, Root, Sessions, StoreKind, Title,
@@ -421,7 +422,14 @@ fn observe_part(created: i64, part: &Value, observations: &mut Vec<Observation>)
             observations.push(record(at, RecordKind::Retrying));
         }
         Some("compaction") => observations.push(record(created, RecordKind::Compacting)),
-        _ => {}
+        // Step markers, snapshots, patches, files and sub-agent parts move nothing.
+        Some(
+            "step-start" | "step-finish" | "snapshot" | "patch" | "file" | "agent" | "subtask",
+        ) => {}
+        kind => {
+            let kind = kind.map_or(Value::Null, Value::from);
+            observations.push(UnreadRecord::of_type("part type", &kind, part).observation());
+        }
     }
 }
 

@@ -20,6 +20,7 @@ use super::{
     Layout, LineError, LineParser, Observation, Processes, Record, RecordKind, Root, Sessions,
     Watch,
 };
+use crate::agents::unread::UnreadRecord;
 use crate::agents::ProcessRole;
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
@@ -175,7 +176,19 @@ pub fn observe(line: &[u8]) -> Result<Vec<Observation>, LineError> {
         }
         // The thinking level, a compaction, a branch summary, a label, an extension's own
         // entries: bookkeeping that says nothing of the turn.
-        _ => Ok(Vec::new()),
+        "thinking_level_change"
+        | "compaction"
+        | "branch_summary"
+        | "label"
+        | "session_info"
+        | "custom"
+        | "custom_message" => Ok(Vec::new()),
+        _ => Ok(vec![UnreadRecord::of_type(
+            "type",
+            &Value::from(kind),
+            &value,
+        )
+        .observation()]),
     }
 }
 

@@ -20,16 +20,32 @@ pub struct AgentVersions {
     pub seen: Vec<String>,
     /// True when a version seen is newer than every version recorded.
     pub newer_than_recorded: bool,
+    /// The records of the agent's sessions that its parser could not read, by the version that
+    /// wrote them (`None` where the files name none), oldest version first. Empty when Slate read
+    /// every record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<UnreadByVersion>,
+}
+
+/// How many records of one version of an agent Slate could not read, in how many sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnreadByVersion {
+    pub version: Option<String>,
+    pub records: u64,
+    pub sessions: usize,
 }
 
 /// The versions of every agent of `registry` that has a live session or was checked against a
 /// version, in the registry's order.
+/// The unread records are counted over every session handed in, closed ones too.
 pub fn report<'a>(
     registry: Registry,
     sessions: impl IntoIterator<Item = &'a Session>,
 ) -> Vec<AgentVersions> {
-    let sessions: Vec<&Session> = sessions
-        .into_iter()
+    let all: Vec<&Session> = sessions.into_iter().collect();
+    let sessions: Vec<&Session> = all
+        .iter()
+        .copied()
         .filter(|session| session.status != Status::Ended)
         .collect();
     registry
@@ -55,9 +71,35 @@ pub fn report<'a>(
                 recorded: description.recorded.to_vec(),
                 seen,
                 newer_than_recorded,
+                unread: unread(all.iter().filter(|session| session.agent == agent)),
             }
         })
         .collect()
+}
+
+/// The unread records of one agent's sessions, by version.
+fn unread<'a>(sessions: impl Iterator<Item = &'a &'a Session>) -> Vec<UnreadByVersion> {
+    let mut counts: Vec<UnreadByVersion> = Vec::new();
+    for session in sessions {
+        let Some(unread) = &session.unread else {
+            continue;
+        };
+        let version = session.cli_version.clone();
+        match counts.iter_mut().find(|count| count.version == version) {
+            Some(count) => {
+                count.records = count.records.saturating_add(unread.records);
+                count.sessions += 1;
+            }
+            None => counts.push(UnreadByVersion {
+                version,
+                records: unread.records,
+                sessions: 1,
+            }),
+        }
+    }
+    let key = |count: &UnreadByVersion| count.version.as_deref().and_then(parse);
+    counts.sort_by(|a, b| key(a).cmp(&key(b)).then_with(|| a.version.cmp(&b.version)));
+    counts
 }
 
 /// What `slate show` says of a session written by a version newer than every one Slate was

@@ -211,6 +211,7 @@ impl Tracker {
             // The tracker decides this machine's sessions only.
             machine: None,
             unreachable_since: None,
+            unread: (log.unread.records > 0).then(|| log.unread.clone()),
         }
     }
 

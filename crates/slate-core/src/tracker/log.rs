@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use crate::agents::keys;
 use crate::agents::screens::{Dialog, DialogKind};
 use crate::agents::{CallInput, CallKind, Info, Observation, Record, RecordKind, Title};
-use crate::model::{AgentKind, PendingCall, Timestamp};
+use crate::model::{AgentKind, PendingCall, Timestamp, UnreadRecords};
 
 /// The fold of a session's observations: the facts the rules read, kept small.
 #[derive(Debug, Default, Clone)]
@@ -40,6 +40,8 @@ pub(super) struct Log {
     pub(super) last_prompt_at: Option<Timestamp>,
     pub(super) n_records: u64,
     pub(super) ended_at: Option<Timestamp>,
+    /// The records the parser did not know, counted; they move nothing else.
+    pub(super) unread: UnreadRecords,
 }
 
 /// A turn record with its time and its place in the file.
@@ -132,6 +134,7 @@ impl Log {
                 *self = kept;
             }
             Observation::Record(record) => self.fold_record(record, last_write),
+            Observation::Unread(record) => self.unread.count(&record.what, &record.sample),
         }
     }
 

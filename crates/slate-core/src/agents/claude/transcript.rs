@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::{json_error, str_field, DETAIL_CHARS};
+use crate::agents::unread::UnreadRecord;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
     Title, TitleSource,
@@ -83,21 +84,47 @@ fn observe_as(line: &[u8], role: Role) -> Result<Vec<Observation>, LineError> {
         return Ok(Vec::new());
     }
     let value: Value = serde_json::from_str(text).map_err(json_error)?;
-    let Value::Object(entry) = value else {
+    let Value::Object(entry) = &value else {
         return Err(LineError::Shape("line is not a JSON object"));
     };
-    let Some(kind) = entry.get("type").and_then(Value::as_str) else {
-        return Ok(Vec::new());
-    };
-    if CONVERSATIONAL.contains(&kind) {
-        Ok(observe_conversational(&entry, kind, role))
-    } else {
-        Ok(observe_bookkeeping(&entry, kind).into_iter().collect())
+    let kind = entry.get("type").unwrap_or(&Value::Null);
+    match kind.as_str() {
+        Some(kind) if CONVERSATIONAL.contains(&kind) => {
+            Ok(observe_conversational(entry, kind, role))
+        }
+        Some(kind) if is_bookkeeping(kind) => {
+            Ok(observe_bookkeeping(entry, kind).into_iter().collect())
+        }
+        _ => Ok(vec![
+            UnreadRecord::of_type("type", kind, &value).observation()
+        ]),
     }
 }
 
-/// Titles are the only bookkeeping worth reporting; every other bookkeeping type (and every
-/// unknown type) says nothing the tracker uses.
+/// The bookkeeping types Claude Code writes (docs/formats.md §1.2): they never move a session's
+/// time, and only titles are read from them. A type not here, or in [`CONVERSATIONAL`], is
+/// counted as unread.
+fn is_bookkeeping(kind: &str) -> bool {
+    const KNOWN: &[&str] = &[
+        "custom-title",
+        "ai-title",
+        "summary",
+        "tag",
+        "last-prompt",
+        "permission-mode",
+        "mode",
+        "queue-operation",
+        "file-history-snapshot",
+        "cost-state",
+        "atis-latch",
+        "artifact-yield",
+        "tools-used",
+    ];
+    KNOWN.contains(&kind) || kind.starts_with("api-request")
+}
+
+/// Titles are the only bookkeeping worth reporting; every other bookkeeping type says nothing the
+/// tracker uses.
 fn observe_bookkeeping(entry: &Map<String, Value>, kind: &str) -> Option<Observation> {
     let (field, source) = match kind {
         "custom-title" => ("customTitle", TitleSource::Custom),

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::agents::unread::UnreadRecord;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, NameLine, Observation, Record,
     RecordKind, Title, TitleSource,
@@ -187,7 +188,14 @@ fn read_line(line: &[u8]) -> Result<ParsedLine, LineError> {
                 .ok_or(LineError::Shape("line has no payload object"))?;
             (kind, payload)
         }
-        Some(_) => return Ok(parsed),
+        // Whole-thread bookkeeping 0.171.0 writes: no turn meaning.
+        Some("world_state" | "token_usage_record") => return Ok(parsed),
+        Some(_) => {
+            let kind = envelope.get("type").unwrap_or(&Value::Null);
+            let unread = UnreadRecord::of_type("type", kind, &value);
+            parsed.observations.push(unread.observation());
+            return Ok(parsed);
+        }
     };
     let record = |kind: RecordKind| Observation::Record(Record { at, kind });
     match kind {
@@ -216,8 +224,17 @@ fn read_line(line: &[u8]) -> Result<ParsedLine, LineError> {
                 && payload.get("role").and_then(Value::as_str) == Some("user")
             {
                 parsed.shape = LineShape::UserItem(typed_prompt(payload));
-            } else if let Some(kind) = response_item(payload)? {
-                parsed.observations.push(record(kind));
+            } else {
+                match response_item(payload)? {
+                    Item::Record(kind) => parsed.observations.push(record(kind)),
+                    Item::Nothing => {}
+                    Item::Unread => {
+                        let payload = Value::Object(payload.clone());
+                        let kind = payload.get("type").unwrap_or(&Value::Null);
+                        let unread = UnreadRecord::of_type("response_item type", kind, &payload);
+                        parsed.observations.push(unread.observation());
+                    }
+                }
             }
         }
         // The `compacted` line carries the summary that replaces the history; the turn goes on.
@@ -289,10 +306,52 @@ fn event(
                 ..Info::default()
             }));
         }
-        // `token_count`, `thread_rolled_back`, review-mode markers and the rest are bookkeeping.
-        _ => return None,
+        // Bookkeeping a rollout keeps, with no turn meaning of its own.
+        kind if EVENT_BOOKKEEPING.contains(&kind) => return None,
+        _ => {
+            let payload = Value::Object(payload.clone());
+            let kind = payload.get("type").unwrap_or(&Value::Null);
+            return Some(UnreadRecord::of_type("event_msg type", kind, &payload).observation());
+        }
     };
     Some(record(kind))
+}
+
+/// The `event_msg` types a rollout keeps that have no turn meaning (docs/formats.md §2): any other
+/// type Slate does not read is counted as unread.
+const EVENT_BOOKKEEPING: &[&str] = &[
+    "token_count",
+    "thread_settings_applied",
+    "thread_rolled_back",
+    "entered_review_mode",
+    "exited_review_mode",
+    "undo_completed",
+    "turn_diff",
+    "plan_update",
+    "exec_command_end",
+    "patch_apply_end",
+    "mcp_tool_call_end",
+    "web_search_end",
+    "view_image_tool_call",
+    "item_completed",
+];
+
+/// The `response_item` types with no turn meaning of their own.
+const ITEM_BOOKKEEPING: &[&str] = &[
+    "web_search_call",
+    "ghost_snapshot",
+    "compaction",
+    "compaction_summary",
+    "image_generation_call",
+];
+
+/// What a `response_item` says.
+enum Item {
+    Record(RecordKind),
+    /// Nothing the state reads (a developer message, reasoning with no summary, bookkeeping).
+    Nothing,
+    /// A type Slate does not know.
+    Unread,
 }
 
 /// Reads a `response_item` other than a user message.
@@ -300,16 +359,15 @@ fn event(
 /// An assistant message is `ModelText` here and its `event_msg/agent_message` twin is `ModelText`
 /// too: both carry the line's time, so the pair reads as one answer, and legacy rollouts without
 /// events still get theirs. The same holds for `reasoning` and `agent_reasoning`.
-fn response_item(payload: &Map<String, Value>) -> Result<Option<RecordKind>, LineError> {
-    let kind = match payload.get("type").and_then(Value::as_str) {
-        Some(kind) => kind,
-        None => return Ok(None),
+fn response_item(payload: &Map<String, Value>) -> Result<Item, LineError> {
+    let Some(kind) = payload.get("type").and_then(Value::as_str) else {
+        return Ok(Item::Unread);
     };
     let kind = match kind {
         "message" => match payload.get("role").and_then(Value::as_str) {
             Some("assistant") => RecordKind::ModelText,
             // Developer messages are injected instructions, not turn activity.
-            _ => return Ok(None),
+            _ => return Ok(Item::Nothing),
         },
         "reasoning" => {
             let has_summary = payload
@@ -317,7 +375,7 @@ fn response_item(payload: &Map<String, Value>) -> Result<Option<RecordKind>, Lin
                 .and_then(Value::as_array)
                 .is_some_and(|summary| !summary.is_empty());
             if !has_summary {
-                return Ok(None);
+                return Ok(Item::Nothing);
             }
             RecordKind::ModelThinking
         }
@@ -355,11 +413,12 @@ fn response_item(payload: &Map<String, Value>) -> Result<Option<RecordKind>, Lin
             call_id: call_id(payload)?,
             rejected: false,
         },
-        // `web_search_call`, `ghost_snapshot`, `compaction` and the rest have no turn meaning of
-        // their own: a web search is written complete and has no result to pair with.
-        _ => return Ok(None),
+        // A web search is written complete and has no result to pair with; snapshots and
+        // compaction items have no turn meaning of their own.
+        kind if ITEM_BOOKKEEPING.contains(&kind) => return Ok(Item::Nothing),
+        _ => return Ok(Item::Unread),
     };
-    Ok(Some(kind))
+    Ok(Item::Record(kind))
 }
 
 fn tool_call(

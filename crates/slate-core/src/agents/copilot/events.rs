@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use crate::agents::unread::UnreadRecord;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
 };
@@ -17,6 +18,19 @@ const DETAIL_CHARS: usize = 120;
 /// The most call ids a reader remembers between lines; a turn with more calls than this only
 /// risks a call observed twice.
 const REMEMBERED_CALLS: usize = 1024;
+
+/// The event types of 1.0.102's files that say nothing of the turn; any other type Slate does not
+/// read is counted as unread.
+const BOOKKEEPING: &[&str] = &[
+    "session.usage_record",
+    "session.usage_checkpoint",
+    "session.info",
+    "system.message",
+    "hook.start",
+    "hook.end",
+    "human_response.recorded",
+    "user.abort",
+];
 
 /// Reads one session's `events.jsonl`, line by line, in order.
 ///
@@ -168,7 +182,9 @@ impl EventsReader {
             })],
             "session.compaction_start" => vec![record(RecordKind::Compacting)],
             "session.shutdown" => vec![record(RecordKind::SessionEnded)],
-            _ => Vec::new(),
+            // Usage, hooks, system prompts and the like: bookkeeping seen in 1.0.102's files.
+            kind if BOOKKEEPING.contains(&kind) => Vec::new(),
+            _ => vec![UnreadRecord::of_type("type", &Value::from(kind), &value).observation()],
         };
         Ok(observations)
     }

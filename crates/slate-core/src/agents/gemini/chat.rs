@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use crate::agents::unread::UnreadRecord;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
     Title, TitleSource,
@@ -393,8 +394,14 @@ fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observati
                 message: (!text.is_empty()).then_some(text),
             }));
         }
-        // `warning`, and message types a later version may add, say nothing about the turn.
-        _ => {}
+        // A warning says nothing about the turn.
+        Some("warning") => {}
+        // Nor does a message type a later version added, but it is counted.
+        _ => {
+            let message = Value::Object(message.clone());
+            let kind = message.get("type").unwrap_or(&Value::Null);
+            out.push(UnreadRecord::of_type("message type", kind, &message).observation());
+        }
     }
     out
 }

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::agents::unread::UnreadRecord;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
     Title, TitleSource,
@@ -45,27 +46,30 @@ pub fn observe(line: &[u8]) -> Result<Vec<Observation>, LineError> {
     }
     let value: Value = serde_json::from_str(text)
         .map_err(|error| LineError::NotJson(one_line(&error.to_string(), DETAIL_CHARS)))?;
-    let Value::Object(record) = value else {
+    let Value::Object(record) = &value else {
         return Err(LineError::Shape("line is not a JSON object"));
     };
-    let Some(kind) = record.get("type").and_then(Value::as_str) else {
-        return Ok(Vec::new());
+    let kind = record.get("type").and_then(Value::as_str);
+    let Some(kind) =
+        kind.filter(|kind| matches!(*kind, "user" | "assistant" | "tool_result" | "system"))
+    else {
+        // A record type a later version may add: it moves nothing, and is counted.
+        let kind = record.get("type").unwrap_or(&Value::Null);
+        return Ok(vec![
+            UnreadRecord::of_type("type", kind, &value).observation()
+        ]);
     };
-    if !matches!(kind, "user" | "assistant" | "tool_result" | "system") {
-        // A record type a later version may add: skipped.
-        return Ok(Vec::new());
-    }
     let mut out = Vec::new();
-    let info = info(&record, kind);
+    let info = info(record, kind);
     if info != Info::default() {
         out.push(Observation::Info(info));
     }
-    let at = str_field(&record, "timestamp").and_then(Timestamp::parse_rfc3339);
+    let at = str_field(record, "timestamp").and_then(Timestamp::parse_rfc3339);
     let kinds = match kind {
-        "user" => user_records(&record),
-        "assistant" => assistant_records(&record),
-        "tool_result" => result_records(&record),
-        _ => match system_record(&record) {
+        "user" => user_records(record),
+        "assistant" => assistant_records(record),
+        "tool_result" => result_records(record),
+        _ => match system_record(record) {
             System::Record(kind) => vec![kind],
             System::Title(title) => {
                 out.push(Observation::Info(Info {
