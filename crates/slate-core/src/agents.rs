@@ -241,6 +241,10 @@ pub enum CallKind {
     /// A call that asked for escalated permissions (Codex `require_escalated`): very likely a
     /// permission prompt, but not proven.
     Escalated,
+    /// A call whose permission dialog the agent itself wrote as open (Copilot CLI's
+    /// `permission.requested`): a permission prompt, proven, until the call's result or an
+    /// approval that marks it running again.
+    Asking,
 }
 
 /// Why a line could not be read. A malformed line is data, counted as a problem; it never fails

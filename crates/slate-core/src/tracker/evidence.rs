@@ -50,6 +50,8 @@ pub enum Evidence {
     AskPending { call: String, at: Timestamp },
     /// A tool call still waiting for its result.
     CallOpen { call: String, at: Timestamp },
+    /// A tool call whose permission dialog the agent wrote as open.
+    DialogWritten { call: String, at: Timestamp },
     /// The last turn record (a prompt, a tool result, a turn's start) asks the model to answer.
     ModelAsked { at: Timestamp },
     /// The model was thinking.
@@ -174,6 +176,12 @@ impl fmt::Display for Evidence {
             }
             Evidence::CallOpen { call, at } => {
                 write!(f, "the tool call {call} at {at} has no result yet")
+            }
+            Evidence::DialogWritten { call, at } => {
+                write!(
+                    f,
+                    "the agent wrote at {at} that {call} waits for your permission"
+                )
             }
             Evidence::ModelAsked { at } => {
                 write!(f, "the last turn record, at {at}, asks the model to answer")

@@ -98,7 +98,10 @@ impl Log {
         let fits = |call: &&OpenCall| match dialog.kind {
             DialogKind::Question => call.kind == CallKind::Question,
             DialogKind::Plan => call.kind == CallKind::PlanApproval,
-            DialogKind::Permission => matches!(call.kind, CallKind::Plain | CallKind::Escalated),
+            DialogKind::Permission => matches!(
+                call.kind,
+                CallKind::Plain | CallKind::Escalated | CallKind::Asking
+            ),
         };
         let mut calls: Vec<&OpenCall> = self.open_calls.values().filter(fits).collect();
         calls.sort_by_key(|call| std::cmp::Reverse((call.at, call.seq)));

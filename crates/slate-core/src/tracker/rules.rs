@@ -12,8 +12,8 @@ use super::evidence::Evidence;
 use super::hooks;
 use super::log::Log;
 use super::reasons::{
-    dialog, earliest, end_stamp, model_answering, new_session, print_finished, turn_finished,
-    waiting_reason, Outcome, Posture,
+    dialog, earliest, end_stamp, model_answering, new_session, permission, print_finished,
+    turn_finished, waiting_reason, Outcome, Posture,
 };
 use super::signals::{self, Terminal};
 use super::vouch::{Vouch, VouchKind};
@@ -359,6 +359,14 @@ fn posture(log: &Log, last_write: Option<Timestamp>, now: Timestamp, policy: &Po
                     at: call.at,
                 },
             );
+        }
+        if call.kind == CallKind::Asking {
+            // The agent wrote that its dialog is open: no window to wait out.
+            let evidence = Evidence::DialogWritten {
+                call: label,
+                at: call.at,
+            };
+            return waiting(permission(log), call.at, false, evidence);
         }
         let text = match call.kind {
             CallKind::Escalated => format!("Running {label} (may be waiting for approval)"),

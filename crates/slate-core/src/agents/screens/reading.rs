@@ -112,6 +112,7 @@ fn read_dialog(
     let (options, options_at) = match shape.options {
         OptionLayout::Numbered => numbered_options(grammar, region),
         OptionLayout::Row(hints) => (row_options(footer, hints), region.len() - 1),
+        OptionLayout::Listed => listed_options(grammar, region),
     };
     if options.is_empty() {
         return None;
@@ -500,6 +501,57 @@ fn numbered(grammar: &ScreenGrammar, line: &Line) -> Option<DialogOption> {
         highlighted,
         widens: false,
     })
+}
+
+/// The options of a dialog that lists them one a line without numbers: the last line that starts
+/// with a marker is the highlighted option, and the lines next to it whose text starts in its
+/// label's column are the others (a heading above them starts further left).
+fn listed_options(grammar: &ScreenGrammar, region: &[Line]) -> (Vec<DialogOption>, usize) {
+    let label_of = |text: &str| {
+        grammar
+            .markers
+            .iter()
+            .find_map(|marker| text.strip_prefix(marker))
+            .map(|rest| rest.trim_start().to_string())
+    };
+    let Some(marked) = region
+        .iter()
+        .rposition(|line| label_of(&line.text()).is_some_and(|label| !label.is_empty()))
+    else {
+        return (Vec::new(), region.len());
+    };
+    let text = region[marked].text();
+    let label = label_of(&text).unwrap_or_default();
+    let Some((start, _)) = region[marked].span() else {
+        return (Vec::new(), region.len());
+    };
+    let column = region[marked].lead + start + text.chars().count() - label.chars().count();
+    let at_column = |line: &Line| {
+        line.span()
+            .is_some_and(|(start, _)| line.lead + start == column)
+    };
+    let first = (0..marked)
+        .rev()
+        .take_while(|&index| at_column(&region[index]))
+        .last()
+        .unwrap_or(marked);
+    let last = (marked + 1..region.len())
+        .take_while(|&index| at_column(&region[index]))
+        .last()
+        .unwrap_or(marked);
+    let options = (first..=last)
+        .map(|index| DialogOption {
+            label: if index == marked {
+                first_cell(&label, 2)
+            } else {
+                first_cell(&region[index].text(), 2)
+            },
+            number: None,
+            highlighted: index == marked,
+            widens: false,
+        })
+        .collect();
+    (options, first)
 }
 
 /// The options of a dialog that draws them in a row on its footer's line, before its key hints.
