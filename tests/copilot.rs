@@ -20,6 +20,8 @@ use slate::model::{AgentKind, ProcessInfo, ProcessTable, ReasonCode, Status, Tim
 
 use crate::engine::{engine, set_modified, state};
 
+mod screens;
+
 /// The native binary as npm installs it, which the loader starts.
 const NATIVE: &str =
     "/usr/lib/node_modules/@github/copilot/node_modules/@github/copilot-linux-x64/copilot";
@@ -63,7 +65,7 @@ fn word(kind: &RecordKind) -> String {
         RecordKind::Prompt { text } => format!("prompt:{text}"),
         RecordKind::ToolCall { name, kind, .. } => match kind {
             CallKind::Plain => format!("call:{name}"),
-            CallKind::Escalated => format!("asks:{name}"),
+            CallKind::Asking => format!("asks:{name}"),
             CallKind::Question => format!("question:{name}"),
             other => format!("{other:?}:{name}"),
         },
@@ -174,7 +176,7 @@ fn a_permission_request_names_the_call_and_its_whole_command() {
                         call_id,
                         detail,
                         input,
-                        kind: CallKind::Escalated,
+                        kind: CallKind::Asking,
                         ..
                     },
                 ..
@@ -196,7 +198,7 @@ fn a_permission_request_names_the_call_and_its_whole_command() {
     assert!(
         matches!(
             &got[..],
-            [Observation::Record(Record { kind: RecordKind::ToolCall { call_id, name, detail, kind: CallKind::Escalated, .. }, .. })]
+            [Observation::Record(Record { kind: RecordKind::ToolCall { call_id, name, detail, kind: CallKind::Asking, .. }, .. })]
                 if call_id == "c9" && name == "bash" && detail.as_deref() == Some("rm -rf build")
         ),
         "{got:?}"
@@ -206,7 +208,11 @@ fn a_permission_request_names_the_call_and_its_whole_command() {
 /// A temp HOME holding one fixture as `~/.copilot/session-state/<id>/events.jsonl`, last
 /// written at `written`.
 fn home_with(name: &str, written: Timestamp) -> (tempfile::TempDir, PathBuf, String) {
-    let bytes = read_fixture(name);
+    home_with_bytes(&read_fixture(name), written)
+}
+
+/// A HOME holding `bytes` as a session's events.jsonl, last written at `written`.
+fn home_with_bytes(bytes: &[u8], written: Timestamp) -> (tempfile::TempDir, PathBuf, String) {
     let first = bytes.split(|b| *b == b'\n').next().expect("a first line");
     let start: serde_json::Value = serde_json::from_slice(first).expect("json");
     let id = start["data"]["sessionId"]
@@ -217,7 +223,7 @@ fn home_with(name: &str, written: Timestamp) -> (tempfile::TempDir, PathBuf, Str
     let folder = temp.path().join(".copilot/session-state").join(&id);
     std::fs::create_dir_all(&folder).expect("folder");
     let path = folder.join("events.jsonl");
-    std::fs::write(&path, &bytes).expect("write");
+    std::fs::write(&path, bytes).expect("write");
     set_modified(&path, system_time(written));
     (temp, path, id)
 }
@@ -243,6 +249,44 @@ fn last_time(bytes: &[u8]) -> Timestamp {
         .expect("timed events")
 }
 
+/// The folder permission-three-ways.jsonl was recorded in.
+const FOLDER_OF_THREE_WAYS: &str = "/work/research/copilot/proj/permission";
+
+#[test]
+fn a_permission_dialog_written_to_disk_is_needs_you_until_approved() {
+    // A real session cut where its second dialog opened, then where it was approved at the
+    // terminal (permission.completed "approved"): the command runs.
+    let bytes = read_fixture("permission-three-ways.jsonl");
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let cases = [
+        (18, Status::Waiting, ReasonCode::PermissionPrompt),
+        (19, Status::Working, ReasonCode::ToolRunning),
+    ];
+    for (count, status, reason) in cases {
+        let cut: Vec<u8> = lines[..count]
+            .join(&b'\n')
+            .into_iter()
+            .chain([b'\n'])
+            .collect();
+        let last = last_time(&cut);
+        let (home, _, id) = home_with_bytes(&cut, last);
+        let mut engine = engine(home.path(), copilot_in(FOLDER_OF_THREE_WAYS));
+        engine.refresh(last.plus(Duration::from_millis(500)));
+        assert_eq!(
+            state(&engine, AgentKind::COPILOT, &id),
+            (status, reason),
+            "{count} lines"
+        );
+        // Still so a minute later: no window to wait out, and nothing to time out.
+        engine.tick(last.plus(Duration::from_secs(60)));
+        assert_eq!(
+            state(&engine, AgentKind::COPILOT, &id),
+            (status, reason),
+            "{count} lines"
+        );
+    }
+}
+
 #[test]
 fn the_engine_decides_each_real_session_from_the_home() {
     let cases = [
@@ -258,12 +302,12 @@ fn the_engine_decides_each_real_session_from_the_home() {
             Status::Waiting,
             ReasonCode::Interrupted,
         ),
-        // On disk alone a permission dialog is a call waiting (docs/formats.md §14.3); the
-        // screen or the hook says Needs you at once.
+        // Copilot CLI writes that its permission dialog is open (docs/formats.md §14.3): Needs
+        // you from the file alone, in any terminal.
         (
             "permission-pending.jsonl",
-            Status::Working,
-            ReasonCode::ToolRunning,
+            Status::Waiting,
+            ReasonCode::PermissionPrompt,
         ),
         (
             "permission-denied-esc.jsonl",
@@ -637,77 +681,4 @@ fn only_a_session_folders_events_file_is_a_transcript() {
     );
     assert_eq!(classify_transcript(&["logs", "events.jsonl"]), None);
     assert_eq!(DESCRIPTION.id, "copilot");
-}
-
-fn screen(file: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/screens/copilot/1.0.102")
-        .join(file);
-    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
-}
-
-#[test]
-fn the_recorded_permission_dialog_is_read_answered_and_checked_against_the_call() {
-    use slate::agents::keys::{disagreement, option_actions, Action};
-    use slate::agents::screens::read_screen;
-    use slate::model::PendingCall;
-    let read = read_screen(AgentKind::COPILOT, &screen("permission-touch.txt"));
-    let dialog = read.dialog().expect("the dialog is read");
-    assert_eq!(dialog.summary, "Run: touch slate-permission-probe.txt");
-    assert_eq!(dialog.detail, ["touch slate-permission-probe.txt"]);
-    assert!(!dialog.cut);
-    // `1` allows once, Escape denies, the option that remembers the command is never offered.
-    assert_eq!(
-        option_actions(AgentKind::COPILOT, dialog),
-        [Some(Action::Approve), None, Some(Action::Deny)]
-    );
-    // The screen agrees with the call the transcript records as asking (permission-pending.jsonl),
-    // and not with another command.
-    let call = |input: &str| PendingCall {
-        id: "call_fake1a2346655e40003".into(),
-        name: "bash".into(),
-        input: Some(input.into()),
-        cut: false,
-    };
-    assert_eq!(
-        disagreement(
-            AgentKind::COPILOT,
-            dialog,
-            Some(&call("touch slate-permission-probe.txt"))
-        ),
-        None
-    );
-    assert!(disagreement(AgentKind::COPILOT, dialog, Some(&call("rm -rf ~"))).is_some());
-    // The same dialog with the highlight moved to the feedback row is still that dialog.
-    let moved = read_screen(AgentKind::COPILOT, &screen("permission-feedback-row.txt"));
-    assert_eq!(
-        moved.dialog().map(|dialog| dialog.summary.as_str()),
-        Some("Run: mkdir probe-dir")
-    );
-}
-
-#[test]
-fn working_idle_and_lookalike_screens_are_no_dialog() {
-    use slate::agents::screens::{read_screen, ScreenKind};
-    let kind = |file: &str| read_screen(AgentKind::COPILOT, &screen(file)).kind();
-    assert_eq!(kind("working-tool.txt"), ScreenKind::Working);
-    assert_eq!(kind("working-thinking.txt"), ScreenKind::Working);
-    assert_eq!(kind("idle-start.txt"), ScreenKind::Idle);
-    assert_eq!(kind("idle.txt"), ScreenKind::Idle);
-    // The model quoting the dialog's every line, hints included: the composer is under it.
-    assert_eq!(kind("idle-after-quoted-dialog.txt"), ScreenKind::Idle);
-    // The question takes arrows only: not read as a dialog, and not as idle or working either.
-    assert_eq!(kind("question.txt"), ScreenKind::Unknown);
-    // The dialog's lines with the composer cut off below them (a screen Copilot never draws
-    // with a dialog open) still read as the dialog only when they end the screen.
-    let quoted = screen("idle-after-quoted-dialog.txt");
-    let cut: String = quoted
-        .lines()
-        .take_while(|line| !line.contains("acme-api ["))
-        .map(|line| format!("{line}\n"))
-        .collect();
-    assert_eq!(
-        read_screen(AgentKind::COPILOT, &cut).kind(),
-        ScreenKind::Unknown
-    );
 }

@@ -70,18 +70,33 @@ pub static DESCRIPTION: Description = Description {
     // the highlighted option marked `❯`, its key hints last; the composer is gone while it shows
     // (fixtures/screens/copilot/1.0.102/).
     screens: Some(ScreenGrammar {
-        dialogs: &[DialogShape {
-            kind: DialogKind::Permission,
-            footer: "enter to select · esc to cancel",
-            // The lines behind the box's left edge: a quote of the dialog in the history is
-            // drawn without it (fixtures/screens/copilot/1.0.102/idle-after-quoted-dialog.txt).
-            top: Top::Block("│"),
-            holds: &["Do you want to"],
-            options: OptionLayout::Numbered,
-            summary: &[("Run", Summary::Boxed("╭"))],
-            widens: &["don't ask again", "always", "for this session"],
-            detail: &[Detail::Boxed],
-        }],
+        dialogs: &[
+            DialogShape {
+                kind: DialogKind::Permission,
+                footer: "enter to select · esc to cancel",
+                // The lines behind the box's left edge: a quote of the dialog in the history is
+                // drawn without it (fixtures/screens/copilot/1.0.102/idle-after-quoted-dialog.txt).
+                top: Top::Block("│"),
+                holds: &["Do you want to"],
+                options: OptionLayout::Numbered,
+                summary: &[("Run", Summary::Boxed("╭"))],
+                widens: &["don't ask again", "always", "for this session"],
+                detail: &[Detail::Boxed],
+            },
+            DialogShape {
+                // The question (`ask_user`): what it asks, the field's name, then its options one a
+                // line with no numbers, the highlighted one marked `❯`; arrows move the mark, Enter
+                // picks it (fixtures/screens/copilot/1.0.102/question.txt).
+                kind: DialogKind::Question,
+                footer: "enter accept · ctrl+d decline · esc cancel",
+                top: Top::Line("Copilot needs information."),
+                holds: &[],
+                options: OptionLayout::Listed,
+                summary: &[("Asks", Summary::After("Copilot needs information."))],
+                widens: &[],
+                detail: &[],
+            },
+        ],
         working: &["esc esc interrupt", "esc esc edit prompt"],
         idle: &["? help"],
         status_lines: 2,

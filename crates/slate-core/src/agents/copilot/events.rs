@@ -253,7 +253,7 @@ impl EventsReader {
                 name,
                 detail,
                 input,
-                kind: CallKind::Escalated,
+                kind: CallKind::Asking,
             });
         }
         let name = match text_field(request, "kind").as_deref() {
@@ -268,7 +268,7 @@ impl EventsReader {
             input: command.as_deref().and_then(CallInput::of),
             call_id,
             name,
-            kind: CallKind::Escalated,
+            kind: CallKind::Asking,
         })
     }
 }
