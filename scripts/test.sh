@@ -66,9 +66,11 @@ SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent
   CODEX_PKG_VERSION=0.171.0 OPENCODE_PKG_VERSION=1.18.33 CLAUDE_PKG_VERSION=2.1.332 \
   QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 fixtures/recorder/answer_e2e.sh all
 stage "session checkpoints end to end (the agents added after the first five, in tmux panes)"
-# Pi coding agent: a finished turn, the model at work, a command, a long task and the pane closed.
+# Pi coding agent, Qwen Code and Copilot CLI: a finished turn, a question where the CLI has one,
+# the model at work, a command, a long task and the pane closed.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
-  PI_PKG_VERSION=0.73.1 fixtures/recorder/checkpoints_e2e.sh all
+  PI_PKG_VERSION=0.73.1 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
+  fixtures/recorder/checkpoints_e2e.sh all
 stage "packages: wait for the build, then install the .deb, check it, remove it"
 packages_status=0
 wait "$packages_pid" || packages_status=$?
