@@ -11,6 +11,7 @@
 //! docs/formats.md §11).
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
@@ -46,6 +47,7 @@ static BUILT_IN_AGENTS: &[&Description] = &[
     &pi::DESCRIPTION,
     &qwen::DESCRIPTION,
     &copilot::DESCRIPTION,
+    &cline::DESCRIPTION,
 ];
 
 /// The built-in agents by name, reading a kind from its wire id, and the way back from a kind to
@@ -58,6 +60,7 @@ impl AgentKind {
     pub const GEMINI_CLI: AgentKind = AgentKind::of(&gemini::DESCRIPTION);
     pub const QWEN_CODE: AgentKind = AgentKind::of(&qwen::DESCRIPTION);
     pub const COPILOT: AgentKind = AgentKind::of(&copilot::DESCRIPTION);
+    pub const CLINE: AgentKind = AgentKind::of(&cline::DESCRIPTION);
 
     /// What Slate knows about this agent; `None` for one only named on the wire.
     pub fn description(self) -> Option<&'static Description> {
