@@ -27,9 +27,9 @@ pub mod titles;
 pub mod versions;
 
 pub use description::{
-    Base, Description, EntryParser, Found, IdReader, Layout, LineParser, ListingCommand,
-    ListingRule, NameIndex, NameLine, Processes, ProjectFolder, Registry, Root, Sessions,
-    StoreKind, Watch, WholeFileReader,
+    Base, Beside, BesideReader, Description, EntryParser, Found, IdReader, Layout, LineParser,
+    ListingCommand, ListingRule, NameIndex, NameLine, Processes, ProjectFolder, Registry, Root,
+    Sessions, StoreKind, Watch, WholeFileReader,
 };
 
 use crate::model::{AgentKind, ForeignAgentError, ProcessInfo, Timestamp};

@@ -52,6 +52,7 @@ pub static DESCRIPTION: Description = Description {
         whole_file: Some(read_messages),
         full_id: None,
         project: None,
+        beside: None,
     }),
     // `cline history --json` lists every session it keeps, live or not, with the hub's pid in
     // hub mode: no listing of live sessions (docs/formats.md §15.4).
