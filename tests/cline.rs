@@ -2,6 +2,8 @@
 //! 3.0.65 against the fake model, read and decided; its processes, the hub daemon among them; and
 //! documents that are malformed, cut short, huge or hostile.
 
+mod row;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -157,9 +159,19 @@ fn processes(cwd: &str, now: Timestamp, tui: bool) -> Vec<SeenProcess> {
         .collect()
 }
 
+/// A scenario's conversation read with the row beside it, as the walk reads them.
+fn session(scenario: &str) -> Vec<Observation> {
+    let messages = std::fs::read(messages_file(scenario)).expect("readable");
+    let row_file = messages_file(scenario)
+        .to_string_lossy()
+        .replace(".messages.json", ".json");
+    let row = std::fs::read(row_file).expect("the row beside it");
+    cline::read_session(&messages, Some(&row)).expect("every recorded session reads")
+}
+
 /// Decides a recording `after` its last record, with its TUI alive or not (the hub always is).
 fn decide(scenario: &str, after: Duration, tui: bool) -> (Status, ReasonCode) {
-    let observations = observations(scenario);
+    let observations = session(scenario);
     let cwd = info(&observations)
         .cwd
         .clone()
@@ -220,11 +232,7 @@ fn a_running_command_is_working_and_still_is_50_seconds_later() {
 
 #[test]
 fn a_finished_turn_needs_you() {
-    for scenario in [
-        "permission_denied",
-        "question_answered",
-        "finished_after_exit_and_hub_stop",
-    ] {
+    for scenario in ["permission_denied", "question_answered"] {
         assert_eq!(
             decide(scenario, Duration::from_secs(5), true),
             (Status::Waiting, ReasonCode::TurnFinished),
@@ -234,8 +242,25 @@ fn a_finished_turn_needs_you() {
 }
 
 #[test]
+fn a_session_whose_hub_shut_down_is_closed() {
+    // The row says `completed`, with its end: an end stamp, whatever runs.
+    assert_eq!(
+        decide(
+            "finished_after_exit_and_hub_stop",
+            Duration::from_secs(5),
+            true
+        ),
+        (Status::Ended, ReasonCode::EndStamp)
+    );
+}
+
+#[test]
 fn an_interrupted_command_needs_you() {
-    for scenario in ["interrupted_esc", "ctrl_c_mid_tool_local_backend"] {
+    for scenario in [
+        "interrupted_esc",
+        "ctrl_c_mid_tool_local_backend",
+        "interrupted_thinking",
+    ] {
         assert_eq!(
             decide(scenario, Duration::from_secs(5), true),
             (Status::Waiting, ReasonCode::Interrupted),
