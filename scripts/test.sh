@@ -36,20 +36,20 @@ trap 'kill -- -"$packages_pid" 2>/dev/null; echo "== scripts/test.sh ran for $((
 # The live checks fail a run that wrote into the real HOME; this build's cargo writes its own
 # cache there (CARGO_HOME), which is none of theirs.
 export SLATE_E2E_HOME_ALLOW="${CARGO_HOME:-$HOME/.cargo}${SLATE_E2E_HOME_ALLOW:+:$SLATE_E2E_HOME_ALLOW}"
-stage "hosted sessions end to end (the real Codex, Gemini CLI, Qwen Code and Copilot CLI under slate run)"
+stage "hosted sessions end to end (the real Codex, Gemini CLI, Qwen Code, Copilot CLI and Cline CLI under slate run)"
 # The CLIs are installed once into the target folder (pinned versions; about 720 MB with
 # Copilot CLI's native binary) and reused.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 QWEN_PKG_VERSION=0.24.4 \
-  COPILOT_PKG_VERSION=1.0.102 fixtures/recorder/hosted_e2e.sh all
+  COPILOT_PKG_VERSION=1.0.102 CLINE_PKG_VERSION=3.0.65 fixtures/recorder/hosted_e2e.sh all
 stage "sensed terminals end to end (the real CLIs unwrapped in tmux panes, and Codex in kitty)"
-# Codex, Gemini CLI, OpenCode, Claude Code, Qwen Code and Copilot CLI started directly in a
+# Codex, Gemini CLI, OpenCode, Claude Code, Qwen Code, Copilot CLI and Cline CLI started directly in a
 # private tmux server (not under slate run), and Codex in a headless kitty with remote control;
 # the pinned CLIs are shared.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
   CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
-  fixtures/recorder/sensed_e2e.sh all
+  CLINE_PKG_VERSION=3.0.65 fixtures/recorder/sensed_e2e.sh all
 stage "the agents' own hooks end to end (the real CLIs under script, outside tmux)"
 # Gemini CLI, Codex, Claude Code and OpenCode with Slate's hooks installed in a terminal Slate
 # cannot read, a long approved command for Codex and Gemini CLI; without hooks, with no Slate and
@@ -60,16 +60,18 @@ SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent
   CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 fixtures/recorder/hooks_e2e.sh all
 stage "answering end to end (slate approve/deny/answer on the real CLIs in tmux panes)"
 # Claude Code (approve, deny, a question by number, a working session refused), Codex (approve,
-# deny), OpenCode (approve), Qwen Code and Copilot CLI (approve, deny), through a running slate
+# deny), OpenCode (approve), Qwen Code, Copilot CLI and Cline CLI (approve, deny), through a running slate
 # serve; the pinned CLIs are shared.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 OPENCODE_PKG_VERSION=1.18.33 CLAUDE_PKG_VERSION=2.1.332 \
-  QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 fixtures/recorder/answer_e2e.sh all
+  QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 CLINE_PKG_VERSION=3.0.65 \
+  fixtures/recorder/answer_e2e.sh all
 stage "session checkpoints end to end (the agents added after the first five, in tmux panes)"
-# Pi coding agent, Qwen Code and Copilot CLI: a finished turn, a question where the CLI has one,
-# the model at work, a command, a long task and the pane closed.
+# Pi coding agent, Qwen Code, Copilot CLI and Cline CLI: a finished turn, a question where the
+# CLI has one, the model at work, a command, a long task and the pane closed.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   PI_PKG_VERSION=0.73.1 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
+  CLINE_PKG_VERSION=3.0.65 \
   fixtures/recorder/checkpoints_e2e.sh all
 stage "packages: wait for the build, then install the .deb, check it, remove it"
 packages_status=0

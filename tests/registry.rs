@@ -49,6 +49,7 @@ static TOY: Description = Description {
         whole_file: None,
         full_id: None,
         project: None,
+        beside: None,
     }),
     listing: None,
     titles: None,

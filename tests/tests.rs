@@ -5,6 +5,7 @@ mod api; // the HTTP API: JSON endpoints, the event stream, guard rails, serve a
 mod backends; // a terminal backend defined only in the test: located, read and answered through the product
 mod claude; // the Claude Code adapter: transcript snapshots, process recognition, listing parsers
 mod cli; // the command line as a packaged tool: closed pipes, exit codes, completions, man pages, the user unit
+mod cline; // the Cline CLI adapter: recorded conversations read and decided, the TUI and its hub daemon, bad input
 mod codex; // the Codex adapter: rollout snapshots, process recognition, bad input
 mod config; // the config file: defaults, unknown keys, the [steering] move, write-back
 mod control; // the hosted control socket: its protocol and refusals, private modes, stale files, `slate run` answering over it

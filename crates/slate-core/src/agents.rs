@@ -11,6 +11,7 @@
 //! docs/formats.md §11).
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
@@ -27,9 +28,9 @@ pub mod unread;
 pub mod versions;
 
 pub use description::{
-    Base, Description, EntryParser, Found, IdReader, Layout, LineParser, ListingCommand,
-    ListingRule, NameIndex, NameLine, Processes, ProjectFolder, Registry, Root, Sessions,
-    StoreKind, Watch, WholeFileReader,
+    Base, Beside, BesideReader, Description, EntryParser, Found, IdReader, Layout, LineParser,
+    ListingCommand, ListingRule, NameIndex, NameLine, Processes, ProjectFolder, Registry, Root,
+    Sessions, StoreKind, Watch, WholeFileReader,
 };
 
 use crate::model::{AgentKind, ForeignAgentError, ProcessInfo, Timestamp};
@@ -47,6 +48,7 @@ static BUILT_IN_AGENTS: &[&Description] = &[
     &pi::DESCRIPTION,
     &qwen::DESCRIPTION,
     &copilot::DESCRIPTION,
+    &cline::DESCRIPTION,
 ];
 
 /// The built-in agents by name, reading a kind from its wire id, and the way back from a kind to
@@ -59,6 +61,7 @@ impl AgentKind {
     pub const GEMINI_CLI: AgentKind = AgentKind::of(&gemini::DESCRIPTION);
     pub const QWEN_CODE: AgentKind = AgentKind::of(&qwen::DESCRIPTION);
     pub const COPILOT: AgentKind = AgentKind::of(&copilot::DESCRIPTION);
+    pub const CLINE: AgentKind = AgentKind::of(&cline::DESCRIPTION);
 
     /// What Slate knows about this agent; `None` for one only named on the wire.
     pub fn description(self) -> Option<&'static Description> {

@@ -66,6 +66,7 @@ pub static DESCRIPTION: Description = Description {
         whole_file: None,
         full_id: None,
         project: None,
+        beside: None,
     }),
     listing: Some(ListingRule {
         registry: "sessions",
@@ -137,6 +138,7 @@ pub static DESCRIPTION: Description = Description {
         markers: &["❯"],
         margin: 0,
         breaks_after: &[],
+        under_dialogs: 0,
     }),
     // An option is its digit alone; Escape rejects a permission and closes a question or a plan.
     // A free answer is the digit of "Type something." (a plan's "Tell Claude what to change"), the

@@ -55,6 +55,7 @@ pub static DESCRIPTION: Description = Description {
         whole_file: None,
         full_id: None,
         project: None,
+        beside: None,
     }),
     listing: None,
     // A braille spinner frame prefixes the title while a task runs (~100 ms a frame); the title
@@ -109,6 +110,7 @@ pub static DESCRIPTION: Description = Description {
         markers: &["›"],
         margin: 2,
         breaks_after: &[],
+        under_dialogs: 0,
     }),
     // Digits pick; Escape rejects. Free text in Codex is a note on an option, reached only with
     // arrows, so Slate offers none (docs/formats.md §10).

@@ -52,6 +52,7 @@ pub static DESCRIPTION: Description = Description {
         whole_file: None,
         full_id: None,
         project: None,
+        beside: None,
     }),
     // Its listing files say `working` at a dialog too, and name no process's start
     // (docs/formats.md §14.4): processes and folders vouch instead.
@@ -103,6 +104,7 @@ pub static DESCRIPTION: Description = Description {
         markers: &["❯"],
         margin: 1,
         breaks_after: &[],
+        under_dialogs: 0,
     }),
     // `1` allows once; Escape rejects (and ends the turn). Option 3 takes feedback typed after
     // it, which Slate does not offer (docs/formats.md §14.5).

@@ -174,7 +174,26 @@ pub struct Layout {
     pub full_id: Option<IdReader>,
     /// Where the folder of a transcript that does not name it is written down.
     pub project: Option<ProjectFolder>,
+    /// A document kept beside each whole-file transcript that says what the transcript does not.
+    pub beside: Option<Beside>,
 }
+
+/// A small document beside each whole-file transcript, saying what the transcript does not yet
+/// (Cline's session row: the session's folder and status, written from the prompt on, while the
+/// conversation holds nothing until the model's first reply, docs/formats.md §15.1). It is read
+/// whole with the transcript whenever either changes, and both go to `read` together.
+pub struct Beside {
+    /// The companion of a transcript named so (`<id>.messages.json` → `<id>.json`).
+    pub name: fn(&str) -> Option<String>,
+    /// The transcript a companion named so sits beside (`<id>.json` → `<id>.messages.json`).
+    pub of: fn(&str) -> Option<String>,
+    /// Reads a transcript's bytes with its companion's (`None` when there is none) into
+    /// observations, starting with a `Reset`.
+    pub read: BesideReader,
+}
+
+/// Reads a whole-file transcript's bytes with those of the document beside it.
+pub type BesideReader = fn(&[u8], Option<&[u8]>) -> Result<Vec<Observation>, LineError>;
 
 /// Reads a whole-file transcript's bytes into observations.
 pub type WholeFileReader = fn(&[u8]) -> Result<Vec<Observation>, LineError>;

@@ -64,6 +64,7 @@ pub static DESCRIPTION: Description = Description {
             registry: "projects.json",
             from_registry: project_root_from_registry,
         }),
+        beside: None,
     }),
     listing: None,
     // Static titles that change with the state, padded to 80 characters (docs/formats.md §3.4).
@@ -122,6 +123,7 @@ pub static DESCRIPTION: Description = Description {
         markers: &["●"],
         margin: 3,
         breaks_after: &[],
+        under_dialogs: 0,
     }),
     // Digits pick; Escape rejects. A free answer is paced: the burst lost its text
     // (docs/formats.md §10).

@@ -101,6 +101,7 @@ pub static DESCRIPTION: Description = Description {
         markers: &[],
         margin: 5,
         breaks_after: &['/'],
+        under_dialogs: 0,
     }),
     // The permission row has no numbers: Enter takes the highlighted "Allow once" and a digit is
     // ignored. Its question and plan take digits; a free answer works as one burst

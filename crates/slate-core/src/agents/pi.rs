@@ -59,6 +59,7 @@ pub static DESCRIPTION: Description = Description {
         whole_file: None,
         full_id: None,
         project: None,
+        beside: None,
     }),
     listing: None,
     titles: None,

@@ -54,6 +54,7 @@ pub static DESCRIPTION: Description = Description {
         whole_file: None,
         full_id: None,
         project: None,
+        beside: None,
     }),
     // One file per live TUI, removed when it exits; no status in it (docs/formats.md §13.1).
     listing: Some(ListingRule {
@@ -106,6 +107,7 @@ pub static DESCRIPTION: Description = Description {
         markers: &["›", "❯"],
         margin: 0,
         breaks_after: &[],
+        under_dialogs: 0,
     }),
     hooks: Some(&HOOKS),
     recorded: &["0.24.4"],

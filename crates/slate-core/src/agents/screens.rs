@@ -204,6 +204,10 @@ pub struct ScreenGrammar {
     /// OpenCode breaks a URL after a `/` (fixtures/screens/opencode/1.18.33/permission-long.txt).
     /// A continued line that ends in one is joined without a space.
     pub breaks_after: &'static [char],
+    /// How many lines with text the agent keeps drawing under an open dialog (Cline's status
+    /// bar: its model, its folder and its approval mode, fixtures/screens/cline/3.0.65/): the
+    /// dialog's footer is the last line with text above them. 0 for a dialog drawn last.
+    pub under_dialogs: usize,
 }
 
 /// One dialog of an agent, as drawn at the bottom of its screen.
@@ -268,9 +272,9 @@ pub enum OptionLayout {
     /// One option a line, `N. label`: the last run numbered from 1 in the dialog (a plan's own
     /// numbered list above them is not options).
     Numbered,
-    /// All options on the footer's line, before its key hints (which start with this text), apart
-    /// from each other by three or more spaces. A narrow pane cuts the hints short, never the
-    /// options before them.
+    /// All options on the footer's line, before its key hints (which start with this text; an
+    /// empty text for a line of options alone), apart from each other by three or more spaces. A
+    /// narrow pane cuts the hints short, never the options before them.
     Row(&'static str),
     /// One option a line with no number, the highlighted one behind a marker (Copilot CLI's
     /// question): the lines whose text starts in the marked line's label column, around the

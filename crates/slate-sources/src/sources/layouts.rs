@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 use super::regular_file;
 use super::tail::{self, FileIdentity, FileRead, FileTail, ReadPlan, ReadStats, TranscriptRead};
-use slate_core::agents::{Found, IdReader, Layout, NameIndex, ProjectFolder, WholeFileReader};
+use slate_core::agents::{
+    BesideReader, Found, IdReader, Layout, NameIndex, ProjectFolder, WholeFileReader,
+};
 use slate_core::lines::LineEvent;
 use slate_core::model::{AgentKind, Problem, ProblemKind};
 
@@ -258,6 +260,14 @@ pub fn read_whole_file(
     limit: u64,
     parse: WholeFileReader,
 ) -> io::Result<TranscriptRead> {
+    read_whole_file_with(path, limit, parse)
+}
+
+fn read_whole_file_with(
+    path: &Path,
+    limit: u64,
+    parse: impl Fn(&[u8]) -> Result<Vec<slate_core::agents::Observation>, slate_core::agents::LineError>,
+) -> io::Result<TranscriptRead> {
     let bytes = regular_file::read(path, limit)?;
     let place = path.display().to_string();
     let stats = ReadStats {
@@ -281,6 +291,19 @@ pub fn read_whole_file(
             stats,
         },
     })
+}
+
+/// Reads a whole-file transcript with the document beside it (`layout.beside`), each of at most
+/// `limit` bytes, into observations. A companion that is missing or cannot be read is left out:
+/// the transcript alone still reads.
+pub fn read_whole_beside(
+    path: &Path,
+    companion: &Path,
+    limit: u64,
+    read: BesideReader,
+) -> io::Result<TranscriptRead> {
+    let beside = regular_file::read(companion, limit).ok();
+    read_whole_file_with(path, limit, |bytes| read(bytes, beside.as_deref()))
 }
 
 /// The agents' name indexes being followed, each with the newest name per session.

@@ -128,6 +128,8 @@ struct Tracked {
     reader: Option<Box<TranscriptReader>>,
     /// Unchanged since the last read means nothing to read.
     seen: Option<Seen>,
+    /// The size and modification time of the document beside it, where the layout keeps one.
+    beside_seen: Option<(u64, Option<SystemTime>)>,
 }
 
 /// A transcript's identity apart from its file: agent, session and, for a sub-agent, its id.
@@ -274,8 +276,19 @@ impl ReadState {
                     return result;
                 }
             }
-            let Some(found) = layouts::classify(layout, root, path) else {
-                continue;
+            // A change to the document beside a transcript is a change to the transcript.
+            let beside = layout.beside.as_ref().and_then(|beside| {
+                let name = (beside.of)(path.file_name()?.to_str()?)?;
+                Some(path.with_file_name(name))
+            });
+            let (path, found) = match layouts::classify(layout, root, path) {
+                Some(found) => (path, found),
+                None => match beside.as_deref().and_then(|transcript| {
+                    Some((transcript, layouts::classify(layout, root, transcript)?))
+                }) {
+                    Some(pair) => pair,
+                    None => continue,
+                },
             };
             if !path.exists() {
                 result.gone.extend(self.forget(path));
@@ -316,13 +329,22 @@ impl ReadState {
             result.problems.push(layouts::unreadable(path, &error));
             return None;
         }
-        let modified = meta.modified().ok();
-        let seen = (meta.len(), modified, FileIdentity::of(&meta));
+        let beside = layout.beside.as_ref().and_then(|beside| {
+            let companion = path.with_file_name((beside.name)(path.file_name()?.to_str()?)?);
+            let meta = fs::metadata(&companion).ok().filter(|meta| meta.is_file());
+            Some((
+                companion,
+                meta.map(|meta| (meta.len(), meta.modified().ok())),
+            ))
+        });
+        let beside_seen = beside.as_ref().and_then(|(_, seen)| *seen);
+        let modified = meta.modified().ok().max(beside_seen.and_then(|(_, at)| at));
+        let seen = (meta.len(), meta.modified().ok(), FileIdentity::of(&meta));
         // Most of a walk is files that did not change: one lookup, nothing allocated.
         if self
             .files
             .get(path.as_os_str())
-            .is_some_and(|tracked| tracked.seen == Some(seen))
+            .is_some_and(|tracked| tracked.seen == Some(seen) && tracked.beside_seen == beside_seen)
         {
             return None;
         }
@@ -344,6 +366,7 @@ impl ReadState {
                     whole_started: false,
                     reader: None,
                     seen: None,
+                    beside_seen: None,
                 }
             });
         let found = tracked.found.clone();
@@ -365,6 +388,7 @@ impl ReadState {
             // Closed for good until it is written again: known, not read. When it changes, its
             // reader has not started, so the next read is a proper first read.
             tracked.seen = Some(seen);
+            tracked.beside_seen = beside_seen;
             result.skipped += 1;
             self.by_transcript
                 .insert(transcript_id(agent, &found), path.to_path_buf());
@@ -387,6 +411,13 @@ impl ReadState {
             ReadPlan::Whole
         };
         let read = match (found.whole_file, layout.whole_file) {
+            // With the document beside it: both read whole, together.
+            (true, _) if layout.beside.is_some() => {
+                tracked.whole_started = true;
+                let (beside, companion) = (layout.beside.as_ref()?, beside.as_ref()?);
+                let limit = options.whole_read_limit;
+                layouts::read_whole_beside(path, &companion.0, limit, beside.read)
+            }
             // Rewritten whole on every update: read whole, and its observations start with a
             // `Reset`, so the re-read replaces the previous one.
             (true, Some(parse)) => {
@@ -414,6 +445,7 @@ impl ReadState {
             }
         };
         tracked.seen = Some(seen);
+        tracked.beside_seen = beside_seen;
         result.problems.extend(read.problems);
         result.reads.push(FileRead {
             path: path.to_path_buf(),

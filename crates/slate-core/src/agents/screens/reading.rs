@@ -18,7 +18,7 @@ pub fn read_with(grammar: &ScreenGrammar, text: &str) -> Screen {
     // The pane's width, as far as the screen tells it: its widest line.
     let width = lines.iter().map(|line| line.columns).max().unwrap_or(0);
     for shape in grammar.dialogs {
-        let Some((footer, beside)) = footer_at(&lines, shape.footer) else {
+        let Some((footer, beside)) = footer_at(&lines, shape.footer, grammar.under_dialogs) else {
             continue;
         };
         // Beside a wide dialog, a side bar: the dialog's text ends where it begins.
@@ -53,14 +53,19 @@ pub fn read_with(grammar: &ScreenGrammar, text: &str) -> Screen {
     }
 }
 
-/// The line holding a dialog's `footer`, when it is the last line with text on screen, and the
-/// column where a side bar beside it begins, when one shows. A wide screen may show a side bar
-/// beside the dialog (OpenCode's), so a line below whose text lies wholly to the right of the
-/// footer's does not count.
-fn footer_at(lines: &[Line], footer: &str) -> Option<(usize, Option<usize>)> {
+/// The line holding a dialog's `footer`, when it is the last line with text on screen but for
+/// the `under` lines the agent draws under its dialogs, and the column where a side bar beside
+/// it begins, when one shows. A wide screen may show a side bar beside the dialog (OpenCode's),
+/// so a line below whose text lies wholly to the right of the footer's does not count.
+fn footer_at(lines: &[Line], footer: &str, under: usize) -> Option<(usize, Option<usize>)> {
     let mut below: Vec<&Line> = Vec::new();
+    let mut skipped = 0;
     for (index, line) in lines.iter().enumerate().rev() {
         if line.is_blank() {
+            continue;
+        }
+        if skipped < under {
+            skipped += 1;
             continue;
         }
         if line.text().contains(footer) {
@@ -557,8 +562,13 @@ fn listed_options(grammar: &ScreenGrammar, region: &[Line]) -> (Vec<DialogOption
 /// The options of a dialog that draws them in a row on its footer's line, before its key hints.
 fn row_options(footer: &Line, hints: &str) -> Vec<DialogOption> {
     let text = footer.text();
-    let Some(end) = text.find(hints) else {
-        return Vec::new();
+    let end = if hints.is_empty() {
+        text.len()
+    } else {
+        let Some(end) = text.find(hints) else {
+            return Vec::new();
+        };
+        end
     };
     cells_of(&text[..end], 3)
         .map(|(start, cell)| DialogOption {
