@@ -501,3 +501,38 @@ fn huge_prompts_and_commands_are_kept_bounded() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn its_question_is_read_and_only_its_highlighted_option_is_picked() {
+    use slate::agents::keys::{plan, Action, Choice, Key, OptionRef};
+    use slate::agents::screens::read_screen;
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/screens/cline/3.0.65/question.txt");
+    let text = std::fs::read_to_string(path).expect("the recorded screen");
+    let pick = |text: &str, label: &str| {
+        let read = read_screen(AgentKind::CLINE, text);
+        let dialog = read.dialog().expect("the question is a dialog").clone();
+        let choice = Choice {
+            action: Action::Answer,
+            option: Some(OptionRef::Label(label.to_string())),
+            text: None,
+        };
+        plan(AgentKind::CLINE, &dialog, &choice).map(|plan| plan.keys)
+    };
+    assert_eq!(pick(&text, "SQLite"), Ok(vec![Key::Enter]));
+    assert!(
+        pick(&text, "Postgres").is_err(),
+        "no digit, no arrow is sent"
+    );
+    // The highlight moved down at the terminal: Enter now picks Postgres.
+    let moved = text
+        .replace("  > SQLite", "    SQLite")
+        .replace("    Postgres", "  > Postgres");
+    assert_eq!(pick(&moved, "Postgres"), Ok(vec![Key::Enter]));
+    assert!(pick(&moved, "SQLite").is_err());
+    // Cut above its last row, it is no dialog.
+    let cut = &text[..text
+        .find("Type a response...")
+        .expect("the free answer's row")];
+    assert!(read_screen(AgentKind::CLINE, cut).dialog().is_none());
+}

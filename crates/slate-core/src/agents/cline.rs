@@ -81,16 +81,31 @@ pub static DESCRIPTION: Description = Description {
     // a brighter background (fixtures/screens/cline/3.0.65/). Its question dialog marks options
     // with `>` and numbers none: it is not read yet.
     screens: Some(ScreenGrammar {
-        dialogs: &[DialogShape {
-            kind: DialogKind::Permission,
-            footer: "[n] Deny",
-            top: Top::Line("Cline needs permission"),
-            holds: &["Approve tool call?"],
-            options: OptionLayout::Row(""),
-            summary: &[("Run", Summary::Prefix("$ "))],
-            widens: &[],
-            detail: &[Detail::Hanging("$ ")],
-        }],
+        dialogs: &[
+            DialogShape {
+                kind: DialogKind::Permission,
+                footer: "[n] Deny",
+                top: Top::Line("Cline needs permission"),
+                holds: &["Approve tool call?"],
+                options: OptionLayout::Row(""),
+                summary: &[("Run", Summary::Prefix("$ "))],
+                widens: &[],
+                detail: &[Detail::Hanging("$ ")],
+            },
+            DialogShape {
+                // The question (`ask_question`): what it asks, then its options one a line with no
+                // numbers, the highlighted one behind `>`, the free answer's row last
+                // (fixtures/screens/cline/3.0.65/question.txt). Slate picks only the highlighted one.
+                kind: DialogKind::Question,
+                footer: "Type a response...",
+                top: Top::Line("Cline is asking a question"),
+                holds: &[],
+                options: OptionLayout::Listed(">"),
+                summary: &[("Asks", Summary::After("Cline is asking a question"))],
+                widens: &[],
+                detail: &[],
+            },
+        ],
         // The spinner in front of "Thinking... (esc to cancel)" and of a running call's line.
         working: &[
             "esc to cancel",
@@ -107,6 +122,8 @@ pub static DESCRIPTION: Description = Description {
         ],
         idle: &["Ask anything", "What can I do for you?"],
         status_lines: 7,
+        // The permission dialog's highlighted button is only a brighter background (the question's
+        // `>` is its layout's own).
         markers: &[],
         margin: 0,
         breaks_after: &[],

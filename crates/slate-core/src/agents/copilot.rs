@@ -92,7 +92,7 @@ pub static DESCRIPTION: Description = Description {
                 footer: "enter accept · ctrl+d decline · esc cancel",
                 top: Top::Line("Copilot needs information."),
                 holds: &[],
-                options: OptionLayout::Listed,
+                options: OptionLayout::Listed("❯"),
                 summary: &[("Asks", Summary::After("Copilot needs information."))],
                 widens: &[],
                 detail: &[],

@@ -276,10 +276,10 @@ pub enum OptionLayout {
     /// empty text for a line of options alone), apart from each other by three or more spaces. A
     /// narrow pane cuts the hints short, never the options before them.
     Row(&'static str),
-    /// One option a line with no number, the highlighted one behind a marker (Copilot CLI's
-    /// question): the lines whose text starts in the marked line's label column, around the
-    /// marked line. Only the highlighted one can be picked (`keys`).
-    Listed,
+    /// One option a line with no number, the highlighted one behind this marker (Copilot CLI's
+    /// `❯`, Cline CLI's `>`): the lines whose text starts in the marked line's label column,
+    /// around the marked line. Only the highlighted one can be picked (`keys`).
+    Listed(&'static str),
 }
 
 /// Where a dialog's summary is.

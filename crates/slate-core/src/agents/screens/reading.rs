@@ -117,7 +117,7 @@ fn read_dialog(
     let (options, options_at) = match shape.options {
         OptionLayout::Numbered => numbered_options(grammar, region),
         OptionLayout::Row(hints) => (row_options(footer, hints), region.len() - 1),
-        OptionLayout::Listed => listed_options(grammar, region),
+        OptionLayout::Listed(marker) => listed_options(marker, region),
     };
     if options.is_empty() {
         return None;
@@ -509,14 +509,11 @@ fn numbered(grammar: &ScreenGrammar, line: &Line) -> Option<DialogOption> {
 }
 
 /// The options of a dialog that lists them one a line without numbers: the last line that starts
-/// with a marker is the highlighted option, and the lines next to it whose text starts in its
+/// with `marker` is the highlighted option, and the lines next to it whose text starts in its
 /// label's column are the others (a heading above them starts further left).
-fn listed_options(grammar: &ScreenGrammar, region: &[Line]) -> (Vec<DialogOption>, usize) {
+fn listed_options(marker: &str, region: &[Line]) -> (Vec<DialogOption>, usize) {
     let label_of = |text: &str| {
-        grammar
-            .markers
-            .iter()
-            .find_map(|marker| text.strip_prefix(marker))
+        text.strip_prefix(marker)
             .map(|rest| rest.trim_start().to_string())
     };
     let Some(marked) = region
