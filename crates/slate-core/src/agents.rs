@@ -27,8 +27,8 @@ pub mod versions;
 
 pub use description::{
     Base, Description, EntryParser, Found, IdReader, Layout, LineParser, ListingCommand,
-    ListingRule, NameIndex, NameLine, Processes, ProjectFolder, Registry, Root, Sessions,
-    StoreKind, Watch, WholeFileReader,
+    ListingRule, NameIndex, NameLine, OpenCodeStore, Processes, ProjectFolder, Registry, Root,
+    Sessions, StoreKind, Watch, WholeFileReader,
 };
 
 use crate::model::{AgentKind, ForeignAgentError, ProcessInfo, Timestamp};

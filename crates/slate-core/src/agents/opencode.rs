@@ -16,8 +16,8 @@ use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGramma
 use super::titles::{Grammar, TitleKind};
 use super::{
     one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Info, LineError,
-    Observation, ProcessRole, Processes, Record, RecordKind, Root, Sessions, StoreKind, Title,
-    TitleSource, Watch,
+    Observation, OpenCodeStore, ProcessRole, Processes, Record, RecordKind, Root, Sessions,
+    StoreKind, Title, TitleSource, Watch,
 };
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
@@ -45,7 +45,10 @@ pub static DESCRIPTION: Description = Description {
         folders: &[("", false)],
         files: &[".db", ".db-wal"],
     },
-    sessions: Sessions::Store(StoreKind::OpenCode),
+    sessions: Sessions::Store(StoreKind::OpenCode(OpenCodeStore {
+        database: "opencode",
+        variable: "OPENCODE_DB",
+    })),
     listing: None,
     // Always static: `OpenCode` on the home screen, `OC | <session title>` in a session
     // (docs/formats.md §4.4).
@@ -603,24 +606,48 @@ const VALUED_OPTIONS: &[&str] = &[
     "--cors",
 ];
 
+/// What tells the processes of OpenCode, or of a fork of it that kept its command line, apart.
+pub struct Fork {
+    pub kind: AgentKind,
+    /// The native binary's program names.
+    pub natives: &'static [&'static str],
+    /// What the path of the npm launcher's script ends with.
+    pub launchers: &'static [&'static str],
+    /// Subcommands beyond OpenCode's that start a headless server.
+    pub daemons: &'static [&'static str],
+}
+
+static OPENCODE: Fork = Fork {
+    kind: KIND,
+    natives: &["opencode"],
+    launchers: &["/bin/opencode", "opencode-ai/bin/opencode.js"],
+    daemons: &[],
+};
+
 /// Recognises an OpenCode process (docs/formats.md §4.4): the native binary (`opencode`, or the npm
 /// package's `bin/opencode.exe`), and the npm launcher script that starts it, as a helper.
 pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
+    recognise_fork(process, &OPENCODE)
+}
+
+/// Recognises a process of OpenCode or of the fork `fork`: its native binary, whose arguments
+/// say its role, folder and session, and the npm launcher that starts it, as a helper.
+pub fn recognise_fork(process: &ProcessInfo, fork: &Fork) -> Option<AgentProcess> {
     let argv0 = process.cmd.first().map(String::as_str).unwrap_or_default();
     let exe = process.exe.as_deref().unwrap_or_default();
     let native = [argv0, exe, process.name.as_str()]
         .iter()
-        .any(|path| program_name(path) == "opencode");
+        .any(|path| fork.natives.contains(&program_name(path).as_str()));
     if !native {
         // The npm package's launcher runs under node or bun and spawns the native binary; the
         // child is the session, the launcher is only its parent.
         let runtime = matches!(program_name(argv0).as_str(), "node" | "bun");
         let launcher = process.cmd.iter().skip(1).take(3).any(|arg| {
             let arg = arg.replace('\\', "/");
-            arg.ends_with("/bin/opencode") || arg.ends_with("opencode-ai/bin/opencode.js")
+            fork.launchers.iter().any(|end| arg.ends_with(end))
         });
         return (runtime && launcher).then_some(AgentProcess {
-            agent: KIND,
+            agent: fork.kind,
             role: ProcessRole::Helper,
             folder_arg: None,
             session_arg: None,
@@ -658,7 +685,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
         let command = arg.as_str();
         if command == "run" {
             role = Some(ProcessRole::Print);
-        } else if DAEMON_COMMANDS.contains(&command) {
+        } else if DAEMON_COMMANDS.contains(&command) || fork.daemons.contains(&command) {
             role = Some(ProcessRole::Daemon);
         } else if HELPER_COMMANDS.contains(&command) {
             role = Some(ProcessRole::Helper);
@@ -670,7 +697,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
         }
     }
     Some(AgentProcess {
-        agent: KIND,
+        agent: fork.kind,
         role: role.unwrap_or(ProcessRole::Interactive),
         folder_arg,
         session_arg,
