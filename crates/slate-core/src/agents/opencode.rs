@@ -111,6 +111,7 @@ pub static DESCRIPTION: Description = Description {
     recorded: &["1.18.33"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
+        confirm_reject: None,
         highlighted: Press::Enter,
         free_text: &["type your own answer"],
         text_pause_ms: 0,
