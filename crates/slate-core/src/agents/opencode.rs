@@ -397,9 +397,13 @@ fn observe_assistant(
     }
     let Some(completed) = completed else { return };
     // `tool-calls` means the loop goes on with another step; `unknown` is what an interrupted
-    // stream leaves. Any other finish (or none, in older versions) ends the turn.
+    // stream leaves. Any other finish (or none, in older versions) ends the turn, and so does a
+    // step with a call the person rejected: the loop stops there (docs/formats.md §16.3).
     let finish = str_at(data, &["finish"]);
-    if !matches!(finish, Some("tool-calls") | Some("unknown")) {
+    let rejected = parts.iter().any(|part| {
+        str_at(part, &["type"]) == Some("tool") && part.get("state").is_some_and(is_rejection)
+    });
+    if rejected || !matches!(finish, Some("tool-calls") | Some("unknown")) {
         observations.push(record(completed, RecordKind::TurnEnded { turn_id }));
     }
 }
