@@ -18,6 +18,7 @@ pub mod description;
 pub mod gemini;
 pub mod hooks;
 pub mod keys;
+pub mod kilo;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;
@@ -46,6 +47,7 @@ static BUILT_IN_AGENTS: &[&Description] = &[
     &pi::DESCRIPTION,
     &qwen::DESCRIPTION,
     &copilot::DESCRIPTION,
+    &kilo::DESCRIPTION,
 ];
 
 /// The built-in agents by name, reading a kind from its wire id, and the way back from a kind to
@@ -58,6 +60,7 @@ impl AgentKind {
     pub const GEMINI_CLI: AgentKind = AgentKind::of(&gemini::DESCRIPTION);
     pub const QWEN_CODE: AgentKind = AgentKind::of(&qwen::DESCRIPTION);
     pub const COPILOT: AgentKind = AgentKind::of(&copilot::DESCRIPTION);
+    pub const KILO: AgentKind = AgentKind::of(&kilo::DESCRIPTION);
 
     /// What Slate knows about this agent; `None` for one only named on the wire.
     pub fn description(self) -> Option<&'static Description> {
