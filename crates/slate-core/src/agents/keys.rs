@@ -352,11 +352,18 @@ fn deny_keys(keys: &DialogKeys, kind: DialogKind) -> Vec<Key> {
     let confirm = keys
         .confirm_reject
         .filter(|_| kind == DialogKind::Permission);
-    std::iter::once(keys.deny)
-        .chain(confirm)
-        .map(Key::from)
-        .collect()
+    let mut sent = vec![Key::from(keys.deny)];
+    if let Some(confirm) = confirm {
+        // An Escape followed at once by another key reads as Alt and that key: the box must
+        // get the Escape alone first.
+        sent.push(Key::Pause(CONFIRM_PAUSE_MS));
+        sent.push(confirm.into());
+    }
+    sent
 }
+
+/// The pause between the reject key and the key that confirms it, in milliseconds.
+const CONFIRM_PAUSE_MS: u64 = 500;
 
 /// The most a free answer may hold, in bytes.
 pub const TEXT_LIMIT: usize = 2048;
