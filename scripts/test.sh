@@ -43,13 +43,13 @@ SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 QWEN_PKG_VERSION=0.24.4 \
   COPILOT_PKG_VERSION=1.0.102 CLINE_PKG_VERSION=3.0.65 fixtures/recorder/hosted_e2e.sh all
 stage "sensed terminals end to end (the real CLIs unwrapped in tmux panes, and Codex in kitty)"
-# Codex, Gemini CLI, OpenCode, Claude Code, Qwen Code, Copilot CLI and Cline CLI started directly in a
-# private tmux server (not under slate run), and Codex in a headless kitty with remote control;
-# the pinned CLIs are shared.
+# Codex, Gemini CLI, OpenCode, Claude Code, Qwen Code, Copilot CLI, Cline CLI and Kilo Code started
+# directly in a private tmux server (not under slate run), and Codex in a headless kitty with
+# remote control; the pinned CLIs are shared.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
   CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
-  CLINE_PKG_VERSION=3.0.65 fixtures/recorder/sensed_e2e.sh all
+  CLINE_PKG_VERSION=3.0.65 KILO_PKG_VERSION=7.7.9 fixtures/recorder/sensed_e2e.sh all
 stage "the agents' own hooks end to end (the real CLIs under script, outside tmux)"
 # Gemini CLI, Codex, Claude Code and OpenCode with Slate's hooks installed in a terminal Slate
 # cannot read, a long approved command for Codex and Gemini CLI; without hooks, with no Slate and
@@ -60,11 +60,12 @@ SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent
   CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 fixtures/recorder/hooks_e2e.sh all
 stage "answering end to end (slate approve/deny/answer on the real CLIs in tmux panes)"
 # Claude Code (approve, deny, a question by number, a working session refused), Codex (approve,
-# deny), OpenCode (approve), Qwen Code, Copilot CLI and Cline CLI (approve, deny), through a running slate
-# serve; the pinned CLIs are shared.
+# deny), OpenCode (approve), Qwen Code, Copilot CLI, Cline CLI and Kilo Code (approve, deny),
+# through a running slate serve; the pinned CLIs are shared.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 OPENCODE_PKG_VERSION=1.18.33 CLAUDE_PKG_VERSION=2.1.332 \
   QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 CLINE_PKG_VERSION=3.0.65 \
+  KILO_PKG_VERSION=7.7.9 \
   fixtures/recorder/answer_e2e.sh all
 stage "session checkpoints end to end (the agents added after the first five, in tmux panes)"
 # Pi coding agent, Qwen Code, Copilot CLI and Cline CLI: a finished turn, a question where the

@@ -539,6 +539,14 @@ fn retry_and_compaction_and_failure() {
     );
 }
 
+/// The names of OpenCode's store, as its description gives them.
+fn opencode_store() -> slate::agents::OpenCodeStore {
+    match slate::agents::opencode::DESCRIPTION.store() {
+        Some(slate::agents::StoreKind::OpenCode(store)) => store,
+        other => panic!("OpenCode keeps an OpenCode store, not {other:?}"),
+    }
+}
+
 #[test]
 fn database_paths() {
     // The data folder comes from OpenCode's description (`sources::roots`), the main database
@@ -556,7 +564,8 @@ fn database_paths() {
         ..env.clone()
     };
     assert_eq!(data_of(&xdg), Some(PathBuf::from("/xdg/opencode")));
-    let main = |named: Option<&str>| stores::opencode_main_db(&data, named.map(Path::new));
+    let store = opencode_store();
+    let main = |named: Option<&str>| stores::opencode_main_db(&data, store, named.map(Path::new));
     assert_eq!(main(None), Some(data.join("opencode.db")));
     assert_eq!(main(Some("beta.db")), Some(data.join("beta.db")));
     assert_eq!(main(Some("/tmp/oc.db")), Some(PathBuf::from("/tmp/oc.db")));
@@ -578,8 +587,9 @@ fn channel_databases_are_found_beside_the_main_one() {
     ] {
         std::fs::write(data.join(name), b"").expect("touch");
     }
-    let main = stores::opencode_main_db(&data, None);
-    let found = stores::opencode_databases(&data, main.as_deref());
+    let store = opencode_store();
+    let main = stores::opencode_main_db(&data, store, None);
+    let found = stores::opencode_databases(&data, store, main.as_deref());
     assert_eq!(
         found,
         vec![data.join("opencode.db"), data.join("opencode-beta.db")]

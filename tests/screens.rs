@@ -115,6 +115,7 @@ fn every_recorded_agent_and_version_is_there() {
         ("qwen-code", "0.24.4"),
         ("copilot", "1.0.102"),
         ("cline", "3.0.65"),
+        ("kilo", "7.7.9"),
     ] {
         assert!(
             recorded.contains(&(agent.to_string(), version.to_string())),

@@ -22,6 +22,7 @@ mod hooks; // the agents' own hooks: settings edited byte for byte, rule 3a, `sl
 mod host; // hosted sessions: the title scanner, report thinning, `slate run` in tmux, a silent prompt
 mod hostile; // hostile files: FIFOs and device links, endless store queries, zstd bombs, future times
 mod intent; // intent, custody and the next actor through the real binary over a temp HOME
+mod kilo; // the Kilo Code CLI adapter: its real stores read and decided, names, processes, every cut of every row
 mod layers; // the layers: no import circle, files of at most 800 lines, a core with no I/O crate
 mod listings; // Claude Code's registry and background jobs on disk
 mod live; // the live service: first snapshot, one change per append, intents and claims, over a temp HOME

@@ -19,6 +19,7 @@ pub mod description;
 pub mod gemini;
 pub mod hooks;
 pub mod keys;
+pub mod kilo;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;
@@ -29,8 +30,8 @@ pub mod versions;
 
 pub use description::{
     Base, Beside, BesideReader, Description, EntryParser, Found, IdReader, Layout, LineParser,
-    ListingCommand, ListingRule, NameIndex, NameLine, Processes, ProjectFolder, Registry, Root,
-    Sessions, StoreKind, Watch, WholeFileReader,
+    ListingCommand, ListingRule, NameIndex, NameLine, OpenCodeStore, Processes, ProjectFolder,
+    Registry, Root, Sessions, StoreKind, Watch, WholeFileReader,
 };
 
 use crate::model::{AgentKind, ForeignAgentError, ProcessInfo, Timestamp};
@@ -49,6 +50,7 @@ static BUILT_IN_AGENTS: &[&Description] = &[
     &qwen::DESCRIPTION,
     &copilot::DESCRIPTION,
     &cline::DESCRIPTION,
+    &kilo::DESCRIPTION,
 ];
 
 /// The built-in agents by name, reading a kind from its wire id, and the way back from a kind to
@@ -62,6 +64,7 @@ impl AgentKind {
     pub const QWEN_CODE: AgentKind = AgentKind::of(&qwen::DESCRIPTION);
     pub const COPILOT: AgentKind = AgentKind::of(&copilot::DESCRIPTION);
     pub const CLINE: AgentKind = AgentKind::of(&cline::DESCRIPTION);
+    pub const KILO: AgentKind = AgentKind::of(&kilo::DESCRIPTION);
 
     /// What Slate knows about this agent; `None` for one only named on the wire.
     pub fn description(self) -> Option<&'static Description> {

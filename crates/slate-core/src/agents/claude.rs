@@ -147,6 +147,7 @@ pub static DESCRIPTION: Description = Description {
     recorded: &["2.1.197", "2.1.332"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
+        confirm_reject: None,
         highlighted: Press::Enter,
         free_text: &["type something", "tell claude what to change"],
         text_pause_ms: 700,

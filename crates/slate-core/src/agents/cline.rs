@@ -138,6 +138,7 @@ pub static DESCRIPTION: Description = Description {
         text_pause_ms: 0,
         drawn_inputs: &["run_commands"],
         lines_under_input: 0,
+        confirm_reject: None,
     }),
     hooks: None,
     recorded: &["3.0.65"],

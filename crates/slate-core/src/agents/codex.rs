@@ -118,6 +118,7 @@ pub static DESCRIPTION: Description = Description {
     recorded: &["0.171.0"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
+        confirm_reject: None,
         highlighted: Press::Enter,
         free_text: &[],
         text_pause_ms: 0,

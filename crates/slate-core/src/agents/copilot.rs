@@ -112,6 +112,7 @@ pub static DESCRIPTION: Description = Description {
     recorded: &["1.0.102"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
+        confirm_reject: None,
         highlighted: Press::Enter,
         free_text: &[],
         text_pause_ms: 0,

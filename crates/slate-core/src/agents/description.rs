@@ -151,10 +151,22 @@ pub enum Sessions {
 /// The stores the sources know how to read (`sources::stores`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreKind {
-    /// OpenCode's SQLite databases and its pre-1.2 JSON tree (docs/formats.md §4).
-    OpenCode,
+    /// OpenCode's SQLite databases and its pre-1.2 JSON tree (docs/formats.md §4), or those of a
+    /// fork of OpenCode that keeps the same tables under its own names.
+    OpenCode(OpenCodeStore),
     /// cursor-agent's per-chat SQLite stores (docs/formats.md §5).
     Cursor,
+}
+
+/// The names an OpenCode-shaped store goes by in its data folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenCodeStore {
+    /// The main database's name without `.db` (`opencode` for `opencode.db`); a channel's build
+    /// writes `<database>-<channel>.db` beside it.
+    pub database: &'static str,
+    /// The variable that names the main database instead (`OPENCODE_DB`); it must also be one of
+    /// the root's `variables`, so that the roots resolve it.
+    pub variable: &'static str,
 }
 
 /// Where an agent keeps its line-file transcripts, and how to read them.

@@ -131,6 +131,7 @@ pub static DESCRIPTION: Description = Description {
     recorded: &["0.61.0"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
+        confirm_reject: None,
         highlighted: Press::Enter,
         free_text: &["enter a custom value", "type your feedback"],
         text_pause_ms: 700,

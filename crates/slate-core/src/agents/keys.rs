@@ -79,6 +79,10 @@ impl Key {
 pub struct DialogKeys {
     /// What rejects a permission dialog and closes a question or a plan.
     pub deny: Press,
+    /// The key that confirms a permission dialog's rejection where `deny` only opens a box that
+    /// asks for the reason (Kilo Code's "Tell Kilo what to do differently"), sent right after
+    /// `deny`; `None` where `deny` rejects at once.
+    pub confirm_reject: Option<Press>,
     /// What picks the highlighted option of a dialog that does not number its options (OpenCode's
     /// row of buttons). Only the highlighted option can be picked there: reaching another takes
     /// arrows, which Slate does not send.
@@ -343,6 +347,24 @@ pub enum Refusal {
     NotOffered(String),
 }
 
+/// The keys that reject a permission dialog, or close a question or a plan.
+fn deny_keys(keys: &DialogKeys, kind: DialogKind) -> Vec<Key> {
+    let confirm = keys
+        .confirm_reject
+        .filter(|_| kind == DialogKind::Permission);
+    let mut sent = vec![Key::from(keys.deny)];
+    if let Some(confirm) = confirm {
+        // An Escape followed at once by another key reads as Alt and that key: the box must
+        // get the Escape alone first.
+        sent.push(Key::Pause(CONFIRM_PAUSE_MS));
+        sent.push(confirm.into());
+    }
+    sent
+}
+
+/// The pause between the reject key and the key that confirms it, in milliseconds.
+const CONFIRM_PAUSE_MS: u64 = 500;
+
 /// The most a free answer may hold, in bytes.
 pub const TEXT_LIMIT: usize = 2048;
 
@@ -365,7 +387,7 @@ pub fn plan(agent: AgentKind, dialog: &Dialog, choice: &Choice) -> Result<Plan, 
             )))
         }
         Action::Deny => Ok(Plan {
-            keys: vec![keys.deny.into()],
+            keys: deny_keys(keys, dialog.kind),
             option: actions.iter().position(|a| *a == Some(Action::Deny)),
         }),
         Action::Approve if dialog.cut => Err(Refusal::NotOffered(
@@ -460,7 +482,7 @@ fn answer(
         _ => {}
     }
     let mut sent = match action {
-        Action::Deny => vec![keys.deny.into()],
+        Action::Deny => deny_keys(keys, dialog.kind),
         _ => pick(keys, option)?,
     };
     if let Some(text) = text {

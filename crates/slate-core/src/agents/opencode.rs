@@ -17,8 +17,8 @@ use super::titles::{Grammar, TitleKind};
 use super::unread::UnreadRecord;
 use super::{
     one_line, program_name, AgentProcess, Base, CallInput, CallKind, Description, Info, LineError,
-    Observation, ProcessRole, Processes, Record, RecordKind, Root, Sessions, StoreKind, Title,
-    TitleSource, Watch,
+    Observation, OpenCodeStore, ProcessRole, Processes, Record, RecordKind, Root, Sessions,
+    StoreKind, Title, TitleSource, Watch,
 };
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
@@ -46,7 +46,10 @@ pub static DESCRIPTION: Description = Description {
         folders: &[("", false)],
         files: &[".db", ".db-wal"],
     },
-    sessions: Sessions::Store(StoreKind::OpenCode),
+    sessions: Sessions::Store(StoreKind::OpenCode(OpenCodeStore {
+        database: "opencode",
+        variable: "OPENCODE_DB",
+    })),
     listing: None,
     // Always static: `OpenCode` on the home screen, `OC | <session title>` in a session
     // (docs/formats.md §4.4).
@@ -110,6 +113,7 @@ pub static DESCRIPTION: Description = Description {
     recorded: &["1.18.33"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
+        confirm_reject: None,
         highlighted: Press::Enter,
         free_text: &["type your own answer"],
         text_pause_ms: 0,
@@ -395,9 +399,13 @@ fn observe_assistant(
     }
     let Some(completed) = completed else { return };
     // `tool-calls` means the loop goes on with another step; `unknown` is what an interrupted
-    // stream leaves. Any other finish (or none, in older versions) ends the turn.
+    // stream leaves. Any other finish (or none, in older versions) ends the turn, and so does a
+    // step with a call the person rejected: the loop stops there (docs/formats.md §16.3).
     let finish = str_at(data, &["finish"]);
-    if !matches!(finish, Some("tool-calls") | Some("unknown")) {
+    let rejected = parts.iter().any(|part| {
+        str_at(part, &["type"]) == Some("tool") && part.get("state").is_some_and(is_rejection)
+    });
+    if rejected || !matches!(finish, Some("tool-calls") | Some("unknown")) {
         observations.push(record(completed, RecordKind::TurnEnded { turn_id }));
     }
 }
@@ -612,24 +620,48 @@ const VALUED_OPTIONS: &[&str] = &[
     "--cors",
 ];
 
+/// What tells the processes of OpenCode, or of a fork of it that kept its command line, apart.
+pub struct Fork {
+    pub kind: AgentKind,
+    /// The native binary's program names.
+    pub natives: &'static [&'static str],
+    /// What the path of the npm launcher's script ends with.
+    pub launchers: &'static [&'static str],
+    /// Subcommands beyond OpenCode's that start a headless server.
+    pub daemons: &'static [&'static str],
+}
+
+static OPENCODE: Fork = Fork {
+    kind: KIND,
+    natives: &["opencode"],
+    launchers: &["/bin/opencode", "opencode-ai/bin/opencode.js"],
+    daemons: &[],
+};
+
 /// Recognises an OpenCode process (docs/formats.md §4.4): the native binary (`opencode`, or the npm
 /// package's `bin/opencode.exe`), and the npm launcher script that starts it, as a helper.
 pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
+    recognise_fork(process, &OPENCODE)
+}
+
+/// Recognises a process of OpenCode or of the fork `fork`: its native binary, whose arguments
+/// say its role, folder and session, and the npm launcher that starts it, as a helper.
+pub fn recognise_fork(process: &ProcessInfo, fork: &Fork) -> Option<AgentProcess> {
     let argv0 = process.cmd.first().map(String::as_str).unwrap_or_default();
     let exe = process.exe.as_deref().unwrap_or_default();
     let native = [argv0, exe, process.name.as_str()]
         .iter()
-        .any(|path| program_name(path) == "opencode");
+        .any(|path| fork.natives.contains(&program_name(path).as_str()));
     if !native {
         // The npm package's launcher runs under node or bun and spawns the native binary; the
         // child is the session, the launcher is only its parent.
         let runtime = matches!(program_name(argv0).as_str(), "node" | "bun");
         let launcher = process.cmd.iter().skip(1).take(3).any(|arg| {
             let arg = arg.replace('\\', "/");
-            arg.ends_with("/bin/opencode") || arg.ends_with("opencode-ai/bin/opencode.js")
+            fork.launchers.iter().any(|end| arg.ends_with(end))
         });
         return (runtime && launcher).then_some(AgentProcess {
-            agent: KIND,
+            agent: fork.kind,
             role: ProcessRole::Helper,
             folder_arg: None,
             session_arg: None,
@@ -667,7 +699,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
         let command = arg.as_str();
         if command == "run" {
             role = Some(ProcessRole::Print);
-        } else if DAEMON_COMMANDS.contains(&command) {
+        } else if DAEMON_COMMANDS.contains(&command) || fork.daemons.contains(&command) {
             role = Some(ProcessRole::Daemon);
         } else if HELPER_COMMANDS.contains(&command) {
             role = Some(ProcessRole::Helper);
@@ -679,7 +711,7 @@ pub fn recognise(process: &ProcessInfo) -> Option<AgentProcess> {
         }
     }
     Some(AgentProcess {
-        agent: KIND,
+        agent: fork.kind,
         role: role.unwrap_or(ProcessRole::Interactive),
         folder_arg,
         session_arg,

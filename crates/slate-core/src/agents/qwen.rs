@@ -114,6 +114,7 @@ pub static DESCRIPTION: Description = Description {
     // Digits pick; Escape denies a permission and dismisses a question (docs/formats.md §10).
     keys: Some(DialogKeys {
         deny: Press::Escape,
+        confirm_reject: None,
         highlighted: Press::Enter,
         free_text: &["type something"],
         text_pause_ms: 700,

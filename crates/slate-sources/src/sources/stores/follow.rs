@@ -11,7 +11,7 @@ use super::cursor::{cursor_stores, read_cursor};
 use super::opencode::{opencode_databases, opencode_main_db, read_opencode, read_opencode_legacy};
 use super::{Outcome, STEP_BUDGET};
 use crate::sources::roots::Roots;
-use slate_core::agents::{Registry, StoreKind};
+use slate_core::agents::{OpenCodeStore, Registry, StoreKind};
 use slate_core::model::{AgentKind, Problem, Timestamp};
 use slate_core::tracker::Batch;
 
@@ -51,10 +51,11 @@ fn stores<'a>(
     })
 }
 
-/// OpenCode's databases in its data folder, with `$OPENCODE_DB` as the roots were resolved with.
-fn opencode_databases_of(data: &Path, roots: &Roots) -> Vec<PathBuf> {
-    let main = opencode_main_db(data, roots.var("OPENCODE_DB"));
-    opencode_databases(data, main.as_deref())
+/// The databases of an OpenCode-shaped store in its data folder, with its variable (`$OPENCODE_DB`)
+/// as the roots were resolved with.
+fn opencode_databases_of(data: &Path, store: OpenCodeStore, roots: &Roots) -> Vec<PathBuf> {
+    let main = opencode_main_db(data, store, roots.var(store.variable));
+    opencode_databases(data, store, main.as_deref())
 }
 
 /// What has been read of each store, so that a scan re-reads only stores that changed.
@@ -136,8 +137,8 @@ impl StoreState {
         let mut batches = Vec::new();
         for (agent, kind, root) in stores(registry, roots) {
             match kind {
-                StoreKind::OpenCode => {
-                    for db in opencode_databases_of(root, roots) {
+                StoreKind::OpenCode(store) => {
+                    for db in opencode_databases_of(root, store, roots) {
                         batches.extend(self.read_opencode_db(agent, &db, now, problems));
                     }
                     batches.extend(self.read_legacy(agent, &root.join("storage"), problems));
@@ -165,12 +166,12 @@ impl StoreState {
         let name = path.file_name()?.to_str()?;
         for (agent, kind, root) in stores(registry, roots) {
             match kind {
-                StoreKind::OpenCode => {
+                StoreKind::OpenCode(store) => {
                     let db = match name.strip_suffix("-wal") {
                         Some(db) => path.with_file_name(db),
                         None => path.to_path_buf(),
                     };
-                    if opencode_databases_of(root, roots).contains(&db) {
+                    if opencode_databases_of(root, store, roots).contains(&db) {
                         return Some(self.read_opencode_db(agent, &db, now, problems));
                     }
                 }

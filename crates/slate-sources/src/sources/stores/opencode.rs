@@ -15,7 +15,7 @@ use super::{
 use crate::sources::folders::folder_pair;
 use crate::sources::regular_file;
 use slate_core::agents::opencode::{self, MessageRow, PartRow, SessionRow};
-use slate_core::agents::LineError;
+use slate_core::agents::{LineError, OpenCodeStore};
 use slate_core::model::{AgentKind, Problem, ProblemKind, SessionKey, Timestamp};
 use slate_core::tracker::{Batch, TranscriptRole};
 
@@ -23,9 +23,14 @@ use slate_core::tracker::{Batch, TranscriptRole};
 const ARCHIVED_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// OpenCode's main database in its data folder: `$OPENCODE_DB` when set (an absolute path, or a
-/// name relative to the data folder), else `<data>/opencode.db`. `None` when `$OPENCODE_DB` is
-/// `:memory:`, which leaves nothing on disk to read (docs/formats.md §4.1).
-pub fn opencode_main_db(data: &Path, named: Option<&Path>) -> Option<PathBuf> {
+/// name relative to the data folder), else `<data>/opencode.db`; for a fork, its own names
+/// (`store`). `None` when the variable is `:memory:`, which leaves nothing on disk to read
+/// (docs/formats.md §4.1).
+pub fn opencode_main_db(
+    data: &Path,
+    store: OpenCodeStore,
+    named: Option<&Path>,
+) -> Option<PathBuf> {
     let named = named.map(|name| name.to_string_lossy());
     match named
         .as_deref()
@@ -34,14 +39,14 @@ pub fn opencode_main_db(data: &Path, named: Option<&Path>) -> Option<PathBuf> {
     {
         Some(":memory:") => None,
         Some(name) => Some(data.join(name)),
-        None => Some(data.join("opencode.db")),
+        None => Some(data.join(format!("{}.db", store.database))),
     }
 }
 
 /// Every OpenCode database that exists in the data folder `data`: the main one (`None` for an
 /// in-memory one), plus the per-channel `opencode-<channel>.db` files beside it (a beta or dev
-/// build writes its own).
-pub fn opencode_databases(data: &Path, main: Option<&Path>) -> Vec<PathBuf> {
+/// build writes its own), under a fork's own names for a fork.
+pub fn opencode_databases(data: &Path, store: OpenCodeStore, main: Option<&Path>) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let main = main.map(Path::to_path_buf);
     if let Some(main) = &main {
@@ -56,7 +61,7 @@ pub fn opencode_databases(data: &Path, main: Option<&Path>) -> Vec<PathBuf> {
             .filter(|path| {
                 path.file_name()
                     .and_then(|name| name.to_str())
-                    .is_some_and(is_channel_db)
+                    .is_some_and(|name| is_channel_db(store, name))
             })
             .filter(|path| Some(path) != main.as_ref() && named_like_a_file(path))
             .collect();
@@ -66,8 +71,9 @@ pub fn opencode_databases(data: &Path, main: Option<&Path>) -> Vec<PathBuf> {
     found
 }
 
-fn is_channel_db(name: &str) -> bool {
-    name.strip_prefix("opencode-")
+fn is_channel_db(store: OpenCodeStore, name: &str) -> bool {
+    name.strip_prefix(store.database)
+        .and_then(|rest| rest.strip_prefix('-'))
         .and_then(|rest| rest.strip_suffix(".db"))
         .is_some_and(|channel| !channel.is_empty())
 }
