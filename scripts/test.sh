@@ -32,16 +32,19 @@ packaged=$SECONDS
 setsid chrt --idle 0 ionice -c 3 env npm_config_cache="$CARGO_TARGET_DIR/npm-cache" \
   scripts/package.sh >"$packages_log" 2>&1 </dev/null &
 packages_pid=$!
-trap 'kill -- -"$packages_pid" 2>/dev/null; echo "== scripts/test.sh ran for $((SECONDS / 60)) min $((SECONDS % 60)) s"' EXIT
+background=("$packages_pid")
+trap 'for group in "${background[@]}"; do kill -- -"$group" 2>/dev/null; done
+      echo "== scripts/test.sh ran for $((SECONDS / 60)) min $((SECONDS % 60)) s"' EXIT
 # The live checks fail a run that wrote into the real HOME; this build's cargo writes its own
 # cache there (CARGO_HOME), which is none of theirs.
 export SLATE_E2E_HOME_ALLOW="${CARGO_HOME:-$HOME/.cargo}${SLATE_E2E_HOME_ALLOW:+:$SLATE_E2E_HOME_ALLOW}"
-stage "hosted sessions end to end (the real Codex, Gemini CLI, Qwen Code, Copilot CLI and Cline CLI under slate run)"
-# The CLIs are installed once into the target folder (pinned versions; about 720 MB with
-# Copilot CLI's native binary) and reused.
+stage "hosted sessions end to end (the real Codex, Gemini CLI, Qwen Code, Copilot CLI, Cline CLI and Kilo Code under slate run)"
+# The CLIs are installed once into the target folder (pinned versions; about 1.2 GB with the
+# native binaries of Copilot CLI, Cline CLI and Kilo Code) and reused.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 QWEN_PKG_VERSION=0.24.4 \
-  COPILOT_PKG_VERSION=1.0.102 CLINE_PKG_VERSION=3.0.65 fixtures/recorder/hosted_e2e.sh all
+  COPILOT_PKG_VERSION=1.0.102 CLINE_PKG_VERSION=3.0.65 KILO_PKG_VERSION=7.7.9 \
+  fixtures/recorder/hosted_e2e.sh all
 stage "sensed terminals end to end (the real CLIs unwrapped in tmux panes, and Codex in kitty)"
 # Codex, Gemini CLI, OpenCode, Claude Code, Qwen Code, Copilot CLI, Cline CLI and Kilo Code started
 # directly in a private tmux server (not under slate run), and Codex in a headless kitty with
@@ -50,6 +53,22 @@ SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
   CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
   CLINE_PKG_VERSION=3.0.65 KILO_PKG_VERSION=7.7.9 fixtures/recorder/sensed_e2e.sh all
+stage "session checkpoints end to end, beside the hooks and answering checks (the agents added after the first five, in tmux panes)"
+# Pi coding agent, Qwen Code, Copilot CLI, Cline CLI and Kilo Code: a finished turn, a question
+# where the CLI has one, the model at work, a command, a long task and the pane closed. About ten
+# minutes, nearly all of it waiting (a long task is watched for 55 s, each CLI's start-up), so it
+# runs in its own session beside the two stages below, each with its own tmux server, fake model
+# and Slate; its log is printed once they are done.
+checkpoints_log="$CARGO_TARGET_DIR/checkpoints.log"
+checkpoints=(env SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis"
+  PI_PKG_VERSION=0.73.1 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102
+  CLINE_PKG_VERSION=3.0.65 KILO_PKG_VERSION=7.7.9 fixtures/recorder/checkpoints_e2e.sh all)
+# Its CLIs are installed first, here, so that nothing is installed into the shared folder while
+# the other stages run them.
+SLATE_E2E_PIN_ONLY=1 "${checkpoints[@]}"
+setsid "${checkpoints[@]}" >"$checkpoints_log" 2>&1 </dev/null &
+checkpoints_pid=$!
+background+=("$checkpoints_pid")
 stage "the agents' own hooks end to end (the real CLIs under script, outside tmux)"
 # Gemini CLI, Codex, Claude Code and OpenCode with Slate's hooks installed in a terminal Slate
 # cannot read, a long approved command for Codex and Gemini CLI; without hooks, with no Slate and
@@ -67,13 +86,11 @@ SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent
   QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 CLINE_PKG_VERSION=3.0.65 \
   KILO_PKG_VERSION=7.7.9 \
   fixtures/recorder/answer_e2e.sh all
-stage "session checkpoints end to end (the agents added after the first five, in tmux panes)"
-# Pi coding agent, Qwen Code, Copilot CLI and Cline CLI: a finished turn, a question where the
-# CLI has one, the model at work, a command, a long task and the pane closed.
-SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
-  PI_PKG_VERSION=0.73.1 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
-  CLINE_PKG_VERSION=3.0.65 \
-  fixtures/recorder/checkpoints_e2e.sh all
+stage "session checkpoints: the results"
+checkpoints_status=0
+wait "$checkpoints_pid" || checkpoints_status=$?
+cat "$checkpoints_log"
+[ "$checkpoints_status" -eq 0 ] || { echo "checkpoints_e2e.sh failed ($checkpoints_status)"; exit 1; }
 stage "packages: wait for the build, then install the .deb, check it, remove it"
 packages_status=0
 wait "$packages_pid" || packages_status=$?
