@@ -9,7 +9,7 @@
 
 use super::keys::{DialogKeys, Press};
 use super::opencode::{recognise_fork, Fork};
-use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
+use super::screens::ScreenGrammar;
 use super::titles::{Grammar, TitleKind};
 use super::{
     AgentProcess, Base, Description, OpenCodeStore, Processes, Root, Sessions, StoreKind, Watch,
@@ -56,26 +56,8 @@ pub static DESCRIPTION: Description = Description {
     // dialog's options in a row beside its key hints (docs/formats.md §16.4).
     screens: Some(ScreenGrammar {
         dialogs: &[
-            DialogShape {
-                kind: DialogKind::Permission,
-                footer: "⇆ select",
-                top: Top::Block("┃"),
-                holds: &["Permission required"],
-                options: OptionLayout::Row("ctrl+f"),
-                summary: &[("Run", Summary::Prefix("$ "))],
-                widens: &["always"],
-                detail: &[Detail::Hanging("$ ")],
-            },
-            DialogShape {
-                kind: DialogKind::Question,
-                footer: "esc dismiss",
-                top: Top::Block("┃"),
-                holds: &[],
-                options: OptionLayout::Numbered,
-                summary: &[("Question", Summary::First)],
-                widens: &[],
-                detail: &[],
-            },
+            super::opencode::PERMISSION_DIALOG,
+            super::opencode::QUESTION_DIALOG,
         ],
         working: &["esc interrupt"],
         idle: &["ctrl+p commands"],

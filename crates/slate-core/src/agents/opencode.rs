@@ -67,16 +67,7 @@ pub static DESCRIPTION: Description = Description {
     // what tells a dialog.
     screens: Some(ScreenGrammar {
         dialogs: &[
-            DialogShape {
-                kind: DialogKind::Permission,
-                footer: "⇆ select",
-                top: Top::Block("┃"),
-                holds: &["Permission required"],
-                options: OptionLayout::Row("ctrl+f"),
-                summary: &[("Run", Summary::Prefix("$ "))],
-                widens: &["always"],
-                detail: &[Detail::Hanging("$ ")],
-            },
+            PERMISSION_DIALOG,
             DialogShape {
                 kind: DialogKind::Plan,
                 footer: "esc dismiss",
@@ -87,16 +78,7 @@ pub static DESCRIPTION: Description = Description {
                 widens: &[],
                 detail: &[],
             },
-            DialogShape {
-                kind: DialogKind::Question,
-                footer: "esc dismiss",
-                top: Top::Block("┃"),
-                holds: &[],
-                options: OptionLayout::Numbered,
-                summary: &[("Question", Summary::First)],
-                widens: &[],
-                detail: &[],
-            },
+            QUESTION_DIALOG,
         ],
         working: &["esc interrupt"],
         idle: &["ctrl+p commands"],
@@ -148,6 +130,31 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
     trust: None,
     guarded: false,
     verified: crate::agents::hooks::Verified::ShippedCode,
+};
+
+/// OpenCode's permission dialog: a block behind the `┃` bar, the command after `$ `, its options
+/// in a row before the key hints. Kilo Code, a fork, draws the same.
+pub const PERMISSION_DIALOG: DialogShape = DialogShape {
+    kind: DialogKind::Permission,
+    footer: "⇆ select",
+    top: Top::Block("┃"),
+    holds: &["Permission required"],
+    options: OptionLayout::Row("ctrl+f"),
+    summary: &[("Run", Summary::Prefix("$ "))],
+    widens: &["always"],
+    detail: &[Detail::Hanging("$ ")],
+};
+
+/// OpenCode's question dialog, numbered options above `esc dismiss`; Kilo Code draws the same.
+pub const QUESTION_DIALOG: DialogShape = DialogShape {
+    kind: DialogKind::Question,
+    footer: "esc dismiss",
+    top: Top::Block("┃"),
+    holds: &[],
+    options: OptionLayout::Numbered,
+    summary: &[("Question", Summary::First)],
+    widens: &[],
+    detail: &[],
 };
 
 /// OpenCode itself.
