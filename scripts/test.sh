@@ -33,8 +33,12 @@ setsid chrt --idle 0 ionice -c 3 env npm_config_cache="$CARGO_TARGET_DIR/npm-cac
   scripts/package.sh >"$packages_log" 2>&1 </dev/null &
 packages_pid=$!
 background=("$packages_pid")
-trap 'for group in "${background[@]}"; do kill -- -"$group" 2>/dev/null; done
-      echo "== scripts/test.sh ran for $((SECONDS / 60)) min $((SECONDS % 60)) s"' EXIT
+# The trap keeps the script's own exit status: under `set -e` a kill of a group that has already
+# ended would otherwise fail the run after every check passed.
+trap 'status=$?
+      for group in "${background[@]}"; do kill -- -"$group" 2>/dev/null || true; done
+      echo "== scripts/test.sh ran for $((SECONDS / 60)) min $((SECONDS % 60)) s"
+      exit "$status"' EXIT
 # The live checks fail a run that wrote into the real HOME; this build's cargo writes its own
 # cache there (CARGO_HOME), which is none of theirs.
 export SLATE_E2E_HOME_ALLOW="${CARGO_HOME:-$HOME/.cargo}${SLATE_E2E_HOME_ALLOW:+:$SLATE_E2E_HOME_ALLOW}"

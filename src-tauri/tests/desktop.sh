@@ -493,7 +493,7 @@ SERVER
   "$SSHD_PROGRAM" -D -e -f "$SSHD_DIR/sshd_config" 2>>"$SSHD_DIR/sshd.log" &
   sshd_pid=$!
   pids+=("$sshd_pid")
-  eventually 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$SSH_PORT"
+  eventually 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$SSH_PORT" 2>/dev/null
 }
 check "a private sshd serves the machine box on 127.0.0.1" start_box_sshd
 box_answers() { ssh -F "$SSHD_DIR/ssh_config" box slate --version </dev/null >/dev/null 2>&1; }
@@ -505,7 +505,13 @@ check "the app follows box over its link" eventually 30 box_connected
 # The status this machine's API gives box's session $1 is $2.
 box_session_is() {
   curl -fsS "$(api_base)/sessions/box:$1" 2>/dev/null |
-    python3 -c 'import json, sys; s = json.load(sys.stdin)["session"]; sys.exit(0 if s["machine"] == "box" and s["status"] == sys.argv[1] else 1)' "$2"
+    python3 -c '
+import json, sys
+try:
+    s = json.load(sys.stdin)["session"]
+except (ValueError, KeyError):
+    sys.exit(1)  # not listed yet: curl printed nothing
+sys.exit(0 if s["machine"] == "box" and s["status"] == sys.argv[1] else 1)' "$2"
 }
 # A stand-in Claude Code at the permission dialog on box: tmux session $1, folder $2, session id $3.
 # It starts at work (the link is up), then asks: the flip is box's, told here.
