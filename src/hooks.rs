@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::agents::description::Description;
-use crate::agents::hooks::{self, settings, HookReport, Hooks, Verified, EVENT_LIMIT};
+use crate::agents::hooks::{self, settings, HookFormat, HookReport, Hooks, Verified, EVENT_LIMIT};
 use crate::agents::Registry;
 use crate::client::{self, Client};
 use crate::model::{AgentKind, Timestamp};
@@ -107,16 +107,10 @@ pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<Age
         .map(|(description, hooks)| {
             let agent = description.kind();
             let path = config_path(hooks, env);
-            let read = path.as_deref().map(read_config).transpose();
-            let (installed, error) = match read {
-                Ok(text) => {
-                    match settings::installed(hooks, description.id, text.as_deref().unwrap_or(""))
-                    {
-                        Ok(found) => (found, None),
-                        Err(err) => (Vec::new(), Some(err.to_string())),
-                    }
-                }
-                Err(err) => (Vec::new(), Some(err.to_string())),
+            let (installed, error) = match installed_events(hooks, description.id, path.as_deref())
+            {
+                Ok(found) => (found, None),
+                Err(err) => (Vec::new(), Some(err)),
             };
             let missing = hooks
                 .events
@@ -139,6 +133,23 @@ pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<Age
         .collect()
 }
 
+/// The events that have Slate's hook in the configuration at `path` (none without one), or why
+/// it could not be read.
+fn installed_events(
+    hooks: &Hooks,
+    agent: &str,
+    path: Option<&Path>,
+) -> Result<Vec<String>, String> {
+    let Some(path) = path else {
+        return Ok(Vec::new());
+    };
+    if hooks.format == HookFormat::Files {
+        return files_installed(hooks, agent, path).map_err(|err| err.to_string());
+    }
+    let text = read_config(path).map_err(|err| err.to_string())?;
+    settings::installed(hooks, agent, &text).map_err(|err| err.to_string())
+}
+
 /// The configuration's text: empty for a file that does not exist.
 fn read_config(path: &Path) -> io::Result<String> {
     match regular_file::read_to_string(path, hooks::SETTINGS_LIMIT as u64) {
@@ -155,6 +166,9 @@ pub fn install(
     program: &str,
     now: Timestamp,
 ) -> Result<Changed, HooksError> {
+    if description.hooks.map(|hooks| hooks.format) == Some(HookFormat::Files) {
+        return edit_files(description, env, Some(program));
+    }
     edit(description, env, now, |hooks, text| {
         settings::install(hooks, description.id, program, text)
     })
@@ -166,6 +180,9 @@ pub fn remove(
     env: &Env,
     now: Timestamp,
 ) -> Result<Changed, HooksError> {
+    if description.hooks.map(|hooks| hooks.format) == Some(HookFormat::Files) {
+        return edit_files(description, env, None);
+    }
     edit(description, env, now, |hooks, text| {
         settings::remove(hooks, description.id, text)
     })
@@ -226,6 +243,133 @@ fn edit(
         backup,
         trust,
     })
+}
+
+/// The most a hook file may hold for Slate to read it: Slate's are a few hundred bytes.
+const HOOK_FILE_LIMIT: u64 = 64 * 1024;
+
+/// What the file of `event` in a folder of hooks is: absent, Slate's hook for that event (its
+/// text), or someone else's.
+enum HookFile {
+    Absent,
+    Slates(String),
+    Theirs,
+}
+
+fn hook_file(agent: &str, folder: &Path, event: &str) -> io::Result<HookFile> {
+    let path = folder.join(event);
+    match fs::symlink_metadata(&path) {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(HookFile::Absent),
+        Err(err) => return Err(err),
+        Ok(meta) if !meta.file_type().is_file() => return Ok(HookFile::Theirs),
+        Ok(_) => {}
+    }
+    // A file too large, or not text, is not one Slate wrote.
+    let Ok(text) = regular_file::read_to_string(&path, HOOK_FILE_LIMIT) else {
+        return Ok(HookFile::Theirs);
+    };
+    Ok(match settings::script_event(agent, &text) {
+        Some(found) if found == event => HookFile::Slates(text),
+        _ => HookFile::Theirs,
+    })
+}
+
+/// The events whose file in the folder of hooks is Slate's.
+fn files_installed(hooks: &Hooks, agent: &str, folder: &Path) -> io::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for (event, _) in hooks.events {
+        if let HookFile::Slates(_) = hook_file(agent, folder, event)? {
+            found.push(event.to_string());
+        }
+    }
+    Ok(found)
+}
+
+/// Installs (`program` given) or removes Slate's files in a folder of hooks (Cline CLI's): one
+/// file an event, named after it, each Slate's own whole. A file of that name that is not
+/// Slate's refuses the whole install, before anything is written: it is the person's hook,
+/// which the agent runs beside any other of its event, and Slate neither replaces nor shadows
+/// it. `remove` deletes Slate's files only; the folder stays.
+fn edit_files(
+    description: &'static Description,
+    env: &Env,
+    program: Option<&str>,
+) -> Result<Changed, HooksError> {
+    let hooks = description
+        .hooks
+        .ok_or_else(|| HooksError::NoPlace(description.product.to_string()))?;
+    let folder = config_path(hooks, env)
+        .ok_or_else(|| HooksError::NoPlace(description.product.to_string()))?;
+    let agent = description.id;
+    let unreadable = |source| HooksError::Unreadable {
+        path: folder.clone(),
+        source,
+    };
+    let mut files = Vec::new();
+    for (event, _) in hooks.events {
+        files.push((
+            *event,
+            hook_file(agent, &folder, event).map_err(unreadable)?,
+        ));
+    }
+    let mut changed = false;
+    let write_error = |path: &Path, source| HooksError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    match program {
+        Some(program) => {
+            if let Some((event, _)) = files
+                .iter()
+                .find(|(_, file)| matches!(file, HookFile::Theirs))
+            {
+                return Err(HooksError::Refused {
+                    path: folder.join(event),
+                    source: hooks::ParseError::Invalid(format!(
+                        "it is not Slate's hook for {event}, and Slate writes no other beside it"
+                    )),
+                });
+            }
+            for (event, file) in &files {
+                let text = settings::script(agent, program, event);
+                if matches!(file, HookFile::Slates(old) if *old == text) {
+                    continue;
+                }
+                let path = folder.join(event);
+                write_whole(&path, &text).map_err(|source| write_error(&path, source))?;
+                executable(&path).map_err(|source| write_error(&path, source))?;
+                changed = true;
+            }
+        }
+        None => {
+            for (event, file) in &files {
+                if let HookFile::Slates(_) = file {
+                    let path = folder.join(event);
+                    fs::remove_file(&path).map_err(|source| write_error(&path, source))?;
+                    changed = true;
+                }
+            }
+        }
+    }
+    Ok(Changed {
+        agent: description.kind(),
+        path: folder,
+        changed,
+        backup: None,
+        trust: hooks.trust.map(str::to_string),
+    })
+}
+
+/// Lets the file's owner run it, and others read and run it, as a hook is: `rwxr-xr-x`.
+fn executable(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// `<file>.slate-backup-<time>`, beside the file.

@@ -599,7 +599,11 @@ fn the_events_qwen_sent_read_as_they_mean() {
             let tool = report.tool.as_deref();
             let kind = report.notification.as_deref();
             let expected = match (event.as_str(), kind) {
-                // A question's dialog is announced as a permission too (docs/hooks.md).
+                // A question's dialog is announced as a permission too, naming its question tool
+                // (docs/hooks.md); the tool starting says so first.
+                ("PermissionRequest" | "PreToolUse", _) if tool == Some("ask_user_question") => {
+                    Signal::Question
+                }
                 ("PermissionRequest", _) | ("Notification", Some("permission_prompt")) => {
                     Signal::Permission
                 }

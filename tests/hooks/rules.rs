@@ -395,3 +395,56 @@ fn a_new_process_after_a_question_hook_answers_nothing() {
     tracker.apply(codex_with_child(100, Some(20)), at(21));
     assert_eq!(state(&tracker), before);
 }
+
+/// Claude Code and Copilot CLI follow the dialog's own event with a `permission_prompt`
+/// notification that carries no call: the session keeps what the dialog asks, and since when.
+#[test]
+fn a_notification_right_after_the_dialogs_event_keeps_its_command() {
+    let mut tracker = Tracker::new(Policy::default());
+    tracker.apply(codex(100), at(0));
+    tracker.apply(
+        records(
+            0,
+            vec![RecordKind::Prompt { text: "go".into() }, tool_call("c1")],
+        ),
+        at(0),
+    );
+    tracker.apply(
+        hook("PermissionRequest", 1, Some("Bash"), Some("touch x.txt")),
+        at(1),
+    );
+    let notification = |at_ms: i64| {
+        Input::Hook(HookSeen {
+            key: key(),
+            event: "Notification".into(),
+            signal: Signal::Permission,
+            tool: None,
+            detail: None,
+            at: Timestamp::from_millis(START + at_ms),
+        })
+    };
+    tracker.apply(notification(1_020), at(2));
+    let (status, code, text) = state(&tracker);
+    assert_eq!(
+        (status, code),
+        (Status::Waiting, ReasonCode::PermissionPrompt)
+    );
+    assert!(text.contains("touch x.txt"), "{text}");
+    let session = tracker.session(&key()).unwrap();
+    assert_eq!(
+        session.dialog.expect("a dialog").summary,
+        "Run: touch x.txt"
+    );
+    let fired = |tracker: &Tracker, event: &str| {
+        tracker
+            .evidence(&key())
+            .iter()
+            .any(|fact| fact.to_string().contains(&format!("{event} hook fired at")))
+    };
+    assert!(fired(&tracker, "PermissionRequest"));
+    assert!(!fired(&tracker, "Notification"));
+    // A prompt notification long after is news: it is the newest word, whatever it lacks.
+    tracker.apply(notification(30_000), at(30));
+    assert_eq!(state(&tracker).0, Status::Waiting);
+    assert!(fired(&tracker, "Notification"));
+}

@@ -261,7 +261,7 @@ fn opencode_gets_a_plugin_file_of_slates_own() {
         settings::installed(hooks, opencode.id, &plugin)
             .unwrap()
             .len(),
-        3
+        hooks.events.len()
     );
     assert_eq!(settings::remove(hooks, opencode.id, &plugin).unwrap(), "");
     // A file that is not Slate's is neither read as installed nor removed.

@@ -411,7 +411,11 @@ impl Tracker {
                 let key = seen.key.clone();
                 if self.reopen(&key) {
                     let entry = self.entry_mut(&key);
-                    if entry.hook.as_ref().is_none_or(|held| held.at <= seen.at) {
+                    if entry
+                        .hook
+                        .as_ref()
+                        .is_none_or(|held| held.at <= seen.at && !hooks::tells_again(held, &seen))
+                    {
                         entry.hook = Some(seen);
                     }
                     scope.keys.insert(key);

@@ -188,6 +188,7 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
         "/tool_input/pattern",
     ],
     notification: &["/notification_type"],
+    questions: &["AskUserQuestion", "ExitPlanMode"],
     trust: None,
     guarded: false,
     verified: crate::agents::hooks::Verified::ShippedCode,

@@ -151,6 +151,7 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
     tool: &["/tool_name"],
     detail: &["/tool_input/command", "/tool_input/cmd", "/tool_input/path"],
     notification: &[],
+    questions: &["request_user_input"],
     trust: Some(
         "Codex runs new or changed hooks only once you trust them: at its next start it asks \
          (\"Hooks need review\": choose \"Trust all and continue\"), and /hooks in Codex lists \

@@ -80,6 +80,7 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
     tool: &["/hook_event_name"],
     detail: &["/command", "/file_path"],
     notification: &[],
+    questions: &[],
     trust: None,
     guarded: false,
     verified: crate::agents::hooks::Verified::Documentation,

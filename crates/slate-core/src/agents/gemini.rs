@@ -167,6 +167,7 @@ static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
         "/details/fileName",
     ],
     notification: &["/notification_type"],
+    questions: &[],
     trust: None,
     guarded: true,
     verified: crate::agents::hooks::Verified::ShippedCode,

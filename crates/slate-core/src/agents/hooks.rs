@@ -42,6 +42,9 @@ pub struct Hooks {
     pub tool: &'static [&'static str],
     pub detail: &'static [&'static str],
     pub notification: &'static [&'static str],
+    /// The agent's tools whose call is a question to the person: a permission or a tool start
+    /// naming one says a question waits.
+    pub questions: &'static [&'static str],
     /// What the agent asks of a person before new hooks run, and how to give it.
     pub trust: Option<&'static str>,
     /// True when the agent runs a hook's command through a shell and takes a failing command
@@ -72,8 +75,14 @@ pub enum HookFormat {
     Matchers { timeout: u64 },
     /// `{"version": 1, "hooks": {"event": [{"command": …}]}}` (cursor-agent's hooks.json).
     Commands,
+    /// `{"hooks": {"event": [{"type": "command", "bash": …, "timeoutSec": N}]}}` (Copilot CLI's
+    /// settings): one command an item, its shell line under `bash`, `timeoutSec` in seconds.
+    Bash { timeout_sec: u64 },
     /// A plugin file of Slate's own that forwards the agent's events (OpenCode).
     Plugin,
+    /// A folder of hooks, one a file named after its event (Cline CLI's): Slate's are shell
+    /// scripts of its own, each its own whole, beside the person's. `file` names the folder.
+    Files,
 }
 
 /// What an event means for a session.
@@ -82,6 +91,8 @@ pub enum HookFormat {
 pub enum Meaning {
     /// A permission dialog is open (a question when the tool asks one).
     Permission,
+    /// A question to the person is open.
+    Question,
     /// A notification: what it means depends on its type (`notification`).
     Notification,
     ToolStart,
@@ -218,12 +229,12 @@ impl Hooks {
     /// What a report says of its session (`None` for an event Slate does not listen to, or a
     /// notification it does not read).
     pub fn signal(&self, report: &HookReport) -> Option<Signal> {
-        let asks = |tool: Option<&str>| match tool {
-            Some(tool) if QUESTION_TOOLS.contains(&tool) => Signal::Question,
-            _ => Signal::Permission,
-        };
+        let question = |tool: Option<&str>| tool.is_some_and(|tool| self.questions.contains(&tool));
+        let tool = report.tool.as_deref();
         Some(match self.meaning(&report.event)? {
-            Meaning::Permission => asks(report.tool.as_deref()),
+            Meaning::Permission if question(tool) => Signal::Question,
+            Meaning::Permission => Signal::Permission,
+            Meaning::Question => Signal::Question,
             Meaning::Notification => {
                 let kind = report.notification.as_deref()?.to_ascii_lowercase();
                 if kind.contains("permission") {
@@ -236,15 +247,13 @@ impl Hooks {
                     return None;
                 }
             }
+            Meaning::ToolStart if question(tool) => Signal::Question,
             Meaning::ToolStart | Meaning::ToolEnd | Meaning::Prompt => Signal::Working,
             Meaning::TurnEnd => Signal::TurnEnded,
             Meaning::SessionStart | Meaning::SessionEnd => Signal::Lifecycle,
         })
     }
 }
-
-/// Tools whose permission dialog is a question to the person (Claude Code's).
-const QUESTION_TOOLS: &[&str] = &["AskUserQuestion", "ExitPlanMode", "request_user_input"];
 
 /// The reading of a report for the tracker: the report's session under `key`, at `at`.
 pub fn seen(

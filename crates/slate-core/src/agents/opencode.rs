@@ -11,6 +11,7 @@
 
 use serde_json::Value;
 
+use super::hooks::{HookFormat, Hooks, Meaning, Verified};
 use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
@@ -105,32 +106,37 @@ pub static DESCRIPTION: Description = Description {
     }),
 };
 
-/// Its own hooks (docs/hooks.md): where they are configured and the events Slate listens to.
-static HOOKS: crate::agents::hooks::Hooks = crate::agents::hooks::Hooks {
-    file: &[
-        (Base::XdgConfig, "opencode/plugin/slate-hooks.js"),
-        (Base::Home, ".config/opencode/plugin/slate-hooks.js"),
-    ],
-    format: crate::agents::hooks::HookFormat::Plugin,
-    events: &[
-        (
-            "permission.asked",
-            crate::agents::hooks::Meaning::Permission,
-        ),
-        (
-            "permission.replied",
-            crate::agents::hooks::Meaning::ToolStart,
-        ),
-        ("session.idle", crate::agents::hooks::Meaning::TurnEnd),
-    ],
-    session: &["/properties/sessionID"],
-    tool: &["/properties/permission"],
-    detail: &["/properties/patterns/0"],
-    notification: &[],
-    trust: None,
-    guarded: false,
-    verified: crate::agents::hooks::Verified::ShippedCode,
-};
+/// Its own hooks (docs/hooks.md): a plugin file of Slate's in its config folder.
+static HOOKS: Hooks = plugin_hooks(&[
+    (Base::XdgConfig, "opencode/plugin/slate-hooks.js"),
+    (Base::Home, ".config/opencode/plugin/slate-hooks.js"),
+]);
+
+/// The hooks of OpenCode and its forks, whose plugin in `file` (the first candidate whose base
+/// is set) gets every bus event: those Slate listens to, with what each means, and where each
+/// names its session, its permission and what it asks.
+pub const fn plugin_hooks(file: &'static [(Base, &'static str)]) -> Hooks {
+    Hooks {
+        file,
+        format: HookFormat::Plugin,
+        events: &[
+            ("permission.asked", Meaning::Permission),
+            ("permission.replied", Meaning::ToolStart),
+            ("question.asked", Meaning::Question),
+            ("question.replied", Meaning::ToolStart),
+            ("question.rejected", Meaning::ToolStart),
+            ("session.idle", Meaning::TurnEnd),
+        ],
+        session: &["/properties/sessionID"],
+        tool: &["/properties/permission"],
+        detail: &["/properties/patterns/0", "/properties/questions/0/question"],
+        notification: &[],
+        questions: &[],
+        trust: None,
+        guarded: false,
+        verified: Verified::ShippedCode,
+    }
+}
 
 /// OpenCode's permission dialog: a block behind the `┃` bar, the command after `$ `, its options
 /// in a row before the key hints. Kilo Code, a fork, draws the same.

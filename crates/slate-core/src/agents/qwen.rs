@@ -152,6 +152,7 @@ static HOOKS: Hooks = Hooks {
         "/tool_input/questions/0/question",
     ],
     notification: &["/notification_type"],
+    questions: &["ask_user_question"],
     trust: None,
     // A hook command that fails must not refuse a tool.
     guarded: true,

@@ -129,6 +129,18 @@ pub(super) fn rules(
     HookReading { verdict, evidence }
 }
 
+/// True when `seen` tells of the dialog `held` told of, and adds nothing: a prompt of the same
+/// kind without the call's tool or detail, within `DIALOG_DRAWS` of it. Claude Code and Copilot
+/// CLI send a `permission_prompt` notification right after the dialog's own event, and the
+/// held event keeps what the dialog asks and when it opened.
+pub(super) fn tells_again(held: &HookSeen, seen: &HookSeen) -> bool {
+    held.signal.is_prompt()
+        && seen.signal == held.signal
+        && seen.tool.is_none()
+        && seen.detail.is_none()
+        && seen.at <= held.at.plus(DIALOG_DRAWS)
+}
+
 /// The shell tools' names, whose detail is a command to run.
 const SHELLS: &[&str] = &[
     "Bash",

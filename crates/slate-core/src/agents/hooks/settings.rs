@@ -8,7 +8,9 @@
 //! list goes right after its last item, behind a comma; one added to an empty list goes right
 //! after its opening bracket; a list or object Slate creates is written with its first item on a
 //! new line. `remove` reads these three shapes back, last entry first, and takes out exactly what
-//! `install` put in. A plugin file (OpenCode) is Slate's own whole.
+//! `install` put in. A plugin file (OpenCode) is Slate's own whole, and so is each of Slate's
+//! files in a folder of hooks (Cline CLI): `script` writes one, `script_event` knows one again;
+//! the `slate` crate's `hooks` puts them in the folder, one an event.
 
 use serde_json::Value;
 
@@ -21,6 +23,37 @@ const COMMANDS_LEFTOVER: &str = "{\n  \"version\": 1\n}\n";
 /// The first line of Slate's plugin file, by which `installed` knows it.
 const PLUGIN_MARK: &str = "// Slate's hook plugin";
 
+/// The second line of each of Slate's hook files (`HookFormat::Files`), after the shebang.
+const SCRIPT_MARK: &str = "# Slate's hook";
+
+/// Slate's hook file for `event`, in a folder of hooks (`HookFormat::Files`): a shell script
+/// that hands the event on standard input to `slate hook` and ends in the guard, so that it
+/// prints nothing and exits 0 whatever becomes of `program`.
+pub fn script(agent: &str, program: &str, event: &str) -> String {
+    format!(
+        "#!/bin/sh\n\
+         {SCRIPT_MARK} (`slate hooks install {agent}` wrote it; `slate hooks remove {agent}` \
+         removes it).\n\
+         # It passes {agent}'s {event} event to `slate hook` and never answers for it.\n\
+         {}\n",
+        command(program, agent, event, true)
+    )
+}
+
+/// The event a hook file's text runs Slate's hook for, when it is Slate's hook file as `script`
+/// writes it, for any program: `None` for anyone else's file, or one edited since.
+pub fn script_event(agent: &str, text: &str) -> Option<String> {
+    let mut lines = text.lines();
+    (lines.next()? == "#!/bin/sh").then_some(())?;
+    lines.next()?.starts_with(SCRIPT_MARK).then_some(())?;
+    lines.next()?.starts_with("# ").then_some(())?;
+    let line = lines.next()?;
+    if lines.next().is_some() || !line.ends_with(super::GUARD) {
+        return None;
+    }
+    is_slates(line, agent)
+}
+
 /// `text` with a hook for every event of `hooks` that has none of Slate's yet, running `program`.
 /// An empty (or blank) text is a file that does not exist yet.
 pub fn install(
@@ -29,6 +62,7 @@ pub fn install(
     program: &str,
     text: &str,
 ) -> Result<String, ParseError> {
+    one_file(hooks)?;
     if hooks.format == HookFormat::Plugin {
         return Ok(plugin(hooks, agent, program));
     }
@@ -48,6 +82,7 @@ pub fn install(
 
 /// The events that already have Slate's hook in `text`.
 pub fn installed(hooks: &Hooks, agent: &str, text: &str) -> Result<Vec<String>, ParseError> {
+    one_file(hooks)?;
     if hooks.format == HookFormat::Plugin {
         if !text.starts_with(PLUGIN_MARK) {
             return Ok(Vec::new());
@@ -82,6 +117,7 @@ pub fn installed(hooks: &Hooks, agent: &str, text: &str) -> Result<Vec<String>, 
 /// `text` without Slate's entries. A file Slate created whole comes back empty: the caller
 /// removes it.
 pub fn remove(hooks: &Hooks, agent: &str, text: &str) -> Result<String, ParseError> {
+    one_file(hooks)?;
     if hooks.format == HookFormat::Plugin {
         return Ok(if text.starts_with(PLUGIN_MARK) {
             String::new()
@@ -111,6 +147,16 @@ pub fn remove(hooks: &Hooks, agent: &str, text: &str) -> Result<String, ParseErr
     Ok(text)
 }
 
+/// Refuses a folder of hooks, which is no one text to edit (`script` is for those).
+fn one_file(hooks: &Hooks) -> Result<(), ParseError> {
+    if hooks.format == HookFormat::Files {
+        return Err(ParseError::Invalid(
+            "its hooks are a folder of files, one an event".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The event `entry` (one element of an event's list) runs Slate's hook for, when it is Slate's.
 fn ours(hooks: &Hooks, agent: &str, entry: &Value) -> Option<String> {
     match hooks.format {
@@ -122,7 +168,11 @@ fn ours(hooks: &Hooks, agent: &str, entry: &Value) -> Option<String> {
             is_slates(only.get("command")?.as_str()?, agent)
         }
         HookFormat::Commands => is_slates(entry.get("command")?.as_str()?, agent),
-        HookFormat::Plugin => None,
+        HookFormat::Bash { .. } => {
+            (entry.get("type")?.as_str()? == "command").then_some(())?;
+            is_slates(entry.get("bash")?.as_str()?, agent)
+        }
+        HookFormat::Plugin | HookFormat::Files => None,
     }
 }
 
@@ -134,7 +184,12 @@ fn entry(hooks: &Hooks, agent: &str, program: &str, event: &str) -> String {
         HookFormat::Matchers { timeout } => format!(
             "{{\"hooks\": [{{\"type\": \"command\", \"command\": {line}, \"timeout\": {timeout}}}]}}"
         ),
-        HookFormat::Commands | HookFormat::Plugin => format!("{{\"command\": {line}}}"),
+        HookFormat::Bash { timeout_sec } => format!(
+            "{{\"type\": \"command\", \"bash\": {line}, \"timeoutSec\": {timeout_sec}}}"
+        ),
+        HookFormat::Commands | HookFormat::Plugin | HookFormat::Files => {
+            format!("{{\"command\": {line}}}")
+        }
     }
 }
 
