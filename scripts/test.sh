@@ -74,13 +74,15 @@ setsid "${checkpoints[@]}" >"$checkpoints_log" 2>&1 </dev/null &
 checkpoints_pid=$!
 background+=("$checkpoints_pid")
 stage "the agents' own hooks end to end (the real CLIs under script, outside tmux)"
-# Gemini CLI, Codex, Claude Code and OpenCode with Slate's hooks installed in a terminal Slate
-# cannot read, a long approved command for Codex and Gemini CLI; without hooks, with no Slate and
-# with one that never answers; the pinned CLIs are shared. Qwen Code's hook checks are run by
-# name for now (hooks_e2e.sh says why).
+# Gemini CLI, Codex, Claude Code, OpenCode, Copilot CLI and Kilo Code with Slate's hooks
+# installed in a terminal Slate cannot read, and a question for Kilo Code and Cline CLI; a long
+# approved command for Codex and Gemini CLI; without hooks, with no Slate and with one that never
+# answers; the pinned CLIs are shared. Qwen Code's hook checks are run by name for now
+# (hooks_e2e.sh says why).
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
-  CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 fixtures/recorder/hooks_e2e.sh all
+  CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
+  KILO_PKG_VERSION=7.7.9 CLINE_PKG_VERSION=3.0.65 fixtures/recorder/hooks_e2e.sh all
 stage "answering end to end (slate approve/deny/answer on the real CLIs in tmux panes)"
 # Claude Code (approve, deny, a question by number, a working session refused), Codex (approve,
 # deny), OpenCode (approve), Qwen Code, Copilot CLI, Cline CLI and Kilo Code (approve, deny),

@@ -369,3 +369,124 @@ fn a_gemini_hook_whose_slate_is_gone_still_blocks_nothing() {
     assert_eq!(output.status.code(), Some(127));
     assert!(!output.stderr.is_empty());
 }
+
+/// Cline CLI's hooks are a folder of files, one an event, each run whatever else is there for
+/// the same event: Slate writes a script of its own per event, never over a file of the
+/// person's, and takes out only its own.
+#[test]
+fn cline_gets_a_hook_file_per_event_beside_the_persons_own() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let folder = root.path().join("home/.cline/hooks");
+    std::fs::create_dir_all(&folder).unwrap();
+    // The person's own hook for an event, under another file name of that event: it stays.
+    let theirs = folder.join("PreToolUse.sh");
+    std::fs::write(&theirs, "#!/bin/sh\necho mine >> /tmp/never\n").unwrap();
+
+    let output = slate_in(root.path())
+        .args(["hooks", "install", "cline"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(output.status.success(), "{said}");
+    let cline = slate::agents::BUILT_IN.find("cline").unwrap();
+    let events: Vec<&str> = cline
+        .hooks
+        .unwrap()
+        .events
+        .iter()
+        .map(|(event, _)| *event)
+        .collect();
+    for event in &events {
+        let path = folder.join(event);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("#!/bin/sh\n"), "{text}");
+        assert!(
+            text.contains(&format!(" hook cline {event} 2>/dev/null || true")),
+            "{text}"
+        );
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755, "{event}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&theirs).unwrap(),
+        "#!/bin/sh\necho mine >> /tmp/never\n"
+    );
+
+    // Run as Cline runs it, with the slate binary gone: it prints nothing and exits 0.
+    let script = std::fs::read_to_string(folder.join("PreToolUse"))
+        .unwrap()
+        .replace(env!("CARGO_BIN_EXE_slate"), "/nonexistent/slate");
+    let moved = root.path().join("moved-PreToolUse");
+    std::fs::write(&moved, script).unwrap();
+    let output = Command::new("bash").arg(&moved).output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty() && output.stderr.is_empty());
+
+    // Status: every event has its file.
+    let output = slate_in(root.path())
+        .args(["hooks", "status", "--json"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let of = status["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|agent| agent["agent"] == "cline")
+        .unwrap()
+        .clone();
+    assert!(of["missing"].as_array().unwrap().is_empty(), "{of}");
+    assert_eq!(of["installed"].as_array().unwrap().len(), events.len());
+
+    // Twice: nothing changes.
+    let output = slate_in(root.path())
+        .args(["hooks", "install", "cline"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stdout).contains("already installed"));
+
+    // Remove: Slate's files go, the person's stays.
+    let output = slate_in(root.path())
+        .args(["hooks", "remove", "cline"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let left: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["PreToolUse.sh"]);
+
+    // A file of the person's under the very name Slate would write refuses the install, and
+    // nothing is written.
+    std::fs::write(folder.join("TaskComplete"), "#!/bin/sh\nexit 0\n").unwrap();
+    let output = slate_in(root.path())
+        .args(["hooks", "install", "cline"])
+        .output()
+        .unwrap();
+    let complained = String::from_utf8_lossy(&output.stderr).to_string();
+    assert_eq!(output.status.code(), Some(1), "{complained}");
+    assert!(
+        complained.contains("TaskComplete is left as it is"),
+        "{complained}"
+    );
+    assert!(complained.contains("not Slate's"), "{complained}");
+    let mut left: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["PreToolUse.sh", "TaskComplete"]);
+    assert_eq!(
+        std::fs::read_to_string(folder.join("TaskComplete")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+    // Nor does remove touch it.
+    let output = slate_in(root.path())
+        .args(["hooks", "remove", "cline"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(folder.join("TaskComplete").exists());
+}

@@ -24,7 +24,7 @@ fn json_agents() -> Vec<(&'static Description, &'static Hooks)> {
     BUILT_IN
         .iter()
         .filter_map(|description| Some((description, description.hooks?)))
-        .filter(|(_, hooks)| hooks.format != HookFormat::Plugin)
+        .filter(|(_, hooks)| !matches!(hooks.format, HookFormat::Plugin | HookFormat::Files))
         .collect()
 }
 
@@ -276,6 +276,85 @@ fn opencode_gets_a_plugin_file_of_slates_own() {
 }
 
 #[test]
+fn a_hook_file_is_known_again_only_as_slate_wrote_it() {
+    for program in ["/usr/bin/slate", "/home/a b/it's/slate"] {
+        let text = settings::script("cline", program, "PreToolUse");
+        assert_eq!(
+            settings::script_event("cline", &text).as_deref(),
+            Some("PreToolUse"),
+            "{text}"
+        );
+        assert_eq!(settings::script_event("codex", &text), None);
+        // Edited in any way, it is the person's.
+        let added = format!("{text}echo more\n");
+        let unguarded = text.replace(" 2>/dev/null || true", "");
+        let other_shell = text.replace("#!/bin/sh", "#!/bin/bash");
+        for edited in [
+            added,
+            unguarded,
+            other_shell,
+            text[..text.len() / 2].to_string(),
+        ] {
+            assert_eq!(settings::script_event("cline", &edited), None, "{edited}");
+        }
+    }
+    for hostile in ["", "\0\0\0", "#!/bin/sh\n", &"#".repeat(1 << 20)] {
+        assert_eq!(settings::script_event("cline", hostile), None);
+    }
+    // A folder of hooks is no one text: the text edits refuse it.
+    let cline = BUILT_IN.find("cline").unwrap().hooks.unwrap();
+    assert!(settings::install(cline, "cline", PROGRAM, "").is_err());
+    assert!(settings::installed(cline, "cline", "").is_err());
+    assert!(settings::remove(cline, "cline", "").is_err());
+}
+
+#[test]
+fn kilo_code_gets_opencodes_plugin_in_its_own_folder() {
+    let kilo = BUILT_IN.find("kilo").unwrap().hooks.unwrap();
+    let opencode = BUILT_IN.find("opencode").unwrap().hooks.unwrap();
+    assert_eq!(kilo.format, HookFormat::Plugin);
+    assert_eq!(kilo.events, opencode.events);
+    assert!(kilo
+        .file
+        .iter()
+        .all(|(_, path)| path.contains("kilo/plugin/")));
+    let plugin = settings::install(kilo, "kilo", PROGRAM, "").unwrap();
+    assert!(
+        plugin.contains(r#"["hook", "kilo", event.type]"#),
+        "{plugin}"
+    );
+    assert!(plugin.contains(r#""question.asked""#), "{plugin}");
+}
+
+#[test]
+fn copilot_entries_run_a_bash_line_with_a_timeout_in_seconds() {
+    let copilot = BUILT_IN.find("copilot").unwrap();
+    let hooks = copilot.hooks.unwrap();
+    let text = "{\n  \"model\": \"gpt-4.1\"\n}\n";
+    let installed = settings::install(hooks, copilot.id, PROGRAM, text).unwrap();
+    let value: Value = serde_json::from_str(&installed).unwrap();
+    assert_eq!(value["model"], "gpt-4.1");
+    let entry = &value["hooks"]["permissionRequest"][0];
+    assert_eq!(entry["type"], "command");
+    assert_eq!(entry["timeoutSec"], 5);
+    assert_eq!(
+        entry["bash"],
+        format!("{PROGRAM} hook copilot permissionRequest 2>/dev/null || true")
+    );
+    assert!(entry.get("command").is_none(), "{installed}");
+    // The same line under `command`, or an entry of another type, is not Slate's.
+    for theirs in [
+        r#"{"hooks": {"agentStop": [{"type": "command", "command": "/opt/slate/slate hook copilot agentStop"}]}}"#,
+        r#"{"hooks": {"agentStop": [{"type": "prompt", "bash": "/opt/slate/slate hook copilot agentStop"}]}}"#,
+    ] {
+        assert!(settings::installed(hooks, copilot.id, theirs)
+            .unwrap()
+            .is_empty());
+        assert_eq!(settings::remove(hooks, copilot.id, theirs).unwrap(), theirs);
+    }
+}
+
+#[test]
 fn each_event_is_in_docs_hooks_md_with_how_it_was_checked() {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/hooks.md"))
         .unwrap();
@@ -342,6 +421,17 @@ proptest! {
     }
 }
 
+/// The recorded events that say a question is open: the question's own event, Copilot CLI's
+/// `ask_user` and Cline CLI's `ask_question` starting, and Copilot CLI's `elicitation_dialog`
+/// notification (which names no question).
+const QUESTIONS: &[&str] = &[
+    "cline-PreToolUse",
+    "copilot-preToolUse",
+    "copilot-notification",
+    "kilo-question.asked",
+    "opencode-question.asked",
+];
+
 /// The events the real CLIs sent to Slate's hooks (`hooks_e2e.sh` with `SLATE_E2E_CAPTURE`), in
 /// `fixtures/hooks/events/AGENT-EVENT.json`: each reads as a report, with what it means.
 #[test]
@@ -356,23 +446,59 @@ fn the_events_the_real_clis_sent_read_as_they_mean() {
         let description = BUILT_IN.find(agent).unwrap_or_else(|| panic!("{name}"));
         let hooks = description.hooks.unwrap();
         let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        // A command hook's event names itself in `hook_event_name`, an OpenCode bus event in
-        // `type`.
-        let named = value.get("hook_event_name").unwrap_or(&value["type"]);
-        assert_eq!(named, event, "{name}: the event names itself");
+        // A command hook's event names itself in `hook_event_name` (Copilot CLI's and Cline
+        // CLI's mostly do not: their `hookName` is their own name for it), an OpenCode bus event
+        // in `type`.
+        let named = ["hook_event_name", "type"]
+            .iter()
+            .find_map(|key| value.get(key)?.as_str());
+        if let Some(named) = named {
+            assert!(
+                named.eq_ignore_ascii_case(event),
+                "{name}: the event names itself ({named})"
+            );
+        }
         let report = hooks
             .report(agent, event, &value)
             .unwrap_or_else(|| panic!("{name} reads as a report"));
         let signal = hooks.signal(&report);
         let expected = match event {
-            "PermissionRequest" | "Notification" | "permission.asked" => Some(Signal::Permission),
-            "PreToolUse" | "PostToolUse" | "BeforeTool" | "AfterTool" | "UserPromptSubmit"
-            | "BeforeAgent" | "permission.replied" => Some(Signal::Working),
-            "Stop" | "AfterAgent" | "session.idle" => Some(Signal::TurnEnded),
-            "SessionStart" | "SessionEnd" => Some(Signal::Lifecycle),
+            _ if QUESTIONS.contains(&name.as_str()) => Some(Signal::Question),
+            "PermissionRequest" | "permissionRequest" | "permission.asked" => {
+                Some(Signal::Permission)
+            }
+            // The other recorded notifications are the permission dialog's
+            // (`permission_prompt`, or Gemini CLI's `ToolPermission`).
+            "Notification" | "notification" => Some(Signal::Permission),
+            "PreToolUse"
+            | "PostToolUse"
+            | "BeforeTool"
+            | "AfterTool"
+            | "UserPromptSubmit"
+            | "BeforeAgent"
+            | "permission.replied"
+            | "question.replied"
+            | "preToolUse"
+            | "postToolUse"
+            | "userPromptSubmitted"
+            | "TaskStart"
+            | "TaskResume" => Some(Signal::Working),
+            "Stop" | "AfterAgent" | "session.idle" | "agentStop" | "TaskComplete" => {
+                Some(Signal::TurnEnded)
+            }
+            "SessionStart" | "SessionEnd" | "sessionStart" | "sessionEnd" | "SessionShutdown" => {
+                Some(Signal::Lifecycle)
+            }
             other => panic!("{other}: an event the test does not know"),
         };
         assert_eq!(signal, expected, "{name}");
+        if signal == Some(Signal::Question) && name != "copilot-notification" {
+            assert_eq!(
+                report.detail.as_deref(),
+                Some("Which database should the fixture use?"),
+                "{name}: what the question asks"
+            );
+        }
         if signal == Some(Signal::Permission) {
             assert_eq!(
                 report.detail.as_deref(),
@@ -382,5 +508,5 @@ fn the_events_the_real_clis_sent_read_as_they_mean() {
         }
         read += 1;
     }
-    assert!(read >= 23, "{read} events");
+    assert!(read >= 38, "{read} events");
 }

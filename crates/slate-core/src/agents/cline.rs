@@ -16,6 +16,7 @@ mod messages;
 mod processes;
 mod row;
 
+use super::hooks::{HookFormat, Hooks, Meaning, Verified};
 use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
@@ -140,8 +141,44 @@ pub static DESCRIPTION: Description = Description {
         lines_under_input: 0,
         confirm_reject: None,
     }),
-    hooks: None,
+    hooks: Some(&HOOKS),
     recorded: &["3.0.65"],
+};
+
+/// Its own hooks (docs/hooks.md): a file an event in its hooks folder, each run with the event
+/// as JSON on standard input, whatever else is there for the same event. `PreToolUse` fires
+/// before the permission dialog and for every tool, so it says Working, or a question for
+/// `ask_question`; no event says that a permission dialog is open.
+static HOOKS: Hooks = Hooks {
+    file: &[
+        (Base::Var("CLINE_DIR"), "hooks"),
+        (Base::Home, ".cline/hooks"),
+    ],
+    format: HookFormat::Files,
+    events: &[
+        ("PreToolUse", Meaning::ToolStart),
+        ("PostToolUse", Meaning::ToolEnd),
+        // At each prompt: the first of a session, then each one after.
+        ("TaskStart", Meaning::Prompt),
+        ("TaskResume", Meaning::Prompt),
+        ("TaskComplete", Meaning::TurnEnd),
+        // Fired at an interrupt (Escape) too, with the session still open.
+        ("SessionShutdown", Meaning::SessionEnd),
+    ],
+    session: &["/sessionContext/rootSessionId"],
+    tool: &["/tool_call/name", "/tool_result/name"],
+    detail: &[
+        "/tool_call/input/commands/0",
+        "/tool_call/input/question",
+        "/tool_call/input/path",
+        "/tool_result/input/commands/0",
+    ],
+    notification: &[],
+    questions: &["ask_question"],
+    trust: None,
+    // Cline reads a hook's JSON output, never its exit code; the guard keeps it quiet anyway.
+    guarded: true,
+    verified: Verified::ShippedCode,
 };
 
 /// Cline CLI itself.

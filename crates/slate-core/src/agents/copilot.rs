@@ -16,6 +16,7 @@
 mod events;
 mod processes;
 
+use super::hooks::{HookFormat, Hooks, Meaning, Verified};
 use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
 use super::titles::{Grammar, TitleKind};
@@ -106,10 +107,10 @@ pub static DESCRIPTION: Description = Description {
         breaks_after: &[],
         under_dialogs: 0,
     }),
+    hooks: Some(&HOOKS),
+    recorded: &["1.0.102"],
     // `1` allows once; Escape rejects (and ends the turn). Option 3 takes feedback typed after
     // it, which Slate does not offer (docs/formats.md §14.5).
-    hooks: None,
-    recorded: &["1.0.102"],
     keys: Some(DialogKeys {
         deny: Press::Escape,
         confirm_reject: None,
@@ -120,6 +121,44 @@ pub static DESCRIPTION: Description = Description {
         drawn_inputs: &["bash"],
         lines_under_input: 0,
     }),
+};
+
+/// Its own hooks (docs/hooks.md): inline in `settings.json` under its home, each a `bash` line.
+/// The events carry `sessionId`, the session folder's name.
+static HOOKS: Hooks = Hooks {
+    file: &[
+        (Base::Var("COPILOT_HOME"), "settings.json"),
+        (Base::Home, ".copilot/settings.json"),
+    ],
+    // Seconds; `slate hook` returns within 250 ms anyway.
+    format: HookFormat::Bash { timeout_sec: 5 },
+    events: &[
+        ("permissionRequest", Meaning::Permission),
+        // `permission_prompt`, or `elicitation_dialog` for `ask_user`'s question.
+        ("notification", Meaning::Notification),
+        ("preToolUse", Meaning::ToolStart),
+        ("postToolUse", Meaning::ToolEnd),
+        ("postToolUseFailure", Meaning::ToolEnd),
+        ("userPromptSubmitted", Meaning::Prompt),
+        ("agentStop", Meaning::TurnEnd),
+        ("sessionStart", Meaning::SessionStart),
+        ("sessionEnd", Meaning::SessionEnd),
+    ],
+    session: &["/sessionId"],
+    tool: &["/toolName"],
+    detail: &[
+        "/toolInput/command",
+        "/toolArgs/command",
+        "/toolInput/path",
+        "/toolArgs/path",
+        "/toolArgs/message",
+    ],
+    notification: &["/notification_type"],
+    questions: &["ask_user"],
+    trust: None,
+    // Whether a failing hook refuses a tool is not documented: the guard makes it never fail.
+    guarded: true,
+    verified: Verified::ShippedCode,
 };
 
 /// GitHub Copilot CLI itself.

@@ -7,8 +7,9 @@
 //! recogniser with Kilo Code's program names. What is Kilo Code's own is here: where it keeps its
 //! files, its title, its dialogs on screen and the keys that answer them.
 
+use super::hooks::Hooks;
 use super::keys::{DialogKeys, Press};
-use super::opencode::{recognise_fork, Fork};
+use super::opencode::{plugin_hooks, recognise_fork, Fork};
 use super::screens::ScreenGrammar;
 use super::titles::{Grammar, TitleKind};
 use super::{
@@ -67,7 +68,9 @@ pub static DESCRIPTION: Description = Description {
         breaks_after: &['/'],
         under_dialogs: 0,
     }),
-    hooks: None,
+    // OpenCode's plugin, in Kilo Code's config folder: the same bus events reach it
+    // (docs/hooks.md).
+    hooks: Some(&HOOKS),
     recorded: &["7.7.9"],
     // Enter takes the highlighted "Allow once". Escape opens a box that asks what to do instead,
     // and Enter there, with the box empty, rejects; Escape alone dismisses a question
@@ -82,6 +85,12 @@ pub static DESCRIPTION: Description = Description {
         lines_under_input: 0,
     }),
 };
+
+/// Its plugin, where Kilo Code loads plugins: `plugin/` in its config folder.
+static HOOKS: Hooks = plugin_hooks(&[
+    (Base::XdgConfig, "kilo/plugin/slate-hooks.js"),
+    (Base::Home, ".config/kilo/plugin/slate-hooks.js"),
+]);
 
 /// Kilo Code itself.
 pub const KIND: AgentKind = AgentKind::of(&DESCRIPTION);
