@@ -99,8 +99,8 @@ fn tool_call(id: &str) -> RecordKind {
     }
 }
 
-#[test]
-fn a_permission_hook_is_needs_you_and_the_next_event_working() {
+/// A Codex session at work on a call, its process alive.
+fn at_work() -> Tracker {
     let mut tracker = Tracker::new(Policy::default());
     tracker.apply(codex(100), at(0));
     tracker.apply(
@@ -110,6 +110,12 @@ fn a_permission_hook_is_needs_you_and_the_next_event_working() {
         ),
         at(0),
     );
+    tracker
+}
+
+#[test]
+fn a_permission_hook_is_needs_you_and_the_next_event_working() {
+    let mut tracker = at_work();
     assert_eq!(state(&tracker).0, Status::Working);
     // The dialog opens: the hook says so at once, with the command it carries.
     tracker.apply(
@@ -286,15 +292,7 @@ fn screen(name: &str, at_s: i64) -> Input {
 fn a_terminal_read_after_the_hook_goes_first() {
     // A session with hooks in a pane Slate also reads. Codex sends no hook when the person
     // approves: the screen that changed after the prompt hook says the dialog is gone.
-    let mut tracker = Tracker::new(Policy::default());
-    tracker.apply(codex(100), at(0));
-    tracker.apply(
-        records(
-            0,
-            vec![RecordKind::Prompt { text: "go".into() }, tool_call("c1")],
-        ),
-        at(0),
-    );
+    let mut tracker = at_work();
     tracker.apply(screen("working-sleep.txt", 0), at(0));
     tracker.apply(
         hook("PermissionRequest", 1, Some("Bash"), Some("touch x.txt")),
@@ -400,15 +398,7 @@ fn a_new_process_after_a_question_hook_answers_nothing() {
 /// notification that carries no call: the session keeps what the dialog asks, and since when.
 #[test]
 fn a_notification_right_after_the_dialogs_event_keeps_its_command() {
-    let mut tracker = Tracker::new(Policy::default());
-    tracker.apply(codex(100), at(0));
-    tracker.apply(
-        records(
-            0,
-            vec![RecordKind::Prompt { text: "go".into() }, tool_call("c1")],
-        ),
-        at(0),
-    );
+    let mut tracker = at_work();
     tracker.apply(
         hook("PermissionRequest", 1, Some("Bash"), Some("touch x.txt")),
         at(1),
