@@ -45,6 +45,10 @@ has_dep() { printf '%s' "$depends" | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep
 check "the .deb depends on WebKitGTK 4.1" has_dep libwebkit2gtk-4.1-0
 check "the .deb depends on the AppIndicator library the tray loads" has_dep libayatana-appindicator3-1
 if command -v rpm >/dev/null 2>&1; then
+  # rpm keeps a database even to read a package file, by default in ~/.rpmdb: a throwaway one
+  # here, so the check leaves the HOME it runs in alone.
+  rpm_db="$(mktemp -d)"
+  rpm() { command rpm --dbpath "$rpm_db" "$@"; }
   check "the .rpm is package slate, version $version" \
     test "$(rpm -qp --qf '%{NAME} %{VERSION}' "$rpm_file" 2>/dev/null)" = "slate $version"
   requires="$(rpm -qpR "$rpm_file" 2>/dev/null)"
@@ -55,6 +59,8 @@ if command -v rpm >/dev/null 2>&1; then
       <(rpm -qpl "$rpm_file" 2>/dev/null | sort)
   }
   check "the .rpm installs the same files as the .deb" same_files
+  unset -f rpm
+  rm -rf "$rpm_db"
 else
   bad "rpm is not installed, so the .rpm was not read (scripts/deps.sh installs it)"
 fi

@@ -74,11 +74,10 @@ setsid "${checkpoints[@]}" >"$checkpoints_log" 2>&1 </dev/null &
 checkpoints_pid=$!
 background+=("$checkpoints_pid")
 stage "the agents' own hooks end to end (the real CLIs under script, outside tmux)"
-# Gemini CLI, Codex, Claude Code, OpenCode, Copilot CLI and Kilo Code with Slate's hooks
-# installed in a terminal Slate cannot read, and a question for Kilo Code and Cline CLI; a long
-# approved command for Codex and Gemini CLI; without hooks, with no Slate and with one that never
-# answers; the pinned CLIs are shared. Qwen Code's hook checks are run by name for now
-# (hooks_e2e.sh says why).
+# Gemini CLI, Codex, Claude Code, OpenCode, Qwen Code, Copilot CLI and Kilo Code with Slate's
+# hooks installed in a terminal Slate cannot read, and a question for Kilo Code and Cline CLI; a
+# long approved command for Codex and Gemini CLI; without hooks, with no Slate and with one that
+# never answers; the pinned CLIs are shared.
 SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
   CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
