@@ -94,21 +94,7 @@ impl TmuxServer {
 
 impl Drop for TmuxServer {
     fn drop(&mut self) {
-        // tmux leaves its socket file behind when the server is killed; remove it too.
-        let socket = Command::new("tmux")
-            .args(["-L", &self.name, "display", "-p", "#{socket_path}"])
-            .stderr(Stdio::null())
-            .output()
-            .ok()
-            .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
-            .filter(|path| !path.is_empty());
-        let _ = Command::new("tmux")
-            .args(["-L", &self.name, "kill-server"])
-            .stderr(Stdio::null())
-            .status();
-        if let Some(socket) = socket {
-            let _ = std::fs::remove_file(socket);
-        }
+        crate::util::kill_tmux_server(&self.name);
     }
 }
 

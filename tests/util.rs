@@ -273,9 +273,26 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
+        kill_tmux_server(&self.socket);
+    }
+}
+
+/// Kills the private tmux server named `name` (`tmux -L`), and removes the socket file tmux
+/// leaves behind when its server is killed.
+pub fn kill_tmux_server(name: &str) {
+    let socket = Command::new("tmux")
+        .args(["-L", name, "display", "-p", "#{socket_path}"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|path| path.ends_with(name));
+    let _ = Command::new("tmux")
+        .args(["-L", name, "kill-server"])
+        .stderr(std::process::Stdio::null())
+        .status();
+    if let Some(socket) = socket {
+        let _ = std::fs::remove_file(socket);
     }
 }
 
