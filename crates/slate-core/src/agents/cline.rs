@@ -19,7 +19,7 @@ mod row;
 use super::hooks::{HookFormat, Hooks, Meaning, Verified};
 use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
-use super::titles::{Grammar, TitleKind};
+use super::titles::Grammar;
 use super::{Base, Beside, Description, Found, Layout, Processes, Root, Sessions, Watch};
 use crate::model::AgentKind;
 
@@ -69,18 +69,11 @@ pub static DESCRIPTION: Description = Description {
     // hub mode: no listing of live sessions (docs/formats.md §15.4).
     listing: None,
     // `Cline`, then `> <session title>`, whatever the state (docs/formats.md §15.4).
-    titles: Some(Grammar {
-        animates: false,
-        frames: &[],
-        busy: &[],
-        action_required: &[],
-        idle: &[],
-        otherwise: TitleKind::Other,
-    }),
+    titles: Some(Grammar::SILENT),
     // The permission dialog is drawn above the composer's status bar (three lines): "Cline needs
     // permission", the tool, `$ <command>`, and its two buttons in a row, the highlighted one on
-    // a brighter background (fixtures/screens/cline/3.0.65/). Its question dialog marks options
-    // with `>` and numbers none: it is not read yet.
+    // a brighter background (fixtures/screens/cline/3.0.65/). Its question dialog marks the
+    // highlighted option with `>` and numbers none.
     screens: Some(ScreenGrammar {
         dialogs: &[
             DialogShape {

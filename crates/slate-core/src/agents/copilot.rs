@@ -19,7 +19,7 @@ mod processes;
 use super::hooks::{HookFormat, Hooks, Meaning, Verified};
 use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
-use super::titles::{Grammar, TitleKind};
+use super::titles::Grammar;
 use super::{Base, Description, Found, Layout, Processes, Root, Sessions, Watch};
 use crate::model::AgentKind;
 
@@ -60,14 +60,7 @@ pub static DESCRIPTION: Description = Description {
     listing: None,
     // `GitHub Copilot`, or `<session name> - GitHub Copilot`, whatever the state
     // (docs/formats.md §14.4): the title tells nothing.
-    titles: Some(Grammar {
-        animates: false,
-        frames: &[],
-        busy: &[],
-        action_required: &[],
-        idle: &[],
-        otherwise: TitleKind::Other,
-    }),
+    titles: Some(Grammar::SILENT),
     // The permission dialog is a box at the bottom, the command in a box of its own inside it,
     // the highlighted option marked `❯`, its key hints last; the composer is gone while it shows
     // (fixtures/screens/copilot/1.0.102/).

@@ -46,6 +46,19 @@ pub struct Grammar {
     pub otherwise: TitleKind,
 }
 
+impl Grammar {
+    /// The grammar of an agent whose titles say nothing of its state (a name, a session's
+    /// title): each reads as `Other`, and none animates.
+    pub const SILENT: Grammar = Grammar {
+        animates: false,
+        frames: &[],
+        busy: &[],
+        action_required: &[],
+        idle: &[],
+        otherwise: TitleKind::Other,
+    };
+}
+
 /// The grammar of one agent, if its titles are known (cursor-agent's are not).
 pub fn grammar(agent: AgentKind) -> Option<&'static Grammar> {
     agent.description()?.titles.as_ref()
