@@ -38,27 +38,21 @@ fn observations(scenario: &str) -> Vec<Observation> {
 }
 
 fn render(observation: &Observation) -> String {
-    match observation {
-        Observation::Reset => "Reset".to_string(),
-        Observation::Unread(record) => crate::util::render_unread(record),
-        Observation::Info(info) => {
-            let mut text = "Info".to_string();
-            if let Some(id) = &info.session_id {
-                let _ = write!(text, " session={id}");
-            }
-            if let Some(cwd) = &info.cwd {
-                let _ = write!(text, " cwd={cwd}");
-            }
-            if let Some(version) = &info.cli_version {
-                let _ = write!(text, " version={version}");
-            }
-            text
-        }
-        Observation::Record(Record { at, kind }) => {
-            let at = at.map_or_else(|| "(no time)".to_string(), |at| at.to_rfc3339());
-            format!("{at} {kind:?}")
-        }
+    crate::util::render_observation(observation, render_info)
+}
+
+fn render_info(info: &Info) -> String {
+    let mut text = "Info".to_string();
+    if let Some(id) = &info.session_id {
+        let _ = write!(text, " session={id}");
     }
+    if let Some(cwd) = &info.cwd {
+        let _ = write!(text, " cwd={cwd}");
+    }
+    if let Some(version) = &info.cli_version {
+        let _ = write!(text, " version={version}");
+    }
+    text
 }
 
 #[test]

@@ -45,41 +45,35 @@ fn observations(bytes: &[u8]) -> Vec<Observation> {
 
 /// One readable line per observation, so a snapshot can be checked by eye.
 fn render(observation: &Observation) -> String {
-    match observation {
-        Observation::Reset => "Reset".to_string(),
-        Observation::Unread(record) => crate::util::render_unread(record),
-        Observation::Info(info) => {
-            let Info {
-                session_id,
-                model,
-                title,
-                started_at,
-                parent_session,
-                ..
-            } = info;
-            let mut text = "Info".to_string();
-            if let Some(id) = session_id {
-                let _ = write!(text, " session={id}");
-            }
-            if let Some(at) = started_at {
-                let _ = write!(text, " started={at}");
-            }
-            if let Some(model) = model {
-                let _ = write!(text, " model={model}");
-            }
-            if let Some(title) = title {
-                let _ = write!(text, " title={:?} ({:?})", title.text, title.source);
-            }
-            if let Some(parent) = parent_session {
-                let _ = write!(text, " parent={parent}");
-            }
-            text
-        }
-        Observation::Record(Record { at, kind }) => {
-            let at = at.map_or_else(|| "(no time)".to_string(), |at| at.to_rfc3339());
-            format!("{at} {kind:?}")
-        }
+    crate::util::render_observation(observation, render_info)
+}
+
+fn render_info(info: &Info) -> String {
+    let Info {
+        session_id,
+        model,
+        title,
+        started_at,
+        parent_session,
+        ..
+    } = info;
+    let mut text = "Info".to_string();
+    if let Some(id) = session_id {
+        let _ = write!(text, " session={id}");
     }
+    if let Some(at) = started_at {
+        let _ = write!(text, " started={at}");
+    }
+    if let Some(model) = model {
+        let _ = write!(text, " model={model}");
+    }
+    if let Some(title) = title {
+        let _ = write!(text, " title={:?} ({:?})", title.text, title.source);
+    }
+    if let Some(parent) = parent_session {
+        let _ = write!(text, " parent={parent}");
+    }
+    text
 }
 
 #[test]
@@ -108,19 +102,7 @@ fn every_fixture_folds_to_its_snapshot() {
                 }
             }
         } else {
-            for (index, outcome) in fold_file(&bytes).iter().enumerate() {
-                let _ = writeln!(text, "line {}:", index + 1);
-                match outcome {
-                    Ok(observations) => {
-                        for observation in observations {
-                            let _ = writeln!(text, "  {}", render(observation));
-                        }
-                    }
-                    Err(error) => {
-                        let _ = writeln!(text, "  error: {error}");
-                    }
-                }
-            }
+            text.push_str(&crate::util::render_lines(&fold_file(&bytes), render));
         }
         insta::assert_snapshot!("gemini_fold", text);
     });

@@ -45,30 +45,24 @@ fn observations(name: &str) -> Vec<Observation> {
 }
 
 fn render(observation: &Observation) -> String {
-    match observation {
-        Observation::Reset => "Reset".to_string(),
-        Observation::Unread(record) => crate::util::render_unread(record),
-        Observation::Info(info) => {
-            let mut text = "Info".to_string();
-            if let Some(id) = &info.session_id {
-                let _ = write!(text, " session={id}");
-            }
-            if let Some(cwd) = &info.cwd {
-                let _ = write!(text, " cwd={cwd}");
-            }
-            if let Some(model) = &info.model {
-                let _ = write!(text, " model={model}");
-            }
-            if let Some(at) = info.started_at {
-                let _ = write!(text, " started={}", at.to_rfc3339());
-            }
-            text
-        }
-        Observation::Record(Record { at, kind }) => {
-            let at = at.map_or_else(|| "(no time)".to_string(), |at| at.to_rfc3339());
-            format!("{at} {kind:?}")
-        }
+    crate::util::render_observation(observation, render_info)
+}
+
+fn render_info(info: &Info) -> String {
+    let mut text = "Info".to_string();
+    if let Some(id) = &info.session_id {
+        let _ = write!(text, " session={id}");
     }
+    if let Some(cwd) = &info.cwd {
+        let _ = write!(text, " cwd={cwd}");
+    }
+    if let Some(model) = &info.model {
+        let _ = write!(text, " model={model}");
+    }
+    if let Some(at) = info.started_at {
+        let _ = write!(text, " started={}", at.to_rfc3339());
+    }
+    text
 }
 
 #[test]
@@ -76,19 +70,7 @@ fn every_recording_reads_to_its_snapshot() {
     insta::glob!("../fixtures/transcripts/pi", "*.jsonl", |path| {
         let bytes = std::fs::read(path).expect("the fixture is readable");
         let mut text = String::new();
-        for (index, outcome) in read_file(&bytes).iter().enumerate() {
-            let _ = writeln!(text, "line {}:", index + 1);
-            match outcome {
-                Ok(observations) => {
-                    for observation in observations {
-                        let _ = writeln!(text, "  {}", render(observation));
-                    }
-                }
-                Err(error) => {
-                    let _ = writeln!(text, "  error: {error}");
-                }
-            }
-        }
+        text.push_str(&crate::util::render_lines(&read_file(&bytes), render));
         insta::assert_snapshot!("pi_read", text);
     });
 }

@@ -3,13 +3,12 @@
 //! decides from each, the registry and the engine over a whole home, its processes, its titles,
 //! and that no bytes (malformed, cut short, huge or hostile) make the reader panic or lie.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 use slate::agents::qwen;
 use slate::agents::titles::{classify_title, TitleKind};
-use slate::agents::{CallKind, Info, LineParser, Observation, ProcessRole, Record, RecordKind};
+use slate::agents::{CallKind, Info, LineParser, Observation, ProcessRole, RecordKind};
 use slate::lines::{LineBuffer, LineEvent};
 use slate::model::{AgentKind, ProcessInfo, ReasonCode, SessionKey, Status, Timestamp};
 use slate::tracker::{Batch, Input, Policy, SeenProcess, Tracker, TranscriptRole};
@@ -70,15 +69,11 @@ fn records(observations: &[Observation]) -> Vec<&RecordKind> {
 }
 
 fn render(observation: &Observation) -> String {
-    match observation {
-        Observation::Reset => "Reset".to_string(),
-        Observation::Unread(record) => crate::util::render_unread(record),
-        Observation::Info(info) => format!("Info {info:?}"),
-        Observation::Record(Record { at, kind }) => {
-            let at = at.map_or_else(|| "(no time)".to_string(), |at| at.to_rfc3339());
-            format!("{at} {kind:?}")
-        }
-    }
+    crate::util::render_observation(observation, render_info)
+}
+
+fn render_info(info: &Info) -> String {
+    format!("Info {info:?}")
 }
 
 #[test]
@@ -86,19 +81,7 @@ fn every_fixture_reads_to_its_snapshot() {
     insta::glob!("../fixtures/transcripts/qwen-code", "**/*.jsonl", |path| {
         let bytes = std::fs::read(path).expect("fixture is readable");
         let mut text = String::new();
-        for (index, outcome) in read_lines(&bytes).iter().enumerate() {
-            let _ = writeln!(text, "line {}:", index + 1);
-            match outcome {
-                Ok(observations) => {
-                    for observation in observations {
-                        let _ = writeln!(text, "  {}", render(observation));
-                    }
-                }
-                Err(error) => {
-                    let _ = writeln!(text, "  error: {error}");
-                }
-            }
-        }
+        text.push_str(&crate::util::render_lines(&read_lines(&bytes), render));
         insta::assert_snapshot!("qwen_chat", text);
     });
 }

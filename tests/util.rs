@@ -296,6 +296,48 @@ pub fn kill_tmux_server(name: &str) {
     }
 }
 
+/// How a snapshot spells an observation: `info` spells an `Info`, which each agent's snapshots
+/// show in their own way; the rest is spelled alike for every agent.
+pub fn render_observation(
+    observation: &slate::agents::Observation,
+    info: impl Fn(&slate::agents::Info) -> String,
+) -> String {
+    use slate::agents::{Observation, Record};
+    match observation {
+        Observation::Reset => "Reset".to_string(),
+        Observation::Unread(record) => render_unread(record),
+        Observation::Info(found) => info(found),
+        Observation::Record(Record { at, kind }) => {
+            let at = at.map_or_else(|| "(no time)".to_string(), |at| at.to_rfc3339());
+            format!("{at} {kind:?}")
+        }
+    }
+}
+
+/// A snapshot of a file read a line at a time: `line N:`, then what its line gave, indented
+/// (each observation as `render` spells it, or the error).
+pub fn render_lines(
+    outcomes: &[Result<Vec<slate::agents::Observation>, String>],
+    render: impl Fn(&slate::agents::Observation) -> String,
+) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    for (index, outcome) in outcomes.iter().enumerate() {
+        let _ = writeln!(text, "line {}:", index + 1);
+        match outcome {
+            Ok(observations) => {
+                for observation in observations {
+                    let _ = writeln!(text, "  {}", render(observation));
+                }
+            }
+            Err(error) => {
+                let _ = writeln!(text, "  error: {error}");
+            }
+        }
+    }
+    text
+}
+
 /// How a snapshot spells a record the parser did not know: what it was, and its redacted copy.
 pub fn render_unread(record: &slate::agents::unread::UnreadRecord) -> String {
     format!("Unread {} {}", record.what, record.sample)
