@@ -24,6 +24,10 @@ fn an_empty_file_gives_the_defaults() {
     );
     assert!(config.notifications.enabled);
     assert_eq!(config.notifications.paused_until, None);
+    assert_eq!(
+        config.notifications.sound, None,
+        "no sound unless asked for"
+    );
     assert_eq!(config.cleanup.reclaim_after_minutes, 0);
     // A section that is present but empty also takes its defaults.
     assert_eq!(
@@ -45,6 +49,7 @@ fn every_key_is_read() {
         [notifications]
         enabled = false
         paused_until = "2026-11-29T20:00:00Z"
+        sound = "message-new-instant"
 
         [cleanup]
         reclaim_after_minutes = 5
@@ -61,7 +66,42 @@ fn every_key_is_read() {
         config.notifications.paused_until,
         Timestamp::parse_rfc3339("2026-11-29T20:00:00Z")
     );
+    assert_eq!(
+        config.notifications.sound.as_deref(),
+        Some("message-new-instant")
+    );
     assert_eq!(config.cleanup.reclaim_after_minutes, 5);
+}
+
+#[test]
+fn a_sound_is_a_name_from_the_sound_theme_never_a_path_or_a_command() {
+    for good in ["message-new-instant", "dialog-warning", "bell", "x.y_z-1"] {
+        let config = Config::parse(&format!("[notifications]\nsound = {good:?}\n")).unwrap();
+        assert_eq!(config.notifications.sound.as_deref(), Some(good));
+    }
+    let long = "a".repeat(65);
+    for bad in [
+        "",
+        "/usr/share/sounds/bell.oga",
+        "../bell",
+        "Bell",
+        "-bell",
+        "bell; rm -rf ~",
+        "bell\u{202e}",
+        long.as_str(),
+    ] {
+        let message = error_of(&format!(
+            "[notifications]\nsound = {}\n",
+            toml::Value::from(bad)
+        ));
+        assert!(
+            message.contains("is not a sound name"),
+            "{bad:?}: {message}"
+        );
+        assert!(message.contains("[notifications]"), "{message}");
+    }
+    let number = error_of("[notifications]\nsound = 3\n");
+    assert!(number.contains("[notifications]"), "{number}");
 }
 
 #[test]
@@ -84,6 +124,7 @@ fn a_config_written_out_reads_back_the_same() {
     let mut config = Config::default();
     config.project_policy.session_idle_minutes = 7;
     config.notifications.paused_until = Timestamp::parse_rfc3339("2026-11-29T20:00:00Z");
+    config.notifications.sound = Some("bell".into());
     let text = toml::to_string(&config).unwrap();
     assert_eq!(Config::parse(&text).unwrap(), config);
 }

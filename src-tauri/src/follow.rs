@@ -210,7 +210,7 @@ pub(crate) async fn follow<R: Runtime>(
                 clicks.insert(id, (plan.click.clone(), plan.offer.clone()));
             }
             tracing::info!(id, title = %plan.title, "notifying");
-            if let Err(err) = notify::show(&app, id, &plan) {
+            if let Err(err) = notify::show(&app, id, &plan, told.sound.as_deref()) {
                 tracing::warn!("cannot show a notification: {err}");
             }
         }

@@ -9,12 +9,15 @@
 
 use slate::policy::notifications::NotificationPlan;
 
-/// Shows `plan` as notification number `id`. The caller keeps `id → plan.click` so that the
-/// plugin's action handler can find what a click should do.
+/// Shows `plan` as notification number `id`, with the sound of the theme named `sound` when the
+/// config names one (`[notifications] sound`). The caller keeps `id → plan.click` so that the
+/// plugin's action handler can find what a click should do. No urgency is set, which the
+/// server reads as normal: critical would break through the desktop's Do Not Disturb.
 pub fn show<R: tauri::Runtime>(
     app: &tauri::AppHandle<R>,
     id: i32,
     plan: &NotificationPlan,
+    sound: Option<&str>,
 ) -> Result<(), tauri_plugin_notification::Error> {
     use tauri_plugin_notification::NotificationExt;
     let builder = app
@@ -23,6 +26,10 @@ pub fn show<R: tauri::Runtime>(
         .id(id)
         .title(&plan.title)
         .body(crate::answer::body_for_server(&plan.body));
+    let builder = match sound {
+        Some(sound) => builder.sound(sound),
+        None => builder,
+    };
     // "Allow once" only where the notification shows the whole command (`Offer::allow`).
     let builder = match &plan.offer {
         Some(offer) if crate::answer::server_shows_actions() => {

@@ -185,6 +185,18 @@ click() {
   gdbus call --session -d "$item" -o "$(menu_path)" -m com.canonical.dbusmenu.Event -- "$id" clicked '<int32 0>' 0 >/dev/null
 }
 notify_count() { grep -c 'member=Notify' "$NOTIFY_LOG"; }
+# The whole Notify call whose summary is $1, as dbus-monitor printed it (its hints included).
+notify_call() {
+  awk -v title="string \"$1\"" '
+    /member=Notify/ { if (found) exit; block = ""; inside = 1 }
+    /^(method|signal|method return|error) / && !/member=Notify/ { if (found) exit; inside = 0 }
+    inside { block = block $0 "\n"; if (index($0, title)) found = 1 }
+    END { if (found) printf "%s", block }
+  ' "$NOTIFY_LOG"
+}
+# No Notify call sets an urgency: the server reads that as normal (critical would break through
+# the desktop's Do Not Disturb).
+no_urgency() { ! grep -q 'string "urgency"' "$NOTIFY_LOG"; }
 notified() { [ "$(notify_count)" -eq "$1" ]; }
 window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
 some_webkit() { [ "$(webkit_count)" -gt 0 ]; }
@@ -289,6 +301,9 @@ check "exactly one Notify after the flip" eventually 6 notified 1
 sleep 3
 check "still exactly one Notify after the burst window" test "$(notify_count)" -eq 1
 check "the notification names project and agent" grep -q '"acme-api · Claude Code needs you"' "$NOTIFY_LOG"
+silent() { notify_call "acme-api · Claude Code needs you" | grep -q 'member=Notify' && ! notify_call "acme-api · Claude Code needs you" | grep -q '"sound-name"'; }
+check "it asks for no sound (none unless the config names one)" silent
+check "and sets no urgency (normal; never critical)" no_urgency
 check "the notification body gives the reason and the title" \
   bash -c "grep -A3 'acme-api · Claude Code needs you' '$NOTIFY_LOG' | grep -q 'Rate limiting'"
 import -window root "$SHOTS/app-notification.png" 2>/dev/null
@@ -498,7 +513,8 @@ SERVER
 check "a private sshd serves the machine box on 127.0.0.1" start_box_sshd
 box_answers() { ssh -F "$SSHD_DIR/ssh_config" box slate --version </dev/null >/dev/null 2>&1; }
 check "box answers over ssh with the slate under test" box_answers
-printf '[[remote]]\nname = "box"\ndestination = "box"\nssh_args = ["-F", "%s"]\n' "$SSHD_DIR/ssh_config" >"$CONFIG"
+# With a sound asked for, from here on: the notifications carry its name as a hint.
+printf '[notifications]\nsound = "message-new-instant"\n\n[[remote]]\nname = "box"\ndestination = "box"\nssh_args = ["-F", "%s"]\n' "$SSHD_DIR/ssh_config" >"$CONFIG"
 box_connected() { curl -fsS "$(api_base)/remotes" | grep -q '"status":"connected"'; }
 check "the app follows box over its link" eventually 30 box_connected
 
@@ -547,6 +563,9 @@ box_told() { [ "$(notify_count)" -eq $((before + 1)) ] && grep -A12 '"box · api
 check "box's dialog is notified once, naming the machine, with Allow once" eventually 10 box_told
 box_offers() { grep -A12 '"box · api-server · Claude Code needs you"' "$NOTIFY_LOG" | grep -q '"Deny"' && grep -A12 '"box · api-server · Claude Code needs you"' "$NOTIFY_LOG" | grep -q '"Open"'; }
 check "and with Deny and Open" box_offers
+box_sounds() { notify_call "box · api-server · Claude Code needs you" | grep -A1 'string "sound-name"' | grep -q 'string "message-new-instant"'; }
+check "with the config's sound, as the notification's sound-name hint" box_sounds
+check "no notification so far sets an urgency (normal; never critical)" no_urgency
 check "the file is not on box before the answer" test ! -e "$WORK/box-code/api-server/x.txt"
 click_in "box · api-server · Claude Code — " "Allow once"
 check "Allow once in box's submenu is forwarded there: the command runs on box" eventually 25 test -e "$WORK/box-code/api-server/x.txt"

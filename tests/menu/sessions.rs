@@ -168,6 +168,7 @@ fn the_config_says_whether_notifications_start_paused() {
         let notifications = Notifications {
             enabled,
             paused_until,
+            ..Notifications::default()
         };
         assert_eq!(
             Pause::from_config(&notifications),

@@ -153,6 +153,14 @@ pub struct Notifications {
         skip_serializing_if = "Option::is_none"
     )]
     pub paused_until: Option<Timestamp>,
+    /// A sound for each Needs you notification, by its name in the freedesktop sound theme
+    /// (`message-new-instant`), passed to the notification server as the notification's
+    /// `sound-name` hint: the server plays it, Slate links no audio library. None by default.
+    #[serde(
+        deserialize_with = "optional_sound",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub sound: Option<String>,
 }
 
 impl Default for Notifications {
@@ -160,7 +168,35 @@ impl Default for Notifications {
         Notifications {
             enabled: true,
             paused_until: None,
+            sound: None,
         }
+    }
+}
+
+/// The longest sound name the config takes.
+pub const SOUND_NAME_LIMIT: usize = 64;
+
+/// Whether `name` is a sound name as the freedesktop sound naming specification writes them:
+/// lower-case letters, digits, `-`, `_` and `.`, starting with a letter, at most
+/// [`SOUND_NAME_LIMIT`] bytes (`message-new-instant`, `dialog-warning`).
+pub fn is_sound_name(name: &str) -> bool {
+    name.len() <= SOUND_NAME_LIMIT
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.')
+        })
+}
+
+fn optional_sound<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    let name = String::deserialize(deserializer)?;
+    if is_sound_name(&name) {
+        Ok(Some(name))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "{:?} is not a sound name: lower-case letters, digits, `-`, `_` and `.`, starting with a \
+             letter, at most {SOUND_NAME_LIMIT} characters, such as \"message-new-instant\"",
+            name.chars().take(80).collect::<String>()
+        )))
     }
 }
 
