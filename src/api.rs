@@ -175,6 +175,7 @@ fn build(
         .route("/sessions/live/refresh", post(refresh))
         .route("/sessions/{id}", get(session))
         .route("/sessions/{id}/intent", post(set_intent))
+        .route("/sessions/{id}/mute", post(set_muted))
         .route("/sessions/{id}/respond", post(respond))
         .route("/hosted", post(hosted))
         .route("/hooks", post(hook))
@@ -372,6 +373,50 @@ async fn set_intent(
     }
     let key = SessionKey::new(detail.session.agent, detail.session.id.as_str());
     if let Err(err) = state.handle.set_intent(&key, &intent) {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            err.to_string(),
+        );
+    }
+    state.handle.refresh_and_wait().await;
+    match state.handle.session(key.id.as_str()) {
+        Some(detail) => Json(detail).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MuteRequest {
+    muted: bool,
+}
+
+/// `POST /sessions/{id}/mute`: `{"muted": true}` mutes a session (it counts as ever, and no
+/// notification tells of it), `{"muted": false}` unmutes it. Answers with the session.
+async fn set_muted(
+    State(state): State<AppState>,
+    SessionIdPath(id): SessionIdPath,
+    JsonBody(request): JsonBody<MuteRequest>,
+) -> Response {
+    let detail = match state.handle.find(&id) {
+        Ok(detail) => detail,
+        Err(err) => return unfound(err),
+    };
+    if let Some(machine) = &detail.session.machine {
+        // The mute belongs in the store of the machine the session runs on.
+        return error(
+            StatusCode::CONFLICT,
+            "remote_session",
+            format!(
+                "session {} runs on {machine}: mute it there (`slate mute {}` on {machine})",
+                detail.session.key().reference(),
+                detail.session.id
+            ),
+        );
+    }
+    let key = SessionKey::new(detail.session.agent, detail.session.id.as_str());
+    if let Err(err) = state.handle.set_muted(&key, request.muted) {
         return error(
             StatusCode::SERVICE_UNAVAILABLE,
             "unavailable",

@@ -134,6 +134,13 @@ enum Command {
     },
     /// Clear a session's park or await.
     Resume { id: String },
+    /// Mute a session: it still counts and shows, and no notification tells of it.
+    Mute {
+        /// A session id, or a unique prefix of one.
+        id: String,
+    },
+    /// Unmute a session muted with `slate mute`.
+    Unmute { id: String },
     /// Work items sessions can claim.
     Item {
         #[command(subcommand)]
@@ -260,6 +267,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Park { id, reason } => intent::park(&context, &id, reason),
         Command::Await { id, who, reason } => intent::wait_for(&context, &id, who, reason),
         Command::Resume { id } => intent::resume(&context, &id),
+        Command::Mute { id } => intent::mute(&context, &id, true),
+        Command::Unmute { id } => intent::mute(&context, &id, false),
         Command::Item { command } => items::item(&command, setup, now),
         Command::Claim { item, session } => items::claim(&context, &item, &session),
         Command::Release { item } => items::release(&item, setup, now),

@@ -352,7 +352,7 @@ impl Engine {
         self.apply_scan(result, now)
     }
 
-    /// Reads the user's intents, the work items and the claims held now from Slate's store and
+    /// Reads the user's intents and mutes, the work items and the claims held now from Slate's store and
     /// hands them to the tracker (at start, and whenever the command line or the API changed
     /// them). A work item whose status the store spells in a way this version does not know reads
     /// as `blocked`, so it never looks like free work.
@@ -381,8 +381,13 @@ impl Engine {
                 deps: item.deps,
             });
         }
+        let mutes = store.mutes()?;
         Ok(self.tracker.apply_all(
-            [Input::Intents(intents), Input::Custody { items, claims }],
+            [
+                Input::Intents(intents),
+                Input::Mutes(mutes),
+                Input::Custody { items, claims },
+            ],
             now,
         ))
     }

@@ -32,10 +32,12 @@ pub fn engine_options(env: Env, config: &Config) -> Options {
     options
 }
 
-/// `base` with what the config sets: `[project-policy] session_idle_minutes`.
+/// `base` with what the config sets: `[project-policy] session_idle_minutes` and `[notifications]
+/// muted_agents`.
 pub fn policy(config: &Config, base: &Policy) -> Policy {
     Policy {
         session_idle: minutes(config.project_policy.session_idle_minutes),
+        muted_agents: config.notifications.muted_agents.clone(),
         ..base.clone()
     }
 }

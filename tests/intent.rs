@@ -479,3 +479,62 @@ fn a_change_from_the_command_line_asks_a_running_server_to_refresh() {
         "{request}"
     );
 }
+
+/// `slate mute` and `slate unmute`: the mute is kept in the store (every command is a new
+/// process, as after a restart), the session says so and keeps its status and place, and an
+/// agent muted in the config mutes each of its sessions.
+#[test]
+fn a_muted_session_is_kept_muted_and_keeps_its_state() {
+    let home = home();
+    let muted = |id: &str| {
+        let out = slate(&home, &["show", id, "--json"]);
+        let value: Value = serde_json::from_str(&out).expect("show prints JSON");
+        value["session"].get("muted").cloned()
+    };
+    let before = state(&home, "parked-1111");
+    assert_eq!(muted("parked-1111"), None, "absent while not muted");
+    let said = slate(&home, &["mute", "parked-1111"]);
+    assert!(said.contains("muted"), "{said}");
+    assert_eq!(muted("parked-1111"), Some(Value::Bool(true)));
+    assert_eq!(muted("awaiting-3333"), None, "only the one named");
+    assert_eq!(state(&home, "parked-1111")["status"], before["status"]);
+    let listed = slate(&home, &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_str(&listed).unwrap();
+    let found = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|session| session["id"] == "parked-1111")
+        .expect("a muted session is still listed")
+        .clone();
+    assert_eq!(found["muted"], true);
+    // Twice changes nothing; unmute takes it out.
+    slate(&home, &["mute", "parked-1111"]);
+    slate(&home, &["unmute", "parked-1111"]);
+    assert_eq!(muted("parked-1111"), None);
+    // An unknown session is an error that changes nothing.
+    let output = run(&home, &["mute", "nosuch-9999"]);
+    assert!(!output.status.success());
+    assert!(!String::from_utf8_lossy(&output.stderr).is_empty());
+
+    // The config mutes Claude Code: every session of it.
+    let config = home.root.join("config/slate/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        "[notifications]\nmuted_agents = [\"claude-code\"]\n",
+    )
+    .unwrap();
+    assert_eq!(muted("parked-1111"), Some(Value::Bool(true)));
+    assert_eq!(muted("awaiting-3333"), Some(Value::Bool(true)));
+    // An agent Slate does not know is named in the error, with the ones it knows.
+    std::fs::write(&config, "[notifications]\nmuted_agents = [\"claud\"]\n").unwrap();
+    let output = run(&home, &["sessions", "--json"]);
+    let complained = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        complained.contains("\"claud\" is not an agent Slate knows"),
+        "{complained}"
+    );
+    assert!(complained.contains("claude-code"), "{complained}");
+}

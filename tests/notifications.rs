@@ -265,6 +265,30 @@ fn a_parked_session_and_one_awaiting_another_actor_stay_quiet() {
     assert!(shown.is_empty(), "{shown:#?}");
 }
 
+/// A muted session (`slate mute`, or its agent muted in the config) never notifies, while the
+/// others do; it still counts as needing you.
+#[test]
+fn a_muted_session_stays_quiet_and_still_counts() {
+    let mut muted = waiting("acme-api", "s1");
+    muted.muted = true;
+    assert!(
+        slate::policy::needs_you(&muted),
+        "a muted session still needs you"
+    );
+    let mut notifier = Notifier::seed(&[working("acme-api", "s1"), working("web", "s2")]);
+    let shown = run(
+        &mut notifier,
+        vec![
+            (0.0, Some(update(muted))),
+            (0.5, Some(update(waiting("web", "s2")))),
+            (5.0, None),
+        ],
+        false,
+    );
+    let titles: Vec<&str> = shown.iter().map(|(_, plan)| plan.title.as_str()).collect();
+    assert_eq!(titles, ["web · Claude Code needs you"]);
+}
+
 #[test]
 fn a_hosted_session_says_so_in_its_notification_and_in_a_summary() {
     let hosted = |project: &str, id: &str| {

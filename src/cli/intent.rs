@@ -1,6 +1,7 @@
-//! `slate park`, `slate await` and `slate resume`: a session's intent (docs/states.md §4), written
-//! to this HOME's store, after which a running Slate is nudged to re-read. A session on a remote
-//! machine is refused: its intents live in that machine's store.
+//! `slate park`, `slate await` and `slate resume`: a session's intent (docs/states.md §4), and
+//! `slate mute` and `slate unmute`, written to this HOME's store, after which a running Slate is
+//! nudged to re-read. A session on a remote machine is refused: its intents and mutes live in that
+//! machine's store.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -40,6 +41,29 @@ pub fn wait_for(
 /// `slate resume <id>`: neither parked nor awaiting any more.
 pub fn resume(context: &Context, id: &str) -> anyhow::Result<ExitCode> {
     run(context, "resume", id, Intent::default())
+}
+
+/// `slate mute <id>` (`muted`) and `slate unmute <id>`: whether the session's changes notify.
+pub fn mute(context: &Context, id: &str, muted: bool) -> anyhow::Result<ExitCode> {
+    let command = if muted { "mute" } else { "unmute" };
+    let options = context.options()?;
+    remote::refuse_remote(&context.setup.config, id, command)?;
+    let engine = context.engine(options, false)?;
+    let session = engine.find(id)?;
+    let key = SessionKey::new(session.agent, session.id.as_str());
+    context
+        .setup
+        .open_store()?
+        .set_muted(&key, muted, context.now)?;
+    context.setup.nudge_server();
+    let said = if muted {
+        "muted: it counts and shows as ever, and no notification tells of it"
+    } else {
+        "unmuted"
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", report::terminal_text(&format!("{key} {said}")))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Sets session `id`'s intent; `command` is how the person named it.

@@ -218,7 +218,7 @@ pub fn reference<'a>(config: &'a Config, id: &'a str) -> Option<(&'a RemoteEntry
 pub fn refuse_remote(config: &Config, id: &str, command: &str) -> anyhow::Result<()> {
     if let Some((entry, rest)) = reference(config, id) {
         anyhow::bail!(
-            "{id} is a session on {}: run `slate {command} {rest}` there (its intents and claims \
+            "{id} is a session on {}: run `slate {command} {rest}` there (its intents, mutes and claims \
              live in that machine's store)",
             entry.name
         );

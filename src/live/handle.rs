@@ -228,6 +228,18 @@ impl Handle {
         Ok(())
     }
 
+    /// Mutes or unmutes a session: writes it to the store and asks the loop to read the store
+    /// again, as `set_intent` does. This is what `POST /sessions/{id}/mute` calls.
+    pub fn set_muted(&self, key: &SessionKey, muted: bool) -> Result<(), IntentError> {
+        let store = self.shared.store.as_ref().ok_or(IntentError::NoStore)?;
+        {
+            let store = store.lock().map_err(|_| IntentError::NoStore)?;
+            store.set_muted(key, muted, (self.shared.clock)())?;
+        }
+        let _ = self.shared.events.send(Event::IntentsChanged);
+        Ok(())
+    }
+
     /// Stops the loop before the next event it would handle, whatever is queued.
     pub fn shutdown(&self) {
         self.shared

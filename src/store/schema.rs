@@ -115,6 +115,16 @@ pub(super) const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX answers_by_session ON answers (agent, session_id, at_ms);
     "#,
+    // Version 6: the sessions the person muted (`slate mute`): no notification tells of them.
+    // A row is a mute; unmuting deletes it.
+    r#"
+    CREATE TABLE mutes (
+        agent TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        set_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (agent, session_id)
+    );
+    "#,
 ];
 
 pub(super) fn migrate(conn: &Connection) -> Result<usize, Failure> {

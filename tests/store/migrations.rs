@@ -116,6 +116,7 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
         .execute_batch(
             "DROP TABLE notification_pause;
              DROP TABLE answers;
+             DROP TABLE mutes;
              CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              INSERT INTO settings VALUES ('autostart', 'true');
              CREATE TABLE presence (
@@ -149,6 +150,7 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
             "answers",
             "claims",
             "intents",
+            "mutes",
             "notification_pause",
             "transitions",
             "work_items"
@@ -170,11 +172,12 @@ fn version_4_adds_the_pause_to_a_version_3_store() {
     rusqlite::Connection::open(&path)
         .unwrap()
         .execute_batch(
-            "DROP TABLE notification_pause; DROP TABLE answers; PRAGMA user_version = 3;",
+            "DROP TABLE notification_pause; DROP TABLE answers; DROP TABLE mutes;
+             PRAGMA user_version = 3;",
         )
         .unwrap();
     let store = store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
     assert_eq!(store.work_item("kept").unwrap(), Some(item("kept")));
     assert_eq!(store.notification_pause(at(0)).unwrap(), Pause::Off);
     store
@@ -200,11 +203,11 @@ fn version_5_adds_the_answers_to_a_version_4_store() {
     }
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute_batch("DROP TABLE answers; PRAGMA user_version = 4;")
+        .execute_batch("DROP TABLE answers; DROP TABLE mutes; PRAGMA user_version = 4;")
         .unwrap();
     let store = store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
-    assert_eq!(Store::latest_schema_version(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(Store::latest_schema_version(), 6);
     assert_eq!(
         store.notification_pause(at(2)).unwrap(),
         Pause::UntilResumed
@@ -221,4 +224,35 @@ fn version_5_adds_the_answers_to_a_version_4_store() {
     };
     store.record_answer(&key("s1"), &record).unwrap();
     assert_eq!(store.answers(&key("s1"), 5).unwrap(), vec![record]);
+}
+
+#[test]
+fn version_6_adds_the_mutes_to_a_version_5_store() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    {
+        let store = store::open(&path).unwrap();
+        store
+            .set_notification_pause(Pause::UntilResumed, at(1))
+            .unwrap();
+    }
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TABLE mutes; PRAGMA user_version = 5;")
+        .unwrap();
+    let store = store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(
+        store.notification_pause(at(2)).unwrap(),
+        Pause::UntilResumed
+    );
+    assert!(store.mutes().unwrap().is_empty());
+    store.set_muted(&key("s1"), true, at(3)).unwrap();
+    store.set_muted(&key("s1"), true, at(4)).unwrap();
+    drop(store);
+    // Kept across a reopen (a restart), once however often it was asked.
+    let store = store::open(&path).unwrap();
+    assert_eq!(store.mutes().unwrap(), vec![key("s1")]);
+    store.set_muted(&key("s1"), false, at(5)).unwrap();
+    assert!(store.mutes().unwrap().is_empty());
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::model::{Machine, Timestamp};
+use crate::model::{AgentKind, Machine, Timestamp};
 
 /// The port Slate listens on unless the config says otherwise.
 pub const DEFAULT_PORT: u16 = 7411;
@@ -161,6 +161,10 @@ pub struct Notifications {
         skip_serializing_if = "Option::is_none"
     )]
     pub sound: Option<String>,
+    /// Agents whose sessions never notify (`["codex"]`): they count and show as ever. By their
+    /// ids, as `slate sessions` prints them.
+    #[serde(deserialize_with = "agent_ids", skip_serializing_if = "Vec::is_empty")]
+    pub muted_agents: Vec<AgentKind>,
 }
 
 impl Default for Notifications {
@@ -169,8 +173,28 @@ impl Default for Notifications {
             enabled: true,
             paused_until: None,
             sound: None,
+            muted_agents: Vec::new(),
         }
     }
+}
+
+/// A list of built-in agents by their ids; an id Slate does not know is an error that lists the
+/// ones it does.
+fn agent_ids<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<AgentKind>, D::Error> {
+    let names = Vec::<String>::deserialize(deserializer)?;
+    names
+        .iter()
+        .map(|name| {
+            AgentKind::parse(name).ok_or_else(|| {
+                let known: Vec<&str> = crate::agents::BUILT_IN.iter().map(|d| d.id).collect();
+                serde::de::Error::custom(format!(
+                    "{:?} is not an agent Slate knows; one of: {}",
+                    name.chars().take(40).collect::<String>(),
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
 }
 
 /// The longest sound name the config takes.

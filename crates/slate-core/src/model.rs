@@ -606,6 +606,11 @@ pub struct Session {
     /// agent's format may have changed. Absent when there are none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unread: Option<UnreadRecords>,
+    /// True when the person muted the session (`slate mute`) or its agent (`[notifications]
+    /// muted_agents`): it counts and shows as ever, and no notification tells of it. Absent when
+    /// false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub muted: bool,
 }
 
 impl Session {

@@ -48,6 +48,9 @@ use vouch::Vouch;
 /// may change them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
+    /// Agents whose sessions the person muted in the config (`[notifications] muted_agents`):
+    /// each session of theirs is `muted`.
+    pub muted_agents: Vec<AgentKind>,
     /// The "window" of docs/states.md §1: how long a quiet transcript stays open without a
     /// process, and how long a question waits before it reads as Needs you.
     pub window: Duration,
@@ -74,6 +77,7 @@ pub struct Policy {
 impl Default for Policy {
     fn default() -> Policy {
         Policy {
+            muted_agents: Vec::new(),
             window: Duration::from_secs(45),
             text_settle: Duration::from_secs(3),
             quiet_call: Duration::from_secs(30 * 60),
@@ -116,6 +120,8 @@ pub struct Tracker {
     vouched: HashMap<SessionKey, Vouch>,
     /// The user's intents, with when each was set.
     intents: HashMap<SessionKey, (Intent, Timestamp)>,
+    /// The sessions the person muted.
+    mutes: HashSet<SessionKey>,
     /// Work items by id.
     items: BTreeMap<String, WorkItemInfo>,
     /// Claims held now: (item id, holder, claimed at).
@@ -362,6 +368,17 @@ impl Tracker {
                     }
                 }
                 self.intents = intents;
+            }
+            Input::Mutes(mutes) => {
+                let mutes: HashSet<SessionKey> = mutes.into_iter().collect();
+                let touched: Vec<SessionKey> =
+                    self.mutes.symmetric_difference(&mutes).cloned().collect();
+                for key in touched {
+                    if self.reopen(&key) {
+                        scope.keys.insert(key);
+                    }
+                }
+                self.mutes = mutes;
             }
             Input::Custody { items, claims } => {
                 // An item's status or dependencies touch every holder, so every holder before
@@ -703,6 +720,7 @@ impl Tracker {
                     || previous.session.hosted != decision.session.hosted
                     || previous.session.terminal != decision.session.terminal
                     || previous.session.dialog != decision.session.dialog
+                    || previous.session.muted != decision.session.muted
             });
             let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
             if changed && listed {

@@ -212,8 +212,9 @@ pub fn decide(notifier: &mut Notifier, input: Input<'_>, now: Timestamp, paused:
             }
             let flipped = previous == Some(Status::Working) && session.status == Status::Waiting;
             // A parked session fires nothing, and one awaiting another actor stays quiet until that
-            // actor acts (docs/states.md §4 intent); the tracker's own rule says which.
-            let muted = notifications_muted(&session.session_state);
+            // actor acts (docs/states.md §4 intent); the tracker's own rule says which. A session
+            // the person muted, or whose agent they muted, fires nothing either.
+            let muted = session.muted || notifications_muted(&session.session_state);
             if flipped && !paused && !muted && queued.is_none() {
                 notifier.arrivals += 1;
                 notifier.pending.insert(notifier.arrivals, session.clone());

@@ -212,6 +212,7 @@ impl Tracker {
             machine: None,
             unreachable_since: None,
             unread: (log.unread.records > 0).then(|| log.unread.clone()),
+            muted: self.mutes.contains(key) || self.policy.muted_agents.contains(&key.agent),
         }
     }
 

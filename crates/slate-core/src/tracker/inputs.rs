@@ -31,6 +31,9 @@ pub enum Input {
     /// The user's intents (park/await) as the store holds them now, each with when it was set.
     /// The list replaces the earlier one: a session missing from it has no intent.
     Intents(Vec<(SessionKey, Intent, Timestamp)>),
+    /// The sessions the person muted (`slate mute`), as the store holds them now. The list
+    /// replaces the earlier one: a session missing from it is not muted.
+    Mutes(Vec<SessionKey>),
     /// The work items and the claims held on them now, as the store holds them: `claims` are
     /// `(item id, holder, claimed at)`. Both lists replace the earlier ones.
     Custody {
