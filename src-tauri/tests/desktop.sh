@@ -642,6 +642,26 @@ check "Resume brings Pause notifications back" eventually 5 menu_has "Pause noti
 line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"one more thing"}' >>"$WEB_FILE"
 check "the count is back to 0" eventually 10 label_is 0
 
+# ---- 7b. muted: a flip moves the count and is not told; the mute is kept in the store ----
+before="$(notify_count)"
+# The app listens on a free port here (SLATE_LISTEN), which SLATE_API names to the command line,
+# as the config's port would.
+check "slate mute mutes a session of the running app" env SLATE_API="$(api_base)" "$SLATE" mute "$WEB"
+muted_in_app() { # session-id: the app's API says it is muted
+  curl -fsS "$(api_base)/sessions/$1" |
+    python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["session"].get("muted") is True else 1)'
+}
+check "the app's engine says so at once" eventually 10 muted_in_app "$WEB"
+{
+  line "$WEB_DIR" "$WEB" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"One more done."}]}'
+  line "$WEB_DIR" "$WEB" '"type":"system","subtype":"turn_duration","durationMs":900'
+} >>"$WEB_FILE"
+check "a muted session's flip still moves the count" eventually 10 label_is 1
+sleep 3
+check "a muted session's flip sends no notification" test "$(notify_count)" -eq "$before"
+line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"and the index"}' >>"$WEB_FILE"
+check "the count is back to 0 again" eventually 10 label_is 0
+
 # ---- 8. restart: no notification at start-up, and a pause holds across it ----
 before="$(notify_count)"
 click "Until resumed"
@@ -670,6 +690,10 @@ check "the icon after the restart has the badge red" icon_has_red
 click "Resume notifications"
 check "Resume after the restart brings Pause notifications back" eventually 5 menu_has "Pause notifications"
 check "resuming removes the kept pause" test -z "$(kept_pause)"
+check "the mute holds across the restart" eventually 10 muted_in_app "$WEB"
+check "slate unmute unmutes it" env SLATE_API="$(api_base)" "$SLATE" unmute "$WEB"
+unmuted_in_app() { ! muted_in_app "$1"; }
+check "and the app's engine says so" eventually 10 unmuted_in_app "$WEB"
 
 # ---- 9. the demo plays every state in its own temporary HOME ----
 before="$(notify_count)"
