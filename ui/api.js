@@ -201,6 +201,21 @@ export class Api {
   }
 
   /**
+   * `POST /sessions/{id}/mute` with the bearer token: `{muted: true}` mutes a session (no
+   * notification tells of it; it still counts), `{muted: false}` unmutes it.
+   */
+  async setMuted(id, muted) {
+    const headers = { "Content-Type": "application/json" };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    const response = await fetch(this.base + `/sessions/${encodeURIComponent(id)}/mute`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ muted }),
+    });
+    if (!response.ok) throw await errorOf(response);
+  }
+
+  /**
    * `POST /sessions/{id}/respond` with the bearer token: answers the dialog the page showed.
    * `answer` is `{action, option?, dialog}` where `dialog` is the fingerprint the page displayed;
    * the page always names itself as the `window` surface. Resolves to the server's

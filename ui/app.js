@@ -153,6 +153,7 @@ function rowNode(session) {
       branchNode(session),
       el("span", { class: "agent", text: agentName(session.agent) }),
       session.hosted === true ? el("span", { class: "hosted", title: "Started with slate run", text: "hosted" }) : null,
+      session.muted === true ? el("span", { class: "muted", title: "No notifications for this session", text: "muted" }) : null,
     ),
   );
 }
@@ -380,6 +381,14 @@ function renderDetails() {
           )
         : null,
       el("button", { type: "button", id: "refresh-details", onclick: () => refresh() }, "Refresh"),
+      // Mutes live in the store of the machine the session runs on, as intents do.
+      session.machine
+        ? null
+        : el(
+            "button",
+            { type: "button", id: "mute", onclick: () => setMuted(session.muted !== true) },
+            session.muted === true ? "Unmute" : "Mute",
+          ),
     ),
     // Intents live in the store of the machine the session runs on.
     session.machine
@@ -576,6 +585,19 @@ async function setIntent(intentState, awaitingWho) {
     loadDetails();
   } catch (error) {
     say(`Could not change the intent: ${error && error.message ? error.message : error}`, true);
+  }
+}
+
+/** Mutes or unmutes the selected session: it still counts, and no notification tells of it. */
+async function setMuted(muted) {
+  const session = state.selected && state.sessions.get(state.selected);
+  if (!session || !state.api) return;
+  try {
+    await state.api.setMuted(session.id, muted);
+    say(muted ? "Muted: no notifications for this session" : "Unmuted");
+    loadDetails();
+  } catch (error) {
+    say(`Could not ${muted ? "mute" : "unmute"}: ${error && error.message ? error.message : error}`, true);
   }
 }
 

@@ -153,6 +153,7 @@ export function startFakeApi() {
     streams: new Set(),
     refreshes: [],
     intents: [],
+    mutes: [],
     focusCalls: [],
     detailsAsked: [],
     /** Every `POST /sessions/{id}/respond`: `{id, authorization, body}`, and how to reply to the next. */
@@ -238,6 +239,16 @@ export function startFakeApi() {
       api.refreshes.push(req.headers.authorization || "");
       if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: { code: "unauthorized", message: "missing or wrong token" } });
       return send(res, 204, "");
+    }
+    if (req.method === "POST" && path.startsWith("/sessions/") && path.endsWith("/mute")) {
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: { code: "unauthorized", message: "missing or wrong token" } });
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        api.mutes.push({ id: decodeURIComponent(path.slice("/sessions/".length, -"/mute".length)), body: JSON.parse(body) });
+        send(res, 204, "");
+      });
+      return;
     }
     if (req.method === "POST" && path.startsWith("/sessions/") && path.endsWith("/intent")) {
       if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: { code: "unauthorized", message: "missing or wrong token" } });

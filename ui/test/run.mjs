@@ -240,6 +240,28 @@ async function main() {
       await browser.click("#close-details");
     });
 
+    await check("the details pane mutes a session, with the bearer token", async () => {
+      api.mutes = [];
+      await browser.click(`#list .row[data-key="${keyOf(w.question)}"]`);
+      await browser.until("question details", DETAILS_LOADED);
+      equal(await browser.exec("return document.getElementById('mute').textContent;"), "Mute", "the button's word");
+      await browser.click("#mute");
+      const said = await browser.until("the mute POST", "return document.getElementById('message').textContent.startsWith('Muted') && document.getElementById('message').textContent;");
+      equal(said, "Muted: no notifications for this session", "what the page said");
+      equal(api.mutes, [{ id: w.question.session.id, body: { muted: true } }], "the mute sent");
+      await browser.click("#close-details");
+    });
+
+    await check("a muted session is marked in the list", async () => {
+      const muted = structuredClone(w.question.session);
+      muted.muted = true;
+      api.push("session", muted);
+      await browser.until("the muted mark", `return !!document.querySelector('#list .row[data-key="${keyOf(w.question)}"] .muted');`);
+      const unmuted = structuredClone(w.question.session);
+      api.push("session", unmuted);
+      await browser.until("the mark gone", `return !document.querySelector('#list .row[data-key="${keyOf(w.question)}"] .muted');`);
+    });
+
     await check("r asks the server to re-read, with the bearer token", async () => {
       api.refreshes = [];
       await browser.keys("#list", "r");
