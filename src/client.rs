@@ -315,6 +315,16 @@ impl Client {
     /// forward. Every refusal comes back as its code and
     /// sentence; a server that cannot be reached, or whose answer cannot be read, as
     /// `unreachable`.
+    /// `POST /sessions/{id}/mute`: mutes (`muted`) or unmutes a session; the status code.
+    pub fn set_muted(&self, id: &str, muted: bool) -> Result<u16, ClientError> {
+        let path = format!("/sessions/{}/mute", path_segment(id));
+        self.post(
+            &path,
+            Some(&serde_json::json!({ "muted": muted })),
+            REQUEST_TIMEOUT,
+        )
+    }
+
     pub fn respond(&self, id: &str, request: &RespondRequest) -> Result<Responded, RespondError> {
         let path = format!("/sessions/{}/respond", path_segment(id));
         let unreachable = |detail: String| RespondError::new(ErrorCode::Unreachable, detail);

@@ -69,6 +69,33 @@ fn answer_dialog<R: Runtime>(app: &AppHandle<R>, shell: &Shell, answer: answer::
     answer::answer(app, shell.endpoint(), answer, id);
 }
 
+/// Mutes or unmutes a session through the API of the Slate that serves, off this thread; the
+/// engine's next update redraws the menu with its mark.
+fn set_muted(shell: &Shell, key: slate::model::SessionKey, muted: bool) {
+    let endpoint = shell.endpoint();
+    let spawned = std::thread::Builder::new()
+        .name("mute".into())
+        .spawn(move || {
+            let Some(address) = slate::client::address_of(&endpoint.base) else {
+                tracing::warn!(base = %endpoint.base, "cannot mute: not a loopback address");
+                return;
+            };
+            let client = slate::client::Client::new(address, Some(endpoint.token.clone()));
+            match client.set_muted(key.id.as_str(), muted) {
+                Ok(status) if status < 300 => {
+                    tracing::info!(session = %key.id, muted, "muted from the tray");
+                }
+                Ok(status) => {
+                    tracing::warn!(session = %key.id, status, "the server refused to mute")
+                }
+                Err(err) => tracing::warn!(session = %key.id, "cannot mute: {err}"),
+            }
+        });
+    if let Err(err) = spawned {
+        tracing::warn!("cannot start muting: {err}");
+    }
+}
+
 pub(crate) fn on_menu<R: Runtime>(app: &AppHandle<R>, action: MenuAction) {
     tracing::info!(?action, "menu clicked");
     let shell = app.state::<Shell>();
@@ -97,6 +124,15 @@ pub(crate) fn on_menu<R: Runtime>(app: &AppHandle<R>, action: MenuAction) {
                     label,
                 },
             );
+            Ok(())
+        }
+        MenuAction::ToggleMute(key) => {
+            let muted = shell
+                .source()
+                .live_sessions()
+                .iter()
+                .any(|session| session.key() == key && session.muted);
+            set_muted(&shell, key, !muted);
             Ok(())
         }
         MenuAction::OpenWindow => window::show(app),

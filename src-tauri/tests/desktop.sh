@@ -652,6 +652,7 @@ muted_in_app() { # session-id: the app's API says it is muted
     python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["session"].get("muted") is True else 1)'
 }
 check "the app's engine says so at once" eventually 10 muted_in_app "$WEB"
+unmuted_in_app() { ! muted_in_app "$1"; }
 {
   line "$WEB_DIR" "$WEB" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"One more done."}]}'
   line "$WEB_DIR" "$WEB" '"type":"system","subtype":"turn_duration","durationMs":900'
@@ -659,6 +660,26 @@ check "the app's engine says so at once" eventually 10 muted_in_app "$WEB"
 check "a muted session's flip still moves the count" eventually 10 label_is 1
 sleep 3
 check "a muted session's flip sends no notification" test "$(notify_count)" -eq "$before"
+# The tray's "Mute notifications for" submenu: the session, ticked while muted; a click toggles.
+ticked() { # label: the menu's check item of that label is ticked (1: unticked, 2: no such item)
+  layout | python3 -c '
+import re, sys
+text, wanted = sys.stdin.read(), sys.argv[1]
+for props in re.findall(r"\(\d+, \{([^}]*)\}", text):
+    found = re.search(r"'"'"'label'"'"': <'"'"'((?:[^'"'"'\\]|\\.)*)'"'"'>", props)
+    if found and found.group(1).encode().decode("unicode_escape").encode("latin-1").decode("utf-8") == wanted:
+        sys.exit(0 if "'"'"'toggle-state'"'"': <1>" in props else 1)
+sys.exit(2)
+' "$1"
+}
+check "the tray's Mute notifications for lists the session, ticked" eventually 10 ticked "web · Claude Code (hosted)"
+click_in "Mute notifications for" "web · Claude Code (hosted)"
+check "a click there unmutes it" eventually 10 unmuted_in_app "$WEB"
+unticked() { ticked "$1"; [ $? -eq 1 ]; }
+check "and the tick goes" eventually 10 unticked "web · Claude Code (hosted)"
+click_in "Mute notifications for" "web · Claude Code (hosted)"
+check "a second click mutes it again" eventually 10 muted_in_app "$WEB"
+check "the app's log says the tray muted it" eventually 10 log_has "muted from the tray"
 line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"and the index"}' >>"$WEB_FILE"
 check "the count is back to 0 again" eventually 10 label_is 0
 
@@ -692,7 +713,6 @@ check "Resume after the restart brings Pause notifications back" eventually 5 me
 check "resuming removes the kept pause" test -z "$(kept_pause)"
 check "the mute holds across the restart" eventually 10 muted_in_app "$WEB"
 check "slate unmute unmutes it" env SLATE_API="$(api_base)" "$SLATE" unmute "$WEB"
-unmuted_in_app() { ! muted_in_app "$1"; }
 check "and the app's engine says so" eventually 10 unmuted_in_app "$WEB"
 
 # ---- 9. the demo plays every state in its own temporary HOME ----

@@ -33,6 +33,7 @@ fn the_menu_lists_the_sessions_that_need_you_then_the_app_actions() {
             "---",
             "Open Slate",
             "Pause notifications > For 1 hour | Until resumed",
+            "Mute notifications for > [ ] acme-api · Claude Code | [ ] web · Claude Code",
             "[ ] Start at login",
             "---",
             "Quit Slate",
@@ -66,6 +67,57 @@ fn an_empty_menu_says_so_and_a_pause_offers_resume() {
     // Once the hour has passed the pause is over.
     assert!(!Pause::Until(until).is_paused(until));
     assert!(Pause::UntilResumed.is_paused(until));
+}
+
+/// The mute submenu ticks a muted session, leaves out one on another machine (muted there), and
+/// its items' ids read back as the session they name.
+#[test]
+fn the_mute_submenu_ticks_muted_sessions_of_this_machine() {
+    let mut muted = waiting("acme-api", "s1");
+    muted.muted = true;
+    let mut remote = waiting("box-api", "s9");
+    remote.machine = Some(slate::model::Machine::new("box").unwrap());
+    let entries = menu_model(
+        &[muted, waiting("web", "s2"), remote],
+        state(Pause::Off, false),
+        now(),
+    );
+    let mute = entries
+        .iter()
+        .find_map(|entry| match entry {
+            Entry::Submenu { label, entries } if label == "Mute notifications for" => {
+                Some(entries.clone())
+            }
+            _ => None,
+        })
+        .expect("a mute submenu");
+    assert_eq!(
+        labels(&mute),
+        ["[x] acme-api · Claude Code", "[ ] web · Claude Code"]
+    );
+    let Entry::Check { action, .. } = &mute[0] else {
+        panic!("{:?}", mute[0]);
+    };
+    let key = SessionKey::new(AgentKind::CLAUDE_CODE, "s1");
+    assert_eq!(*action, MenuAction::ToggleMute(key.clone()));
+    assert_eq!(action.id(), "mute:claude-code:2:s1");
+    assert_eq!(
+        MenuAction::parse(&action.id()),
+        Some(MenuAction::ToggleMute(key))
+    );
+    // Only this machine's sessions are muted from here; a cut or odd id names none.
+    for bad in [
+        "mute@box:claude-code:2:s9",
+        "mute:claude-code:3:s1",
+        "mute:claude-code:2:s1 ",
+        "mute:nosuch:2:s1",
+        "mute:",
+    ] {
+        assert_eq!(MenuAction::parse(bad), None, "{bad}");
+    }
+    // With nothing that needs you, there is nothing to mute.
+    let calm = menu_model(&[working("api", "s3")], state(Pause::Off, false), now());
+    assert!(!labels(&calm).iter().any(|label| label.starts_with("Mute")));
 }
 
 #[test]

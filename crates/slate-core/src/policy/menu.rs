@@ -81,6 +81,8 @@ pub struct MenuAnswer {
 pub enum MenuAction {
     Focus(SessionKey),
     Answer(MenuAnswer),
+    /// Mutes the session on this machine, or unmutes it when it is muted.
+    ToggleMute(SessionKey),
     OpenWindow,
     PauseForAnHour,
     PauseUntilResumed,
@@ -107,6 +109,7 @@ impl MenuAction {
                 answer.fingerprint,
                 session_text(&answer.key)
             ),
+            MenuAction::ToggleMute(key) => format!("mute:{}", session_text(key)),
             MenuAction::OpenWindow => "open".to_string(),
             MenuAction::PauseForAnHour => "pause-hour".to_string(),
             MenuAction::PauseUntilResumed => "pause-resumed".to_string(),
@@ -137,6 +140,10 @@ impl MenuAction {
         if let Some(rest) = id.strip_prefix("focus") {
             let (machine, rest) = machine_of(rest)?;
             return Some(MenuAction::Focus(session_key(machine, rest)?));
+        }
+        if let Some(rest) = id.strip_prefix("mute:") {
+            // Only a session on this machine: a remote one is muted in its own machine's store.
+            return Some(MenuAction::ToggleMute(session_key(None, rest)?));
         }
         if let Some(rest) = id.strip_prefix("answer") {
             let (machine, rest) = machine_of(rest)?;
@@ -316,6 +323,23 @@ pub fn menu_model(live: &[Session], state: MenuState<'_>, now: Timestamp) -> Vec
             ],
         });
     }
+    // Each session on the menu that runs on this machine, ticked when it is muted: a click mutes
+    // or unmutes it (a remote one is muted on its own machine).
+    let mutable: Vec<Entry> = live
+        .iter()
+        .filter(|session| needs_you(session) && session.machine.is_none())
+        .map(|session| Entry::Check {
+            action: MenuAction::ToggleMute(session.key()),
+            label: session_name(session),
+            checked: session.muted,
+        })
+        .collect();
+    if !mutable.is_empty() {
+        entries.push(Entry::Submenu {
+            label: "Mute notifications for".to_string(),
+            entries: mutable,
+        });
+    }
     entries.push(Entry::Check {
         action: MenuAction::ToggleAutostart,
         label: "Start at login".to_string(),
@@ -436,6 +460,11 @@ pub fn session_label(session: &Session) -> String {
     };
     // A lone `&` would become a mnemonic marker in the menu.
     format!("{parked}{} — {reason}", notifications::label(session)).replace('&', "&&")
+}
+
+/// How the mute submenu names a session: "acme-api · Claude Code", its `&` kept literal.
+fn session_name(session: &Session) -> String {
+    notifications::label(session).replace('&', "&&")
 }
 
 /// "box is unreachable (since 14:05 UTC)": a remote machine whose link is down.
