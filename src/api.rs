@@ -355,24 +355,42 @@ async fn set_intent(
     if let Err(err) = crate::limits::intent(&intent) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, "invalid", err.to_string());
     }
-    let detail = match state.handle.find(&id) {
+    let there = ("park, await or resume it", "park");
+    store_and_answer(&state, &id, there, |handle, key| {
+        handle.set_intent(key, &intent)
+    })
+    .await
+}
+
+/// Changes what the store keeps of session `id` with `change` (its intent, its mute), then
+/// answers with the session once the loop has read the store again. A session on another machine
+/// is refused (409): that is kept in its own machine's store, and `there` says what to do there
+/// and with which command ("mute it", "mute").
+async fn store_and_answer(
+    state: &AppState,
+    id: &str,
+    there: (&str, &str),
+    change: impl FnOnce(&live::Handle, &SessionKey) -> Result<(), live::IntentError>,
+) -> Response {
+    let detail = match state.handle.find(id) {
         Ok(detail) => detail,
         Err(err) => return unfound(err),
     };
     if let Some(machine) = &detail.session.machine {
-        // The intent belongs in the store of the machine the session runs on.
         return error(
             StatusCode::CONFLICT,
             "remote_session",
             format!(
-                "session {} runs on {machine}: park, await or resume it there (`slate park {}` on {machine})",
+                "session {} runs on {machine}: {} there (`slate {} {}` on {machine})",
                 detail.session.key().reference(),
+                there.0,
+                there.1,
                 detail.session.id
             ),
         );
     }
     let key = SessionKey::new(detail.session.agent, detail.session.id.as_str());
-    if let Err(err) = state.handle.set_intent(&key, &intent) {
+    if let Err(err) = change(&state.handle, &key) {
         return error(
             StatusCode::SERVICE_UNAVAILABLE,
             "unavailable",
@@ -399,35 +417,10 @@ async fn set_muted(
     SessionIdPath(id): SessionIdPath,
     JsonBody(request): JsonBody<MuteRequest>,
 ) -> Response {
-    let detail = match state.handle.find(&id) {
-        Ok(detail) => detail,
-        Err(err) => return unfound(err),
-    };
-    if let Some(machine) = &detail.session.machine {
-        // The mute belongs in the store of the machine the session runs on.
-        return error(
-            StatusCode::CONFLICT,
-            "remote_session",
-            format!(
-                "session {} runs on {machine}: mute it there (`slate mute {}` on {machine})",
-                detail.session.key().reference(),
-                detail.session.id
-            ),
-        );
-    }
-    let key = SessionKey::new(detail.session.agent, detail.session.id.as_str());
-    if let Err(err) = state.handle.set_muted(&key, request.muted) {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
-            err.to_string(),
-        );
-    }
-    state.handle.refresh_and_wait().await;
-    match state.handle.session(key.id.as_str()) {
-        Some(detail) => Json(detail).into_response(),
-        None => StatusCode::NO_CONTENT.into_response(),
-    }
+    store_and_answer(&state, &id, ("mute it", "mute"), |handle, key| {
+        handle.set_muted(key, request.muted)
+    })
+    .await
 }
 
 /// Where the API records answers: the live service's store, on its clock.

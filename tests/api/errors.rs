@@ -36,6 +36,7 @@ async fn every_error_of_the_api_has_one_shape() {
     let empty = |builder: axum::http::request::Builder| builder.body(Body::empty()).unwrap();
     let intent = format!("/sessions/{SESSION}/intent");
     let respond = format!("/sessions/{SESSION}/respond");
+    let mute = format!("/sessions/{SESSION}/mute");
     let cases = [
         // The guard.
         (
@@ -183,6 +184,43 @@ async fn every_error_of_the_api_has_one_shape() {
             ),
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid",
+        ),
+        // A mute.
+        (
+            "a mute without the token",
+            empty(to("POST", &mute)),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            "a mute that is not JSON",
+            posted(&mute, "not json"),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "a mute of the wrong shape",
+            posted(&mute, r#"{"muted":"yes"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "a mute with a field it does not know",
+            posted(&mute, r#"{"muted":true,"for":"ever"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "a mute for no session",
+            posted("/sessions/ffff/mute", r#"{"muted":true}"#),
+            StatusCode::NOT_FOUND,
+            "unknown_session",
+        ),
+        (
+            "a mute where no store keeps it",
+            posted(&mute, r#"{"muted":true}"#),
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
         ),
         (
             "an intent for no session",
