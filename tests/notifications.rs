@@ -415,7 +415,7 @@ fn a_remote_flip_at_a_dialog_is_notified_with_an_offer_for_that_machine() {
 fn a_notification_action_answers_only_what_the_notification_offered() {
     use slate::agents::keys::Action;
     use slate::model::Machine;
-    use slate::policy::notifications::{Choice, Offer, ALLOW, DENY, OPEN, TAP};
+    use slate::policy::notifications::{Choice, Offer, ALLOW, DENY, MUTE, OPEN, TAP};
     let key = SessionKey::new(AgentKind::CLAUDE_CODE, "s1").on(Some(Machine::new("box").unwrap()));
     let offer = Offer {
         key: key.clone(),
@@ -458,6 +458,30 @@ fn a_notification_action_answers_only_what_the_notification_offered() {
         Choice::of(TAP, Some(&Click::OpenWindow), None),
         Choice::Click(Click::OpenWindow)
     );
+    // "Mute" mutes the one session of this machine a notification is about; on a session of
+    // another machine (muted there), a summary or an unknown notification it does nothing.
+    let here = SessionKey::new(AgentKind::CLAUDE_CODE, "s2");
+    assert_eq!(
+        Choice::of(MUTE, Some(&Click::Focus(here.clone())), None),
+        Choice::Mute(here)
+    );
+    assert_eq!(
+        Choice::of(MUTE, Some(&click), Some(&offer)),
+        Choice::Nothing
+    );
+    assert_eq!(
+        Choice::of(MUTE, Some(&Click::OpenWindow), None),
+        Choice::Nothing
+    );
+    assert_eq!(Choice::of(MUTE, None, None), Choice::Nothing);
+    for odd in ["Mute", "mute ", "mute\0", "unmute", "mute:claude-code:2:s2"] {
+        let here = SessionKey::new(AgentKind::CLAUDE_CODE, "s2");
+        assert_eq!(
+            Choice::of(odd, Some(&Click::Focus(here)), None),
+            Choice::Nothing,
+            "{odd:?}"
+        );
+    }
     // A notification number Slate does not know: nothing, whatever the action.
     for action_id in [ALLOW, DENY, OPEN, TAP] {
         assert_eq!(

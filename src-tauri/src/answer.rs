@@ -39,25 +39,46 @@ pub use slate::policy::notifications::{ALLOW, DENY, OPEN};
 /// show whole: "Deny" and "Open" only (`Offer::allow`).
 pub const PERMISSION_DENY_ONLY: &str = "permission-deny-only";
 
-/// The action types of permission notifications: "Allow once", "Deny", "Open"; and "Deny",
-/// "Open" for a command the notification cannot show whole.
+/// The notification action type of one session of this machine with no dialog to answer from
+/// here: "Open" and "Mute".
+pub const SESSION: &str = "session";
+pub use slate::policy::notifications::MUTE;
+
+/// The action types of the notifications: "Allow once", "Deny", "Open" for a permission dialog;
+/// "Deny", "Open" for a command the notification cannot show whole; "Open" for any other
+/// session; each with "Mute" last when the session runs on this machine (`…-mute`).
 pub fn permission_actions() -> Vec<tauri_plugin_notification::ActionType> {
     use tauri_plugin_notification::{Action as Button, ActionType};
-    vec![
-        ActionType::builder(PERMISSION)
-            .actions(vec![
-                Button::builder(ALLOW, "Allow once").build(),
-                Button::builder(DENY, "Deny").build(),
-                Button::builder(OPEN, "Open").build(),
-            ])
-            .build(),
-        ActionType::builder(PERMISSION_DENY_ONLY)
-            .actions(vec![
-                Button::builder(DENY, "Deny").build(),
-                Button::builder(OPEN, "Open").build(),
-            ])
-            .build(),
-    ]
+    let kinds: [(&str, &[(&str, &str)]); 3] = [
+        (
+            PERMISSION,
+            &[(ALLOW, "Allow once"), (DENY, "Deny"), (OPEN, "Open")],
+        ),
+        (PERMISSION_DENY_ONLY, &[(DENY, "Deny"), (OPEN, "Open")]),
+        (SESSION, &[(OPEN, "Open")]),
+    ];
+    let mut types = Vec::new();
+    for (kind, buttons) in kinds {
+        for muted in [false, true] {
+            let mut actions: Vec<_> = buttons
+                .iter()
+                .map(|(id, title)| Button::builder(*id, *title).build())
+                .collect();
+            let id = if muted {
+                actions.push(Button::builder(MUTE, "Mute").build());
+                with_mute(kind)
+            } else {
+                kind.to_string()
+            };
+            types.push(ActionType::builder(id).actions(actions).build());
+        }
+    }
+    types
+}
+
+/// The action type `kind` with "Mute" after its buttons.
+pub fn with_mute(kind: &str) -> String {
+    format!("{kind}-mute")
 }
 
 /// What the notification server said it does: unknown until it answered.

@@ -52,6 +52,7 @@ pub(crate) fn on_notification<R: Runtime>(app: &AppHandle<R>, id: Option<i32>, a
             },
         ),
         Choice::Click(Click::Focus(key)) => commands::focus_key(&shell, &key),
+        Choice::Mute(key) => set_muted(&shell, key, true),
         Choice::Click(Click::OpenWindow) => {
             if let Err(err) = window::show(app) {
                 tracing::warn!("{err}");
@@ -83,7 +84,7 @@ fn set_muted(shell: &Shell, key: slate::model::SessionKey, muted: bool) {
             let client = slate::client::Client::new(address, Some(endpoint.token.clone()));
             match client.set_muted(key.id.as_str(), muted) {
                 Ok(status) if status < 300 => {
-                    tracing::info!(session = %key.id, muted, "muted from the tray");
+                    tracing::info!(session = %key.id, muted, "muted from the tray or a notification");
                 }
                 Ok(status) => {
                     tracing::warn!(session = %key.id, status, "the server refused to mute")

@@ -572,16 +572,33 @@ line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"one mo
 check "the count is back to 0" eventually 10 label_is 0
 
 # ---- 7b. muted: a flip moves the count and is not told; the mute is kept in the store ----
-before="$(notify_count)"
-# The app listens on a free port here (SLATE_LISTEN), which SLATE_API names to the command line,
-# as the config's port would.
-check "slate mute mutes a session of the running app" env SLATE_API="$(api_base)" "$SLATE" mute "$WEB"
+# The notification of one session of this machine offers Mute, which dunst invokes.
+{
+  line "$WEB_DIR" "$WEB" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Columns renamed."}]}'
+  line "$WEB_DIR" "$WEB" '"type":"system","subtype":"turn_duration","durationMs":900'
+} >>"$WEB_FILE"
+web_offers_mute() { notify_call "web · Claude Code (hosted) needs you" | grep -q '"Mute"'; }
+check "a session's notification offers Mute" eventually 10 web_offers_mute
+printf '#Mute (web · Claude Code (hosted) needs you)' >"$WORK/dunst-pick"
+dunstctl context >/dev/null 2>&1
+check "dunst's menu listed the notification's Mute" eventually 5 grep -qsF '#Mute (web · Claude Code (hosted) needs you)' "$WORK/dunst-menu.txt"
 muted_in_app() { # session-id: the app's API says it is muted
   curl -fsS "$(api_base)/sessions/$1" |
     python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["session"].get("muted") is True else 1)'
 }
-check "the app's engine says so at once" eventually 10 muted_in_app "$WEB"
+check "Mute on the notification mutes the session" eventually 10 muted_in_app "$WEB"
+mutes_logged() { [ "$(grep -c "muted from the tray or a notification" "$LOG")" -ge "$1" ]; }
+check "the app's log says it muted from the notification" eventually 10 mutes_logged 1
+# The app listens on a free port here (SLATE_LISTEN), which SLATE_API names to the command line,
+# as the config's port would.
+check "slate unmute unmutes it" env SLATE_API="$(api_base)" "$SLATE" unmute "$WEB"
 unmuted_in_app() { ! muted_in_app "$1"; }
+check "and the app's engine says so" eventually 10 unmuted_in_app "$WEB"
+line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"the views too"}' >>"$WEB_FILE"
+check "the count is back to 0 once more" eventually 10 label_is 0
+before="$(notify_count)"
+check "slate mute mutes a session of the running app" env SLATE_API="$(api_base)" "$SLATE" mute "$WEB"
+check "the app's engine says so at once" eventually 10 muted_in_app "$WEB"
 {
   line "$WEB_DIR" "$WEB" '"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"One more done."}]}'
   line "$WEB_DIR" "$WEB" '"type":"system","subtype":"turn_duration","durationMs":900'
@@ -595,7 +612,7 @@ check "a click there unmutes it" eventually 10 unmuted_in_app "$WEB"
 check "and the tick goes" eventually 10 unticked "web · Claude Code (hosted)"
 click_in "Mute notifications for" "web · Claude Code (hosted)"
 check "a second click mutes it again" eventually 10 muted_in_app "$WEB"
-check "the app's log says the tray muted it" eventually 10 log_has "muted from the tray"
+check "the app's log says the tray unmuted and muted it" eventually 10 mutes_logged 3
 line "$WEB_DIR" "$WEB" '"type":"user","message":{"role":"user","content":"and the index"}' >>"$WEB_FILE"
 check "the count is back to 0 again" eventually 10 label_is 0
 
@@ -628,8 +645,8 @@ click "Resume notifications"
 check "Resume after the restart brings Pause notifications back" eventually 5 menu_has "Pause notifications"
 check "resuming removes the kept pause" test -z "$(kept_pause)"
 check "the mute holds across the restart" eventually 10 muted_in_app "$WEB"
-check "slate unmute unmutes it" env SLATE_API="$(api_base)" "$SLATE" unmute "$WEB"
-check "and the app's engine says so" eventually 10 unmuted_in_app "$WEB"
+check "slate unmute unmutes it after the restart" env SLATE_API="$(api_base)" "$SLATE" unmute "$WEB"
+check "and the app's engine says so after the restart" eventually 10 unmuted_in_app "$WEB"
 
 # ---- 9. the demo plays every state in its own temporary HOME ----
 before="$(notify_count)"

@@ -46,6 +46,8 @@ pub const BURST: Duration = Duration::from_secs(2);
 pub const ALLOW: &str = "allow";
 pub const DENY: &str = "deny";
 pub const OPEN: &str = "open";
+/// "Mute", on a notification about one session of this machine: no more notifications for it.
+pub const MUTE: &str = "mute";
 /// What the shell's notification plugin reports for a click on the notification itself (the
 /// server's `default` action).
 pub const TAP: &str = "tap";
@@ -113,6 +115,8 @@ pub enum Choice {
     Answer { offer: Offer, action: Action },
     /// Do what a click on the notification does.
     Click(Click),
+    /// Mute the session the notification is about (one of this machine).
+    Mute(SessionKey),
     /// Nothing: an action this notification did not offer, or an id Slate never registered.
     Nothing,
 }
@@ -122,8 +126,9 @@ impl Choice {
     /// (`None` when the notification's number is not one Slate knows), asks for. Only the ids
     /// the shell registers are read, exactly as written: "Allow once" answers only where the
     /// notification offered it (it showed the whole command), "Deny" only where it offered an
-    /// answer at all; a click on the notification and "Open" do what a click does. Anything
-    /// else, however long or odd, does nothing.
+    /// answer at all; a click on the notification and "Open" do what a click does; "Mute" mutes
+    /// the one session of this machine the notification is about. Anything else, however long
+    /// or odd, does nothing.
     pub fn of(action_id: &str, click: Option<&Click>, offer: Option<&Offer>) -> Choice {
         let answer = |offer: &Offer, action: Action| Choice::Answer {
             offer: offer.clone(),
@@ -133,6 +138,10 @@ impl Choice {
             (ALLOW, Some(offer)) if offer.allow => answer(offer, Action::Approve),
             (DENY, Some(offer)) => answer(offer, Action::Deny),
             (TAP | OPEN, _) => click.cloned().map_or(Choice::Nothing, Choice::Click),
+            (MUTE, _) => match click {
+                Some(Click::Focus(key)) if key.machine.is_none() => Choice::Mute(key.clone()),
+                _ => Choice::Nothing,
+            },
             _ => Choice::Nothing,
         }
     }
