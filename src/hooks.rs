@@ -326,7 +326,10 @@ fn edit_files(
                 return Err(HooksError::Refused {
                     path: folder.join(event),
                     source: hooks::ParseError::Invalid(format!(
-                        "it is not Slate's hook for {event}, and Slate writes no other beside it"
+                        "it is not Slate's hook for {event}, and Slate's would take its name. \
+                         {} runs every file of an event, whatever its ending: rename yours \
+                         ({event}.sh, say) and install again",
+                        description.product
                     )),
                 });
             }

@@ -472,6 +472,10 @@ fn cline_gets_a_hook_file_per_event_beside_the_persons_own() {
         "{complained}"
     );
     assert!(complained.contains("not Slate's"), "{complained}");
+    assert!(
+        complained.contains("rename yours (TaskComplete.sh, say)"),
+        "{complained}"
+    );
     let mut left: Vec<String> = std::fs::read_dir(&folder)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
