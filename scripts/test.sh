@@ -42,6 +42,8 @@ trap 'status=$?
 # The live checks fail a run that wrote into the real HOME; this build's cargo writes its own
 # cache there (CARGO_HOME), which is none of theirs.
 export SLATE_E2E_HOME_ALLOW="${CARGO_HOME:-$HOME/.cargo}${SLATE_E2E_HOME_ALLOW:+:$SLATE_E2E_HOME_ALLOW}"
+# The rules the live checks below judge their polls by, on made-up polls first.
+python3 fixtures/recorder/e2e_judge.py
 stage "hosted sessions end to end (the real Codex, Gemini CLI, Qwen Code, Copilot CLI, Cline CLI and Kilo Code under slate run)"
 # The CLIs are installed once into the target folder (pinned versions; about 1.2 GB with the
 # native binaries of Copilot CLI, Cline CLI and Kilo Code) and reused.
