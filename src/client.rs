@@ -3,8 +3,8 @@
 //!
 //! The command line reads the live list through it and nudges the server after writing the store,
 //! `slate run` posts its hosted reports with it, and `slate watch`, the tests and the benchmarks
-//! follow the event stream with it. HTTP itself is `ureq`'s (built without TLS: Slate talks
-//! plain HTTP on loopback only, and the client ignores proxy settings for the same reason); this
+//! follow the event stream with it. HTTP itself is `ureq`'s (plain HTTP: Slate talks to itself
+//! on loopback only, and the client ignores proxy settings for the same reason); this
 //! module adds where the server is (`SLATE_API`, else the config's `[server] listen`), the token,
 //! and the reading of server-sent events. It knows nothing of what the answers mean.
 //!

@@ -13,7 +13,8 @@
 //! `slate-sources` crate (crates/slate-sources), re-exported too: `sources` (the edges that read
 //! what the agents leave), `child` (a helper program run within a time limit) and `watch` (the
 //! file watcher's hints). This crate holds the other edges and the loop that feeds the core:
-//! - `places`: where Slate keeps its own files; `config`: the config file on disk;
+//! - `places`: where Slate keeps its own files; `config`: the config file on disk; `push`: the
+//!   optional push to an ntfy topic or a webhook on each Needs you notification;
 //!   `settings`: from the config to the engine's options, and live reloads.
 //! - `host`: `slate run`, the pseudo-terminal that hosts an agent CLI and reports its title.
 //! - `store`: Slate's own SQLite file: transition history, intents, claims, the notification
@@ -50,6 +51,7 @@ pub mod host;
 pub mod live;
 pub mod mirror;
 pub mod places;
+pub mod push;
 pub mod remote;
 pub mod settings;
 pub mod socket;

@@ -31,7 +31,10 @@
 
 mod handle;
 mod publish;
+mod pushed;
 mod rounds;
+
+pub use pushed::{PushFailure, PushReport, PushStats};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -177,6 +180,9 @@ pub struct Health {
     /// Per agent, the versions its live sessions were written by beside those Slate was checked
     /// against, and whether one is newer (`agents::versions`).
     pub agents: Vec<crate::agents::versions::AgentVersions>,
+    /// The push channel's counts, while `[push]` names a channel (`push`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push: Option<PushReport>,
 }
 
 /// What the loop publishes after every round.
@@ -216,6 +222,8 @@ struct Shared {
     /// The terminals the engine looks in, where an answer typed here looks too.
     terminals: terminals::Backends,
     clock: fn() -> Timestamp,
+    /// The push channel's counts (`push`), kept here for `/health`.
+    pushed: Arc<PushStats>,
 }
 
 /// A cheap, cloneable view of the live service for the API, the CLI and the desktop shell.
@@ -279,6 +287,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         link_options: service.remotes.clone(),
         terminals: service.options.terminals,
         clock: service.clock,
+        pushed: Arc::default(),
     });
     let handle = Handle {
         shared: shared.clone(),

@@ -31,6 +31,10 @@ pub enum TokenError {
     Read { path: PathBuf, source: io::Error },
     #[error("the token file {path} is not a regular file; remove it and slate writes a new token")]
     NotAFile { path: PathBuf },
+    #[error("the token file {path} is readable by others; make it the owner's only (chmod 600)")]
+    Readable { path: PathBuf },
+    #[error("the token file {path} does not hold one word of visible ASCII")]
+    NotAToken { path: PathBuf },
 }
 
 /// Reads the token file at `path`, creating it on first run. A token file that is not 64 hex characters, or that
@@ -70,6 +74,27 @@ pub fn read_token(path: &Path) -> Result<Option<String>, TokenError> {
     let token = file.text.trim();
     let sendable = !token.is_empty() && token.bytes().all(|byte| byte.is_ascii_graphic());
     Ok(sendable.then(|| token.to_string()))
+}
+
+/// Reads a token another service gave the person (the push channel's), never creating one:
+/// `None` when there is no file. A file others can read, or one that holds no single word of
+/// visible ASCII, is an error that names the file and never its content.
+pub fn read_private_token(path: &Path) -> Result<Option<String>, TokenError> {
+    let Some(file) = read_file(path)? else {
+        return Ok(None);
+    };
+    if !file.owner_only {
+        return Err(TokenError::Readable {
+            path: path.to_path_buf(),
+        });
+    }
+    let token = file.text.trim();
+    if token.is_empty() || !token.bytes().all(|byte| byte.is_ascii_graphic()) {
+        return Err(TokenError::NotAToken {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(Some(token.to_string()))
 }
 
 /// What a token file held, and whether only its owner may read it.

@@ -72,6 +72,7 @@ fn one_flip_gives_one_notification_naming_project_agent_reason_and_title() {
             body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
             click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
             offer: None,
+            sessions: vec![waiting("acme-api", "s1")],
         }]
     );
     assert_eq!(due.next_deadline, None);
@@ -310,6 +311,7 @@ fn a_hosted_session_says_so_in_its_notification_and_in_a_summary() {
             body: "Asks permission for Bash: cargo test\nacme-api work".to_string(),
             click: Click::Focus(SessionKey::new(AgentKind::CLAUDE_CODE, "s1")),
             offer: None,
+            sessions: vec![hosted("acme-api", "s1")],
         }]
     );
     let mut notifier = Notifier::seed(&[working("a", "s1"), working("b", "s2")]);

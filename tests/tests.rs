@@ -34,6 +34,7 @@ mod pi; // the Pi coding agent: recorded session files read and decided, process
 mod places; // Slate's own folders and files on every platform
 mod policy; // what every surface shares: needs you, the live list and when a session leaves it
 mod processes; // the process scan, folder resolution and recorded tables
+mod push; // the push channel: ntfy and webhook requests, secret URLs, the live worker against a local server
 mod qwen; // the Qwen Code adapter: chats, registry, processes and titles, over real recordings, and bad input
 mod recordings; // real CLI recordings replayed through the whole engine
 mod registry; // the agent registry: built-in descriptions, wire ids, a toy agent through the engine

@@ -104,6 +104,7 @@ pub(crate) fn run(flags: Flags, context: tauri::Context<tauri::Wry>) -> anyhow::
             engine::demo_service(demo, settings.clone()),
             server::bind(listen)?,
             &token_file,
+            None,
         )?,
         None => match source::find(listen, &token_file) {
             Found::Ours(follower) => {
@@ -116,11 +117,13 @@ pub(crate) fn run(flags: Flags, context: tauri::Context<tauri::Wry>) -> anyhow::
                 engine::engine_service(&env, &places, settings.clone()),
                 listener,
                 &token_file,
+                Some(slate::push::Setup::of(&places)),
             )?,
             Found::Elsewhere => engine::start(
                 engine::engine_service(&env, &places, settings.clone()),
                 server::free_port()?,
                 &token_file,
+                Some(slate::push::Setup::of(&places)),
             )?,
         },
     };

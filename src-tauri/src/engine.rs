@@ -32,13 +32,18 @@ pub(crate) struct Engine {
     pub(crate) thread: std::thread::JoinHandle<()>,
 }
 
-/// Starts `service` in-process and serves its API on `listener`.
+/// Starts `service` in-process and serves its API on `listener`, with the push channel when
+/// `push` is given (never for the demo: its sessions are made up).
 pub(crate) fn start(
     service: Service,
     listener: TcpListener,
     token_file: &std::path::Path,
+    push: Option<slate::push::Setup>,
 ) -> anyhow::Result<(Source, Endpoint, Option<Engine>)> {
     let (handle, thread) = live::start(service);
+    if let Some(setup) = push {
+        slate::push::start(&handle, setup);
+    }
     let endpoint = server::start(handle.clone(), listener, token_file)?;
     Ok((
         Source::InProcess(handle.clone()),

@@ -281,7 +281,12 @@ fn replace_source<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Source> {
             let settings = Settings::load(&own.places.config_file());
             let service = engine::engine_service(&own.env, &own.places, settings);
             tracing::info!("the Slate service is gone: starting an engine of its own");
-            engine::start(service, listener, &token_file)?
+            engine::start(
+                service,
+                listener,
+                &token_file,
+                Some(slate::push::Setup::of(&own.places)),
+            )?
         }
     };
     *shell.source.write().expect("lock poisoned") = source.clone();

@@ -83,6 +83,8 @@ pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::R
         settings,
         remotes: Some(slate::remote::LinkOptions::default()),
     });
+    // The engine runs here, so the push channel does too: one machine pushes once.
+    slate::push::start(&handle, slate::push::Setup::of(places));
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -135,12 +135,22 @@ impl Handle {
     }
 
     pub fn health(&self) -> Health {
-        self.shared
+        let mut health = self
+            .shared
             .published
             .read()
             .expect("lock poisoned")
             .health
-            .clone()
+            .clone();
+        if health.settings.config.push.is_on() {
+            health.push = Some(self.shared.pushed.report());
+        }
+        health
+    }
+
+    /// Where the push worker (`push`) counts what it sent, failed and dropped.
+    pub fn push_stats(&self) -> std::sync::Arc<super::PushStats> {
+        self.shared.pushed.clone()
     }
 
     /// The settings in force and the config file's problem, if any.

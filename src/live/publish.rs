@@ -156,6 +156,7 @@ impl LoopState {
                 self.engine.registry(),
                 published.live.values(),
             ),
+            push: None,
         };
         let reports = &published.health.remotes;
         self.shared.remotes_changed.send_if_modified(|told| {

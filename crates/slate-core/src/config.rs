@@ -15,6 +15,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::model::{AgentKind, Machine, Timestamp};
 
+pub mod push;
+
+pub use push::{NtfyTopic, Push, PushUrl};
+
 /// The port Slate listens on unless the config says otherwise.
 pub const DEFAULT_PORT: u16 = 7411;
 
@@ -28,6 +32,8 @@ pub struct Config {
     pub server: Server,
     pub notifications: Notifications,
     pub cleanup: Cleanup,
+    /// `[push]`: an ntfy topic or a webhook told of every Needs you notification (`push`).
+    pub push: Push,
     /// `[[remote]]`: other machines whose sessions Slate follows over SSH, in the file's order.
     #[serde(rename = "remote", skip_serializing_if = "Vec::is_empty")]
     pub remotes: Vec<RemoteEntry>,

@@ -62,13 +62,16 @@ pub enum Click {
 }
 
 /// One notification to show.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NotificationPlan {
     pub title: String,
     pub body: String,
     pub click: Click,
     /// The permission dialog it may be answered from, when there is one.
     pub offer: Option<Offer>,
+    /// The sessions it tells of, as they stood when it was decided: what a push elsewhere
+    /// (`push` in the `slate` crate) builds its own message from.
+    pub sessions: Vec<Session>,
 }
 
 /// A permission dialog that its session's dialog says Slate can answer (`answerable`: on this
@@ -190,7 +193,7 @@ impl Notifier {
 
 /// What [`decide`] returns: the notifications to show now, and when to call again with
 /// [`Input::Tick`] (`None` when nothing is pending).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Decision {
     pub plans: Vec<NotificationPlan>,
     pub next_deadline: Option<Timestamp>,
@@ -265,6 +268,7 @@ fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
             body: body(session),
             click: Click::Focus(session.key()),
             offer: Offer::of(session),
+            sessions: vec![session.clone()],
         }),
         several => Some(NotificationPlan {
             title: format!("{} sessions need you", several.len()),
@@ -277,6 +281,7 @@ fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
                 .join("\n"),
             click: Click::OpenWindow,
             offer: None,
+            sessions: several.to_vec(),
         }),
     }
 }

@@ -1,0 +1,432 @@
+//! The push channel (`push`): the requests it builds for ntfy's JSON publish and for a webhook,
+//! its URLs that never show their topic, and the live worker against a local HTTP server: one
+//! push per flip with the token, and a server that hangs or refuses costing the engine nothing.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use slate::config::{Config, NtfyTopic, Push, PushUrl};
+use slate::engine::{Options, ProcessSource};
+use slate::live::{self, Handle, Service, Timing, Update};
+use slate::model::{Status, Timestamp};
+use slate::policy::notifications::{Click, NotificationPlan};
+use slate::push::{requests, Setup};
+use slate::settings::Settings;
+use slate::sources::roots::Env;
+
+use crate::api::finish_turn;
+use crate::util::{claude_process_table, transcript_path, waiting, working_transcript};
+
+const TOPIC: &str = "slate-k3x9q7f2";
+const TOKEN: &str = "tk_secretpushtoken0123456789";
+
+fn push_to(ntfy: Option<&str>, webhook: Option<&str>, commands: bool) -> Push {
+    Push {
+        ntfy: ntfy.map(|url| NtfyTopic::parse(url).unwrap()),
+        webhook: webhook.map(|url| PushUrl::parse(url).unwrap()),
+        commands,
+    }
+}
+
+fn plan_of(sessions: Vec<slate::model::Session>) -> NotificationPlan {
+    NotificationPlan {
+        title: String::new(),
+        body: String::new(),
+        click: Click::OpenWindow,
+        offer: None,
+        sessions,
+    }
+}
+
+#[test]
+fn ntfy_gets_its_json_publish_and_a_webhook_names_each_session_without_the_command() {
+    let push = push_to(
+        Some(&format!("https://ntfy.example.org/{TOPIC}")),
+        Some("https://hooks.example.org/slate?team=7"),
+        false,
+    );
+    let sent = requests(&push, &plan_of(vec![waiting("acme-api", "s1")]), "box");
+    assert_eq!(sent.len(), 2);
+    // ntfy's JSON publish: the server's root, the topic in the body, priority 3 (its default).
+    assert_eq!(sent[0].channel, "ntfy");
+    assert_eq!(sent[0].url, "https://ntfy.example.org/");
+    assert_eq!(
+        sent[0].body,
+        json!({
+            "topic": TOPIC,
+            "title": "acme-api · Claude Code needs you",
+            "message": "box · acme-api · Claude Code — Asks permission for Bash",
+            "tags": ["bell"],
+            "priority": 3,
+        })
+    );
+    assert_eq!(sent[1].channel, "webhook");
+    assert_eq!(sent[1].url, "https://hooks.example.org/slate?team=7");
+    assert_eq!(sent[1].body["event"], "needs_you");
+    assert_eq!(sent[1].body["machine"], "box");
+    assert_eq!(
+        sent[1].body["sessions"],
+        json!([{
+            "id": "s1",
+            "machine": "box",
+            "project": "acme-api",
+            "agent": "claude-code",
+            "agent_name": "Claude Code",
+            "reason": "permission_prompt",
+            "reason_text": "Asks permission for Bash",
+        }])
+    );
+    let whole = serde_json::to_string(&sent.iter().map(|r| &r.body).collect::<Vec<_>>()).unwrap();
+    assert!(
+        !whole.contains("cargo test"),
+        "no command unless asked for: {whole}"
+    );
+}
+
+#[test]
+fn with_commands_on_a_push_carries_the_reason_whole_and_a_summary_names_every_session() {
+    let push = push_to(None, Some("http://127.0.0.1:9/hook"), true);
+    let mut remote = waiting("web", "s2");
+    remote.machine = Some(slate::model::Machine::new("devbox").unwrap());
+    let sent = requests(
+        &push,
+        &plan_of(vec![waiting("acme-api", "s1"), remote]),
+        "laptop",
+    );
+    assert_eq!(sent.len(), 1);
+    let body = &sent[0].body;
+    assert_eq!(body["title"], "2 sessions need you");
+    assert_eq!(
+        body["message"],
+        "laptop · acme-api · Claude Code — Asks permission for Bash: cargo test\n\
+         devbox · web · Claude Code — Asks permission for Bash: cargo test"
+    );
+    assert_eq!(body["sessions"][1]["machine"], "devbox");
+    assert_eq!(
+        body["sessions"][0]["reason_text"],
+        "Asks permission for Bash: cargo test"
+    );
+}
+
+#[test]
+fn push_urls_never_show_their_topic_and_bad_ones_are_refused_without_being_repeated() {
+    let config: Config = toml::from_str(&format!(
+        "[push]\nntfy = \"https://ntfy.sh/{TOPIC}\"\nwebhook = \"https://hooks.example.org/{TOPIC}\"\n"
+    ))
+    .unwrap();
+    assert!(config.push.is_on());
+    assert!(!config.push.commands, "commands are off by default");
+    let shown = format!(
+        "{:?} {} {}",
+        config.push,
+        serde_json::to_string(&config.push).unwrap(),
+        config.push.ntfy.as_ref().unwrap()
+    );
+    assert!(!shown.contains(TOPIC), "{shown}");
+    assert!(shown.contains("https://ntfy.sh/…"), "{shown}");
+    assert_eq!(config.push.ntfy.unwrap().expose_topic(), TOPIC);
+    assert!(!Config::default().push.is_on(), "off unless a URL is set");
+
+    for (text, says) in [
+        ("ftp://ntfy.sh/topic", "https:// or http://"),
+        ("https://user:hunter2@ntfy.sh/topic", "no user or password"),
+        ("https:///topic", "names no host"),
+        ("https://ntfy.sh/top ic", "a space or a control character"),
+        (
+            "https://ntfy.sh/topic\u{1b}[2J",
+            "a space or a control character",
+        ),
+        ("https://ntfy.sh/topic#frag", "no fragment"),
+    ] {
+        let err = PushUrl::parse(text).unwrap_err();
+        assert!(err.contains(says), "{text:?}: {err}");
+        assert!(!err.contains("hunter2") && !err.contains("topic#"), "{err}");
+    }
+    let huge = format!("https://ntfy.sh/{}", "a".repeat(10_000));
+    assert!(PushUrl::parse(&huge).unwrap_err().contains("longer than"));
+    for topic in [
+        "https://ntfy.sh/",
+        "https://ntfy.sh/a/b",
+        "https://ntfy.sh/t?x=1",
+        "https://ntfy.sh/ü",
+    ] {
+        let err = NtfyTopic::parse(topic).unwrap_err();
+        assert!(err.contains("one topic"), "{topic}: {err}");
+    }
+    assert!(NtfyTopic::parse(&format!("https://ntfy.sh/{}", "t".repeat(65))).is_err());
+    let unknown = toml::from_str::<Config>("[push]\nntfy_url = \"https://ntfy.sh/x\"\n");
+    assert!(unknown.unwrap_err().to_string().contains("ntfy_url"));
+}
+
+/// What the local server does with a connection.
+#[derive(Clone, Copy)]
+enum Behaviour {
+    /// Reads the request and answers 200.
+    Answer,
+    /// Reads the request and never answers.
+    Hang,
+}
+
+/// One request the local server read.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    headers: BTreeMap<String, String>,
+    body: Value,
+}
+
+/// A local HTTP/1.1 server on 127.0.0.1 that records what it reads.
+struct Server {
+    port: u16,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Server {
+    fn start(behaviour: Behaviour) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let kept = seen.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming().flatten() {
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(5)))
+                    .unwrap();
+                if let Some(request) = read_request(&stream) {
+                    kept.lock().unwrap().push(request);
+                }
+                match behaviour {
+                    Behaviour::Answer => {
+                        let mut stream = stream;
+                        let _ = stream.write_all(
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+                        );
+                    }
+                    Behaviour::Hang => held.push(stream),
+                }
+            }
+        });
+        Server { port, seen }
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn read_request(stream: &TcpStream) -> Option<Seen> {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut words = line.split_whitespace();
+    let (method, path) = (words.next()?.to_owned(), words.next()?.to_owned());
+    let mut headers = BTreeMap::new();
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+    }
+    let length: usize = headers.get("content-length")?.parse().ok()?;
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Seen {
+        method,
+        path,
+        headers,
+        body: serde_json::from_slice(&body).ok()?,
+    })
+}
+
+/// A port nothing listens on.
+fn refused_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The live service over `home` with `push` in its config, and the push worker beside it.
+fn live_with_push(home: &Path, push: Push, token_mode: Option<u32>) -> (Handle, Timestamp) {
+    let now = live::system_clock();
+    working_transcript(home, now);
+    let env = Env {
+        home: Some(home.to_path_buf()),
+        ..Env::default()
+    };
+    let mut options = Options::from_env(env);
+    options.processes =
+        ProcessSource::Recorded(claude_process_table(now.minus(Duration::from_secs(60))));
+    let config = Config {
+        push,
+        ..Config::default()
+    };
+    let (handle, _thread) = live::start(Service {
+        options,
+        timing: Timing::default(),
+        store: None,
+        clock: live::system_clock,
+        settings: Settings::new(None, config),
+        remotes: None,
+    });
+    let token_file = home.join("push-token");
+    if let Some(mode) = token_mode {
+        std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    slate::push::start(
+        &handle,
+        Setup {
+            token_file,
+            store_file: None,
+            machine: "test-box".to_owned(),
+            deadline: Duration::from_secs(1),
+        },
+    );
+    (handle, now)
+}
+
+/// Polls `check` every 50 ms for up to `within`.
+fn eventually(within: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    check()
+}
+
+#[test]
+fn a_flip_to_needs_you_is_pushed_once_to_ntfy_and_the_webhook_with_the_token() {
+    let temp = tempfile::tempdir().unwrap();
+    let server = Server::start(Behaviour::Answer);
+    let push = push_to(
+        Some(&format!("http://127.0.0.1:{}/{TOPIC}", server.port)),
+        Some(&format!("http://127.0.0.1:{}/hook", server.port)),
+        false,
+    );
+    let (handle, _) = live_with_push(temp.path(), push, Some(0o600));
+    assert_eq!(handle.live_sessions()[0].status, Status::Working);
+    finish_turn(&transcript_path(temp.path()));
+    // The policy holds a change for its two-second burst window, then tells it.
+    assert!(
+        eventually(Duration::from_secs(10), || server.seen().len() >= 2),
+        "two requests: {:?}",
+        server.seen()
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2, "once per channel, once per flip: {seen:#?}");
+    let ntfy = seen.iter().find(|s| s.path == "/").expect("ntfy's root");
+    let hook = seen
+        .iter()
+        .find(|s| s.path == "/hook")
+        .expect("the webhook");
+    for request in [ntfy, hook] {
+        assert_eq!(request.method, "POST");
+        assert_eq!(request.headers["content-type"], "application/json");
+        assert_eq!(request.headers["authorization"], format!("Bearer {TOKEN}"));
+    }
+    assert_eq!(ntfy.body["topic"], TOPIC);
+    assert_eq!(ntfy.body["title"], "acme · Claude Code needs you");
+    assert_eq!(ntfy.body["priority"], 3);
+    let message = ntfy.body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("test-box · acme · Claude Code — "),
+        "{message}"
+    );
+    assert_eq!(hook.body["sessions"][0]["reason"], "turn_finished");
+    assert_eq!(hook.body["machine"], "test-box");
+    let report = handle.health().push.expect("counted while [push] is on");
+    assert_eq!((report.sent, report.failed, report.dropped), (2, 0, 0));
+    handle.shutdown();
+}
+
+#[test]
+fn a_server_that_hangs_or_refuses_costs_the_engine_nothing_and_no_failure_names_a_secret() {
+    let temp = tempfile::tempdir().unwrap();
+    let hanging = Server::start(Behaviour::Hang);
+    let push = push_to(
+        Some(&format!("http://127.0.0.1:{}/{TOPIC}", hanging.port)),
+        Some(&format!("http://127.0.0.1:{}/{TOPIC}", refused_port())),
+        false,
+    );
+    let (handle, _) = live_with_push(temp.path(), push, Some(0o600));
+    let (_, mut updates) = handle.subscribe();
+    finish_turn(&transcript_path(temp.path()));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let update = runtime
+        .block_on(async { tokio::time::timeout(Duration::from_secs(2), updates.recv()).await })
+        .expect("the change reaches subscribers whatever the push server does")
+        .unwrap();
+    assert!(matches!(update, Update::Session { session } if session.status == Status::Waiting));
+    // Both fail (one hangs past its deadline, one is refused), and are counted, once each.
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            handle
+                .health()
+                .push
+                .is_some_and(|report| report.failed == 2)
+        }),
+        "{:?}",
+        handle.health().push
+    );
+    assert_eq!(hanging.seen().len(), 1, "never retried");
+    let report = handle.health().push.unwrap();
+    assert_eq!(report.sent, 0);
+    let told = serde_json::to_string(&handle.health()).unwrap();
+    for secret in [TOKEN, TOPIC] {
+        assert!(!told.contains(secret), "/health names {secret}: {told}");
+    }
+    let last = report.last_failure.unwrap();
+    assert!(
+        last.what.contains("no answer within") || last.what.contains("cannot"),
+        "{last:?}"
+    );
+    handle.shutdown();
+}
+
+#[test]
+fn a_push_token_others_can_read_is_refused_and_nothing_is_sent() {
+    let temp = tempfile::tempdir().unwrap();
+    let server = Server::start(Behaviour::Answer);
+    let push = push_to(
+        Some(&format!("http://127.0.0.1:{}/{TOPIC}", server.port)),
+        None,
+        false,
+    );
+    let (handle, _) = live_with_push(temp.path(), push, Some(0o644));
+    finish_turn(&transcript_path(temp.path()));
+    assert!(eventually(Duration::from_secs(10), || {
+        handle
+            .health()
+            .push
+            .is_some_and(|report| report.failed == 1)
+    }));
+    let failure = handle.health().push.unwrap().last_failure.unwrap();
+    assert!(failure.what.contains("readable by others"), "{failure:?}");
+    assert!(!failure.what.contains(TOKEN));
+    assert!(
+        server.seen().is_empty(),
+        "nothing sent with a token others could read"
+    );
+    handle.shutdown();
+}
