@@ -53,6 +53,10 @@ want wmctrl
 want kitty
 want libgl1-mesa-dri
 want fonts-dejavu-core
+# Focus on Wayland (tests/focus/sway.rs): a headless Sway with foot windows, run as a user the
+# test makes (Sway refuses root), through runuser (util-linux) and useradd (passwd).
+want sway
+want foot
 
 # The packages (scripts/package.sh, scripts/package-test.sh): Tauri's bundler needs nothing more
 # (its .rpm writer is built in, no rpmbuild); the test reads the .rpm with rpm, looks the man page up

@@ -3,9 +3,12 @@
 //! [`focus`] is what `slate focus`, the tray menu and a notification click call. It [`gather`]s
 //! facts about the session's process (its ancestors through `sysinfo`, its controlling terminal
 //! (`tty`) or `ps`, a few environment variables, the panes and clients of the tmux server whose
-//! pane has that terminal, found among all of the user's servers, the X11 windows with their `_NET_WM_PID` through `wmctrl` or `xdotool`), lets the pure
-//! [`strategy::choose`] decide, and [`execute`]s the steps. Every helper program runs with a
-//! deadline, so a hung tool never hangs the caller.
+//! pane has that terminal, found among all of the user's servers, the X11 windows with their
+//! `_NET_WM_PID` through `wmctrl` or `xdotool` and the focused one, the windows of a Sway session
+//! through `swaymsg -t get_tree`), lets the pure [`strategy::choose`] decide, and [`execute`]s
+//! the steps. Every helper program runs with a deadline and a limit on what it may print, so a
+//! hung or chatty tool never hangs the caller. [`looking_at`] reads the same facts for "quiet
+//! while you look".
 //!
 //! It deliberately decides nothing itself: which window is the right one, and when no window is
 //! sure enough, is `strategy`'s. The Windows step is planned but not executed in this build.
@@ -21,13 +24,18 @@ use std::time::{Duration, Instant};
 
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
+use crate::policy::notifications::NotificationPlan;
+
 use strategy::{
-    Ancestor, CommandLine, Environment, Facts, Host, Plan, Platform, Step, TmuxFacts, Tools,
-    X11Display, X11Window,
+    Ancestor, CommandLine, Environment, Facts, Host, Plan, Platform, Step, SwayFacts, TmuxFacts,
+    Tools, X11Display, X11Window,
 };
 
 /// How long one helper program may take before it is killed.
 const TOOL_DEADLINE: Duration = Duration::from_secs(5);
+
+/// The most a helper program's output is read: a Sway tree of hundreds of windows is well under.
+const OUTPUT_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// How far up the process tree the walk goes; real chains are a dozen deep at most.
 const MAX_ANCESTORS: usize = 64;
@@ -100,6 +108,7 @@ pub fn tools() -> Tools {
         kitty: on_path("kitty"),
         wezterm: on_path("wezterm"),
         osascript: on_path("osascript"),
+        swaymsg: on_path("swaymsg"),
     }
 }
 
@@ -166,12 +175,25 @@ pub fn gather(pid: u32) -> Facts {
     } else {
         Vec::new()
     };
+    // The Sway session the terminal draws in: the socket the session's process (or a tmux client
+    // of its pane) inherited, else Slate's own.
+    let sway = tools
+        .swaymsg
+        .then(|| {
+            hosts
+                .iter()
+                .find_map(|host| host.env.swaysock.clone())
+                .or_else(|| std::env::var("SWAYSOCK").ok().filter(|v| !v.is_empty()))
+        })
+        .flatten()
+        .map(|socket| sway_windows(&socket));
     Facts {
         platform,
         pid: Some(pid),
         host,
         tmux,
         displays,
+        sway,
         own_display,
         own_wayland_display,
         console_window: None,
@@ -379,7 +401,7 @@ fn x11_display(name: &str, tools: &Tools, pids: &BTreeSet<u32>) -> X11Display {
         let line = CommandLine {
             program: "wmctrl".to_string(),
             args: vec!["-lp".to_string()],
-            env,
+            env: env.clone(),
         };
         match run(&line) {
             Ok(text) => display.windows = strategy::parse_wmctrl(&text),
@@ -399,7 +421,72 @@ fn x11_display(name: &str, tools: &Tools, pids: &BTreeSet<u32>) -> X11Display {
             }
         }
     }
+    display.active = active_window(&env, tools);
     display
+}
+
+/// The windows of the Sway session at `socket` (`swaymsg -t get_tree`), or why they could not
+/// be read.
+fn sway_windows(socket: &str) -> SwayFacts {
+    let line = CommandLine {
+        program: "swaymsg".to_string(),
+        args: vec![
+            "-s".to_string(),
+            socket.to_string(),
+            "-t".to_string(),
+            "get_tree".to_string(),
+        ],
+        env: Vec::new(),
+    };
+    let (windows, error) = match run(&line).and_then(|text| strategy::parse_sway_tree(&text)) {
+        Ok(windows) => (windows, None),
+        Err(error) => (Vec::new(), Some(error)),
+    };
+    SwayFacts {
+        socket: socket.to_string(),
+        windows,
+        error,
+    }
+}
+
+/// The display's focused window, through xdotool or else xprop; `None` when neither tells (no
+/// window manager that keeps `_NET_ACTIVE_WINDOW`, or neither tool).
+fn active_window(env: &[(String, String)], tools: &Tools) -> Option<u64> {
+    let (program, args): (&str, &[&str]) = if tools.xdotool {
+        ("xdotool", &["getactivewindow"])
+    } else if on_path("xprop") {
+        ("xprop", &["-root", "_NET_ACTIVE_WINDOW"])
+    } else {
+        return None;
+    };
+    let line = CommandLine {
+        program: program.to_string(),
+        args: args.iter().map(|arg| (*arg).to_string()).collect(),
+        env: env.to_vec(),
+    };
+    run(&line)
+        .ok()
+        .and_then(|text| strategy::parse_active_window(&text))
+}
+
+/// Whether the person is looking at the terminal of process `pid` right now: the facts
+/// `slate focus` gathers, read by `strategy::looking`.
+pub fn looking_at(pid: u32) -> strategy::Looking {
+    strategy::looking(&gather(pid))
+}
+
+/// Why a notification is not worth showing, for "quiet while you look": it tells of one
+/// session, of this machine, whose terminal is in front (`looking_at`). `None` for every other
+/// notification, and whenever the facts are not sure.
+pub fn seen_already(plan: &NotificationPlan) -> Option<String> {
+    let [session] = plan.sessions.as_slice() else {
+        return None;
+    };
+    let pid = session.pid.filter(|_| session.machine.is_none())?;
+    match looking_at(pid) {
+        strategy::Looking::Yes(why) => Some(why),
+        strategy::Looking::No(_) | strategy::Looking::Unsure(_) => None,
+    }
 }
 
 /// True when `program` is an executable file in a `PATH` folder.
@@ -484,10 +571,12 @@ fn run(line: &CommandLine) -> Result<String, String> {
 fn read_in_thread(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<String> {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut text = String::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_string(&mut text);
+        let mut bytes = Vec::new();
+        if let Some(pipe) = pipe {
+            // What is past the limit is never read; the program is killed at its deadline.
+            let _ = pipe.take(OUTPUT_LIMIT).read_to_end(&mut bytes);
         }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         let _ = sender.send(text);
     });
     receiver

@@ -3,8 +3,9 @@
 //!
 //! It fires on the same edges as the desktop notification: it keeps its own `Notifier` over the
 //! live service's updates and runs the same `policy::notifications::decide`, so a burst is one
-//! push, a session already waiting at start-up is none, a parked or muted session is none, and
-//! Slate's pause (kept in the store) holds it back. It runs beside whichever process owns the
+//! push, a session already waiting at start-up is none, a parked or muted session is none, one
+//! whose terminal is in front is none (`focus::seen_already`), and Slate's pause (kept in the
+//! store) holds it back. It runs beside whichever process owns the
 //! engine (`slate serve`, or the tray app when it runs its own), so one machine pushes once.
 //!
 //! A push names the machine, the project, the agent and the reason; the dialog's command only
@@ -282,6 +283,10 @@ async fn decide_all(
             }
         };
         for plan in &decision.plans {
+            // Quiet while you look: a person at the screen needs no push either.
+            if notifications.quiet_while_looking && crate::focus::seen_already(plan).is_some() {
+                continue;
+            }
             for request in requests(&push, plan, &setup.machine) {
                 match queue.try_send((request, token.clone())) {
                     Ok(()) => {}

@@ -2,7 +2,9 @@
 //! facts and plans with the tools' output parsers (`strategy`), and the tmux (`tmux`) and X11
 //! (`x11`: Xvfb with openbox and two xterms) paths for real, over the helpers here.
 
+mod front;
 mod strategy;
+mod sway;
 mod tmux;
 mod x11;
 

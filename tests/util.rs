@@ -51,6 +51,8 @@ fn package(tool: &str) -> &str {
         "sshd" => "openssh-server",
         "ssh" | "ssh-keygen" => "openssh-client",
         "xprop" => "x11-utils",
+        "swaymsg" => "sway",
+        "runuser" | "useradd" => "util-linux, passwd",
         other => other,
     }
 }

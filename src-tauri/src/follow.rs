@@ -202,6 +202,12 @@ pub(crate) async fn follow<R: Runtime>(
             .flatten()
             .min();
         for plan in decision.plans {
+            if told.quiet_while_looking {
+                if let Some(why) = seen_already(&plan).await {
+                    tracing::info!(title = %plan.title, "not notifying, the person is looking: {why}");
+                    continue;
+                }
+            }
             let id = shell.next_notification_id();
             {
                 let mut clicks = shell.clicks.lock().expect("lock poisoned");
@@ -313,6 +319,17 @@ async fn link_changed(link: &mut Option<watch::Receiver<Link>>) {
 }
 
 /// Sleeps for `wait`, or for ever when there is nothing to wait for.
+/// How long "quiet while you look" may ask the terminals and the window manager; past it the
+/// notification is shown.
+const LOOK_WITHIN: Duration = Duration::from_secs(2);
+
+/// `slate::focus::seen_already` off the async runtime, within [`LOOK_WITHIN`].
+async fn seen_already(plan: &notifications::NotificationPlan) -> Option<String> {
+    let plan = plan.clone();
+    let asked = tauri::async_runtime::spawn_blocking(move || slate::focus::seen_already(&plan));
+    tokio::time::timeout(LOOK_WITHIN, asked).await.ok()?.ok()?
+}
+
 async fn sleep_or_never(wait: Option<Duration>) {
     match wait {
         Some(wait) => tokio::time::sleep(wait).await,

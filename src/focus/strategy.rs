@@ -13,16 +13,19 @@
 //! they are tested without the tools. Gathering the facts and running the steps is `focus`'s job.
 //!
 //! This file holds the facts; `plan` holds the plan and its steps with the commands that run
-//! them, `decide` the choice itself, and `parse` the parsers.
+//! them, `decide` the choice itself, `front` whether the session's terminal is in front (for
+//! "quiet while you look") and `parse` the parsers.
 
 mod decide;
+mod front;
 mod parse;
 mod plan;
 
 pub use decide::{choose, draws_terminals};
+pub use front::{looking, Looking};
 pub use parse::{
-    parse_ps_tty, parse_tmux_clients, parse_tmux_panes, parse_window_id, parse_wmctrl,
-    parse_xdotool_search, TMUX_CLIENT_FORMAT, TMUX_PANE_FORMAT,
+    parse_active_window, parse_ps_tty, parse_sway_tree, parse_tmux_clients, parse_tmux_panes,
+    parse_window_id, parse_wmctrl, parse_xdotool_search, TMUX_CLIENT_FORMAT, TMUX_PANE_FORMAT,
 };
 pub use plan::{CommandLine, MacTerminal, Plan, Step, X11Tool};
 
@@ -76,6 +79,8 @@ pub struct Environment {
     pub windowid: Option<String>,
     pub display: Option<String>,
     pub wayland_display: Option<String>,
+    /// Sway's IPC socket, which every client of a Sway session inherits.
+    pub swaysock: Option<String>,
 }
 
 impl Environment {
@@ -102,6 +107,7 @@ impl Environment {
                 "WINDOWID" => &mut env.windowid,
                 "DISPLAY" => &mut env.display,
                 "WAYLAND_DISPLAY" => &mut env.wayland_display,
+                "SWAYSOCK" => &mut env.swaysock,
                 _ => continue,
             };
             *slot = Some(value.to_string());
@@ -143,6 +149,8 @@ pub struct TmuxPane {
     pub session: String,
     pub window_index: String,
     pub pane_index: String,
+    /// Whether it is the pane its session shows: the active pane of the active window.
+    pub shown: bool,
 }
 
 impl TmuxPane {
@@ -187,6 +195,27 @@ pub struct X11Display {
     pub windows: Vec<X11Window>,
     /// Why the windows could not be listed, when they could not.
     pub error: Option<String>,
+    /// The focused window (`_NET_ACTIVE_WINDOW`), when the tools could tell.
+    pub active: Option<u64>,
+}
+
+/// A window of a Sway session (`swaymsg -t get_tree`): its container id and the pid of the
+/// client that draws it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwayWindow {
+    pub con_id: u64,
+    pub pid: u32,
+    pub app_id: String,
+    pub focused: bool,
+}
+
+/// The windows of the Sway session at `socket`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SwayFacts {
+    pub socket: String,
+    pub windows: Vec<SwayWindow>,
+    /// Why the tree could not be read, when it could not.
+    pub error: Option<String>,
 }
 
 /// Which helper programs are installed.
@@ -198,6 +227,7 @@ pub struct Tools {
     pub kitty: bool,
     pub wezterm: bool,
     pub osascript: bool,
+    pub swaymsg: bool,
 }
 
 /// Everything `choose` looks at.
@@ -211,6 +241,9 @@ pub struct Facts {
     /// The tmux server of the session's `$TMUX`, when it has one.
     pub tmux: Option<TmuxFacts>,
     pub displays: Vec<X11Display>,
+    /// The Sway session of the session's terminal (its `$SWAYSOCK`, or Slate's own), when
+    /// swaymsg is installed.
+    pub sway: Option<SwayFacts>,
     /// Slate's own `DISPLAY` and `WAYLAND_DISPLAY`, used when the session's are unknown.
     pub own_display: Option<String>,
     pub own_wayland_display: Option<String>,

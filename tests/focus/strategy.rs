@@ -24,7 +24,7 @@ fn chain(links: &[(u32, &str)]) -> Vec<Ancestor> {
         .collect()
 }
 
-fn host(links: &[(u32, &str)], tty: &str, env: Environment) -> Host {
+pub(super) fn host(links: &[(u32, &str)], tty: &str, env: Environment) -> Host {
     Host {
         pid: links[0].0,
         ancestors: chain(links),
@@ -49,7 +49,7 @@ fn tmux_env(pane: &str) -> Environment {
     }
 }
 
-fn all_tools() -> Tools {
+pub(super) fn all_tools() -> Tools {
     Tools {
         tmux: true,
         xdotool: true,
@@ -57,10 +57,11 @@ fn all_tools() -> Tools {
         kitty: true,
         wezterm: true,
         osascript: false,
+        swaymsg: true,
     }
 }
 
-fn window(id: u64, pid: u32) -> X11Window {
+pub(super) fn window(id: u64, pid: u32) -> X11Window {
     X11Window {
         id,
         pid,
@@ -68,17 +69,18 @@ fn window(id: u64, pid: u32) -> X11Window {
     }
 }
 
-fn display(windows: Vec<X11Window>) -> Vec<X11Display> {
+pub(super) fn display(windows: Vec<X11Window>) -> Vec<X11Display> {
     vec![X11Display {
         name: ":0".into(),
         windows,
         error: None,
+        active: None,
     }]
 }
 
 /// A session process 100 in bash 90 in xterm 80, on display :0 where xterm 80 and 81 have one
 /// window each.
-fn xterm_facts() -> Facts {
+pub(super) fn xterm_facts() -> Facts {
     Facts {
         pid: Some(100),
         host: Some(host(
@@ -92,18 +94,19 @@ fn xterm_facts() -> Facts {
     }
 }
 
-fn pane(tty: &str, id: &str, session: &str, window_index: &str) -> TmuxPane {
+pub(super) fn pane(tty: &str, id: &str, session: &str, window_index: &str) -> TmuxPane {
     TmuxPane {
         tty: tty.into(),
         pane_id: id.into(),
         session: session.into(),
         window_index: window_index.into(),
         pane_index: "0".into(),
+        shown: true,
     }
 }
 
 /// A tmux client on /dev/pts/1, pid 300, in xterm 81 (which owns window 0x400001).
-fn client(session: &str) -> TmuxClient {
+pub(super) fn client(session: &str) -> TmuxClient {
     TmuxClient {
         tty: "/dev/pts/1".into(),
         pid: 300,
@@ -122,7 +125,7 @@ fn client(session: &str) -> TmuxClient {
 }
 
 /// The session process 200 runs in pane %3 (window work:1) of the default server.
-fn tmux_facts(clients: Vec<TmuxClient>) -> Facts {
+pub(super) fn tmux_facts(clients: Vec<TmuxClient>) -> Facts {
     Facts {
         pid: Some(200),
         host: Some(host(
@@ -452,7 +455,7 @@ fn cases() -> Vec<(&'static str, Facts, Expect)> {
     cases.push((
         "Wayland without X11",
         facts,
-        Expect::Unsure("Wayland lets no program raise"),
+        Expect::Unsure("offers no way to focus another program's window"),
     ));
 
     let mut facts = xterm_facts();
@@ -667,12 +670,30 @@ fn the_environment_keeps_only_the_terminal_variables() {
 #[test]
 fn tool_output_parses_and_garbage_is_skipped() {
     let panes = strategy::parse_tmux_panes(
-        "/dev/pts/2\t%0\t0\t0\tmy session\n/dev/pts/3\t%1\t1\t0\tmy session\nnonsense\n\
-         /dev/pts/4\tnot-a-pane\t0\t0\tx\n",
+        "/dev/pts/2\t%0\t0\t0\t1\t0\tmy session\n/dev/pts/3\t%1\t1\t0\t1\t1\tmy session\n\
+         nonsense\n/dev/pts/4\tnot-a-pane\t0\t0\t1\t1\tx\n/dev/pts/5\t%2\t0\t0\tmy session\n",
     );
-    assert_eq!(panes.len(), 2);
+    assert_eq!(panes.len(), 2, "{panes:?}");
     assert_eq!(panes[1].pane_id, "%1");
     assert_eq!(panes[1].target(), "my session:1.0");
+    assert_eq!(
+        (panes[0].shown, panes[1].shown),
+        (false, true),
+        "shown: the active pane of the active window"
+    );
+    for (text, active) in [
+        ("65011718\n", Some(65_011_718)),
+        (
+            "_NET_ACTIVE_WINDOW(WINDOW): window id # 0x1400006\n",
+            Some(0x1400006),
+        ),
+        ("_NET_ACTIVE_WINDOW(WINDOW): window id # 0x0\n", None),
+        ("_NET_ACTIVE_WINDOW:  not found.\n", None),
+        ("", None),
+        ("0x1400006, 0x0\n", Some(0x1400006)),
+    ] {
+        assert_eq!(strategy::parse_active_window(text), active, "{text:?}");
+    }
 
     let clients =
         strategy::parse_tmux_clients("/dev/pts/1\t4242\twork\n/dev/pts/5\tnotapid\tx\n\n");

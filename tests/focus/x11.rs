@@ -189,6 +189,17 @@ impl Desktop {
         })
     }
 
+    /// Gives `window` the focus with wmctrl (the test's hand) and waits until it has it.
+    fn activate(&self, window: u64) {
+        let status = Command::new("wmctrl")
+            .args(["-i", "-a", &format!("{window:#x}")])
+            .env("DISPLAY", &self.display)
+            .status()
+            .expect("wmctrl runs");
+        assert!(status.success());
+        self.wait_active(window);
+    }
+
     fn wait_active(&self, window: u64) {
         poll("the window to become the active one", || {
             (active_window(&self.display) == Some(window)).then_some(())
@@ -265,13 +276,7 @@ fn tmux_focus_raises_the_xterm_of_the_attached_client() {
     });
     // Another xterm in front, so raising the client's has to move the focus.
     let (_, other_window) = desktop.xterm(&["sleep", "300"]);
-    let activate_other = Command::new("wmctrl")
-        .args(["-i", "-a", &format!("{other_window:#x}")])
-        .env("DISPLAY", &desktop.display)
-        .status()
-        .expect("wmctrl runs");
-    assert!(activate_other.success());
-    desktop.wait_active(other_window);
+    desktop.activate(other_window);
 
     let outcome = focus::focus(pid).expect("the pane and the client's xterm are found");
     assert_eq!(outcome.done.len(), 3, "{outcome:?}");
@@ -282,4 +287,86 @@ fn tmux_focus_raises_the_xterm_of_the_attached_client() {
         server.tmux(&["list-clients", "-F", "#{client_session}:#{window_index}"]),
         "work:1"
     );
+}
+
+#[test]
+#[ignore = "slow tier: needs tmux, Xvfb, openbox, xterm, xdotool, wmctrl and xprop"]
+fn quiet_while_looking_holds_back_only_the_session_in_the_focused_windows_active_pane() {
+    needs(&[
+        "tmux", "Xvfb", "openbox", "xterm", "xdotool", "wmctrl", "xprop",
+    ]);
+    let mut desktop = Desktop::start();
+    let server = TmuxServer {
+        name: unique_name(),
+    };
+    // Two tmux sessions, each one pane running a stand-in agent, each shown by a tmux client in
+    // an xterm of its own.
+    let mut pids = Vec::new();
+    let mut windows = Vec::new();
+    for name in ["alpha", "beta"] {
+        let pid: u32 = server
+            .tmux(&[
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                "80",
+                "-y",
+                "24",
+                "-P",
+                "-F",
+                "#{pane_pid}",
+                "exec sleep 300",
+            ])
+            .parse()
+            .expect("tmux prints the pane's pid");
+        let (_, window) = desktop.xterm(&["tmux", "-L", &server.name, "attach", "-t", name]);
+        pids.push(pid);
+        windows.push(window);
+    }
+    poll("both clients to attach", || {
+        let sessions = server.tmux(&["list-clients", "-F", "#{client_session}"]);
+        (sessions.lines().count() == 2).then_some(())
+    });
+    let plan = |pid: u32| {
+        let mut session = crate::util::waiting("acme", &pid.to_string());
+        session.pid = Some(pid);
+        slate::policy::notifications::NotificationPlan {
+            title: String::new(),
+            body: String::new(),
+            click: slate::policy::notifications::Click::OpenWindow,
+            offer: None,
+            sessions: vec![session],
+        }
+    };
+
+    desktop.activate(windows[0]);
+    // alpha's pane is the one shown in the focused window: no notification for it; beta's
+    // xterm is behind: notified.
+    assert_eq!(
+        focus::looking_at(pids[0]),
+        strategy::Looking::Yes("pane alpha:0.0 shows in the focused window".into())
+    );
+    assert!(focus::seen_already(&plan(pids[0])).is_some());
+    assert!(matches!(
+        focus::looking_at(pids[1]),
+        strategy::Looking::No(_)
+    ));
+    assert_eq!(focus::seen_already(&plan(pids[1])), None);
+
+    // The other way round once beta's xterm has the focus.
+    desktop.activate(windows[1]);
+    assert!(focus::seen_already(&plan(pids[1])).is_some());
+    assert_eq!(focus::seen_already(&plan(pids[0])), None);
+
+    // A new window in beta hides its pane, though its xterm keeps the focus: notified again.
+    server.tmux(&["new-window", "-t", "beta", "exec sleep 300"]);
+    match focus::looking_at(pids[1]) {
+        strategy::Looking::No(why) => assert!(why.contains("not the one"), "{why}"),
+        other => panic!("a hidden pane is not in front: {other:?}"),
+    }
+    assert_eq!(focus::seen_already(&plan(pids[1])), None);
 }

@@ -171,6 +171,10 @@ pub struct Notifications {
     /// ids, as `slate sessions` prints them.
     #[serde(deserialize_with = "agent_ids", skip_serializing_if = "Vec::is_empty")]
     pub muted_agents: Vec<AgentKind>,
+    /// Quiet while you look: no notification (and no push) for a session whose terminal is in
+    /// front, its tmux pane the one shown in the focused window, or its terminal window the
+    /// focused one. On by default; whenever Slate is not sure, it notifies.
+    pub quiet_while_looking: bool,
 }
 
 impl Default for Notifications {
@@ -180,6 +184,7 @@ impl Default for Notifications {
             paused_until: None,
             sound: None,
             muted_agents: Vec::new(),
+            quiet_while_looking: true,
         }
     }
 }

@@ -7,8 +7,10 @@ use super::parse::parse_window_id;
 use super::plan::{MacTerminal, Plan, Step, X11Tool};
 use super::{Facts, Host, Platform, TmuxClient, TmuxFacts, TmuxPane, X11Window};
 
-/// Terminals that draw many windows from one process. A single window of theirs is still the
-/// right window, but the tab inside it is not selected by raising it.
+/// Terminals that show tabs (or panes) in one window. A single window of theirs is still the
+/// right window, but the tab inside it is not selected by raising it. Those that only draw many
+/// windows from one process (foot's server, urxvtd, alacritty) have no tabs: one window of
+/// theirs is the session's whole.
 const TABBED_TERMINALS: &[&str] = &[
     "gnome-terminal-server",
     "gnome-terminal-",
@@ -21,9 +23,6 @@ const TABBED_TERMINALS: &[&str] = &[
     "yakuake",
     "kitty",
     "wezterm-gui",
-    "alacritty",
-    "foot",
-    "urxvtd",
     "code",
     "cursor",
 ];
@@ -35,7 +34,10 @@ pub fn draws_terminals(program: &str) -> bool {
         || program.starts_with("screen")
         || program.starts_with("wezterm")
         || TABBED_TERMINALS.contains(&program)
-        || matches!(program, "xterm" | "urxvt" | "st" | "konsole" | "sshd")
+        || matches!(
+            program,
+            "xterm" | "urxvt" | "urxvtd" | "st" | "konsole" | "sshd" | "foot" | "alacritty"
+        )
 }
 
 /// Decides how to bring the session of `facts` to the front.
@@ -76,7 +78,7 @@ fn is_terminal(tty: &str) -> bool {
 }
 
 /// The pane of `tmux` whose terminal is the process's controlling terminal.
-fn pane_of<'a>(host: &Host, tmux: &'a TmuxFacts) -> Option<&'a TmuxPane> {
+pub(super) fn pane_of<'a>(host: &Host, tmux: &'a TmuxFacts) -> Option<&'a TmuxPane> {
     let tty = host.tty.as_deref().filter(|tty| is_terminal(tty))?;
     tmux.panes.iter().find(|pane| pane.tty == tty)
 }
@@ -190,7 +192,7 @@ fn tmux_plan(facts: &Facts, host: &Host) -> Plan {
 /// True when a tmux client itself runs in a tmux pane: its window belongs to the outer server's
 /// client, which these facts do not cover. `$TMUX` may have been unset to allow the nesting, so
 /// a tmux process among its parents counts too.
-fn inside_tmux(client: &Host) -> bool {
+pub(super) fn inside_tmux(client: &Host) -> bool {
     client.env.tmux.is_some()
         || client
             .ancestors
@@ -206,10 +208,10 @@ fn runs_under(host: &Host, programs: &[&str]) -> bool {
         .any(|ancestor| programs.contains(&ancestor.program().as_str()))
 }
 
-type Steps = (Vec<Step>, Option<String>);
+pub(super) type Steps = (Vec<Step>, Option<String>);
 
 /// The steps that raise the window (and where possible the tab) whose terminal `host` runs in.
-fn window_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
+pub(super) fn window_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
     let env = &host.env;
     if facts.platform != Platform::Windows {
         match host.tty.as_deref() {
@@ -273,8 +275,65 @@ fn os_window_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
                 host.pid
             )),
         },
-        Platform::Linux | Platform::Other => x11_plan(facts, host),
+        Platform::Linux | Platform::Other => match sway_plan(facts, host) {
+            Some(planned) => planned,
+            None => x11_plan(facts, host),
+        },
     }
+}
+
+/// Sway's own way, when the facts hold a Sway session: focus the window of `host`'s terminal
+/// through Sway's IPC, found by the pid of the client that draws it. `None` leaves it to X11:
+/// no Sway session is known, or the terminal is an X11 window of another display.
+fn sway_plan(facts: &Facts, host: &Host) -> Option<Result<Steps, String>> {
+    let sway = facts.sway.as_ref()?;
+    let on_wayland = host.env.wayland_display.is_some() || host.env.swaysock.is_some();
+    if let Some(error) = &sway.error {
+        return on_wayland.then(|| {
+            Err(format!(
+                "the windows of the Sway session could not be listed: {error}"
+            ))
+        });
+    }
+    for ancestor in host
+        .ancestors
+        .iter()
+        .take_while(|ancestor| ancestor.pid > 1)
+    {
+        let owned: Vec<_> = sway
+            .windows
+            .iter()
+            .filter(|window| window.pid == ancestor.pid)
+            .collect();
+        let program = ancestor.program();
+        match owned.as_slice() {
+            [] => continue,
+            [window] => {
+                let caveat = TABBED_TERMINALS.contains(&program.as_str()).then(|| {
+                    format!("{program} shows tabs; its window was focused, but the tab was not selected")
+                });
+                let step = Step::SwayFocus {
+                    socket: sway.socket.clone(),
+                    con_id: window.con_id,
+                };
+                return Some(Ok((vec![step], caveat)));
+            }
+            many => {
+                return Some(Err(format!(
+                    "{program} (pid {}) owns {} Sway windows, and nothing tells which one shows \
+                     the session",
+                    ancestor.pid,
+                    many.len()
+                )))
+            }
+        }
+    }
+    on_wayland.then(|| {
+        Err(format!(
+            "no Sway window belongs to process {} or its parents",
+            host.pid
+        ))
+    })
 }
 
 fn mac_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
@@ -306,8 +365,8 @@ fn x11_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
         .is_some();
     let Some(display_name) = host.env.display.as_ref().or(facts.own_display.as_ref()) else {
         return Err(if wayland {
-            "the session's terminal is a Wayland window, and Wayland lets no program raise \
-             another's window"
+            "the session's terminal is a Wayland window, and this compositor offers no way to \
+             focus another program's window (Slate can on Sway, through its IPC)"
                 .to_string()
         } else {
             "no X11 display is known for the session".to_string()
@@ -384,7 +443,8 @@ fn x11_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
     Err(if wayland {
         format!(
             "no X11 window belongs to process {} or its parents; its terminal is likely a \
-             Wayland window, which no program may raise",
+             Wayland window, and this compositor offers no way to focus another program's \
+             window (Slate can on Sway, through its IPC)",
             host.pid
         )
     } else {

@@ -1,7 +1,7 @@
 //! Parsers for the tools' text output (`tmux list-panes` and `list-clients` in the formats given
 //! here, `wmctrl -lp`, `xdotool search`, `ps -o tty=`), so that they are tested without the tools.
 
-use super::{TmuxClient, TmuxPane, X11Window};
+use super::{SwayWindow, TmuxClient, TmuxPane, X11Window};
 
 /// Reads a window id written in decimal or as `0x…` hex.
 pub fn parse_window_id(text: &str) -> Option<u64> {
@@ -13,19 +13,22 @@ pub fn parse_window_id(text: &str) -> Option<u64> {
 }
 
 /// The separator of the tmux formats below: a tab, which session names do not hold in practice.
-pub const TMUX_PANE_FORMAT: &str =
-    "#{pane_tty}\t#{pane_id}\t#{window_index}\t#{pane_index}\t#{session_name}";
+/// `pane_active` and `window_active` say whether the pane is the one its session shows.
+pub const TMUX_PANE_FORMAT: &str = "#{pane_tty}\t#{pane_id}\t#{window_index}\t#{pane_index}\t\
+     #{pane_active}\t#{window_active}\t#{session_name}";
 pub const TMUX_CLIENT_FORMAT: &str = "#{client_tty}\t#{client_pid}\t#{client_session}";
 
 /// Parses `list-panes -a -F TMUX_PANE_FORMAT`. Lines that do not fit are skipped.
 pub fn parse_tmux_panes(text: &str) -> Vec<TmuxPane> {
     text.lines()
         .filter_map(|line| {
-            let mut fields = line.splitn(5, '\t');
+            let mut fields = line.splitn(7, '\t');
             let tty = fields.next()?;
             let pane_id = fields.next()?;
             let window_index = fields.next()?;
             let pane_index = fields.next()?;
+            let pane_active = fields.next()?;
+            let window_active = fields.next()?;
             let session = fields.next()?;
             pane_id.starts_with('%').then(|| TmuxPane {
                 tty: tty.to_string(),
@@ -33,9 +36,23 @@ pub fn parse_tmux_panes(text: &str) -> Vec<TmuxPane> {
                 session: session.to_string(),
                 window_index: window_index.to_string(),
                 pane_index: pane_index.to_string(),
+                shown: pane_active == "1" && window_active == "1",
             })
         })
         .collect()
+}
+
+/// Reads `xdotool getactivewindow` (a decimal id) or `xprop -root _NET_ACTIVE_WINDOW`
+/// (`_NET_ACTIVE_WINDOW(WINDOW): window id # 0x1400006`): the focused window, `None` when
+/// there is none (id 0) or the text says nothing.
+pub fn parse_active_window(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let id = match text.rsplit_once('#') {
+        Some((_, id)) => id,
+        None => text,
+    };
+    let id = id.split(',').next().unwrap_or(id);
+    parse_window_id(id).filter(|id| *id != 0)
 }
 
 /// Parses `list-clients -F TMUX_CLIENT_FORMAT`, leaving each client's `host` empty.
@@ -95,4 +112,47 @@ pub fn parse_ps_tty(text: &str) -> Option<String> {
     } else {
         format!("/dev/{tty}")
     })
+}
+
+/// How deep `parse_sway_tree` follows nested containers; Sway's trees are a handful deep.
+const SWAY_DEPTH: usize = 32;
+
+/// Reads `swaymsg -t get_tree` (JSON): every container with a `pid` (a client's window, tiled or
+/// floating) with its id, `app_id` and `focused`. Text that is not such a tree is an error.
+pub fn parse_sway_tree(text: &str) -> Result<Vec<SwayWindow>, String> {
+    let tree: serde_json::Value =
+        serde_json::from_str(text).map_err(|err| format!("swaymsg's tree is not JSON: {err}"))?;
+    if !tree.is_object() {
+        return Err("swaymsg's tree is not an object".to_string());
+    }
+    let mut windows = Vec::new();
+    let mut stack = vec![(&tree, 0)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth > SWAY_DEPTH {
+            return Err(format!("swaymsg's tree is deeper than {SWAY_DEPTH}"));
+        }
+        let pid = node.get("pid").and_then(serde_json::Value::as_u64);
+        let id = node.get("id").and_then(serde_json::Value::as_u64);
+        if let (Some(pid), Some(con_id)) = (pid, id) {
+            windows.push(SwayWindow {
+                con_id,
+                pid: u32::try_from(pid).unwrap_or(0),
+                app_id: node
+                    .get("app_id")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default()
+                    .chars()
+                    .take(200)
+                    .collect(),
+                focused: node.get("focused").and_then(serde_json::Value::as_bool) == Some(true),
+            });
+        }
+        // Pushed last, popped first: tiled windows before floating ones, in the tree's order.
+        for key in ["floating_nodes", "nodes"] {
+            if let Some(children) = node.get(key).and_then(serde_json::Value::as_array) {
+                stack.extend(children.iter().rev().map(|child| (child, depth + 1)));
+            }
+        }
+    }
+    Ok(windows)
 }

@@ -60,6 +60,8 @@ pub enum Step {
         window: u64,
         tool: X11Tool,
     },
+    /// `swaymsg '[con_id=N] focus'`: Sway focuses the window (container) `con_id`.
+    SwayFocus { socket: String, con_id: u64 },
     /// AppleScript that selects the tab with this tty and brings its window to the front.
     AppleScript { app: MacTerminal, tty: String },
     /// `SetForegroundWindow` on a Windows console window.
@@ -149,6 +151,10 @@ impl Step {
                 line.env.push(("DISPLAY".to_string(), display.clone()));
                 line
             }
+            Step::SwayFocus { socket, con_id } => plain(
+                "swaymsg",
+                &["-s", socket, &format!("[con_id={con_id}]"), "focus"],
+            ),
             Step::AppleScript { app, tty } => plain("osascript", &["-e", &apple_script(*app, tty)]),
             Step::WindowsForeground { .. } => return None,
         })
@@ -177,7 +183,7 @@ impl fmt::Display for Step {
         }
         write!(f, "{}", line.program)?;
         for arg in &line.args {
-            if arg.is_empty() || arg.contains([' ', '\'', '"', '\\', '$']) {
+            if arg.is_empty() || arg.contains([' ', '\'', '"', '\\', '$', '[', '*', '?']) {
                 write!(f, " '{}'", arg.replace('\'', r"'\''"))?;
             } else {
                 write!(f, " {arg}")?;

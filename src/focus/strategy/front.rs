@@ -1,0 +1,139 @@
+//! Whether the person is looking at a session's terminal right now, from the same facts as
+//! focusing: for "quiet while you look", a notification is held back only for a session whose
+//! pane is the one its tmux session shows in the focused window, or whose terminal window is
+//! the focused one and shows nothing else. Anything less than sure is [`Looking::Unsure`], and
+//! an unsure session is notified: a missed prompt costs more than one notification too many.
+
+use super::decide::{inside_tmux, pane_of, window_plan};
+use super::{Facts, Host, Step, TmuxClient};
+
+/// What the facts say of the person and the session's terminal, with why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Looking {
+    /// Its terminal is in front: the focused window, and in it the session's pane.
+    Yes(String),
+    /// It is not in front.
+    No(String),
+    /// The facts cannot tell.
+    Unsure(String),
+}
+
+/// Whether the session's terminal is in front.
+pub fn looking(facts: &Facts) -> Looking {
+    let Some(host) = &facts.host else {
+        return Looking::Unsure("the session's process is gone".to_string());
+    };
+    let in_tmux = host.env.tmux.is_some()
+        || facts
+            .tmux
+            .as_ref()
+            .is_some_and(|tmux| pane_of(host, tmux).is_some());
+    if in_tmux {
+        tmux_looking(facts, host)
+    } else {
+        window_looking(facts, host)
+    }
+}
+
+fn tmux_looking(facts: &Facts, host: &Host) -> Looking {
+    let Some(tmux) = &facts.tmux else {
+        return Looking::Unsure("its tmux server could not be asked".to_string());
+    };
+    if let Some(error) = &tmux.error {
+        return Looking::Unsure(format!("its tmux server could not be asked: {error}"));
+    }
+    let Some(pane) = pane_of(host, tmux) else {
+        return Looking::Unsure("no pane of its tmux server has its terminal".to_string());
+    };
+    if !pane.shown {
+        return Looking::No(format!(
+            "pane {} is not the one its tmux session shows",
+            pane.target()
+        ));
+    }
+    let showing: Vec<&TmuxClient> = tmux
+        .clients
+        .iter()
+        .filter(|client| client.session == pane.session)
+        .collect();
+    if showing.is_empty() {
+        return Looking::No(format!("no tmux client shows session {:?}", pane.session));
+    }
+    let mut unsure = None;
+    for client in showing {
+        let Some(client_host) = &client.host else {
+            continue;
+        };
+        if inside_tmux(client_host) {
+            unsure = Some(format!(
+                "tmux client {} runs inside another tmux",
+                client.pid
+            ));
+            continue;
+        }
+        match window_looking(facts, client_host) {
+            Looking::Yes(_) => {
+                return Looking::Yes(format!(
+                    "pane {} shows in the focused window",
+                    pane.target()
+                ))
+            }
+            Looking::No(_) => {}
+            Looking::Unsure(reason) => unsure = Some(reason),
+        }
+    }
+    match unsure {
+        Some(reason) => Looking::Unsure(reason),
+        None => Looking::No(format!(
+            "no window that shows tmux session {:?} is the focused one",
+            pane.session
+        )),
+    }
+}
+
+/// The window `host`'s terminal draws in (an X11 window, or a Sway one), against the focused
+/// window.
+fn window_looking(facts: &Facts, host: &Host) -> Looking {
+    let (steps, caveat) = match window_plan(facts, host) {
+        Ok(planned) => planned,
+        Err(reason) => return Looking::Unsure(reason),
+    };
+    let focused = match steps.as_slice() {
+        [Step::X11Activate {
+            display, window, ..
+        }] => {
+            let active = facts
+                .displays
+                .iter()
+                .find(|known| &known.name == display)
+                .and_then(|known| known.active);
+            match active {
+                Some(active) => active == *window,
+                None => {
+                    return Looking::Unsure(format!(
+                        "the focused window of X11 display {display} is not known"
+                    ))
+                }
+            }
+        }
+        [Step::SwayFocus { con_id, .. }] => facts.sway.as_ref().is_some_and(|sway| {
+            sway.windows
+                .iter()
+                .any(|window| window.con_id == *con_id && window.focused)
+        }),
+        _ => {
+            return Looking::Unsure(
+                "Slate cannot tell which window or tab of its terminal is in front".to_string(),
+            )
+        }
+    };
+    match (focused, caveat) {
+        (false, _) => Looking::No("its terminal's window is not the focused one".to_string()),
+        (true, Some(_)) => Looking::Unsure(
+            "its terminal's window is the focused one, but it shows tabs and Slate cannot tell \
+             which is in front"
+                .to_string(),
+        ),
+        (true, None) => Looking::Yes("its terminal's window is the focused one".to_string()),
+    }
+}
