@@ -239,6 +239,24 @@ fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
         ),
         "{doctor}"
     );
+    // And where a click would take the person, or why nowhere, and whether they look at it: the
+    // pane's session has no client, so nobody sees it; the plain one has no terminal at all.
+    assert!(
+        doctor.contains("select-pane -t %0 (note: pane "),
+        "{doctor}"
+    );
+    assert!(
+        doctor.contains("looking: not in front (no tmux client shows session"),
+        "{doctor}"
+    );
+    assert!(
+        doctor.contains("focus: nothing, not sure which window shows it: process"),
+        "{doctor}"
+    );
+    assert!(
+        doctor.contains("looking: not sure whether it is in front (process"),
+        "{doctor}"
+    );
     // Approved: the screen shows the command at work.
     show("screens/codex/0.171.0/working-sleep.txt");
     wait("the approved command to read Working", &|session| {

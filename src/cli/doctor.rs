@@ -1,5 +1,6 @@
 //! `slate doctor`: where Slate looked for each agent, which processes it matched to which
-//! sessions, how each live session's terminal is seen (or why it is not) with the evidence of its
+//! sessions, how each live session's terminal is seen (or why it is not), where a click would
+//! take the person (or why nowhere) and whether its terminal is in front, with the evidence of its
 //! state, and the problems it counted; per agent, whether Slate's hooks are installed and when
 //! one last fired; with remote machines configured, how each link stands.
 
@@ -101,6 +102,11 @@ fn doctor(engine: &Engine) -> String {
             None => "unknown (no live process vouches for it)".to_string(),
         };
         let _ = writeln!(out, "      terminal: {terminal}");
+        // Where a click would take the person, and whether they look at it now: only for real
+        // processes (a replayed table's pids are not this machine's).
+        if let Some(pid) = session.pid.filter(|_| engine.scans_live_processes()) {
+            let _ = writeln!(out, "      focus: {}", focus_line(pid));
+        }
         for fact in engine.evidence(&key) {
             let _ = writeln!(out, "      - {fact}");
         }
@@ -170,6 +176,29 @@ fn doctor(engine: &Engine) -> String {
 /// `slate doctor --sample <id>`: the session's records that Slate could not read, redacted, in a
 /// new file. Nothing is written for a session whose every record was read, and an existing file
 /// is never replaced.
+/// What `slate focus` would do for process `pid` (its steps, or why it would do nothing), and
+/// whether its terminal is in front now (quiet while you look).
+fn focus_line(pid: u32) -> String {
+    use slate::focus::strategy::{self, Looking, Plan};
+    let facts = slate::focus::gather(pid);
+    let plan = match strategy::choose(&facts) {
+        Plan::Run { steps, caveat } => {
+            let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();
+            match caveat {
+                Some(caveat) => format!("{} (note: {caveat})", steps.join("; ")),
+                None => steps.join("; "),
+            }
+        }
+        Plan::Unsure { reason } => format!("nothing, not sure which window shows it: {reason}"),
+    };
+    let looking = match strategy::looking(&facts) {
+        Looking::Yes(why) => format!("in front ({why}): no notification"),
+        Looking::No(why) => format!("not in front ({why})"),
+        Looking::Unsure(why) => format!("not sure whether it is in front ({why}): notified"),
+    };
+    format!("{plan}\n      looking: {looking}")
+}
+
 pub fn sample(
     context: &Context,
     id: &str,
