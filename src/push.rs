@@ -234,14 +234,9 @@ async fn decide_all(
     let settings = handle.watch_settings();
     let mut deadline: Option<Timestamp> = None;
     loop {
-        let wait = deadline.map(|at| {
-            Duration::from_millis(
-                (at.millis() - crate::clock::system_clock().millis()).max(0) as u64
-            )
-        });
         let received = tokio::select! {
             received = updates.recv() => Some(received),
-            () = sleep_or_never(wait) => None,
+            () = crate::clock::sleep_until(deadline) => None,
         };
         let now = crate::clock::system_clock();
         let decision = match received {
@@ -295,13 +290,6 @@ async fn decide_all(
                 }
             }
         }
-    }
-}
-
-async fn sleep_or_never(wait: Option<Duration>) {
-    match wait {
-        Some(wait) => tokio::time::sleep(wait).await,
-        None => std::future::pending().await,
     }
 }
 

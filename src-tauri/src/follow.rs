@@ -93,19 +93,13 @@ pub(crate) async fn follow<R: Runtime>(
         .notifications
         .clone();
     loop {
-        let wait = [deadline, away_until]
-            .into_iter()
-            .flatten()
-            .min()
-            .map(|at| {
-                Duration::from_millis((at.millis() - live::system_clock().millis()).max(0) as u64)
-            });
+        let wake_at = [deadline, away_until].into_iter().flatten().min();
         let woke = tokio::select! {
             received = followed.updates.recv() => Woke::Update(received),
             Ok(()) = followed.settings.changed() => Woke::Settings,
             Ok(()) = followed.remotes.changed() => Woke::Remotes,
             () = link_changed(&mut followed.link) => Woke::Link,
-            () = sleep_or_never(wait) => Woke::Deadline,
+            () = slate::clock::sleep_until(wake_at) => Woke::Deadline,
         };
         let shell = app.state::<Shell>();
         let now = live::system_clock();
@@ -318,7 +312,6 @@ async fn link_changed(link: &mut Option<watch::Receiver<Link>>) {
     }
 }
 
-/// Sleeps for `wait`, or for ever when there is nothing to wait for.
 /// How long "quiet while you look" may ask the terminals and the window manager; past it the
 /// notification is shown.
 const LOOK_WITHIN: Duration = Duration::from_secs(2);
@@ -328,13 +321,6 @@ async fn seen_already(plan: &notifications::NotificationPlan) -> Option<String> 
     let plan = plan.clone();
     let asked = tauri::async_runtime::spawn_blocking(move || slate::focus::seen_already(&plan));
     tokio::time::timeout(LOOK_WITHIN, asked).await.ok()?.ok()?
-}
-
-async fn sleep_or_never(wait: Option<Duration>) {
-    match wait {
-        Some(wait) => tokio::time::sleep(wait).await,
-        None => std::future::pending().await,
-    }
 }
 
 #[cfg(test)]
