@@ -293,8 +293,8 @@ async fn decide_all(
     }
 }
 
-/// Whether the person paused notifications at `now`: the pause kept in the store while it
-/// holds, else the config's `[notifications]`, as the tray app reads them at start.
+/// Whether the person paused notifications at `now`: `Pause::in_force`, over the pause kept in
+/// the store, as the tray app reads it at start.
 fn paused(setup: &Setup, notifications: &Notifications, now: Timestamp) -> bool {
     let kept = setup
         .store_file
@@ -305,8 +305,7 @@ fn paused(setup: &Setup, notifications: &Notifications, now: Timestamp) -> bool 
                 .and_then(|store| store.notification_pause(now))
                 .ok()
         });
-    kept.is_some_and(|pause| pause.is_paused(now))
-        || Pause::from_config(notifications).is_paused(now)
+    Pause::in_force(kept, notifications, now).is_paused(now)
 }
 
 /// Sends each queued request once, within `deadline`, until the queue closes.

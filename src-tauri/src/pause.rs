@@ -23,13 +23,11 @@ pub fn at_start(store_file: Option<&Path>, config: &Notifications, now: Timestam
             .map_err(|err| tracing::warn!("cannot read the kept notification pause: {err}"))
             .ok()
     });
-    match kept {
-        Some(pause) if pause.is_paused(now) => {
-            tracing::info!(?pause, "notifications stay paused, as they were");
-            pause
-        }
-        _ => Pause::from_config(config),
+    let pause = Pause::in_force(kept, config, now);
+    if kept == Some(pause) && pause.is_paused(now) {
+        tracing::info!(?pause, "notifications stay paused, as they were");
     }
+    pause
 }
 
 /// Keeps `pause`, set at `now`, in `store_file`. A failure is logged: the pause still holds

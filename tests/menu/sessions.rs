@@ -229,3 +229,30 @@ fn the_config_says_whether_notifications_start_paused() {
         );
     }
 }
+
+#[test]
+fn a_kept_pause_holds_until_it_ends_and_then_the_config_says() {
+    use slate::config::Notifications;
+    let later = now().plus(Duration::from_secs(600));
+    let earlier = now().minus(Duration::from_secs(600));
+    let plain = Notifications::default();
+    let off = Notifications {
+        enabled: false,
+        ..Notifications::default()
+    };
+    let cases = [
+        (Some(Pause::Until(later)), &plain, Pause::Until(later)),
+        (Some(Pause::UntilResumed), &plain, Pause::UntilResumed),
+        (Some(Pause::Until(earlier)), &plain, Pause::Off),
+        (Some(Pause::Off), &off, Pause::UntilResumed),
+        (None, &off, Pause::UntilResumed),
+        (None, &plain, Pause::Off),
+    ];
+    for (kept, notifications, pause) in cases {
+        assert_eq!(
+            Pause::in_force(kept, notifications, now()),
+            pause,
+            "{kept:?} {notifications:?}"
+        );
+    }
+}

@@ -56,6 +56,15 @@ impl Pause {
         }
     }
 
+    /// The pause in force at `now`: the one `kept` from the person's last choice while it
+    /// holds, else the one the config's `[notifications]` asks for.
+    pub fn in_force(kept: Option<Pause>, notifications: &Notifications, now: Timestamp) -> Pause {
+        match kept {
+            Some(pause) if pause.is_paused(now) => pause,
+            _ => Pause::from_config(notifications),
+        }
+    }
+
     pub fn is_paused(self, now: Timestamp) -> bool {
         match self {
             Pause::Off => false,
