@@ -7,8 +7,8 @@
 //! `_NET_WM_PID` through `wmctrl` or `xdotool` and the focused one, the windows of a Sway session
 //! through `swaymsg -t get_tree`), lets the pure [`strategy::choose`] decide, and [`execute`]s
 //! the steps. Every helper program runs with a deadline and a limit on what it may print, so a
-//! hung or chatty tool never hangs the caller. [`looking_at`] reads the same facts for "quiet
-//! while you look".
+//! hung or chatty tool never hangs the caller. `terminals::front` reads the same facts, with what
+//! kitty says of its windows, for "quiet while you look".
 //!
 //! It deliberately decides nothing itself: which window is the right one, and when no window is
 //! sure enough, is `strategy`'s. The Windows step is planned but not executed in this build.
@@ -23,8 +23,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
-
-use crate::policy::notifications::NotificationPlan;
 
 use strategy::{
     Ancestor, CommandLine, Environment, Facts, Host, Plan, Platform, Step, SwayFacts, TmuxFacts,
@@ -194,6 +192,7 @@ pub fn gather(pid: u32) -> Facts {
         tmux,
         displays,
         sway,
+        kitty: Vec::new(),
         own_display,
         own_wayland_display,
         console_window: None,
@@ -467,26 +466,6 @@ fn active_window(env: &[(String, String)], tools: &Tools) -> Option<u64> {
     run(&line)
         .ok()
         .and_then(|text| strategy::parse_active_window(&text))
-}
-
-/// Whether the person is looking at the terminal of process `pid` right now: the facts
-/// `slate focus` gathers, read by `strategy::looking`.
-pub fn looking_at(pid: u32) -> strategy::Looking {
-    strategy::looking(&gather(pid))
-}
-
-/// Why a notification is not worth showing, for "quiet while you look": it tells of one
-/// session, of this machine, whose terminal is in front (`looking_at`). `None` for every other
-/// notification, and whenever the facts are not sure.
-pub fn seen_already(plan: &NotificationPlan) -> Option<String> {
-    let [session] = plan.sessions.as_slice() else {
-        return None;
-    };
-    let pid = session.pid.filter(|_| session.machine.is_none())?;
-    match looking_at(pid) {
-        strategy::Looking::Yes(why) => Some(why),
-        strategy::Looking::No(_) | strategy::Looking::Unsure(_) => None,
-    }
 }
 
 /// True when `program` is an executable file in a `PATH` folder.

@@ -4,9 +4,9 @@
 //! It fires on the same edges as the desktop notification: it keeps its own `Notifier` over the
 //! live service's updates and runs the same `policy::notifications::decide`, so a burst is one
 //! push, a session already waiting at start-up is none, a parked or muted session is none, one
-//! whose terminal is in front is none (`focus::seen_already`), and Slate's pause (kept in the
-//! store) holds it back. It runs beside whichever process owns the
-//! engine (`slate serve`, or the tray app when it runs its own), so one machine pushes once.
+//! whose terminal is in front is none (`terminals::front::seen_already`), and Slate's pause (kept
+//! in the store) holds it back. It runs beside whichever process owns the engine (`slate serve`,
+//! or the tray app when it runs its own), so one machine pushes once.
 //!
 //! A push names the machine, the project, the agent and the reason; the dialog's command only
 //! when `[push] commands = true`, since a push leaves the machine. The server's token is read
@@ -279,7 +279,9 @@ async fn decide_all(
         };
         for plan in &decision.plans {
             // Quiet while you look: a person at the screen needs no push either.
-            if notifications.quiet_while_looking && crate::focus::seen_already(plan).is_some() {
+            if notifications.quiet_while_looking
+                && crate::terminals::front::seen_already(plan).is_some()
+            {
                 continue;
             }
             for request in requests(&push, plan, &setup.machine) {

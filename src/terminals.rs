@@ -20,12 +20,15 @@
 //! are in flight, and the pacing: a pane is read at most once a second (a read still in flight
 //! past its second is not asked for again, nor looked at more often), and a terminal that
 //! failed is asked again only after a pause, its failure counted once as a problem.
+//! `terminals::front` says whether a session's terminal is in front (quiet while you look), from
+//! `focus`'s facts and kitty's own account of its windows.
 //! [`locate_once`] and [`read_once`] are the one-shot commands' side: they locate and read once,
 //! on the caller's thread, and return readings for the engine to apply (`engine::sense_once`).
 //! This module drives no engine and decides no state (`tracker` does, from the readings) and
 //! parses nothing itself (the backends and `agents::screens` do).
 
 pub mod backend;
+pub mod front;
 pub mod hosted;
 pub mod kitty;
 mod once;

@@ -316,10 +316,11 @@ async fn link_changed(link: &mut Option<watch::Receiver<Link>>) {
 /// notification is shown.
 const LOOK_WITHIN: Duration = Duration::from_secs(2);
 
-/// `slate::focus::seen_already` off the async runtime, within [`LOOK_WITHIN`].
+/// `slate::terminals::front::seen_already` off the async runtime, within [`LOOK_WITHIN`].
 async fn seen_already(plan: &notifications::NotificationPlan) -> Option<String> {
     let plan = plan.clone();
-    let asked = tauri::async_runtime::spawn_blocking(move || slate::focus::seen_already(&plan));
+    let asked =
+        tauri::async_runtime::spawn_blocking(move || slate::terminals::front::seen_already(&plan));
     tokio::time::timeout(LOOK_WITHIN, asked).await.ok()?.ok()?
 }
 

@@ -180,7 +180,7 @@ fn doctor(engine: &Engine) -> String {
 /// whether its terminal is in front now (quiet while you look).
 fn focus_line(pid: u32) -> String {
     use slate::focus::strategy::{self, Looking, Plan};
-    let facts = slate::focus::gather(pid);
+    let facts = slate::terminals::front::gather(pid);
     let plan = match strategy::choose(&facts) {
         Plan::Run { steps, caveat } => {
             let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();

@@ -230,6 +230,26 @@ pub struct Tools {
     pub swaymsg: bool,
 }
 
+/// One window of a kitty that listens for remote control, from its `ls`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KittyWindow {
+    pub id: u64,
+    /// The terminal of the process kitty started in it, which is the window's own.
+    pub tty: Option<String>,
+    /// Its OS window has the focus, its tab is that OS window's active one, and it is the tab's
+    /// active window: what the person is looking at, by kitty's own account.
+    pub in_front: bool,
+}
+
+/// The windows of the kitty listening on `listen_on`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KittyFacts {
+    pub listen_on: String,
+    pub windows: Vec<KittyWindow>,
+    /// Why kitty could not be asked, when it could not.
+    pub error: Option<String>,
+}
+
 /// Everything `choose` looks at.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Facts {
@@ -244,6 +264,10 @@ pub struct Facts {
     /// The Sway session of the session's terminal (its `$SWAYSOCK`, or Slate's own), when
     /// swaymsg is installed.
     pub sway: Option<SwayFacts>,
+    /// The kitties the session's terminal or a tmux client of its pane may draw in, asked over
+    /// the socket their `$KITTY_LISTEN_ON` names by `terminals::front` (`focus::gather` leaves
+    /// this empty: focusing does not need it).
+    pub kitty: Vec<KittyFacts>,
     /// Slate's own `DISPLAY` and `WAYLAND_DISPLAY`, used when the session's are unknown.
     pub own_display: Option<String>,
     pub own_wayland_display: Option<String>,

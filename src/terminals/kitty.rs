@@ -55,7 +55,7 @@ impl Backend for Kitty {
     }
 
     fn device(&self, address: &Address) -> Result<Option<u64>, String> {
-        command(&address.server, "ls", serde_json::json!({}))
+        list(&address.server)
             .map_err(|why| format!("kitty: {why}"))
             .and_then(|json| parse_children(&json).map_err(|e| e.to_string()))
             .map(|children| {
@@ -75,7 +75,7 @@ impl Backend for Kitty {
             wanted,
             clock,
             "kitty",
-            || command(listen_on, "ls", serde_json::json!({})),
+            || list(listen_on),
             parse_titles,
             |window, colours| command(listen_on, "get-text", get_text(window, colours)),
         )
@@ -167,22 +167,73 @@ pub fn parse_frame(bytes: &[u8]) -> Result<String, ParseError> {
 
 /// Every window in `kitty @ ls`'s JSON.
 fn windows(json: &str) -> Result<Vec<serde_json::Value>, ParseError> {
+    Ok(placed_windows(json)?
+        .into_iter()
+        .map(|(_, window)| window)
+        .collect())
+}
+
+/// Every window in `kitty @ ls`'s JSON, with whether its OS window has the focus and its tab is
+/// that OS window's active one (`is_focused` of each: kitty 0.26 has no `is_active` on tabs).
+fn placed_windows(json: &str) -> Result<Vec<(bool, serde_json::Value)>, ParseError> {
     let value: serde_json::Value =
         serde_json::from_str(json).map_err(|_| ParseError::Unexpected("not JSON"))?;
     let serde_json::Value::Array(os_windows) = value else {
         return Err(ParseError::Unexpected("not a list of OS windows"));
     };
+    let focused = |value: &serde_json::Value| value["is_focused"].as_bool() == Some(true);
+    // What is not an object, or has no list under `key`, lists nothing (indexing a number or a
+    // string mutably would panic).
+    let take_list = |value: &mut serde_json::Value, key: &str| match value.get_mut(key) {
+        Some(serde_json::Value::Array(list)) => std::mem::take(list),
+        _ => Vec::new(),
+    };
     Ok(os_windows
         .into_iter()
-        .flat_map(|mut os_window| match os_window["tabs"].take() {
-            serde_json::Value::Array(tabs) => tabs,
-            _ => Vec::new(),
+        .flat_map(|mut os_window| {
+            let os_focused = focused(&os_window);
+            take_list(&mut os_window, "tabs")
+                .into_iter()
+                .map(move |tab| (os_focused, tab))
         })
-        .flat_map(|mut tab| match tab["windows"].take() {
-            serde_json::Value::Array(windows) => windows,
-            _ => Vec::new(),
+        .flat_map(|(os_focused, mut tab)| {
+            let shown = os_focused && focused(&tab);
+            take_list(&mut tab, "windows")
+                .into_iter()
+                .map(move |window| (shown, window))
         })
         .collect())
+}
+
+/// One window of `kitty @ ls`'s JSON, for "quiet while you look".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedWindow {
+    pub id: u64,
+    /// The process kitty started in it.
+    pub pid: Option<u32>,
+    /// Its OS window has the focus, its tab is the active one, and it is the tab's active window.
+    pub in_front: bool,
+}
+
+/// Every window of `kitty @ ls`'s JSON, with whether the person is looking at it.
+pub fn parse_in_front(json: &str) -> Result<Vec<ListedWindow>, ParseError> {
+    Ok(placed_windows(json)?
+        .iter()
+        .filter_map(|(shown, window)| {
+            Some(ListedWindow {
+                id: window["id"].as_u64()?,
+                pid: window["pid"]
+                    .as_u64()
+                    .and_then(|pid| u32::try_from(pid).ok()),
+                in_front: *shown && window["is_focused"].as_bool() == Some(true),
+            })
+        })
+        .collect())
+}
+
+/// `kitty @ ls` over the socket `listen_on` names, within the terminal read limit.
+pub fn list(listen_on: &str) -> Result<String, String> {
+    command(listen_on, "ls", serde_json::json!({}))
 }
 
 /// The title of every window in `kitty @ ls`'s JSON, by window id.

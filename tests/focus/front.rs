@@ -1,10 +1,11 @@
 //! Quiet while you look, from facts alone (`focus::strategy::looking`): in front only when the
-//! session's tmux pane is the one shown in the focused window, or its terminal window is the
-//! focused one and shows nothing else; unsure (so notified) whenever a fact is missing.
+//! session's tmux pane is the one shown in the focused window, its kitty window the one kitty
+//! says is in front, or its terminal window is the focused one and shows nothing else; unsure
+//! (so notified) whenever a fact is missing.
 
-use slate::focus::strategy::{self, Facts, Looking};
+use slate::focus::strategy::{self, Facts, KittyFacts, KittyWindow, Looking};
 
-use super::strategy::{client, display, tmux_facts, window, xterm_facts};
+use super::strategy::{client, display, host, tmux_facts, window, xterm_facts};
 
 fn focused(mut facts: Facts, active: Option<u64>) -> Facts {
     for known in &mut facts.displays {
@@ -91,4 +92,72 @@ fn a_terminal_window_is_in_front_when_focused_unless_it_shows_tabs() {
         "unsure",
         "no window of its own: cannot tell"
     );
+}
+
+/// A session process 100 in zsh 90 in kitty 70 (listening on /tmp/kitty-70), on /dev/pts/4, in
+/// kitty window 3; window 5 has another terminal.
+fn kitty_facts(window_3_in_front: bool) -> Facts {
+    let mut env = super::strategy::x11_env();
+    env.kitty_window_id = Some("3".into());
+    env.kitty_listen_on = Some("unix:/tmp/kitty-70".into());
+    let kitty_window = |id: u64, tty: &str, in_front: bool| KittyWindow {
+        id,
+        tty: Some(tty.into()),
+        in_front,
+    };
+    Facts {
+        pid: Some(100),
+        host: Some(host(
+            &[(100, "claude"), (90, "zsh"), (70, "kitty"), (1, "systemd")],
+            "/dev/pts/4",
+            env,
+        )),
+        displays: display(vec![window(0x200001, 70)]),
+        kitty: vec![KittyFacts {
+            listen_on: "unix:/tmp/kitty-70".into(),
+            windows: vec![
+                kitty_window(3, "/dev/pts/4", window_3_in_front),
+                kitty_window(5, "/dev/pts/9", !window_3_in_front),
+            ],
+            error: None,
+        }],
+        tools: super::strategy::all_tools(),
+        ..Facts::default()
+    }
+}
+
+#[test]
+fn a_kitty_window_is_in_front_when_kitty_says_so_whatever_x11_says() {
+    assert_eq!(
+        strategy::looking(&kitty_facts(true)),
+        Looking::Yes("kitty window 3 is the one in front".into())
+    );
+    // Its OS window is the focused X11 window, but another tab or split is the active one.
+    assert_eq!(verdict(&focused(kitty_facts(false), Some(0x200001))), "no");
+
+    // The window is the one with the session's terminal, whatever $KITTY_WINDOW_ID says.
+    let mut renamed = kitty_facts(true);
+    renamed.host.as_mut().unwrap().env.kitty_window_id = Some("5".into());
+    assert_eq!(verdict(&renamed), "yes");
+    let mut elsewhere = kitty_facts(true);
+    elsewhere.host.as_mut().unwrap().tty = Some("/dev/pts/7".into());
+    match strategy::looking(&elsewhere) {
+        Looking::Unsure(why) => assert!(why.contains("no window of its kitty"), "{why}"),
+        other => panic!("no window has its terminal: {other:?}"),
+    }
+
+    // kitty could not be asked: unsure, so notified.
+    let mut silent = kitty_facts(true);
+    silent.kitty[0].error = Some("no answer within 2 s".into());
+    silent.kitty[0].windows.clear();
+    assert_eq!(verdict(&silent), "unsure");
+
+    // $KITTY_LISTEN_ON inherited by a process in an xterm: kitty's answer is not its own, and the
+    // xterm's window decides.
+    let mut in_xterm = focused(kitty_facts(true), Some(0x200001));
+    let host = in_xterm.host.as_mut().unwrap();
+    host.ancestors[2].name = "xterm".into();
+    host.ancestors[2].cmd = vec!["xterm".into()];
+    in_xterm.kitty[0].windows[0].in_front = false;
+    assert_eq!(verdict(&in_xterm), "yes");
 }

@@ -33,7 +33,7 @@ pub(super) fn host(links: &[(u32, &str)], tty: &str, env: Environment) -> Host {
     }
 }
 
-fn x11_env() -> Environment {
+pub(super) fn x11_env() -> Environment {
     Environment {
         display: Some(":0".into()),
         ..Environment::default()

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use slate::focus::{self, strategy};
+use slate::terminals::front;
 use strategy::{Facts, Looking, Plan, Step, SwayFacts, SwayWindow};
 
 use super::strategy::{all_tools, host};
@@ -307,7 +308,7 @@ fn under_a_headless_sway_focus_moves_to_the_right_foot_and_looking_follows_it() 
     poll("the second foot to have the focus", || {
         (sway.focused().as_deref() == Some("slate-foot-b")).then_some(())
     });
-    assert!(matches!(focus::looking_at(first), Looking::No(_)));
+    assert!(matches!(front::looking_at(first), Looking::No(_)));
 
     for (pid, app_id) in [(first, "slate-foot-a"), (second, "slate-foot-b")] {
         let outcome = focus::focus(pid).expect("the foot window is found by its pid");
@@ -319,7 +320,7 @@ fn under_a_headless_sway_focus_moves_to_the_right_foot_and_looking_follows_it() 
         poll("the compositor's tree to show the focus moved", || {
             (sway.focused().as_deref() == Some(app_id)).then_some(())
         });
-        assert!(matches!(focus::looking_at(pid), Looking::Yes(_)));
+        assert!(matches!(front::looking_at(pid), Looking::Yes(_)));
     }
-    assert!(matches!(focus::looking_at(first), Looking::No(_)));
+    assert!(matches!(front::looking_at(first), Looking::No(_)));
 }

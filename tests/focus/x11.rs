@@ -2,6 +2,7 @@
 //! activated, and the xterm of a tmux client raised.
 
 use slate::focus::{self, strategy, strategy::Step, strategy::X11Tool};
+use slate::terminals::front;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -347,26 +348,128 @@ fn quiet_while_looking_holds_back_only_the_session_in_the_focused_windows_active
     // alpha's pane is the one shown in the focused window: no notification for it; beta's
     // xterm is behind: notified.
     assert_eq!(
-        focus::looking_at(pids[0]),
+        front::looking_at(pids[0]),
         strategy::Looking::Yes("pane alpha:0.0 shows in the focused window".into())
     );
-    assert!(focus::seen_already(&plan(pids[0])).is_some());
+    assert!(front::seen_already(&plan(pids[0])).is_some());
     assert!(matches!(
-        focus::looking_at(pids[1]),
+        front::looking_at(pids[1]),
         strategy::Looking::No(_)
     ));
-    assert_eq!(focus::seen_already(&plan(pids[1])), None);
+    assert_eq!(front::seen_already(&plan(pids[1])), None);
 
     // The other way round once beta's xterm has the focus.
     desktop.activate(windows[1]);
-    assert!(focus::seen_already(&plan(pids[1])).is_some());
-    assert_eq!(focus::seen_already(&plan(pids[0])), None);
+    assert!(front::seen_already(&plan(pids[1])).is_some());
+    assert_eq!(front::seen_already(&plan(pids[0])), None);
 
     // A new window in beta hides its pane, though its xterm keeps the focus: notified again.
     server.tmux(&["new-window", "-t", "beta", "exec sleep 300"]);
-    match focus::looking_at(pids[1]) {
+    match front::looking_at(pids[1]) {
         strategy::Looking::No(why) => assert!(why.contains("not the one"), "{why}"),
         other => panic!("a hidden pane is not in front: {other:?}"),
     }
-    assert_eq!(focus::seen_already(&plan(pids[1])), None);
+    assert_eq!(front::seen_already(&plan(pids[1])), None);
+}
+
+#[test]
+#[ignore = "slow tier: needs kitty, Xvfb, openbox, xterm, xdotool, wmctrl and xprop"]
+fn quiet_while_looking_reads_kittys_own_focus_of_os_windows_tabs_and_windows() {
+    needs(&[
+        "kitty", "Xvfb", "openbox", "xterm", "xdotool", "wmctrl", "xprop",
+    ]);
+    let mut desktop = Desktop::start();
+    let socket = desktop.home.path().join("kitty.sock");
+    let listen_on = format!("unix:{}", socket.display());
+    desktop.children.0.push(
+        x11_command("kitty", &desktop.display, desktop.home.path())
+            .args(["--config", "NONE", "-o", "allow_remote_control=yes"])
+            .args(["-o", "linux_display_server=x11", "--listen-on", &listen_on])
+            .args(["sleep", "300"])
+            .spawn()
+            .expect("kitty starts"),
+    );
+    // The test's hand: kitty's own remote control, as a person's keys would do.
+    let kitty = |args: &[&str]| {
+        let out = x11_command("kitty", &desktop.display, desktop.home.path())
+            .args(["@", "--to", &listen_on])
+            .args(args)
+            .stdout(Stdio::piped())
+            .output()
+            .expect("kitty @ runs");
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    // Window 1 (pid of its sleep, and its OS window) once kitty listens.
+    let list = || -> Option<serde_json::Value> { serde_json::from_str(&kitty(&["ls"])?).ok() };
+    poll("kitty to listen", || {
+        list().filter(|ls| ls[0]["platform_window_id"].as_u64() > Some(0))
+    });
+    // A second OS window with window 2, and in it a second tab with window 3.
+    kitty(&["launch", "--type=os-window", "sleep", "301"]).expect("an OS window opens");
+    let tab = kitty(&["launch", "--type=tab", "--match", "id:2", "sleep", "302"]);
+    assert_eq!(tab.as_deref(), Some("3"), "the tab's window");
+    let ls = poll("three windows with OS windows", || {
+        let ls = list()?;
+        let os = ls.as_array()?;
+        (os.len() == 2
+            && os
+                .iter()
+                .all(|o| o["platform_window_id"].as_u64() > Some(0)))
+        .then_some(ls)
+    });
+    let os_window = |n: usize| ls[n]["platform_window_id"].as_u64().unwrap();
+    let pid = |window: u64| {
+        let found = ls
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|os| os["tabs"].as_array().unwrap())
+            .flat_map(|tab| tab["windows"].as_array().unwrap())
+            .find(|w| w["id"] == window)
+            .and_then(|w| w["pid"].as_u64())
+            .expect("the window's process");
+        u32::try_from(found).unwrap()
+    };
+    let (one, two, three) = (pid(1), pid(2), pid(3));
+    let in_front = |pid: u32| matches!(front::looking_at(pid), strategy::Looking::Yes(_));
+
+    // OS window 1 focused: its only window is in front.
+    desktop.activate(os_window(0));
+    assert_eq!(
+        front::looking_at(one),
+        strategy::Looking::Yes("kitty window 1 is the one in front".into())
+    );
+    assert!(!in_front(two) && !in_front(three));
+
+    // OS window 2 focused: its active tab (window 3's) is in front, not the tab behind it.
+    desktop.activate(os_window(1));
+    poll("kitty to see the focus", || in_front(three).then_some(()));
+    assert!(!in_front(one) && !in_front(two));
+    let mut session = crate::util::waiting("acme", &three.to_string());
+    session.pid = Some(three);
+    let plan = slate::policy::notifications::NotificationPlan {
+        title: String::new(),
+        body: String::new(),
+        click: slate::policy::notifications::Click::OpenWindow,
+        offer: None,
+        sessions: vec![session],
+    };
+    assert!(front::seen_already(&plan).is_some(), "held back");
+
+    // The other tab chosen: window 2 in front, window 3 behind (and notified).
+    kitty(&["focus-tab", "--match", "id:2"]).expect("the tab is focused");
+    poll("the tab to come in front", || in_front(two).then_some(()));
+    assert!(!in_front(three));
+    assert_eq!(front::seen_already(&plan), None);
+
+    // Another program's window focused: no kitty window is in front.
+    let (_, xterm) = desktop.xterm(&["sleep", "300"]);
+    desktop.activate(xterm);
+    poll("kitty to lose the focus", || (!in_front(two)).then_some(()));
+    match front::looking_at(one) {
+        strategy::Looking::No(why) => assert!(why.contains("kitty window 1"), "{why}"),
+        other => panic!("a kitty window behind an xterm: {other:?}"),
+    }
 }

@@ -125,6 +125,46 @@ fn kittys_answers_read_as_recorded() {
 }
 
 #[test]
+fn kittys_list_says_which_window_is_in_front() {
+    let windows = kitty::parse_in_front(&text("terminals/kitty/ls-focus.json")).unwrap();
+    let in_front: Vec<(u64, bool)> = windows.iter().map(|w| (w.id, w.in_front)).collect();
+    // Window 2 is its own tab's active window, but that tab is behind: only window 3.
+    assert_eq!(
+        in_front,
+        vec![(1, false), (2, false), (3, true), (4, false)]
+    );
+    assert!(windows.iter().all(|window| window.pid.is_some()));
+
+    // Flags missing or of the wrong type are never "in front"; a window without an id is left
+    // out; what is not a list is an error.
+    let odd = r#"[{"is_focused": true, "tabs": [{"is_focused": "yes", "windows": [{"id": 7, "is_focused": true}]},
+                 {"is_focused": true, "windows": [{"id": 8, "pid": -1, "is_focused": true}, {"is_focused": true}]}]},
+                 {"tabs": 3}, 5]"#;
+    let windows = kitty::parse_in_front(odd).unwrap();
+    assert_eq!(
+        windows,
+        vec![
+            kitty::ListedWindow {
+                id: 7,
+                pid: None,
+                in_front: false
+            },
+            kitty::ListedWindow {
+                id: 8,
+                pid: None,
+                in_front: true
+            },
+        ]
+    );
+    // Titles and children are read the same way, and the same input does not upset them.
+    assert_eq!(kitty::parse_titles(odd).unwrap().len(), 2);
+    assert_eq!(kitty::parse_children(odd).unwrap().len(), 0);
+    for bad in ["", "{", "{}", "null", "\"\"", &"[".repeat(100_000)] {
+        assert!(kitty::parse_in_front(bad).is_err(), "{bad:.20}");
+    }
+}
+
+#[test]
 fn wezterm_lists_read_from_their_documented_format() {
     let titles = wezterm::parse_titles(&text("sensed/wezterm/list.json")).unwrap();
     let expected: BTreeMap<String, String> = [

@@ -202,7 +202,7 @@ pub(super) fn inside_tmux(client: &Host) -> bool {
 }
 
 /// True when a process on the way up is this terminal; an inherited variable alone can be stale.
-fn runs_under(host: &Host, programs: &[&str]) -> bool {
+pub(super) fn runs_under(host: &Host, programs: &[&str]) -> bool {
     host.ancestors
         .iter()
         .any(|ancestor| programs.contains(&ancestor.program().as_str()))

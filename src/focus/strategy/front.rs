@@ -1,10 +1,10 @@
 //! Whether the person is looking at a session's terminal right now, from the same facts as
 //! focusing: for "quiet while you look", a notification is held back only for a session whose
-//! pane is the one its tmux session shows in the focused window, or whose terminal window is
-//! the focused one and shows nothing else. Anything less than sure is [`Looking::Unsure`], and
+//! pane is the one its tmux session shows in the focused window, whose kitty window is the one
+//! kitty says is in front, or whose terminal window is the focused one and shows nothing else. Anything less than sure is [`Looking::Unsure`], and
 //! an unsure session is notified: a missed prompt costs more than one notification too many.
 
-use super::decide::{inside_tmux, pane_of, window_plan};
+use super::decide::{inside_tmux, pane_of, runs_under, window_plan};
 use super::{Facts, Host, Step, TmuxClient};
 
 /// What the facts say of the person and the session's terminal, with why.
@@ -94,6 +94,9 @@ fn tmux_looking(facts: &Facts, host: &Host) -> Looking {
 /// The window `host`'s terminal draws in (an X11 window, or a Sway one), against the focused
 /// window.
 fn window_looking(facts: &Facts, host: &Host) -> Looking {
+    if let Some(looking) = kitty_looking(facts, host) {
+        return looking;
+    }
     let (steps, caveat) = match window_plan(facts, host) {
         Ok(planned) => planned,
         Err(reason) => return Looking::Unsure(reason),
@@ -136,4 +139,42 @@ fn window_looking(facts: &Facts, host: &Host) -> Looking {
         ),
         (true, None) => Looking::Yes("its terminal's window is the focused one".to_string()),
     }
+}
+
+/// A terminal in kitty, by kitty's own account of focus: its OS window focused, and in it the
+/// active tab's active window. The window is the one whose terminal is `host`'s, not the one
+/// `$KITTY_WINDOW_ID` names (a variable a process may have inherited from elsewhere). `None`
+/// when `host` does not run in a kitty that was asked.
+fn kitty_looking(facts: &Facts, host: &Host) -> Option<Looking> {
+    let listen_on = host.env.kitty_listen_on.as_ref()?;
+    if !runs_under(host, &["kitty"]) {
+        return None;
+    }
+    let kitty = facts
+        .kitty
+        .iter()
+        .find(|kitty| &kitty.listen_on == listen_on)?;
+    if let Some(error) = &kitty.error {
+        return Some(Looking::Unsure(format!(
+            "its kitty could not be asked: {error}"
+        )));
+    }
+    let tty = host.tty.as_deref()?;
+    let Some(window) = kitty
+        .windows
+        .iter()
+        .find(|window| window.tty.as_deref() == Some(tty))
+    else {
+        return Some(Looking::Unsure(format!(
+            "no window of its kitty has its terminal {tty}"
+        )));
+    };
+    Some(if window.in_front {
+        Looking::Yes(format!("kitty window {} is the one in front", window.id))
+    } else {
+        Looking::No(format!(
+            "kitty window {} is not the one in front",
+            window.id
+        ))
+    })
 }
