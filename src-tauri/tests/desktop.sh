@@ -5,7 +5,8 @@
 # processes in tmux panes. It reads the tray over D-Bus (label, icon pixels, menu), turns a
 # session from Working to Needs you, marks a session hosted through the app's API, counts the
 # Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
-# notification with dunstctl, answers a stand-in Claude Code's permission dialog in a tmux pane
+# notification with dunstctl (and one of a session on a headless Sway, whose foot window it
+# focuses there), answers a stand-in Claude Code's permission dialog in a tmux pane
 # from the notification's "Allow once" action (invoked through dunst's context menu, which emits
 # ActionInvoked over D-Bus) and another's from the tray submenu's Deny, answers the same dialog on
 # a remote machine (this one behind a private sshd on 127.0.0.1, with a HOME of its own) from the
@@ -167,6 +168,8 @@ icon_has_red() {
 # The tray menu and the notifications, read over D-Bus (menu_id, click, submenu, notify_call, …).
 # shellcheck source=desktop-menu.sh
 . "$(dirname "${BASH_SOURCE[0]}")/desktop-menu.sh"
+# shellcheck source=desktop-sway.sh
+. "$(dirname "${BASH_SOURCE[0]}")/desktop-sway.sh"
 window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
 some_webkit() { [ "$(webkit_count)" -gt 0 ]; }
 log_has() { grep -q -- "$1" "$LOG"; }
@@ -554,6 +557,9 @@ check "the tray label follows to 0" eventually 10 label_is 0
 check "the tray icon shows no badge, pixel for pixel" icon_shows needs-0
 no_red() { ! icon_has_red; }
 check "the calm icon has no badge red" no_red
+
+# ---- 6b. a notification click on Wayland, and quiet while you look there (desktop-sway.sh) ----
+sway_checks
 
 # ---- 7. paused: a flip is not told, then Resume is offered until clicked ----
 before="$(notify_count)"
