@@ -5,7 +5,7 @@
 //! (`tty`) or `ps`, a few environment variables, the panes and clients of the tmux server whose
 //! pane has that terminal, found among all of the user's servers, the X11 windows with their
 //! `_NET_WM_PID` through `wmctrl` or `xdotool` and the focused one, the windows of a Sway session
-//! through `swaymsg -t get_tree`), lets the pure [`strategy::choose`] decide, and [`execute`]s
+//! through `swaymsg -t get_tree` or of a Hyprland one through `hyprctl -j clients`), lets the pure [`strategy::choose`] decide, and [`execute`]s
 //! the steps. Every helper program runs with a deadline and a limit on what it may print, so a
 //! hung or chatty tool never hangs the caller. `terminals::front` reads the same facts, with what
 //! kitty says of its windows, for "quiet while you look".
@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
 use strategy::{
-    Ancestor, CommandLine, Environment, Facts, Host, Plan, Platform, Step, SwayFacts, TmuxFacts,
-    Tools, X11Display, X11Window,
+    Ancestor, CommandLine, Compositor, CompositorFacts, Environment, Facts, Host, Plan, Platform,
+    Step, TmuxFacts, Tools, X11Display, X11Window,
 };
 
 /// How long one helper program may take before it is killed.
@@ -86,10 +86,12 @@ pub fn execute(plan: &Plan) -> Result<Outcome, FocusError> {
                 step: step.to_string(),
             });
         };
-        run(&line).map_err(|detail| FocusError::StepFailed {
-            step: step.to_string(),
-            detail,
-        })?;
+        run(&line)
+            .and_then(|output| step.check_answer(&output))
+            .map_err(|detail| FocusError::StepFailed {
+                step: step.to_string(),
+                detail,
+            })?;
     }
     Ok(Outcome {
         done: steps.clone(),
@@ -107,6 +109,7 @@ pub fn tools() -> Tools {
         wezterm: on_path("wezterm"),
         osascript: on_path("osascript"),
         swaymsg: on_path("swaymsg"),
+        hyprctl: on_path("hyprctl"),
     }
 }
 
@@ -173,25 +176,39 @@ pub fn gather(pid: u32) -> Facts {
     } else {
         Vec::new()
     };
-    // The Sway session the terminal draws in: the socket the session's process (or a tmux client
-    // of its pane) inherited, else Slate's own.
+    // The compositor session the terminal draws in: the Sway socket, else the Hyprland instance,
+    // that the session's process (or a tmux client of its pane) inherited, else Slate's own.
+    let inherited = |pick: fn(&Environment) -> Option<&String>, own: &str| {
+        hosts
+            .iter()
+            .find_map(|host| pick(&host.env).cloned())
+            .or_else(|| std::env::var(own).ok().filter(|v| !v.is_empty()))
+    };
     let sway = tools
         .swaymsg
+        .then(|| inherited(|env| env.swaysock.as_ref(), "SWAYSOCK"))
+        .flatten();
+    let hyprland = tools
+        .hyprctl
         .then(|| {
-            hosts
-                .iter()
-                .find_map(|host| host.env.swaysock.clone())
-                .or_else(|| std::env::var("SWAYSOCK").ok().filter(|v| !v.is_empty()))
+            inherited(
+                |env| env.hyprland_instance.as_ref(),
+                "HYPRLAND_INSTANCE_SIGNATURE",
+            )
         })
-        .flatten()
-        .map(|socket| sway_windows(&socket));
+        .flatten();
+    let compositor = match (sway, hyprland) {
+        (Some(socket), _) => Some(compositor_windows(Compositor::Sway, &socket)),
+        (None, Some(instance)) => Some(compositor_windows(Compositor::Hyprland, &instance)),
+        (None, None) => None,
+    };
     Facts {
         platform,
         pid: Some(pid),
         host,
         tmux,
         displays,
-        sway,
+        compositor,
         kitty: Vec::new(),
         own_display,
         own_wayland_display,
@@ -424,24 +441,32 @@ fn x11_display(name: &str, tools: &Tools, pids: &BTreeSet<u32>) -> X11Display {
     display
 }
 
-/// The windows of the Sway session at `socket` (`swaymsg -t get_tree`), or why they could not
-/// be read.
-fn sway_windows(socket: &str) -> SwayFacts {
-    let line = CommandLine {
-        program: "swaymsg".to_string(),
-        args: vec![
-            "-s".to_string(),
-            socket.to_string(),
-            "-t".to_string(),
-            "get_tree".to_string(),
-        ],
-        env: Vec::new(),
+/// The windows of the compositor's session at `socket` (`swaymsg -t get_tree`, or `hyprctl -j
+/// clients` for the Hyprland instance `socket`), or why they could not be listed.
+fn compositor_windows(compositor: Compositor, socket: &str) -> CompositorFacts {
+    let listed = match compositor {
+        Compositor::Sway => run(&CommandLine {
+            program: "swaymsg".to_string(),
+            args: ["-s", socket, "-t", "get_tree"].map(String::from).to_vec(),
+            env: Vec::new(),
+        })
+        .and_then(|text| strategy::parse_sway_tree(&text)),
+        Compositor::Hyprland => run(&CommandLine {
+            program: "hyprctl".to_string(),
+            args: ["-j", "clients"].map(String::from).to_vec(),
+            env: vec![(
+                "HYPRLAND_INSTANCE_SIGNATURE".to_string(),
+                socket.to_string(),
+            )],
+        })
+        .and_then(|text| strategy::parse_hyprland_clients(&text)),
     };
-    let (windows, error) = match run(&line).and_then(|text| strategy::parse_sway_tree(&text)) {
+    let (windows, error) = match listed {
         Ok(windows) => (windows, None),
         Err(error) => (Vec::new(), Some(error)),
     };
-    SwayFacts {
+    CompositorFacts {
+        compositor,
         socket: socket.to_string(),
         windows,
         error,

@@ -3,6 +3,7 @@
 //! (`x11`: Xvfb with openbox and two xterms) paths for real, over the helpers here.
 
 mod front;
+mod hyprland;
 mod strategy;
 mod sway;
 mod tmux;

@@ -24,8 +24,9 @@ mod plan;
 pub use decide::{choose, draws_terminals};
 pub use front::{looking, Looking};
 pub use parse::{
-    parse_active_window, parse_ps_tty, parse_sway_tree, parse_tmux_clients, parse_tmux_panes,
-    parse_window_id, parse_wmctrl, parse_xdotool_search, TMUX_CLIENT_FORMAT, TMUX_PANE_FORMAT,
+    parse_active_window, parse_hyprland_clients, parse_ps_tty, parse_sway_tree, parse_tmux_clients,
+    parse_tmux_panes, parse_window_id, parse_wmctrl, parse_xdotool_search, TMUX_CLIENT_FORMAT,
+    TMUX_PANE_FORMAT,
 };
 pub use plan::{CommandLine, MacTerminal, Plan, Step, X11Tool};
 
@@ -81,6 +82,8 @@ pub struct Environment {
     pub wayland_display: Option<String>,
     /// Sway's IPC socket, which every client of a Sway session inherits.
     pub swaysock: Option<String>,
+    /// The Hyprland instance, which every client of a Hyprland session inherits.
+    pub hyprland_instance: Option<String>,
 }
 
 impl Environment {
@@ -108,6 +111,7 @@ impl Environment {
                 "DISPLAY" => &mut env.display,
                 "WAYLAND_DISPLAY" => &mut env.wayland_display,
                 "SWAYSOCK" => &mut env.swaysock,
+                "HYPRLAND_INSTANCE_SIGNATURE" => &mut env.hyprland_instance,
                 _ => continue,
             };
             *slot = Some(value.to_string());
@@ -199,22 +203,45 @@ pub struct X11Display {
     pub active: Option<u64>,
 }
 
-/// A window of a Sway session (`swaymsg -t get_tree`): its container id and the pid of the
-/// client that draws it.
+/// A Wayland compositor that lists its windows with their clients' pids and focuses one on
+/// request, through its IPC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compositor {
+    /// Sway, through `swaymsg` and the session's `$SWAYSOCK`.
+    #[default]
+    Sway,
+    /// Hyprland, through `hyprctl` and the session's `$HYPRLAND_INSTANCE_SIGNATURE`.
+    Hyprland,
+}
+
+impl Compositor {
+    pub fn name(self) -> &'static str {
+        match self {
+            Compositor::Sway => "Sway",
+            Compositor::Hyprland => "Hyprland",
+        }
+    }
+}
+
+/// A window of a compositor's session: its id (Sway's container id from `swaymsg -t get_tree`,
+/// Hyprland's window address from `hyprctl -j clients`), the pid of the client that draws it, its
+/// app id (Hyprland's class), and whether it has the focus.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SwayWindow {
-    pub con_id: u64,
+pub struct CompositorWindow {
+    pub id: u64,
     pub pid: u32,
     pub app_id: String,
     pub focused: bool,
 }
 
-/// The windows of the Sway session at `socket`.
+/// The windows of the compositor's session at `socket` (Sway's IPC socket, or Hyprland's
+/// instance signature).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SwayFacts {
+pub struct CompositorFacts {
+    pub compositor: Compositor,
     pub socket: String,
-    pub windows: Vec<SwayWindow>,
-    /// Why the tree could not be read, when it could not.
+    pub windows: Vec<CompositorWindow>,
+    /// Why the windows could not be listed, when they could not.
     pub error: Option<String>,
 }
 
@@ -228,6 +255,7 @@ pub struct Tools {
     pub wezterm: bool,
     pub osascript: bool,
     pub swaymsg: bool,
+    pub hyprctl: bool,
 }
 
 /// One window of a kitty that listens for remote control, from its `ls`.
@@ -261,9 +289,10 @@ pub struct Facts {
     /// The tmux server of the session's `$TMUX`, when it has one.
     pub tmux: Option<TmuxFacts>,
     pub displays: Vec<X11Display>,
-    /// The Sway session of the session's terminal (its `$SWAYSOCK`, or Slate's own), when
-    /// swaymsg is installed.
-    pub sway: Option<SwayFacts>,
+    /// The compositor session of the session's terminal: Sway (its `$SWAYSOCK`, or Slate's own)
+    /// when swaymsg is installed, else Hyprland (its `$HYPRLAND_INSTANCE_SIGNATURE`, or Slate's
+    /// own) when hyprctl is.
+    pub compositor: Option<CompositorFacts>,
     /// The kitties the session's terminal or a tmux client of its pane may draw in, asked over
     /// the socket their `$KITTY_LISTEN_ON` names by `terminals::front` (`focus::gather` leaves
     /// this empty: focusing does not need it).

@@ -58,6 +58,7 @@ pub(super) fn all_tools() -> Tools {
         wezterm: true,
         osascript: false,
         swaymsg: true,
+        hyprctl: true,
     }
 }
 

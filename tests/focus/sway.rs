@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use slate::focus::{self, strategy};
 use slate::terminals::front;
-use strategy::{Facts, Looking, Plan, Step, SwayFacts, SwayWindow};
+use strategy::{Compositor, CompositorFacts, CompositorWindow, Facts, Looking, Plan, Step};
 
 use super::strategy::{all_tools, host};
 use super::{poll, Children};
@@ -24,9 +24,9 @@ fn sway_env() -> strategy::Environment {
     }
 }
 
-fn sway_window(con_id: u64, pid: u32, focused: bool) -> SwayWindow {
-    SwayWindow {
-        con_id,
+fn sway_window(id: u64, pid: u32, focused: bool) -> CompositorWindow {
+    CompositorWindow {
+        id,
         pid,
         app_id: "foot".into(),
         focused,
@@ -35,7 +35,7 @@ fn sway_window(con_id: u64, pid: u32, focused: bool) -> SwayWindow {
 
 /// The session process 100 in sh 90 in foot 80, on Sway, where foot 80 draws container 5 and
 /// foot 81 container 6.
-fn foot_facts(windows: Vec<SwayWindow>) -> Facts {
+fn foot_facts(windows: Vec<CompositorWindow>) -> Facts {
     Facts {
         pid: Some(100),
         host: Some(host(
@@ -43,7 +43,8 @@ fn foot_facts(windows: Vec<SwayWindow>) -> Facts {
             "/dev/pts/4",
             sway_env(),
         )),
-        sway: Some(SwayFacts {
+        compositor: Some(CompositorFacts {
+            compositor: Compositor::Sway,
             socket: SOCKET.into(),
             windows,
             error: None,
@@ -87,7 +88,7 @@ fn on_sway_the_window_of_the_terminal_is_focused_by_its_pid_or_nothing_is() {
         other => panic!("{other:?}"),
     }
     let mut broken = foot_facts(Vec::new());
-    broken.sway.as_mut().unwrap().error = Some("swaymsg did not finish within 5 s".into());
+    broken.compositor.as_mut().unwrap().error = Some("swaymsg did not finish within 5 s".into());
     match strategy::choose(&broken) {
         Plan::Unsure { reason } => assert!(reason.contains("could not be listed"), "{reason}"),
         other => panic!("{other:?}"),
@@ -103,14 +104,14 @@ fn the_sway_tree_is_read_with_floating_windows_and_bad_trees_are_refused() {
     assert_eq!(
         strategy::parse_sway_tree(tree).unwrap(),
         vec![
-            SwayWindow {
-                con_id: 5,
+            CompositorWindow {
+                id: 5,
                 pid: 2668,
                 app_id: "footA".into(),
                 focused: false
             },
-            SwayWindow {
-                con_id: 9,
+            CompositorWindow {
+                id: 9,
                 pid: 2700,
                 app_id: String::new(),
                 focused: true
@@ -248,7 +249,7 @@ impl Sway {
         })
     }
 
-    fn windows(&self) -> Vec<SwayWindow> {
+    fn windows(&self) -> Vec<CompositorWindow> {
         let out = Command::new("swaymsg")
             .args(["-s", &self.socket, "-t", "get_tree"])
             .output()

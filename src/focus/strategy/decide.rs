@@ -5,7 +5,7 @@
 
 use super::parse::parse_window_id;
 use super::plan::{MacTerminal, Plan, Step, X11Tool};
-use super::{Facts, Host, Platform, TmuxClient, TmuxFacts, TmuxPane, X11Window};
+use super::{Compositor, Facts, Host, Platform, TmuxClient, TmuxFacts, TmuxPane, X11Window};
 
 /// Terminals that show tabs (or panes) in one window. A single window of theirs is still the
 /// right window, but the tab inside it is not selected by raising it. Those that only draw many
@@ -275,23 +275,27 @@ fn os_window_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
                 host.pid
             )),
         },
-        Platform::Linux | Platform::Other => match sway_plan(facts, host) {
+        Platform::Linux | Platform::Other => match compositor_plan(facts, host) {
             Some(planned) => planned,
             None => x11_plan(facts, host),
         },
     }
 }
 
-/// Sway's own way, when the facts hold a Sway session: focus the window of `host`'s terminal
-/// through Sway's IPC, found by the pid of the client that draws it. `None` leaves it to X11:
-/// no Sway session is known, or the terminal is an X11 window of another display.
-fn sway_plan(facts: &Facts, host: &Host) -> Option<Result<Steps, String>> {
-    let sway = facts.sway.as_ref()?;
-    let on_wayland = host.env.wayland_display.is_some() || host.env.swaysock.is_some();
-    if let Some(error) = &sway.error {
+/// The compositor's own way, when the facts hold a Sway or Hyprland session: focus the window of
+/// `host`'s terminal through the compositor's IPC, found by the pid of the client that draws it.
+/// `None` leaves it to X11: no such session is known, or the terminal is an X11 window of another
+/// display.
+fn compositor_plan(facts: &Facts, host: &Host) -> Option<Result<Steps, String>> {
+    let session = facts.compositor.as_ref()?;
+    let name = session.compositor.name();
+    let env = &host.env;
+    let on_wayland =
+        env.wayland_display.is_some() || env.swaysock.is_some() || env.hyprland_instance.is_some();
+    if let Some(error) = &session.error {
         return on_wayland.then(|| {
             Err(format!(
-                "the windows of the Sway session could not be listed: {error}"
+                "the windows of the {name} session could not be listed: {error}"
             ))
         });
     }
@@ -300,7 +304,7 @@ fn sway_plan(facts: &Facts, host: &Host) -> Option<Result<Steps, String>> {
         .iter()
         .take_while(|ancestor| ancestor.pid > 1)
     {
-        let owned: Vec<_> = sway
+        let owned: Vec<_> = session
             .windows
             .iter()
             .filter(|window| window.pid == ancestor.pid)
@@ -312,15 +316,21 @@ fn sway_plan(facts: &Facts, host: &Host) -> Option<Result<Steps, String>> {
                 let caveat = TABBED_TERMINALS.contains(&program.as_str()).then(|| {
                     format!("{program} shows tabs; its window was focused, but the tab was not selected")
                 });
-                let step = Step::SwayFocus {
-                    socket: sway.socket.clone(),
-                    con_id: window.con_id,
+                let step = match session.compositor {
+                    Compositor::Sway => Step::SwayFocus {
+                        socket: session.socket.clone(),
+                        con_id: window.id,
+                    },
+                    Compositor::Hyprland => Step::HyprlandFocus {
+                        instance: session.socket.clone(),
+                        address: window.id,
+                    },
                 };
                 return Some(Ok((vec![step], caveat)));
             }
             many => {
                 return Some(Err(format!(
-                    "{program} (pid {}) owns {} Sway windows, and nothing tells which one shows \
+                    "{program} (pid {}) owns {} {name} windows, and nothing tells which one shows \
                      the session",
                     ancestor.pid,
                     many.len()
@@ -330,7 +340,7 @@ fn sway_plan(facts: &Facts, host: &Host) -> Option<Result<Steps, String>> {
     }
     on_wayland.then(|| {
         Err(format!(
-            "no Sway window belongs to process {} or its parents",
+            "no {name} window belongs to process {} or its parents",
             host.pid
         ))
     })
@@ -366,7 +376,7 @@ fn x11_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
     let Some(display_name) = host.env.display.as_ref().or(facts.own_display.as_ref()) else {
         return Err(if wayland {
             "the session's terminal is a Wayland window, and this compositor offers no way to \
-             focus another program's window (Slate can on Sway, through its IPC)"
+             focus another program's window (Slate can on Sway and Hyprland, through their IPC)"
                 .to_string()
         } else {
             "no X11 display is known for the session".to_string()
@@ -444,7 +454,7 @@ fn x11_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
         format!(
             "no X11 window belongs to process {} or its parents; its terminal is likely a \
              Wayland window, and this compositor offers no way to focus another program's \
-             window (Slate can on Sway, through its IPC)",
+             window (Slate can on Sway and Hyprland, through their IPC)",
             host.pid
         )
     } else {

@@ -119,11 +119,14 @@ fn window_looking(facts: &Facts, host: &Host) -> Looking {
                 }
             }
         }
-        [Step::SwayFocus { con_id, .. }] => facts.sway.as_ref().is_some_and(|sway| {
-            sway.windows
-                .iter()
-                .any(|window| window.con_id == *con_id && window.focused)
-        }),
+        [Step::SwayFocus { con_id: id, .. } | Step::HyprlandFocus { address: id, .. }] => {
+            facts.compositor.as_ref().is_some_and(|session| {
+                session
+                    .windows
+                    .iter()
+                    .any(|window| window.id == *id && window.focused)
+            })
+        }
         _ => {
             return Looking::Unsure(
                 "Slate cannot tell which window or tab of its terminal is in front".to_string(),

@@ -1,7 +1,7 @@
 //! Parsers for the tools' text output (`tmux list-panes` and `list-clients` in the formats given
 //! here, `wmctrl -lp`, `xdotool search`, `ps -o tty=`), so that they are tested without the tools.
 
-use super::{SwayWindow, TmuxClient, TmuxPane, X11Window};
+use super::{CompositorWindow, TmuxClient, TmuxPane, X11Window};
 
 /// Reads a window id written in decimal or as `0x…` hex.
 pub fn parse_window_id(text: &str) -> Option<u64> {
@@ -119,7 +119,7 @@ const SWAY_DEPTH: usize = 32;
 
 /// Reads `swaymsg -t get_tree` (JSON): every container with a `pid` (a client's window, tiled or
 /// floating) with its id, `app_id` and `focused`. Text that is not such a tree is an error.
-pub fn parse_sway_tree(text: &str) -> Result<Vec<SwayWindow>, String> {
+pub fn parse_sway_tree(text: &str) -> Result<Vec<CompositorWindow>, String> {
     let tree: serde_json::Value =
         serde_json::from_str(text).map_err(|err| format!("swaymsg's tree is not JSON: {err}"))?;
     if !tree.is_object() {
@@ -133,17 +133,11 @@ pub fn parse_sway_tree(text: &str) -> Result<Vec<SwayWindow>, String> {
         }
         let pid = node.get("pid").and_then(serde_json::Value::as_u64);
         let id = node.get("id").and_then(serde_json::Value::as_u64);
-        if let (Some(pid), Some(con_id)) = (pid, id) {
-            windows.push(SwayWindow {
-                con_id,
+        if let (Some(pid), Some(id)) = (pid, id) {
+            windows.push(CompositorWindow {
+                id,
                 pid: u32::try_from(pid).unwrap_or(0),
-                app_id: node
-                    .get("app_id")
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or_default()
-                    .chars()
-                    .take(200)
-                    .collect(),
+                app_id: short_text(node.get("app_id")),
                 focused: node.get("focused").and_then(serde_json::Value::as_bool) == Some(true),
             });
         }
@@ -155,4 +149,45 @@ pub fn parse_sway_tree(text: &str) -> Result<Vec<SwayWindow>, String> {
         }
     }
     Ok(windows)
+}
+
+/// At most 200 characters of a JSON string (an app id or a class): enough to name a program.
+fn short_text(value: Option<&serde_json::Value>) -> String {
+    value
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// Reads `hyprctl -j clients` (a JSON list of windows): each mapped window with its `address`
+/// (`0x` and hex digits), its client's `pid`, its `class`, and whether it has the focus (its
+/// `focusHistoryID` is 0). A window without a positive pid or a readable address is left out;
+/// text that is not such a list is an error.
+pub fn parse_hyprland_clients(text: &str) -> Result<Vec<CompositorWindow>, String> {
+    let list: serde_json::Value = serde_json::from_str(text)
+        .map_err(|err| format!("hyprctl's clients are not JSON: {err}"))?;
+    let Some(clients) = list.as_array() else {
+        return Err("hyprctl's clients are not a list".to_string());
+    };
+    Ok(clients
+        .iter()
+        .filter(|client| client.get("mapped").and_then(serde_json::Value::as_bool) != Some(false))
+        .filter_map(|client| {
+            let address = client.get("address")?.as_str()?.strip_prefix("0x")?;
+            let id = u64::from_str_radix(address, 16).ok()?;
+            let pid = u32::try_from(client.get("pid")?.as_i64()?).ok()?;
+            Some(CompositorWindow {
+                id,
+                pid,
+                app_id: short_text(client.get("class")),
+                focused: client
+                    .get("focusHistoryID")
+                    .and_then(serde_json::Value::as_i64)
+                    == Some(0),
+            })
+        })
+        .filter(|window| window.pid > 0)
+        .collect())
 }

@@ -62,6 +62,8 @@ pub enum Step {
     },
     /// `swaymsg '[con_id=N] focus'`: Sway focuses the window (container) `con_id`.
     SwayFocus { socket: String, con_id: u64 },
+    /// `hyprctl dispatch focuswindow address:0x…`: Hyprland focuses the window at `address`.
+    HyprlandFocus { instance: String, address: u64 },
     /// AppleScript that selects the tab with this tty and brings its window to the front.
     AppleScript { app: MacTerminal, tty: String },
     /// `SetForegroundWindow` on a Windows console window.
@@ -155,9 +157,32 @@ impl Step {
                 "swaymsg",
                 &["-s", socket, &format!("[con_id={con_id}]"), "focus"],
             ),
+            Step::HyprlandFocus { instance, address } => {
+                let mut line = plain(
+                    "hyprctl",
+                    &["dispatch", "focuswindow", &format!("address:{address:#x}")],
+                );
+                line.env
+                    .push(("HYPRLAND_INSTANCE_SIGNATURE".to_string(), instance.clone()));
+                line
+            }
             Step::AppleScript { app, tty } => plain("osascript", &["-e", &apple_script(*app, tty)]),
             Step::WindowsForeground { .. } => return None,
         })
+    }
+}
+
+impl Step {
+    /// Whether what the step's program printed says it did it: `hyprctl dispatch` exits 0 and says
+    /// why in its output when it could not (no such window), and `ok` when it did.
+    pub fn check_answer(&self, output: &str) -> Result<(), String> {
+        match self {
+            Step::HyprlandFocus { .. } if output.trim() != "ok" => Err(format!(
+                "hyprctl answered {:?}",
+                output.trim().chars().take(200).collect::<String>()
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
