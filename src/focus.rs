@@ -210,6 +210,7 @@ pub fn gather(pid: u32) -> Facts {
         displays,
         compositor,
         kitty: Vec::new(),
+        wezterm: None,
         own_display,
         own_wayland_display,
         console_window: None,

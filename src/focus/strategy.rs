@@ -278,6 +278,19 @@ pub struct KittyFacts {
     pub error: Option<String>,
 }
 
+/// A WezTerm mux's panes and its GUI clients, from `wezterm cli list` and `list-clients`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WeztermFacts {
+    /// The mux socket asked (`$WEZTERM_UNIX_SOCKET`), or `""` for the one `wezterm cli` finds.
+    pub socket: String,
+    /// Each pane's id with its terminal device (`tty_name`).
+    pub panes: Vec<(u64, String)>,
+    /// Each GUI client's pid with the pane that has the focus in it (`focused_pane_id`).
+    pub clients: Vec<(u32, u64)>,
+    /// Why the mux could not be asked, when it could not.
+    pub error: Option<String>,
+}
+
 /// Everything `choose` looks at.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Facts {
@@ -297,6 +310,9 @@ pub struct Facts {
     /// the socket their `$KITTY_LISTEN_ON` names by `terminals::front` (`focus::gather` leaves
     /// this empty: focusing does not need it).
     pub kitty: Vec<KittyFacts>,
+    /// The WezTerm mux the session's terminal (or a tmux client of its pane) runs in, asked by
+    /// `terminals::front` like `kitty`.
+    pub wezterm: Option<WeztermFacts>,
     /// Slate's own `DISPLAY` and `WAYLAND_DISPLAY`, used when the session's are unknown.
     pub own_display: Option<String>,
     pub own_wayland_display: Option<String>,

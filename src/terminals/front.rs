@@ -1,15 +1,17 @@
 //! Quiet while you look: whether the person is looking at a session's terminal right now. The
-//! facts are `focus`'s (tmux's panes and clients, the focused X11 or Sway window), with what each
-//! kitty the terminals may draw in says of its own windows, asked over its socket (no program
-//! starts); `focus::strategy::looking` decides from them.
+//! facts are `focus`'s (tmux's panes and clients, the focused X11 or compositor window), with what
+//! each kitty the terminals may draw in says of its own windows, asked over its socket (no program
+//! starts), and for a session in a WezTerm GUI, its mux's panes and the pane each GUI has focused
+//! (`wezterm cli list` and `list-clients`); `focus::strategy::looking` decides from them.
 
 use std::collections::BTreeSet;
 
-use crate::focus::strategy::{self, Facts, KittyFacts, KittyWindow, Looking};
+use crate::focus::strategy::{self, Facts, KittyFacts, KittyWindow, Looking, WeztermFacts};
 use crate::policy::notifications::NotificationPlan;
 
 /// `focus`'s facts about process `pid`, with the windows of every kitty its terminal (or a tmux
-/// client of its pane) runs in, by `$KITTY_LISTEN_ON`.
+/// client of its pane) runs in, by `$KITTY_LISTEN_ON`, and the WezTerm mux of a WezTerm GUI it
+/// runs in (two `wezterm cli` calls).
 pub fn gather(pid: u32) -> Facts {
     let mut facts = crate::focus::gather(pid);
     let mut hosts: Vec<&strategy::Host> = facts.host.iter().collect();
@@ -24,10 +26,23 @@ pub fn gather(pid: u32) -> Facts {
         .iter()
         .filter_map(|host| host.env.kitty_listen_on.clone())
         .collect();
+    let wezterm_socket = hosts
+        .iter()
+        .find(|host| {
+            host.env.wezterm_pane.is_some()
+                && host
+                    .ancestors
+                    .iter()
+                    .any(|ancestor| ancestor.program() == "wezterm-gui")
+        })
+        .map(|host| host.env.wezterm_unix_socket.clone());
     facts.kitty = sockets
         .iter()
         .map(|listen_on| kitty_windows(listen_on))
         .collect();
+    if let Some(socket) = wezterm_socket.filter(|_| facts.tools.wezterm) {
+        facts.wezterm = Some(wezterm_mux(socket.as_deref()));
+    }
     facts
 }
 
@@ -48,6 +63,33 @@ pub fn seen_already(plan: &NotificationPlan) -> Option<String> {
         Looking::Yes(why) => Some(why),
         Looking::No(_) | Looking::Unsure(_) => None,
     }
+}
+
+/// The panes and GUI clients of the WezTerm mux at `socket` (or the one `wezterm cli` finds).
+fn wezterm_mux(socket: Option<&str>) -> WeztermFacts {
+    use super::wezterm;
+    let asked = super::run(&wezterm::list(socket))
+        .and_then(|json| wezterm::parse_ttys(&json).map_err(|e| e.to_string()))
+        .and_then(|ttys| {
+            let clients = super::run(&wezterm::list_clients(socket))
+                .and_then(|json| wezterm::parse_clients(&json).map_err(|e| e.to_string()))?;
+            Ok((ttys, clients))
+        });
+    let mut facts = WeztermFacts {
+        socket: socket.unwrap_or_default().to_string(),
+        ..WeztermFacts::default()
+    };
+    match asked {
+        Ok((ttys, clients)) => {
+            facts.panes = ttys
+                .into_iter()
+                .filter_map(|(pane, tty)| Some((pane.parse().ok()?, tty)))
+                .collect();
+            facts.clients = clients;
+        }
+        Err(error) => facts.error = Some(error),
+    }
+    facts
 }
 
 /// The windows of the kitty listening on `listen_on`, each with its terminal: kitty's `ls`, within

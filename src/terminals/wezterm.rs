@@ -108,6 +108,28 @@ pub fn list(socket: Option<&str>) -> CommandLine {
     wezterm(socket, &["list", "--format", "json"])
 }
 
+/// `wezterm cli list-clients --format json`: every GUI client of the mux, with its focused pane.
+pub fn list_clients(socket: Option<&str>) -> CommandLine {
+    wezterm(socket, &["list-clients", "--format", "json"])
+}
+
+/// Each client in `wezterm cli list-clients --format json` with the pane that has the focus in it
+/// (`pid`, `focused_pane_id`); a client without both is left out.
+pub fn parse_clients(json: &str) -> Result<Vec<(u32, u64)>, ParseError> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|_| ParseError::Unexpected("not JSON"))?;
+    let serde_json::Value::Array(clients) = value else {
+        return Err(ParseError::Unexpected("not a list of clients"));
+    };
+    Ok(clients
+        .iter()
+        .filter_map(|client| {
+            let pid = u32::try_from(client.get("pid")?.as_u64()?).ok()?;
+            Some((pid, client.get("focused_pane_id")?.as_u64()?))
+        })
+        .collect())
+}
+
 /// `wezterm cli get-text` of one pane's visible screen (`--escapes` for colours).
 pub fn get_text(socket: Option<&str>, pane: &str, colours: bool) -> CommandLine {
     let mut args = vec!["get-text", "--pane-id", pane];

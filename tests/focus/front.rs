@@ -3,7 +3,7 @@
 //! says is in front, or its terminal window is the focused one and shows nothing else; unsure
 //! (so notified) whenever a fact is missing.
 
-use slate::focus::strategy::{self, Facts, KittyFacts, KittyWindow, Looking};
+use slate::focus::strategy::{self, Facts, KittyFacts, KittyWindow, Looking, WeztermFacts};
 
 use super::strategy::{client, display, host, tmux_facts, window, xterm_facts};
 
@@ -160,4 +160,67 @@ fn a_kitty_window_is_in_front_when_kitty_says_so_whatever_x11_says() {
     host.ancestors[2].cmd = vec!["xterm".into()];
     in_xterm.kitty[0].windows[0].in_front = false;
     assert_eq!(verdict(&in_xterm), "yes");
+}
+
+/// A session process 100 in zsh 90 in wezterm-gui 70 (window 0x200001 on :0), on /dev/pts/4, in
+/// WezTerm pane 3; pane 5 has another terminal. The GUI's focused pane is `focused`.
+fn wezterm_facts(focused: u64, active: Option<u64>) -> Facts {
+    let mut env = super::strategy::x11_env();
+    env.wezterm_pane = Some("3".into());
+    let mut facts = Facts {
+        pid: Some(100),
+        host: Some(host(
+            &[
+                (100, "codex"),
+                (90, "zsh"),
+                (70, "wezterm-gui"),
+                (1, "systemd"),
+            ],
+            "/dev/pts/4",
+            env,
+        )),
+        displays: display(vec![window(0x200001, 70), window(0x400001, 81)]),
+        wezterm: Some(WeztermFacts {
+            socket: String::new(),
+            panes: vec![(3, "/dev/pts/4".into()), (5, "/dev/pts/9".into())],
+            clients: vec![(70, focused)],
+            error: None,
+        }),
+        tools: super::strategy::all_tools(),
+        ..Facts::default()
+    };
+    for known in &mut facts.displays {
+        known.active = active;
+    }
+    facts
+}
+
+#[test]
+fn a_wezterm_pane_is_in_front_when_its_gui_focuses_it_in_the_focused_window() {
+    assert_eq!(
+        strategy::looking(&wezterm_facts(3, Some(0x200001))),
+        Looking::Yes("WezTerm pane 3 is the focused pane of the focused window".into())
+    );
+    // Another pane (a tab or a split) focused in the GUI, or another program's window in front.
+    assert_eq!(verdict(&wezterm_facts(5, Some(0x200001))), "no");
+    assert_eq!(verdict(&wezterm_facts(3, Some(0x400001))), "no");
+    // The focused window unknown, the mux silent, or no pane with its terminal: notified.
+    assert_eq!(verdict(&wezterm_facts(3, None)), "unsure");
+    let mut silent = wezterm_facts(3, Some(0x200001));
+    silent.wezterm.as_mut().unwrap().error = Some("no answer within 500 ms".into());
+    assert_eq!(verdict(&silent), "unsure");
+    let mut elsewhere = wezterm_facts(3, Some(0x200001));
+    elsewhere.host.as_mut().unwrap().tty = Some("/dev/pts/7".into());
+    match strategy::looking(&elsewhere) {
+        Looking::Unsure(why) => assert!(why.contains("no pane of its WezTerm"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    // The pane is the one with the session's terminal, whatever $WEZTERM_PANE says.
+    let mut renamed = wezterm_facts(3, Some(0x200001));
+    renamed.host.as_mut().unwrap().env.wezterm_pane = Some("5".into());
+    assert_eq!(verdict(&renamed), "yes");
+    // Another GUI's focus says nothing of this one's.
+    let mut other_gui = wezterm_facts(3, Some(0x200001));
+    other_gui.wezterm.as_mut().unwrap().clients = vec![(71, 3), (70, 5)];
+    assert_eq!(verdict(&other_gui), "no");
 }

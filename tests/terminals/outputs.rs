@@ -196,3 +196,24 @@ fn wezterm_lists_read_from_their_documented_format() {
     );
     assert!(line.env.is_empty());
 }
+
+#[test]
+fn wezterm_clients_read_from_their_documented_format() {
+    // `wezterm cli list-clients --format json` as WezTerm's documentation shows it.
+    let documented = r#"[{"username": "wez", "hostname": "foo", "pid": 1098536,
+        "connection_elapsed": {"secs": 226, "nanos": 502667166},
+        "idle_time": {"secs": 0, "nanos": 502667166}, "workspace": "default", "focused_pane_id": 0}]"#;
+    assert_eq!(wezterm::parse_clients(documented), Ok(vec![(1098536, 0)]));
+    let line = wezterm::list_clients(Some("/run/w"));
+    assert_eq!(
+        line.args.join(" "),
+        "cli --no-auto-start list-clients --format json"
+    );
+    // A client without a pid or a focused pane is left out; what is not a list is an error.
+    let odd = r#"[{"pid": 7}, {"focused_pane_id": 2}, {"pid": -1, "focused_pane_id": 2},
+        {"pid": 99999999999, "focused_pane_id": 2}, 5, null, {"pid": 8, "focused_pane_id": 4}]"#;
+    assert_eq!(wezterm::parse_clients(odd), Ok(vec![(8, 4)]));
+    for bad in ["", "{}", "[", "null", &"[".repeat(100_000)] {
+        assert!(wezterm::parse_clients(bad).is_err(), "{bad:.20}");
+    }
+}

@@ -97,11 +97,32 @@ fn window_looking(facts: &Facts, host: &Host) -> Looking {
     if let Some(looking) = kitty_looking(facts, host) {
         return looking;
     }
+    if let Some(looking) = wezterm_looking(facts, host) {
+        return looking;
+    }
     let (steps, caveat) = match window_plan(facts, host) {
         Ok(planned) => planned,
         Err(reason) => return Looking::Unsure(reason),
     };
-    let focused = match steps.as_slice() {
+    let focused = match os_window_focused(facts, &steps) {
+        Ok(focused) => focused,
+        Err(unsure) => return unsure,
+    };
+    match (focused, caveat) {
+        (false, _) => Looking::No("its terminal's window is not the focused one".to_string()),
+        (true, Some(_)) => Looking::Unsure(
+            "its terminal's window is the focused one, but it shows tabs and Slate cannot tell \
+             which is in front"
+                .to_string(),
+        ),
+        (true, None) => Looking::Yes("its terminal's window is the focused one".to_string()),
+    }
+}
+
+/// Whether the window the one step of `steps` raises (an X11 window, or a compositor's) is the
+/// focused one; unsure for any other plan.
+fn os_window_focused(facts: &Facts, steps: &[Step]) -> Result<bool, Looking> {
+    Ok(match steps {
         [Step::X11Activate {
             display, window, ..
         }] => {
@@ -113,9 +134,9 @@ fn window_looking(facts: &Facts, host: &Host) -> Looking {
             match active {
                 Some(active) => active == *window,
                 None => {
-                    return Looking::Unsure(format!(
+                    return Err(Looking::Unsure(format!(
                         "the focused window of X11 display {display} is not known"
-                    ))
+                    )))
                 }
             }
         }
@@ -128,20 +149,11 @@ fn window_looking(facts: &Facts, host: &Host) -> Looking {
             })
         }
         _ => {
-            return Looking::Unsure(
+            return Err(Looking::Unsure(
                 "Slate cannot tell which window or tab of its terminal is in front".to_string(),
-            )
+            ))
         }
-    };
-    match (focused, caveat) {
-        (false, _) => Looking::No("its terminal's window is not the focused one".to_string()),
-        (true, Some(_)) => Looking::Unsure(
-            "its terminal's window is the focused one, but it shows tabs and Slate cannot tell \
-             which is in front"
-                .to_string(),
-        ),
-        (true, None) => Looking::Yes("its terminal's window is the focused one".to_string()),
-    }
+    })
 }
 
 /// A terminal in kitty, by kitty's own account of focus: its OS window focused, and in it the
@@ -179,5 +191,54 @@ fn kitty_looking(facts: &Facts, host: &Host) -> Option<Looking> {
             "kitty window {} is not the one in front",
             window.id
         ))
+    })
+}
+
+/// A pane in WezTerm: the pane with the session's terminal (by `tty_name`, not `$WEZTERM_PANE`) is
+/// the focused pane of the GUI that draws it (`list-clients`), and that GUI's window is the
+/// focused one. `None` when `host` does not run in a WezTerm GUI that was asked.
+fn wezterm_looking(facts: &Facts, host: &Host) -> Option<Looking> {
+    host.env.wezterm_pane.as_ref()?;
+    let gui = host
+        .ancestors
+        .iter()
+        .find(|ancestor| ancestor.program() == "wezterm-gui")?
+        .pid;
+    let wezterm = facts.wezterm.as_ref()?;
+    if let Some(error) = &wezterm.error {
+        return Some(Looking::Unsure(format!(
+            "its WezTerm could not be asked: {error}"
+        )));
+    }
+    let tty = host.tty.as_deref()?;
+    let Some((pane, _)) = wezterm.panes.iter().find(|(_, pane_tty)| pane_tty == tty) else {
+        return Some(Looking::Unsure(format!(
+            "no pane of its WezTerm has its terminal {tty}"
+        )));
+    };
+    if !wezterm
+        .clients
+        .iter()
+        .any(|(pid, focused)| *pid == gui && focused == pane)
+    {
+        return Some(Looking::No(format!(
+            "WezTerm pane {pane} is not the focused pane of its window"
+        )));
+    }
+    let steps = match window_plan(facts, host) {
+        // The pane's own step first, then its window's.
+        Ok((steps, _)) => steps,
+        Err(reason) => return Some(Looking::Unsure(reason)),
+    };
+    let window_steps = match steps.split_first() {
+        Some((Step::WeztermActivatePane { .. }, rest)) => rest,
+        _ => steps.as_slice(),
+    };
+    Some(match os_window_focused(facts, window_steps) {
+        Ok(true) => Looking::Yes(format!(
+            "WezTerm pane {pane} is the focused pane of the focused window"
+        )),
+        Ok(false) => Looking::No("its WezTerm window is not the focused one".to_string()),
+        Err(unsure) => unsure,
     })
 }
