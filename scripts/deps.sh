@@ -24,6 +24,9 @@ want nodejs
 # CLIs, python3 runs the fake model server and the poller. A Node from NodeSource brings its own
 # npm, and Debian's npm package would conflict with it, so npm is only asked for when missing.
 want python3
+# The stand-in KWin of tests/focus/kwin.rs (fixtures/focus/fake-kwin.py) serves D-Bus from Python.
+want python3-dbus
+want python3-gi
 command -v npm >/dev/null 2>&1 || want npm
 want git
 # The desktop app (src-tauri): Tauri's build dependencies on Linux. The AppIndicator library is

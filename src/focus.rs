@@ -81,6 +81,13 @@ pub fn execute(plan: &Plan) -> Result<Outcome, FocusError> {
         Plan::Run { steps, caveat } => (steps, caveat),
     };
     for step in steps {
+        if let Step::KwinActivate { bus, pids } = step {
+            kwin_activate(bus.as_deref(), pids).map_err(|detail| FocusError::StepFailed {
+                step: step.to_string(),
+                detail,
+            })?;
+            continue;
+        }
         let Some(line) = step.command() else {
             return Err(FocusError::Unsupported {
                 step: step.to_string(),
@@ -110,6 +117,7 @@ pub fn tools() -> Tools {
         osascript: on_path("osascript"),
         swaymsg: on_path("swaymsg"),
         hyprctl: on_path("hyprctl"),
+        dbus_send: on_path("dbus-send"),
     }
 }
 
@@ -211,6 +219,8 @@ pub fn gather(pid: u32) -> Facts {
         compositor,
         kitty: Vec::new(),
         wezterm: None,
+        kde: std::env::var("XDG_CURRENT_DESKTOP")
+            .is_ok_and(|desktops| desktops.split(':').any(|d| d.eq_ignore_ascii_case("KDE"))),
         own_display,
         own_wayland_display,
         console_window: None,
@@ -492,6 +502,70 @@ fn active_window(env: &[(String, String)], tools: &Tools) -> Option<u64> {
     run(&line)
         .ok()
         .and_then(|text| strategy::parse_active_window(&text))
+}
+
+/// How long the script stays loaded: KWin may read its file and run it after `start` returns.
+const KWIN_SCRIPT_RUNS_WITHIN: Duration = Duration::from_millis(500);
+
+/// Loads [`strategy::kwin_script`] into KWin over the session bus `bus` (else Slate's own), runs
+/// it, and unloads it: `dbus-send` calls to `org.kde.KWin /Scripting`, each with the helpers'
+/// deadline. The script's file is Slate's own (created new, owner-only) and removed after.
+#[cfg(unix)]
+fn kwin_activate(bus: Option<&str>, pids: &[u32]) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    let name = format!("slate-focus-{}-{stamp}", std::process::id());
+    let path = std::env::temp_dir().join(format!("{name}.js"));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut file| file.write_all(strategy::kwin_script(pids).as_bytes()))
+        .map_err(|error| format!("cannot write the script {}: {error}", path.display()))?;
+    let call = |method: &str, args: Vec<String>| {
+        let mut line = CommandLine {
+            program: "dbus-send".to_string(),
+            args: [
+                "--session",
+                "--print-reply",
+                "--dest=org.kde.KWin",
+                "/Scripting",
+            ]
+            .map(String::from)
+            .to_vec(),
+            env: Vec::new(),
+        };
+        line.args.push(format!("org.kde.kwin.Scripting.{method}"));
+        line.args.extend(args);
+        if let Some(bus) = bus {
+            line.env
+                .push(("DBUS_SESSION_BUS_ADDRESS".to_string(), bus.to_string()));
+        }
+        run(&line)
+    };
+    let ran = call(
+        "loadScript",
+        vec![
+            format!("string:{}", path.display()),
+            format!("string:{name}"),
+        ],
+    )
+    .and_then(|_| call("start", Vec::new()));
+    if ran.is_ok() {
+        std::thread::sleep(KWIN_SCRIPT_RUNS_WITHIN);
+    }
+    let unloaded = call("unloadScript", vec![format!("string:{name}")]);
+    let _ = std::fs::remove_file(&path);
+    ran.and(unloaded).map(|_| ())
+}
+
+#[cfg(not(unix))]
+fn kwin_activate(_: Option<&str>, _: &[u32]) -> Result<(), String> {
+    Err("KWin is not reached on this platform".to_string())
 }
 
 /// True when `program` is an executable file in a `PATH` folder.

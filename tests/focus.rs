@@ -4,6 +4,7 @@
 
 mod front;
 mod hyprland;
+mod kwin;
 mod strategy;
 mod sway;
 mod tmux;

@@ -28,7 +28,7 @@ pub use parse::{
     parse_tmux_panes, parse_window_id, parse_wmctrl, parse_xdotool_search, TMUX_CLIENT_FORMAT,
     TMUX_PANE_FORMAT,
 };
-pub use plan::{CommandLine, MacTerminal, Plan, Step, X11Tool};
+pub use plan::{kwin_script, CommandLine, MacTerminal, Plan, Step, X11Tool};
 
 /// The operating system the facts were gathered on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,6 +84,8 @@ pub struct Environment {
     pub swaysock: Option<String>,
     /// The Hyprland instance, which every client of a Hyprland session inherits.
     pub hyprland_instance: Option<String>,
+    /// The desktop session's bus, where KDE Plasma's KWin takes scripts.
+    pub dbus_session: Option<String>,
 }
 
 impl Environment {
@@ -112,6 +114,7 @@ impl Environment {
                 "WAYLAND_DISPLAY" => &mut env.wayland_display,
                 "SWAYSOCK" => &mut env.swaysock,
                 "HYPRLAND_INSTANCE_SIGNATURE" => &mut env.hyprland_instance,
+                "DBUS_SESSION_BUS_ADDRESS" => &mut env.dbus_session,
                 _ => continue,
             };
             *slot = Some(value.to_string());
@@ -256,6 +259,7 @@ pub struct Tools {
     pub osascript: bool,
     pub swaymsg: bool,
     pub hyprctl: bool,
+    pub dbus_send: bool,
 }
 
 /// One window of a kitty that listens for remote control, from its `ls`.
@@ -306,6 +310,9 @@ pub struct Facts {
     /// when swaymsg is installed, else Hyprland (its `$HYPRLAND_INSTANCE_SIGNATURE`, or Slate's
     /// own) when hyprctl is.
     pub compositor: Option<CompositorFacts>,
+    /// A KDE Plasma session (Slate's `$XDG_CURRENT_DESKTOP` names KDE), whose KWin takes scripts
+    /// on the session bus.
+    pub kde: bool,
     /// The kitties the session's terminal or a tmux client of its pane may draw in, asked over
     /// the socket their `$KITTY_LISTEN_ON` names by `terminals::front` (`focus::gather` leaves
     /// this empty: focusing does not need it).

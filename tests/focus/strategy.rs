@@ -59,6 +59,7 @@ pub(super) fn all_tools() -> Tools {
         osascript: false,
         swaymsg: true,
         hyprctl: true,
+        dbus_send: true,
     }
 }
 

@@ -277,7 +277,10 @@ fn os_window_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
         },
         Platform::Linux | Platform::Other => match compositor_plan(facts, host) {
             Some(planned) => planned,
-            None => x11_plan(facts, host),
+            None => match kwin_plan(facts, host) {
+                Some(planned) => planned,
+                None => x11_plan(facts, host),
+            },
         },
     }
 }
@@ -346,6 +349,46 @@ fn compositor_plan(facts: &Facts, host: &Host) -> Option<Result<Steps, String>> 
     })
 }
 
+/// KDE Plasma on Wayland: a KWin script that activates the one window of the nearest process,
+/// from `host`'s up to its terminal's, that has any. KWin runs it without saying what it found,
+/// so the plan says so. `None` leaves it to X11: not Plasma, not Wayland, or no dbus-send.
+fn kwin_plan(facts: &Facts, host: &Host) -> Option<Result<Steps, String>> {
+    if !facts.kde || !facts.tools.dbus_send || host.env.wayland_display.is_none() {
+        return None;
+    }
+    let mut pids = Vec::new();
+    let mut terminal = None;
+    for ancestor in host
+        .ancestors
+        .iter()
+        .take_while(|ancestor| ancestor.pid > 1)
+    {
+        pids.push(ancestor.pid);
+        let program = ancestor.program();
+        if draws_terminals(&program) {
+            terminal = Some(program);
+            break;
+        }
+    }
+    let Some(terminal) = terminal else {
+        return Some(Err(format!(
+            "no terminal is among the parents of process {}",
+            host.pid
+        )));
+    };
+    let mut caveat = "KWin does not tell whether it found one window to activate".to_string();
+    if TABBED_TERMINALS.contains(&terminal.as_str()) {
+        caveat.push_str(&format!(
+            "; {terminal} shows tabs, and the tab is not selected"
+        ));
+    }
+    let step = Step::KwinActivate {
+        bus: host.env.dbus_session.clone(),
+        pids,
+    };
+    Some(Ok((vec![step], Some(caveat))))
+}
+
 fn mac_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
     let app = match host.env.term_program.as_deref() {
         Some("Apple_Terminal") => MacTerminal::Terminal,
@@ -376,7 +419,7 @@ fn x11_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
     let Some(display_name) = host.env.display.as_ref().or(facts.own_display.as_ref()) else {
         return Err(if wayland {
             "the session's terminal is a Wayland window, and this compositor offers no way to \
-             focus another program's window (Slate can on Sway and Hyprland, through their IPC)"
+             focus another program's window (Slate can on Sway and Hyprland through their IPC, and on KDE Plasma through KWin's scripts)"
                 .to_string()
         } else {
             "no X11 display is known for the session".to_string()
@@ -454,7 +497,7 @@ fn x11_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
         format!(
             "no X11 window belongs to process {} or its parents; its terminal is likely a \
              Wayland window, and this compositor offers no way to focus another program's \
-             window (Slate can on Sway and Hyprland, through their IPC)",
+             window (Slate can on Sway and Hyprland through their IPC, and on KDE Plasma through KWin's scripts)",
             host.pid
         )
     } else {

@@ -64,6 +64,10 @@ pub enum Step {
     SwayFocus { socket: String, con_id: u64 },
     /// `hyprctl dispatch focuswindow address:0x…`: Hyprland focuses the window at `address`.
     HyprlandFocus { instance: String, address: u64 },
+    /// A KWin script ([`kwin_script`]), loaded and run through KWin's scripting interface on the
+    /// session bus `bus` (the terminal's `$DBUS_SESSION_BUS_ADDRESS`, else Slate's own), that
+    /// activates the one window of the nearest of `pids` that has any.
+    KwinActivate { bus: Option<String>, pids: Vec<u32> },
     /// AppleScript that selects the tab with this tty and brings its window to the front.
     AppleScript { app: MacTerminal, tty: String },
     /// `SetForegroundWindow` on a Windows console window.
@@ -167,7 +171,8 @@ impl Step {
                 line
             }
             Step::AppleScript { app, tty } => plain("osascript", &["-e", &apple_script(*app, tty)]),
-            Step::WindowsForeground { .. } => return None,
+            // Three calls around a script file: `focus::execute` runs them.
+            Step::KwinActivate { .. } | Step::WindowsForeground { .. } => return None,
         })
     }
 }
@@ -199,6 +204,14 @@ impl fmt::Display for Step {
             return match self {
                 Step::WindowsForeground { hwnd } => {
                     write!(f, "SetForegroundWindow on console window {hwnd:#x}")
+                }
+                Step::KwinActivate { pids, .. } => {
+                    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+                    write!(
+                        f,
+                        "a KWin script that activates the one window of the nearest of processes {}",
+                        pids.join(", ")
+                    )
                 }
                 _ => Ok(()),
             };
@@ -257,4 +270,26 @@ fn apple_script(app: MacTerminal, tty: &str) -> String {
              end tell"
         ),
     }
+}
+
+/// The KWin script of [`Step::KwinActivate`]: for each of `pids` in order, the normal windows
+/// that process owns; the first process that owns any decides: one window is activated, more than
+/// one is left alone (nothing tells which shows the session). It reads Plasma 6's
+/// `workspace.windowList()` and `activeWindow`, or Plasma 5's `clientList()` and `activeClient`.
+/// Only the pids are put into it, as numbers.
+pub fn kwin_script(pids: &[u32]) -> String {
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    format!(
+        "const pids = [{}];\n\
+         const windows = workspace.windowList ? workspace.windowList() : workspace.clientList();\n\
+         for (const pid of pids) {{\n\
+         \x20   const owned = windows.filter((w) => w.pid === pid && w.normalWindow);\n\
+         \x20   if (owned.length === 1) {{\n\
+         \x20       if (\"activeWindow\" in workspace) {{ workspace.activeWindow = owned[0]; }}\n\
+         \x20       else {{ workspace.activeClient = owned[0]; }}\n\
+         \x20   }}\n\
+         \x20   if (owned.length > 0) {{ break; }}\n\
+         }}\n",
+        pids.join(", ")
+    )
 }
