@@ -116,12 +116,7 @@ pub fn list_clients(socket: Option<&str>) -> CommandLine {
 /// Each client in `wezterm cli list-clients --format json` with the pane that has the focus in it
 /// (`pid`, `focused_pane_id`); a client without both is left out.
 pub fn parse_clients(json: &str) -> Result<Vec<(u32, u64)>, ParseError> {
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|_| ParseError::Unexpected("not JSON"))?;
-    let serde_json::Value::Array(clients) = value else {
-        return Err(ParseError::Unexpected("not a list of clients"));
-    };
-    Ok(clients
+    Ok(json_list(json, "not a list of clients")?
         .iter()
         .filter_map(|client| {
             let pid = u32::try_from(client.get("pid")?.as_u64()?).ok()?;
@@ -150,15 +145,18 @@ pub fn send_text(socket: Option<&str>, pane: &str, keys: &[Key]) -> CommandLine 
 
 /// Every pane in `wezterm cli list --format json`, with its id.
 fn panes(json: &str) -> Result<Vec<(String, serde_json::Value)>, ParseError> {
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|_| ParseError::Unexpected("not JSON"))?;
-    let serde_json::Value::Array(panes) = value else {
-        return Err(ParseError::Unexpected("not a list of panes"));
-    };
-    Ok(panes
+    Ok(json_list(json, "not a list of panes")?
         .into_iter()
         .filter_map(|pane| Some((pane["pane_id"].as_u64()?.to_string(), pane)))
         .collect())
+}
+
+/// The items of a JSON list `wezterm cli` printed; `not_a_list` says what else it was.
+fn json_list(json: &str, not_a_list: &'static str) -> Result<Vec<serde_json::Value>, ParseError> {
+    match serde_json::from_str(json).map_err(|_| ParseError::Unexpected("not JSON"))? {
+        serde_json::Value::Array(items) => Ok(items),
+        _ => Err(ParseError::Unexpected(not_a_list)),
+    }
 }
 
 /// The title of every pane in `wezterm cli list --format json`, by pane id.
