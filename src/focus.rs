@@ -5,10 +5,12 @@
 //! (`tty`) or `ps`, a few environment variables, the panes and clients of the tmux server whose
 //! pane has that terminal, found among all of the user's servers, the X11 windows with their
 //! `_NET_WM_PID` through `wmctrl` or `xdotool` and the focused one, the windows of a Sway session
-//! through `swaymsg -t get_tree` or of a Hyprland one through `hyprctl -j clients`), lets the pure [`strategy::choose`] decide, and [`execute`]s
-//! the steps. Every helper program runs with a deadline and a limit on what it may print, so a
-//! hung or chatty tool never hangs the caller. `terminals::front` reads the same facts, with what
-//! kitty says of its windows, for "quiet while you look".
+//! through `swaymsg -t get_tree` or of a Hyprland one through `hyprctl -j clients`, whether this is
+//! KDE Plasma), lets the pure [`strategy::choose`] decide, and [`execute`]s the steps (on Plasma,
+//! a KWin script loaded over the session bus). Every helper program runs with a deadline and a
+//! limit on what it may print, so a hung or chatty tool never hangs the caller.
+//! `terminals::front` reads the same facts, with what kitty and WezTerm say of their own windows
+//! and panes, for "quiet while you look".
 //!
 //! It deliberately decides nothing itself: which window is the right one, and when no window is
 //! sure enough, is `strategy`'s. The Windows step is planned but not executed in this build.

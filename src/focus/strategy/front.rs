@@ -1,8 +1,9 @@
 //! Whether the person is looking at a session's terminal right now, from the same facts as
 //! focusing: for "quiet while you look", a notification is held back only for a session whose
-//! pane is the one its tmux session shows in the focused window, whose kitty window is the one
-//! kitty says is in front, or whose terminal window is the focused one and shows nothing else. Anything less than sure is [`Looking::Unsure`], and
-//! an unsure session is notified: a missed prompt costs more than one notification too many.
+//! pane is the one its tmux session shows in the focused window, whose kitty window or WezTerm
+//! pane is the one its terminal says is in front, or whose terminal window is the focused one and
+//! shows nothing else. Anything less than sure is [`Looking::Unsure`], and an unsure session is
+//! notified: a missed prompt costs more than one notification too many.
 
 use super::decide::{inside_tmux, pane_of, runs_under, window_plan};
 use super::{Facts, Host, Step, TmuxClient};
@@ -91,8 +92,8 @@ fn tmux_looking(facts: &Facts, host: &Host) -> Looking {
     }
 }
 
-/// The window `host`'s terminal draws in (an X11 window, or a Sway one), against the focused
-/// window.
+/// The window `host`'s terminal draws in (kitty's or WezTerm's by their own account, else an X11
+/// window or a compositor's), against the focused window.
 fn window_looking(facts: &Facts, host: &Host) -> Looking {
     if let Some(looking) = kitty_looking(facts, host) {
         return looking;
