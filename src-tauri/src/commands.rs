@@ -218,22 +218,17 @@ fn focus_pid(id: &str, pid: Option<u32>) -> Result<(), CommandError> {
 }
 
 /// Focuses the session `key` names (from the tray menu or a notification); failures are logged,
-/// since there is nobody to show them to. A remote session is attached to on a thread of its
-/// own, so the menu never waits on the network.
+/// since there is nobody to show them to. It runs on a thread of its own, so the menu never waits
+/// on the network (a remote session is attached to) nor on the helper programs (a KWin script is
+/// left loaded for half a second).
 pub fn focus_key(shell: &Shell, key: &SessionKey) {
-    if key.machine.is_some() {
-        let source = shell.source();
-        let reference = key.reference();
-        std::thread::spawn(move || {
-            if let Err(err) = focus_with(&source, &reference) {
-                tracing::warn!("{err}");
-            }
-        });
-        return;
-    }
-    if let Err(err) = focus(shell, key.id.as_str()) {
-        tracing::warn!("{err}");
-    }
+    let source = shell.source();
+    let reference = key.reference();
+    std::thread::spawn(move || {
+        if let Err(err) = focus_with(&source, &reference) {
+            tracing::warn!("{err}");
+        }
+    });
 }
 
 /// The one call into the engine's focus strategy: the same one `slate focus` uses. When it cannot
