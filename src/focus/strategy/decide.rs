@@ -419,7 +419,8 @@ fn x11_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
     let Some(display_name) = host.env.display.as_ref().or(facts.own_display.as_ref()) else {
         return Err(if wayland {
             "the session's terminal is a Wayland window, and this compositor offers no way to \
-             focus another program's window (Slate can on Sway and Hyprland through their IPC, and on KDE Plasma through KWin's scripts)"
+             focus another program's window (Slate can on Sway and Hyprland through their IPC, \
+             and on KDE Plasma through KWin's scripts)"
                 .to_string()
         } else {
             "no X11 display is known for the session".to_string()
@@ -497,7 +498,8 @@ fn x11_plan(facts: &Facts, host: &Host) -> Result<Steps, String> {
         format!(
             "no X11 window belongs to process {} or its parents; its terminal is likely a \
              Wayland window, and this compositor offers no way to focus another program's \
-             window (Slate can on Sway and Hyprland through their IPC, and on KDE Plasma through KWin's scripts)",
+             window (Slate can on Sway and Hyprland through their IPC, and on KDE Plasma \
+             through KWin's scripts)",
             host.pid
         )
     } else {

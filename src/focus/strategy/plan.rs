@@ -175,9 +175,7 @@ impl Step {
             Step::KwinActivate { .. } | Step::WindowsForeground { .. } => return None,
         })
     }
-}
 
-impl Step {
     /// Whether what the step's program printed says it did it: `hyprctl dispatch` exits 0 and says
     /// why in its output when it could not (no such window), and `ok` when it did.
     pub fn check_answer(&self, output: &str) -> Result<(), String> {
