@@ -174,7 +174,8 @@ fn windows(json: &str) -> Result<Vec<serde_json::Value>, ParseError> {
 }
 
 /// Every window in `kitty @ ls`'s JSON, with whether its OS window has the focus and its tab is
-/// that OS window's active one (`is_focused` of each: kitty 0.26 has no `is_active` on tabs).
+/// that OS window's active one (`is_focused` of each; a tab's holds only while its OS window has
+/// the focus, as recorded in `fixtures/terminals/kitty/ls-focus.json`).
 fn placed_windows(json: &str) -> Result<Vec<(bool, serde_json::Value)>, ParseError> {
     let value: serde_json::Value =
         serde_json::from_str(json).map_err(|_| ParseError::Unexpected("not JSON"))?;
