@@ -54,6 +54,10 @@ want wmctrl
 # Terminal sensing in kitty (fixtures/recorder/record_terminals.sh, and sensed_e2e.sh's kitty check):
 # kitty from Debian runs under Xvfb with Mesa's software OpenGL and needs one monospace font.
 want kitty
+# The desktop's own terminals read through the accessibility bus (tests/terminals/accessibility.rs):
+# xfce4-terminal, on VTE, and the bus itself.
+want xfce4-terminal
+want at-spi2-core
 want libgl1-mesa-dri
 want fonts-dejavu-core
 # Focus on Wayland (tests/focus/sway.rs): a headless Sway with foot windows, run as a user the

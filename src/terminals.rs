@@ -27,6 +27,7 @@
 //! This module drives no engine and decides no state (`tracker` does, from the readings) and
 //! parses nothing itself (the backends and `agents::screens` do).
 
+pub mod accessibility;
 pub mod backend;
 pub mod front;
 pub mod hosted;

@@ -6,6 +6,7 @@
 //! kitty did, or never (`kitty`), and here the live service following a dialog in a real tmux
 //! pane, with the helpers the modules share.
 
+mod accessibility;
 mod kitty;
 mod locating;
 mod outputs;
@@ -255,6 +256,13 @@ fn the_live_service_sees_a_dialog_come_and_go_in_a_tmux_pane() {
     );
     assert!(
         doctor.contains("looking: not sure whether it is in front (process"),
+        "{doctor}"
+    );
+    // And whether the accessibility bus could read it: not from a process with no terminal.
+    assert!(
+        doctor.contains(
+            "accessibility: not read: its terminal application does not publish its text there"
+        ),
         "{doctor}"
     );
     // Approved: the screen shows the command at work.

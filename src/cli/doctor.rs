@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use slate::engine::Engine;
 use slate::model::Status;
 use slate::report;
+use slate::terminals::accessibility;
 
 use super::remote;
 use super::setup::{server_unless_standalone, Context};
@@ -42,6 +43,7 @@ pub fn run(context: &Context) -> anyhow::Result<ExitCode> {
 /// The report: agent folders, agent processes, sessions with their terminals and evidence, and
 /// the problems counted.
 fn doctor(engine: &Engine) -> String {
+    use slate::terminals::accessibility;
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "Agent folders:");
@@ -87,6 +89,13 @@ fn doctor(engine: &Engine) -> String {
         count(Status::Working),
         count(Status::Ended)
     );
+    // Where each session in a plain terminal could be read on the accessibility bus, so that two
+    // sessions of one agent in one terminal application are known to share its tabs.
+    let places: Vec<(slate::model::AgentKind, u32)> = sessions
+        .iter()
+        .filter(|s| s.status != Status::Ended && engine.scans_live_processes())
+        .filter_map(|s| Some((s.agent, accessibility::place_of(s.pid?)?.app)))
+        .collect();
     for session in sessions.iter().filter(|s| s.status != Status::Ended) {
         let key = slate::model::SessionKey::new(session.agent, session.id.as_str());
         let _ = writeln!(
@@ -106,6 +115,17 @@ fn doctor(engine: &Engine) -> String {
         // processes (a replayed table's pids are not this machine's).
         if let Some(pid) = session.pid.filter(|_| engine.scans_live_processes()) {
             let _ = writeln!(out, "      focus: {}", focus_line(pid));
+            let plain = session
+                .terminal
+                .as_ref()
+                .is_some_and(|terminal| terminal.kind == slate::model::TerminalKind::Plain);
+            if plain {
+                let _ = writeln!(
+                    out,
+                    "      accessibility: {}",
+                    accessibility_line(pid, session.agent, &places)
+                );
+            }
         }
         for fact in engine.evidence(&key) {
             let _ = writeln!(out, "      - {fact}");
@@ -176,6 +196,42 @@ fn doctor(engine: &Engine) -> String {
 /// `slate doctor --sample <id>`: the session's records that Slate could not read, redacted, in a
 /// new file. Nothing is written for a session whose every record was read, and an existing file
 /// is never replaced.
+/// Whether the terminal of process `pid`, a session of `agent` in a terminal Slate reads no other
+/// way, is read through the accessibility bus, and which tab shows its dialog; or why not.
+fn accessibility_line(
+    pid: u32,
+    agent: slate::model::AgentKind,
+    places: &[(slate::model::AgentKind, u32)],
+) -> String {
+    use accessibility::TabChoice;
+    let Some(place) = accessibility::place_of(pid) else {
+        return "not read: its terminal application does not publish its text there".to_string();
+    };
+    let Some(bus) = &place.bus else {
+        return format!("{}: not read: no session bus is known", place.program);
+    };
+    let tabs = match accessibility::read_app(bus, place.app, accessibility::DOCTOR_DEADLINE) {
+        Ok(tabs) => tabs,
+        Err(why) => return format!("{} (pid {}): not read: {why}", place.program, place.app),
+    };
+    let here = places
+        .iter()
+        .filter(|(kind, app)| *kind == agent && *app == place.app)
+        .count()
+        .max(1);
+    let read = format!(
+        "{} (pid {}), {} tab(s) read",
+        place.program,
+        place.app,
+        tabs.len()
+    );
+    match accessibility::choose_tab(agent, &tabs, None, here) {
+        TabChoice::Tab { index, why } => format!("{read}: tab {} is its ({why})", index + 1),
+        TabChoice::NoDialog => format!("{read}: no tab shows a dialog of {}", agent.display_name()),
+        TabChoice::Ambiguous(why) => format!("{read}: decided for no session: {why}"),
+    }
+}
+
 /// What `slate focus` would do for process `pid` (its steps, or why it would do nothing), and
 /// whether its terminal is in front now (quiet while you look).
 fn focus_line(pid: u32) -> String {
