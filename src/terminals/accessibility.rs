@@ -115,8 +115,11 @@ async fn read(session_bus: &str, pid: u32) -> Result<Vec<Tab>, Unread> {
     let mut seen = 0;
     while let Some((object, depth, tab)) = queue.pop() {
         seen += 1;
-        if seen > MOST_NODES || depth > MOST_DEPTH {
+        if seen > MOST_NODES {
             break;
+        }
+        if depth > MOST_DEPTH {
+            continue;
         }
         let proxy: AccessibleProxy<'_> = object
             .as_accessible_proxy(bus)
@@ -141,9 +144,15 @@ async fn read(session_bus: &str, pid: u32) -> Result<Vec<Tab>, Unread> {
                     .build()
                     .await
                     .map_err(|e| failed(&e))?;
+                // The last MOST_TEXT characters, and no more whatever the application answers.
                 let count = text.character_count().await.map_err(|e| failed(&e))?;
-                let start = (count - MOST_TEXT).max(0);
-                let text = text.get_text(start, count).await.map_err(|e| failed(&e))?;
+                let text = if count > 0 {
+                    let start = count.saturating_sub(MOST_TEXT).max(0);
+                    let text = text.get_text(start, count).await.map_err(|e| failed(&e))?;
+                    text.chars().take(MOST_TEXT as usize).collect()
+                } else {
+                    String::new()
+                };
                 let (title, selected) = here.clone().unwrap_or((None, true));
                 tabs.push(Tab {
                     title,
@@ -155,8 +164,9 @@ async fn read(session_bus: &str, pid: u32) -> Result<Vec<Tab>, Unread> {
             _ => {}
         }
         let children = proxy.get_children().await.map_err(|e| failed(&e))?;
-        // Pushed in reverse, so the tree is walked in its order.
-        for child in children.into_iter().rev() {
+        // Pushed in reverse, so the tree is walked in its order; never more than the walk could
+        // reach, whatever an application answers.
+        for child in children.into_iter().take(MOST_NODES).rev() {
             queue.push((child, depth + 1, here.clone()));
         }
     }
