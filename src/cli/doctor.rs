@@ -43,7 +43,6 @@ pub fn run(context: &Context) -> anyhow::Result<ExitCode> {
 /// The report: agent folders, agent processes, sessions with their terminals and evidence, and
 /// the problems counted.
 fn doctor(engine: &Engine) -> String {
-    use slate::terminals::accessibility;
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "Agent folders:");
@@ -193,9 +192,6 @@ fn doctor(engine: &Engine) -> String {
     out
 }
 
-/// `slate doctor --sample <id>`: the session's records that Slate could not read, redacted, in a
-/// new file. Nothing is written for a session whose every record was read, and an existing file
-/// is never replaced.
 /// Whether the terminal of process `pid`, a session of `agent` in a terminal Slate reads no other
 /// way, is read through the accessibility bus, and which tab shows its dialog; or why not.
 fn accessibility_line(
@@ -226,7 +222,9 @@ fn accessibility_line(
         tabs.len()
     );
     match accessibility::choose_tab(agent, &tabs, None, here) {
-        TabChoice::Tab { index, why } => format!("{read}: tab {} is its ({why})", index + 1),
+        TabChoice::Tab { index, why } => {
+            format!("{read}: tab {} shows its dialog ({why})", index + 1)
+        }
         TabChoice::NoDialog => format!("{read}: no tab shows a dialog of {}", agent.display_name()),
         TabChoice::Ambiguous(why) => format!("{read}: decided for no session: {why}"),
     }
@@ -255,6 +253,9 @@ fn focus_line(pid: u32) -> String {
     format!("{plan}\n      looking: {looking}")
 }
 
+/// `slate doctor --sample <id>`: the session's records that Slate could not read, redacted, in a
+/// new file. Nothing is written for a session whose every record was read, and an existing file
+/// is never replaced.
 pub fn sample(
     context: &Context,
     id: &str,

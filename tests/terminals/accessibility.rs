@@ -129,8 +129,8 @@ fn xfce4_terminals_tabs_are_read_from_the_accessibility_bus() {
         .unwrap();
     let doctor = String::from_utf8_lossy(&doctor.stdout).into_owned();
     let expected = format!(
-        "accessibility: xfce4-terminal (pid {pid}), 2 tab(s) read: tab 2 is its (the only tab \
-         showing a dialog of Codex)"
+        "accessibility: xfce4-terminal (pid {pid}), 2 tab(s) read: tab 2 shows its dialog (the \
+         only tab showing a dialog of Codex)"
     );
     assert!(doctor.contains(&expected), "{doctor}");
 
