@@ -160,14 +160,7 @@ pub fn gather(pid: u32) -> Facts {
         .filter(|v| !v.is_empty());
 
     // Every host that might be raised: the session's process and the tmux clients.
-    let mut hosts: Vec<&Host> = host.iter().collect();
-    if let Some(tmux) = &tmux {
-        hosts.extend(
-            tmux.clients
-                .iter()
-                .filter_map(|client| client.host.as_ref()),
-        );
-    }
+    let hosts = strategy::terminal_hosts(host.as_ref(), tmux.as_ref());
     let displays = if matches!(platform, Platform::Linux | Platform::Other) {
         let names: BTreeSet<&String> = hosts
             .iter()

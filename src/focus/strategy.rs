@@ -248,6 +248,17 @@ pub struct CompositorFacts {
     pub error: Option<String>,
 }
 
+/// Every process that may draw the session's terminal: the session's own (`host`), and each
+/// client of the tmux server whose pane has its terminal.
+pub fn terminal_hosts<'a>(host: Option<&'a Host>, tmux: Option<&'a TmuxFacts>) -> Vec<&'a Host> {
+    let clients = tmux.into_iter().flat_map(|tmux| {
+        tmux.clients
+            .iter()
+            .filter_map(|client| client.host.as_ref())
+    });
+    host.into_iter().chain(clients).collect()
+}
+
 /// Which helper programs are installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tools {

@@ -69,24 +69,23 @@ pub fn read_app(session_bus: &str, pid: u32, deadline: Duration) -> Result<Vec<T
 }
 
 async fn read(session_bus: &str, pid: u32) -> Result<Vec<Tab>, Unread> {
+    let no_bus = |error: &dyn std::fmt::Display| Unread::NoBus(error.to_string());
     let session = zbus::connection::Builder::address(session_bus)
-        .map_err(|error| Unread::NoBus(error.to_string()))?
+        .map_err(|e| no_bus(&e))?
         .build()
         .await
-        .map_err(|error| Unread::NoBus(error.to_string()))?;
+        .map_err(|e| no_bus(&e))?;
     let address = atspi::proxy::bus::BusProxy::new(&session)
         .await
-        .map_err(|error| Unread::NoBus(error.to_string()))?
+        .map_err(|e| no_bus(&e))?
         .get_address()
         .await
-        .map_err(|error| Unread::NoBus(error.to_string()))?;
+        .map_err(|e| no_bus(&e))?;
     let a11y = atspi::AccessibilityConnection::from_address(
-        address
-            .parse()
-            .map_err(|error: zbus::Error| Unread::NoBus(error.to_string()))?,
+        address.parse().map_err(|e: zbus::Error| no_bus(&e))?,
     )
     .await
-    .map_err(|error| Unread::NoBus(error.to_string()))?;
+    .map_err(|e| no_bus(&e))?;
     let bus = a11y.connection();
     let failed = |error: &dyn std::fmt::Display| Unread::Failed(error.to_string());
     let root = a11y

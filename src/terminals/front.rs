@@ -14,14 +14,7 @@ use crate::policy::notifications::NotificationPlan;
 /// runs in (two `wezterm cli` calls).
 pub fn gather(pid: u32) -> Facts {
     let mut facts = crate::focus::gather(pid);
-    let mut hosts: Vec<&strategy::Host> = facts.host.iter().collect();
-    if let Some(tmux) = &facts.tmux {
-        hosts.extend(
-            tmux.clients
-                .iter()
-                .filter_map(|client| client.host.as_ref()),
-        );
-    }
+    let hosts = strategy::terminal_hosts(facts.host.as_ref(), facts.tmux.as_ref());
     let sockets: BTreeSet<String> = hosts
         .iter()
         .filter_map(|host| host.env.kitty_listen_on.clone())
