@@ -121,6 +121,7 @@ pub fn terminal_of_in(backends: Backends, target: &Target) -> Result<Destination
         _ => {
             let message = match located.view.kind {
                 TerminalKind::Plain => PLAIN_NOTE.to_string(),
+                TerminalKind::Accessibility => crate::model::SEEN_ONLY.to_string(),
                 _ => format!(
                     "slate cannot type into this terminal ({}): {}",
                     located.view.describe(),

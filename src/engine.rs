@@ -717,7 +717,8 @@ pub fn sense_once(engine: &mut Engine, now: Timestamp, clock: fn() -> Timestamp)
     engine.apply(Input::Terminals(once.views()), now);
     let wanted = engine.tracker().terminals_wanted();
     let hosted = engine.tracker().hosted_controls();
-    let readings = crate::terminals::read_once(&once, wanted, &hosted, clock);
+    let calls = engine.tracker().open_calls();
+    let readings = crate::terminals::read_once(&once, wanted, &hosted, &calls, clock);
     for problem in readings.problems {
         engine.record_problem(problem);
     }

@@ -48,9 +48,11 @@ use std::time::{Duration, Instant};
 use crate::agents::screens::{self, Dialog, Screen, ScreenSeen};
 use crate::agents::ProcessRole;
 use crate::focus::strategy::CommandLine;
-use crate::model::{AgentKind, Problem, ProblemKind, SessionKey, TerminalView, Timestamp};
+use crate::model::{
+    AgentKind, Problem, ProblemKind, SessionKey, TerminalKind, TerminalView, Timestamp,
+};
 use crate::tracker::{Input, SeenProcess, Sensed};
-pub use backend::{Address, Backend, Backends, PaneRead, PaneText, Wanted};
+pub use backend::{Address, Backend, Backends, Clues, PaneRead, PaneText, Wanted};
 use backend::{ParseError, Survey};
 pub use once::{locate_once, read_once, Once, Readings};
 pub use sensing::{Delivery, Sensing};
@@ -59,7 +61,8 @@ pub use crate::socket::READ_LIMIT;
 
 /// The terminals Slate reads, in the order their variables are asked: a WezTerm pane's variables
 /// before a kitty window's (WezTerm started from kitty), and tmux's last, where they only say why
-/// no pane was proved. A hosted terminal is never located: its session names its socket.
+/// no pane was proved. A hosted terminal is never located: its session names its socket. A desktop
+/// terminal's tab on the accessibility bus is watched only where nothing else placed a process.
 pub const BUILT_IN: Backends = Backends::new(BUILT_IN_BACKENDS);
 
 /// One line per backend: adding a terminal adds its module above and its backend here.
@@ -68,6 +71,7 @@ static BUILT_IN_BACKENDS: &[&dyn Backend] = &[
     &kitty::KITTY,
     &tmux::TMUX,
     &hosted::HOSTED,
+    &accessibility::ACCESSIBILITY,
 ];
 
 /// A pane is read at most this often.
@@ -168,11 +172,24 @@ impl Backends {
                         proof: None,
                         retry: true,
                     },
-                    (None, None, _) => Located {
-                        view,
-                        address: None,
-                        proof: None,
-                        retry: false,
+                    (None, None, _) => match host
+                        .as_ref()
+                        .filter(|_| view.kind == TerminalKind::Plain)
+                        .and_then(|host| self.iter().find_map(|backend| backend.watch(host)))
+                    {
+                        // Seen, never typed into: no proof goes with it.
+                        Some(address) => Located {
+                            view: address.view(),
+                            address: Some(address),
+                            proof: None,
+                            retry: false,
+                        },
+                        None => Located {
+                            view,
+                            address: None,
+                            proof: None,
+                            retry: false,
+                        },
                     },
                 };
                 (pid, located)
@@ -223,6 +240,8 @@ fn confirm(address: Address, tty: u64) -> Located {
 pub struct Job {
     pub key: SessionKey,
     pub address: Address,
+    /// What tells the session's tab, where its backend reads a whole application.
+    pub clues: Clues,
 }
 
 /// What a read of one session's pane gave.
@@ -287,6 +306,8 @@ fn read_server(jobs: Vec<Job>, clock: fn() -> Timestamp) -> Vec<Outcome> {
         .iter()
         .map(|job| Wanted {
             pane: job.address.pane.clone(),
+            agent: job.key.agent,
+            clues: job.clues.clone(),
             colours: wants_colours(job.key.agent),
             // A title that says a dialog waits decides the status, but the screen is read all
             // the same: its dialog, with its options, is what an answer checks against.
@@ -351,7 +372,7 @@ pub fn screen_now(address: &Address, agent: AgentKind) -> Result<Screen, String>
 /// A pane's text read into what Slate keeps: its title and its screen's kind and summary. The
 /// screen's text ends here.
 fn reading(job: Job, pane: PaneText, at: Timestamp) -> Outcome {
-    let Job { key, address } = job;
+    let Job { key, address, .. } = job;
     let screen = if pane.screen.is_empty() {
         Screen::Unknown
     } else {

@@ -379,6 +379,7 @@ fn a_test_backends_kind_goes_on_the_wire_by_its_name() {
         (TerminalKind::Tmux, "tmux"),
         (TerminalKind::Kitty, "kitty"),
         (TerminalKind::Wezterm, "wezterm"),
+        (TerminalKind::Accessibility, "accessibility"),
         (TerminalKind::Plain, "plain"),
         (TerminalKind::Unknown, "unknown"),
         (BOARD_KIND, "board"),

@@ -364,3 +364,76 @@ fn a_recorded_permission_dialog_carries_the_call_its_transcript_records_and_agre
         .collect();
     assert!(drawn.len() >= 4, "only {drawn:?} of {checked:?}");
 }
+
+#[test]
+fn a_recorded_permission_dialog_read_in_a_desktop_terminal_is_shown_never_offered_for_an_answer() {
+    // Each real CLI's permission dialog, read from a tab of a desktop terminal through the
+    // accessibility bus: Needs you, with its dialog and call, but not answerable, and so no
+    // surface offers an answer (the notification offers none; the tray's submenu has Open only).
+    let mut checked = Vec::new();
+    for dir in recordings() {
+        if !dir.ends_with("permission") || !dir.join("screen.txt").is_file() {
+            continue;
+        }
+        let mut replayed = replay(&dir);
+        let now = replayed.now;
+        let agent = replayed.agent;
+        let session = replayed.session().expect("the recorded session");
+        let (Some(pid), true) = (session.pid, agent != slate::model::AgentKind::CLAUDE_CODE) else {
+            // Claude Code's registry decides, and a replay without a live process has no terminal.
+            continue;
+        };
+        let key = session.key();
+        let screen = std::fs::read_to_string(dir.join("screen.txt")).unwrap();
+        let view = slate::model::TerminalView {
+            kind: slate::model::TerminalKind::Accessibility,
+            pane: Some("gnome-terminal-server".into()),
+            sensed: true,
+            note: None,
+        };
+        replayed.engine.apply_all(
+            vec![
+                slate::tracker::Input::Terminals(vec![(pid, view)]),
+                slate::tracker::Input::Sensed {
+                    key: key.clone(),
+                    reading: Some(slate::tracker::Sensed::of(
+                        now,
+                        None,
+                        &slate::agents::screens::read_screen(agent, &screen),
+                    )),
+                },
+            ],
+            now,
+        );
+        let session = replayed.session().expect("still there");
+        assert_eq!(
+            (
+                session.status.as_str(),
+                session.session_state.reason.code.as_str()
+            ),
+            ("waiting", "permission_prompt"),
+            "{}",
+            replayed.name
+        );
+        let dialog = session.dialog.as_ref().expect("its dialog");
+        assert!(!dialog.answerable, "{}", replayed.name);
+        assert_eq!(dialog.why_not.as_deref(), Some(slate::model::SEEN_ONLY));
+        assert_eq!(slate::policy::notifications::Offer::of(&session), None);
+        let state = slate::policy::menu::MenuState {
+            pause: slate::policy::menu::Pause::Off,
+            autostart: false,
+            config_error: None,
+            remotes: &[],
+        };
+        let menu = slate::policy::menu::menu_model(std::slice::from_ref(&session), state, now);
+        let text = format!("{menu:?}");
+        assert!(text.contains("Open"), "{}: {text}", replayed.name);
+        assert!(
+            !text.contains("Allow once") && !text.contains("Deny"),
+            "{}: {text}",
+            replayed.name
+        );
+        checked.push(replayed.name.clone());
+    }
+    assert!(checked.len() >= 4, "only {checked:?}");
+}

@@ -7,6 +7,7 @@
 //! pane, with the helpers the modules share.
 
 mod accessibility;
+pub(crate) mod desktop;
 mod kitty;
 mod locating;
 mod outputs;
@@ -39,6 +40,7 @@ pub(crate) fn job(agent: AgentKind, id: &str, address: Address) -> Job {
     Job {
         key: SessionKey::new(agent, id),
         address,
+        clues: Default::default(),
     }
 }
 

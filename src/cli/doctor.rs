@@ -95,6 +95,7 @@ fn doctor(engine: &Engine) -> String {
         .filter(|s| s.status != Status::Ended && engine.scans_live_processes())
         .filter_map(|s| Some((s.agent, accessibility::place_of(s.pid?)?.app)))
         .collect();
+    let calls = engine.tracker().open_calls();
     for session in sessions.iter().filter(|s| s.status != Status::Ended) {
         let key = slate::model::SessionKey::new(session.agent, session.id.as_str());
         let _ = writeln!(
@@ -114,15 +115,16 @@ fn doctor(engine: &Engine) -> String {
         // processes (a replayed table's pids are not this machine's).
         if let Some(pid) = session.pid.filter(|_| engine.scans_live_processes()) {
             let _ = writeln!(out, "      focus: {}", focus_line(pid));
-            let plain = session
-                .terminal
-                .as_ref()
-                .is_some_and(|terminal| terminal.kind == slate::model::TerminalKind::Plain);
-            if plain {
+            let desktop = session.terminal.as_ref().is_some_and(|terminal| {
+                use slate::model::TerminalKind::{Accessibility, Plain};
+                matches!(terminal.kind, Plain | Accessibility)
+            });
+            if desktop {
+                let call = calls.get(&key);
                 let _ = writeln!(
                     out,
                     "      accessibility: {}",
-                    accessibility_line(pid, session.agent, &places)
+                    accessibility_line(pid, session.agent, call, &places)
                 );
             }
         }
@@ -197,6 +199,7 @@ fn doctor(engine: &Engine) -> String {
 fn accessibility_line(
     pid: u32,
     agent: slate::model::AgentKind,
+    call: Option<&slate::model::PendingCall>,
     places: &[(slate::model::AgentKind, u32)],
 ) -> String {
     use accessibility::TabChoice;
@@ -208,6 +211,14 @@ fn accessibility_line(
     };
     let tabs = match accessibility::read_app(bus, place.app, accessibility::DOCTOR_DEADLINE) {
         Ok(tabs) => tabs,
+        Err(why @ accessibility::Unread::NotListed(_)) => {
+            return format!(
+                "{} (pid {}): not read: {why}; {}",
+                place.program,
+                place.app,
+                accessibility::UNLISTED_ADVICE
+            )
+        }
         Err(why) => return format!("{} (pid {}): not read: {why}", place.program, place.app),
     };
     let here = places
@@ -221,11 +232,15 @@ fn accessibility_line(
         place.app,
         tabs.len()
     );
-    match accessibility::choose_tab(agent, &tabs, None, here) {
+    match accessibility::choose_tab(agent, &tabs, call, here) {
         TabChoice::Tab { index, why } => {
             format!("{read}: tab {} shows its dialog ({why})", index + 1)
         }
         TabChoice::NoDialog => format!("{read}: no tab shows a dialog of {}", agent.display_name()),
+        TabChoice::Others(shown) => format!(
+            "{read}: {shown} dialog(s) of {} shown, none about its open call",
+            agent.display_name()
+        ),
         TabChoice::Ambiguous(why) => format!("{read}: decided for no session: {why}"),
     }
 }

@@ -1,20 +1,28 @@
 //! The desktop's own terminals (GNOME Terminal, xfce4-terminal and the other VTE terminals) read
 //! through the accessibility bus (AT-SPI2), where they publish each tab's visible text for screen
-//! readers. No terminal device is published there, so a tab is only matched to a session by what
-//! it shows (issue 23); this module reads, and decides nothing.
+//! readers: [`ACCESSIBILITY`], a terminal backend that sees and never types. No terminal device
+//! is published there, so a tab is matched to a session only by what it shows, and only when
+//! that is unambiguous ([`choose_tab`], pure).
 //!
 //! [`read_app`] finds the application whose process is `pid` among those the accessibility
 //! registry lists (by the process id of its bus connection), walks its tree of accessible objects
-//! (at most [`MOST_NODES`] of them, [`MOST_DEPTH`] deep) and returns each `terminal` object's text
-//! (at most [`MOST_TEXT`] characters) with the `page tab` it sits in: its name (the title the
-//! program set, for xfce4-terminal) and whether it is the selected one. The whole read has a
-//! deadline, and runs on a runtime of its own, off any loop.
+//! (at most [`MOST_NODES`] of them, [`MOST_DEPTH`] deep, each once) and returns each `terminal`
+//! object's text (its last [`MOST_TEXT`] characters) with the `page tab` it sits in: its name
+//! (the title the program set, for xfce4-terminal) and whether it is the selected one.
+//! [`read_texts`], the sensing loop's read, re-reads only the text of the terminals the last walk
+//! found, and walks again when a new session asks, after [`WALK_AGAIN`], or when one is gone.
+//! Every read has a deadline and runs on the runtime of a connection kept per session bus, off
+//! any loop; the connection is dropped after a failure.
 
-use std::time::Duration;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
+use super::backend::{Address, Backend, PaneRead, PaneText, Wanted};
+use crate::agents::keys::{compare, Key};
 use crate::agents::screens::{read_screen, Dialog};
 use crate::focus::strategy::{draws_terminals, Host};
-use crate::model::AgentKind;
+use crate::model::{AgentKind, PendingCall, TerminalKind, TerminalView, Timestamp, SEEN_ONLY};
 use atspi::proxy::accessible::{AccessibleProxy, ObjectRefExt};
 use atspi::proxy::text::TextProxy;
 use atspi::{Role, State};
@@ -23,8 +31,9 @@ use atspi::{Role, State};
 pub const MOST_NODES: usize = 5_000;
 /// How deep the walk goes; a terminal tab is a dozen levels down at most.
 pub const MOST_DEPTH: usize = 32;
-/// The most characters of one terminal's text that are read: a screen is a few thousand.
-pub const MOST_TEXT: i32 = 256 * 1024;
+/// The most characters of one terminal's text that are read, its last: a screen is a few
+/// thousand (a 300-column, 100-row one is 30,000), and a dialog is at its foot.
+pub const MOST_TEXT: i32 = 32 * 1024;
 
 /// One terminal tab of an application, as the accessibility bus tells it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,20 +64,151 @@ pub enum Unread {
 
 /// The terminal tabs of the application whose process is `pid`, on the accessibility bus of the
 /// session bus at `session_bus` (a D-Bus address, as in `$DBUS_SESSION_BUS_ADDRESS`), within
-/// `deadline`.
+/// `deadline`, with each tab's title and whether it is selected: a whole walk of its tree. The
+/// connection to that accessibility bus is kept for the next read ([`Link`]), and dropped after
+/// any failure, so a bus that went away is connected to afresh.
 pub fn read_app(session_bus: &str, pid: u32, deadline: Duration) -> Result<Vec<Tab>, Unread> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| Unread::Failed(error.to_string()))?;
-    runtime.block_on(async {
-        tokio::time::timeout(deadline, read(session_bus, pid))
-            .await
-            .map_err(|_| Unread::TimedOut(deadline))?
-    })
+    with_link(session_bus, pid, deadline, None)
 }
 
-async fn read(session_bus: &str, pid: u32) -> Result<Vec<Tab>, Unread> {
+/// The text of every terminal tab of the application whose process is `pid`, for the sessions
+/// `panes` (the agents' pids): the sensing loop's read, once a second while a call is open. The
+/// tree is walked again only when a session not among those it was walked for asks (a new tab
+/// may hold its dialog), after [`WALK_AGAIN`], or when a terminal it found is gone; between walks
+/// a read is two calls per tab. Titles and selection are not read here.
+pub fn read_texts(
+    session_bus: &str,
+    pid: u32,
+    panes: &BTreeSet<String>,
+    deadline: Duration,
+) -> Result<Vec<Tab>, Unread> {
+    with_link(session_bus, pid, deadline, Some(panes))
+}
+
+/// [`read_texts`] for `Some(panes)`, [`read_app`] for `None`, on a kept link.
+async fn run(
+    link: &mut Linked,
+    session_bus: &str,
+    pid: u32,
+    panes: Option<&BTreeSet<String>>,
+) -> Result<Vec<Tab>, Unread> {
+    let Some(panes) = panes else {
+        let walked = walk(link, session_bus, pid).await?;
+        return Ok(walked.into_iter().map(|(_, tab)| tab).collect());
+    };
+    let fresh = link
+        .walks
+        .get(&pid)
+        .filter(|walked| walked.at.elapsed() < WALK_AGAIN && panes.is_subset(&walked.panes));
+    if let (Some(walked), Some(a11y)) = (fresh, &link.a11y) {
+        let bus = a11y.connection();
+        let mut tabs = Vec::new();
+        for terminal in &walked.terminals {
+            match text_of(bus, terminal).await {
+                Ok(text) => tabs.push(Tab {
+                    title: None,
+                    selected: false,
+                    text,
+                }),
+                Err(_) => break,
+            }
+        }
+        if tabs.len() == walked.terminals.len() {
+            return Ok(tabs);
+        }
+    }
+    let walked = walk(link, session_bus, pid).await?;
+    let (terminals, tabs): (Vec<_>, Vec<_>) = walked
+        .into_iter()
+        .map(|(terminal, tab)| {
+            let tab = Tab {
+                title: None,
+                selected: false,
+                text: tab.text,
+            };
+            (terminal, tab)
+        })
+        .unzip();
+    let walked = Walked {
+        terminals,
+        panes: panes.clone(),
+        at: Instant::now(),
+    };
+    link.walks.insert(pid, walked);
+    Ok(tabs)
+}
+
+/// How long the terminals found by one walk of an application's tree are read without another.
+pub const WALK_AGAIN: Duration = Duration::from_secs(10);
+
+/// Runs [`run`] on the kept link to `session_bus`'s accessibility bus, within `deadline`.
+fn with_link(
+    session_bus: &str,
+    pid: u32,
+    deadline: Duration,
+    panes: Option<&BTreeSet<String>>,
+) -> Result<Vec<Tab>, Unread> {
+    let mut links = LINKS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut link = match links.remove(session_bus) {
+        Some(link) => link,
+        None => Link {
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|error| Unread::Failed(error.to_string()))?,
+            state: Linked::default(),
+        },
+    };
+    let Link { runtime, state } = &mut link;
+    let read = runtime.block_on(async {
+        tokio::time::timeout(deadline, run(state, session_bus, pid, panes))
+            .await
+            .map_err(|_| Unread::TimedOut(deadline))?
+    });
+    match &read {
+        Ok(_) => {
+            links.insert(session_bus.to_string(), link);
+        }
+        // Only the application is not there: the bus is fine.
+        Err(Unread::NotListed(_) | Unread::NoTerminals) => {
+            link.state.apps.remove(&pid);
+            link.state.walks.remove(&pid);
+            links.insert(session_bus.to_string(), link);
+        }
+        Err(_) => {}
+    }
+    read
+}
+
+/// A connection to one session's accessibility bus, on a runtime of its own that runs only while
+/// a read does.
+struct Link {
+    runtime: tokio::runtime::Runtime,
+    state: Linked,
+}
+
+/// What a link knows: its connection, the applications found on it by process id, and the
+/// terminals of each found by its last walk.
+#[derive(Default)]
+struct Linked {
+    a11y: Option<atspi::AccessibilityConnection>,
+    apps: HashMap<u32, atspi::ObjectRefOwned>,
+    walks: HashMap<u32, Walked>,
+}
+
+struct Walked {
+    terminals: Vec<atspi::ObjectRefOwned>,
+    /// The sessions it was walked for.
+    panes: BTreeSet<String>,
+    at: Instant,
+}
+
+/// The links kept, by session bus address: a handful at most (one per desktop session).
+static LINKS: LazyLock<Mutex<HashMap<String, Link>>> = LazyLock::new(Mutex::default);
+
+async fn connect(session_bus: &str) -> Result<atspi::AccessibilityConnection, Unread> {
     let no_bus = |error: &dyn std::fmt::Display| Unread::NoBus(error.to_string());
     let session = zbus::connection::Builder::address(session_bus)
         .map_err(|e| no_bus(&e))?
@@ -81,43 +221,67 @@ async fn read(session_bus: &str, pid: u32) -> Result<Vec<Tab>, Unread> {
         .get_address()
         .await
         .map_err(|e| no_bus(&e))?;
-    let a11y = atspi::AccessibilityConnection::from_address(
+    atspi::AccessibilityConnection::from_address(
         address.parse().map_err(|e: zbus::Error| no_bus(&e))?,
     )
     .await
-    .map_err(|e| no_bus(&e))?;
-    let bus = a11y.connection();
-    let failed = |error: &dyn std::fmt::Display| Unread::Failed(error.to_string());
-    let root = a11y
-        .root_accessible_on_registry()
-        .await
-        .map_err(|e| failed(&e))?;
-    let dbus = zbus::fdo::DBusProxy::new(bus)
-        .await
-        .map_err(|e| failed(&e))?;
-    let mut app = None;
-    for child in root.get_children().await.map_err(|e| failed(&e))? {
-        let Some(name) = child.name() else { continue };
-        let owner = dbus
-            .get_connection_unix_process_id(name.clone().into())
-            .await
-            .ok();
-        if owner == Some(pid) {
-            app = Some(child);
-            break;
-        }
+    .map_err(|e| no_bus(&e))
+}
+
+fn failed(error: &dyn std::fmt::Display) -> Unread {
+    Unread::Failed(error.to_string())
+}
+
+/// Every terminal of the application whose process is `pid`, with its tab, in the tree's order.
+async fn walk(
+    link: &mut Linked,
+    session_bus: &str,
+    pid: u32,
+) -> Result<Vec<(atspi::ObjectRefOwned, Tab)>, Unread> {
+    if link.a11y.is_none() {
+        link.a11y = Some(connect(session_bus).await?);
     }
-    let app = app.ok_or(Unread::NotListed(pid))?;
+    let Some(a11y) = &link.a11y else {
+        return Err(Unread::NoBus("not connected".to_string()));
+    };
+    let bus = a11y.connection();
+    let app = match link.apps.get(&pid) {
+        Some(app) => app.clone(),
+        None => {
+            let root = a11y
+                .root_accessible_on_registry()
+                .await
+                .map_err(|e| failed(&e))?;
+            let dbus = zbus::fdo::DBusProxy::new(bus)
+                .await
+                .map_err(|e| failed(&e))?;
+            let mut found = None;
+            for child in root.get_children().await.map_err(|e| failed(&e))? {
+                let Some(name) = child.name() else { continue };
+                let owner = dbus
+                    .get_connection_unix_process_id(name.clone().into())
+                    .await
+                    .ok();
+                if owner == Some(pid) {
+                    found = Some(child);
+                    break;
+                }
+            }
+            let app = found.ok_or(Unread::NotListed(pid))?;
+            link.apps.insert(pid, app.clone());
+            app
+        }
+    };
     let mut tabs = Vec::new();
     // Each object with the page tab it sits in, if any: (title, selected).
     let mut queue = vec![(app, 0usize, None::<(Option<String>, bool)>)];
-    let mut seen = 0;
+    // An object listed under two parents is read once.
+    let mut visited = HashSet::new();
     while let Some((object, depth, tab)) = queue.pop() {
-        seen += 1;
-        if seen > MOST_NODES {
+        if visited.len() >= MOST_NODES {
             break;
         }
-        if depth > MOST_DEPTH {
+        if depth > MOST_DEPTH || !visited.insert(object.clone()) {
             continue;
         }
         let proxy: AccessibleProxy<'_> = object
@@ -136,28 +300,16 @@ async fn read(session_bus: &str, pid: u32) -> Result<Vec<Tab>, Unread> {
                 here = Some((title, selected));
             }
             Role::Terminal => {
-                let text = TextProxy::builder(bus)
-                    .destination(proxy.inner().destination().to_owned())
-                    .and_then(|b| b.path(proxy.inner().path().to_owned()))
-                    .map_err(|e| failed(&e))?
-                    .build()
-                    .await
-                    .map_err(|e| failed(&e))?;
-                // The last MOST_TEXT characters, and no more whatever the application answers.
-                let count = text.character_count().await.map_err(|e| failed(&e))?;
-                let text = if count > 0 {
-                    let start = count.saturating_sub(MOST_TEXT).max(0);
-                    let text = text.get_text(start, count).await.map_err(|e| failed(&e))?;
-                    text.chars().take(MOST_TEXT as usize).collect()
-                } else {
-                    String::new()
-                };
+                let text = text_of(bus, &object).await?;
                 let (title, selected) = here.clone().unwrap_or((None, true));
-                tabs.push(Tab {
-                    title,
-                    selected,
-                    text,
-                });
+                tabs.push((
+                    object.clone(),
+                    Tab {
+                        title,
+                        selected,
+                        text,
+                    },
+                ));
                 continue;
             }
             _ => {}
@@ -173,6 +325,34 @@ async fn read(session_bus: &str, pid: u32) -> Result<Vec<Tab>, Unread> {
         return Err(Unread::NoTerminals);
     }
     Ok(tabs)
+}
+
+/// The last [`MOST_TEXT`] characters of a terminal object's text, and no more whatever the
+/// application answers.
+async fn text_of(
+    bus: &zbus::Connection,
+    terminal: &atspi::ObjectRefOwned,
+) -> Result<String, Unread> {
+    let (Some(name), path) = (terminal.name(), terminal.path()) else {
+        return Err(Unread::Failed(
+            "a terminal object with no bus name".to_string(),
+        ));
+    };
+    let text = TextProxy::builder(bus)
+        .destination(name.to_owned())
+        .and_then(|b| b.path(path.to_owned()))
+        .map_err(|e| failed(&e))?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .map_err(|e| failed(&e))?;
+    let count = text.character_count().await.map_err(|e| failed(&e))?;
+    if count <= 0 {
+        return Ok(String::new());
+    }
+    let start = count.saturating_sub(MOST_TEXT).max(0);
+    let text = text.get_text(start, count).await.map_err(|e| failed(&e))?;
+    Ok(text.chars().take(MOST_TEXT as usize).collect())
 }
 
 /// The terminal applications that publish their tabs' text on the accessibility bus: those built
@@ -208,33 +388,52 @@ pub enum TabChoice {
     Tab { index: usize, why: String },
     /// No tab shows a dialog of the session's agent.
     NoDialog,
+    /// Every dialog of its agent shown is about another command than the session's open call:
+    /// none is the session's.
+    Others(usize),
     /// More than one session could own what the tabs show: decided for none of them.
     Ambiguous(String),
 }
 
 /// The tab of `tabs` that shows the dialog of a session of `agent`, when the evidence is
-/// unambiguous: the one tab whose dialog asks about `pending` (the command the session's records
-/// hold as its open call), or else the one tab showing a dialog of `agent` while `sessions_here`
-/// is 1 (no other session of that agent runs in this application). A wrong tab is worse than
-/// none, so anything else is [`TabChoice::Ambiguous`], with why.
+/// unambiguous: the one tab whose dialog is about `pending` (the call the session's records hold
+/// open, compared as an answer compares them: `agents::keys::compare`), or else the one tab
+/// showing a dialog of `agent` while `sessions_here` is 1 (no other session of that agent runs
+/// in this application). [`TabChoice::NoDialog`] when no tab shows a dialog of `agent`,
+/// [`TabChoice::Others`] when every dialog shown is about another command than `pending`. A wrong
+/// tab is worse than none, so anything else is [`TabChoice::Ambiguous`], with why.
 pub fn choose_tab(
     agent: AgentKind,
     tabs: &[Tab],
-    pending: Option<&str>,
+    pending: Option<&PendingCall>,
     sessions_here: usize,
 ) -> TabChoice {
-    let dialogs: Vec<(usize, Dialog)> = tabs
-        .iter()
+    choose_among(agent, &dialogs_in(agent, tabs), pending, sessions_here)
+}
+
+/// The dialogs of `agent` that `tabs` show, by tab index: each screen read once with the
+/// agent's grammar, whatever number of its sessions a read is for.
+pub fn dialogs_in(agent: AgentKind, tabs: &[Tab]) -> Vec<(usize, Dialog)> {
+    tabs.iter()
         .enumerate()
         .filter_map(|(index, tab)| Some((index, read_screen(agent, &tab.text).dialog()?.clone())))
-        .collect();
+        .collect()
+}
+
+/// [`choose_tab`] over the dialogs [`dialogs_in`] found.
+fn choose_among(
+    agent: AgentKind,
+    dialogs: &[(usize, Dialog)],
+    pending: Option<&PendingCall>,
+    sessions_here: usize,
+) -> TabChoice {
     if dialogs.is_empty() {
         return TabChoice::NoDialog;
     }
-    if let Some(pending) = pending.map(str::trim).filter(|p| !p.is_empty()) {
+    if let Some(pending) = pending {
         let asking: Vec<usize> = dialogs
             .iter()
-            .filter(|(_, dialog)| dialog.detail.join("\n").trim() == pending)
+            .filter(|(_, dialog)| compare(agent, dialog, pending) == Some(true))
             .map(|(index, _)| *index)
             .collect();
         match asking.as_slice() {
@@ -243,6 +442,13 @@ pub fn choose_tab(
                     index: *index,
                     why: "its dialog asks about the session's open call".to_string(),
                 }
+            }
+            // Every dialog is about another command: none of them is this session's.
+            [] if dialogs
+                .iter()
+                .all(|(_, dialog)| compare(agent, dialog, pending) == Some(false)) =>
+            {
+                return TabChoice::Others(dialogs.len())
             }
             [] => {}
             many => {
@@ -254,7 +460,7 @@ pub fn choose_tab(
         }
     }
     let name = agent.display_name();
-    match (dialogs.as_slice(), sessions_here) {
+    match (dialogs, sessions_here) {
         ([(index, _)], 1) => TabChoice::Tab {
             index: *index,
             why: format!("the only tab showing a dialog of {name}"),
@@ -267,6 +473,16 @@ pub fn choose_tab(
         )),
     }
 }
+
+/// What `slate doctor` tells a person whose terminal is not on the accessibility bus. Qt
+/// applications (Konsole 22.12.3, measured) publish nothing while the bus's `IsEnabled` is false,
+/// the default outside a screen reader; one started after it is set publishes its text. Slate
+/// never sets it: that is the person's choice.
+pub const UNLISTED_ADVICE: &str = "a Qt terminal such as Konsole publishes its text only while \
+     the desktop's accessibility is on, which Slate never switches on: to choose it, run \
+     `dbus-send --session --print-reply --dest=org.a11y.Bus /org/a11y/bus \
+     org.freedesktop.DBus.Properties.Set string:org.a11y.Status string:IsEnabled \
+     variant:boolean:true` and start the terminal again";
 
 /// How long `slate doctor` gives the accessibility bus for one application.
 pub const DOCTOR_DEADLINE: Duration = Duration::from_secs(2);
@@ -293,4 +509,135 @@ pub fn place_of(pid: u32) -> Option<Place> {
             .filter(|v| !v.is_empty())
     });
     Some(Place { app, program, bus })
+}
+
+/// The accessibility bus as a terminal backend: a session in a desktop terminal that nothing
+/// else placed is watched through its application ([`publisher`]). Its address is the
+/// application (`program:pid@bus`, the session bus its accessibility bus hangs from) and the
+/// agent's process; a read takes every tab of the application at once, within the terminals'
+/// read limit, and gives each session the tab [`choose_tab`] names, an empty screen when no tab
+/// shows a dialog of its agent (then none is the session's dialog), or why no tab can be said
+/// to be its. Nothing is ever typed: [`SEEN_ONLY`].
+pub struct Accessibility;
+
+pub static ACCESSIBILITY: Accessibility = Accessibility;
+
+/// An application as an address's server names it.
+struct App<'a> {
+    program: &'a str,
+    pid: u32,
+    bus: &'a str,
+}
+
+fn app_of(server: &str) -> Option<App<'_>> {
+    let (program, rest) = server.split_once(':')?;
+    let (pid, bus) = rest.split_once('@')?;
+    Some(App {
+        program,
+        pid: pid.parse().ok()?,
+        bus,
+    })
+}
+
+impl Backend for Accessibility {
+    fn kind(&self) -> TerminalKind {
+        TerminalKind::Accessibility
+    }
+
+    fn describe(&self, address: &Address) -> String {
+        match app_of(&address.server) {
+            Some(app) => format!(
+                "{} (pid {}) on the accessibility bus, the tab of process {}",
+                app.program, app.pid, address.pane
+            ),
+            None => format!("the accessibility bus, the tab of process {}", address.pane),
+        }
+    }
+
+    fn view(&self, address: &Address) -> TerminalView {
+        TerminalView {
+            kind: self.kind(),
+            pane: app_of(&address.server).map(|app| app.program.to_string()),
+            sensed: true,
+            note: None,
+        }
+    }
+
+    fn watch(&self, host: &Host) -> Option<Address> {
+        let (app, program) = publisher(host)?;
+        let bus = host.env.dbus_session.clone().or_else(|| {
+            std::env::var("DBUS_SESSION_BUS_ADDRESS")
+                .ok()
+                .filter(|v| !v.is_empty())
+        })?;
+        Some(Address::new(
+            &ACCESSIBILITY,
+            format!("{program}:{app}@{bus}"),
+            host.pid.to_string(),
+        ))
+    }
+
+    fn read(&self, server: &str, wanted: &[Wanted], clock: fn() -> Timestamp) -> Vec<PaneRead> {
+        let panes: BTreeSet<String> = wanted.iter().map(|want| want.pane.clone()).collect();
+        let tabs = app_of(server)
+            .ok_or_else(|| format!("not an application on the accessibility bus: {server}"))
+            .and_then(|app| {
+                read_texts(app.bus, app.pid, &panes, super::READ_LIMIT)
+                    .map_err(|why| why.to_string())
+            });
+        let tabs = match tabs {
+            Ok(tabs) => tabs,
+            Err(why) => return wanted.iter().map(|_| Err(why.clone())).collect(),
+        };
+        let at = clock();
+        let mut dialogs: HashMap<AgentKind, Vec<(usize, Dialog)>> = HashMap::new();
+        wanted
+            .iter()
+            .map(|want| {
+                let peers = want.clues.peers.max(1);
+                let shown = dialogs
+                    .entry(want.agent)
+                    .or_insert_with(|| dialogs_in(want.agent, &tabs));
+                match choose_among(want.agent, shown, want.clues.call.as_ref(), peers) {
+                    TabChoice::Tab { index, .. } => {
+                        let tab = &tabs[index];
+                        let text = PaneText {
+                            title: tab.title.clone(),
+                            screen: tab.text.clone(),
+                        };
+                        Ok((text, at))
+                    }
+                    // No tab shows a dialog of its agent, or none about its call: its own
+                    // shows none either.
+                    TabChoice::NoDialog | TabChoice::Others(_) => Ok((
+                        PaneText {
+                            title: None,
+                            screen: String::new(),
+                        },
+                        at,
+                    )),
+                    // Decided for no session: the transcript decides, and `slate doctor` says
+                    // why. Not a failure: the terminal was read, and is read again in a second.
+                    TabChoice::Ambiguous(why) => {
+                        tracing::debug!(pane = %want.pane, "no tab is known to be its: {why}");
+                        Ok((
+                            PaneText {
+                                title: None,
+                                screen: String::new(),
+                            },
+                            at,
+                        ))
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn screen(&self, _address: &Address, _colours: bool) -> Result<String, String> {
+        Err(SEEN_ONLY.to_string())
+    }
+
+    fn send(&self, _address: &Address, _keys: &[Key]) -> Result<(), String> {
+        Err(SEEN_ONLY.to_string())
+    }
 }

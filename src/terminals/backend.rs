@@ -20,8 +20,8 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 
 use crate::agents::keys::Key;
-use crate::focus::strategy::{Environment, Tools};
-use crate::model::{TerminalKind, TerminalView, Timestamp};
+use crate::focus::strategy::{Environment, Host, Tools};
+use crate::model::{AgentKind, PendingCall, TerminalKind, TerminalView, Timestamp};
 
 /// One kind of terminal Slate reads and types into. Every method that reaches the terminal has
 /// the terminal read limit (`socket::READ_LIMIT`) from its start to its answer.
@@ -59,6 +59,14 @@ pub trait Backend: Sync + 'static {
     /// What a process's variables say of it when no surveyed pane has the process's terminal: a
     /// pane to confirm by its terminal device, a note on why it is not read, or nothing.
     fn hint(&self, _env: &Environment, _tools: &Tools) -> Option<Hint> {
+        None
+    }
+
+    /// A pane of it for a process that no backend's variables or terminal device placed: one read
+    /// only to see what it shows, never typed into, because nothing proves which of its panes is
+    /// the process's (a desktop terminal's tab on the accessibility bus). `host` is the process
+    /// with its ancestors.
+    fn watch(&self, _host: &Host) -> Option<Address> {
         None
     }
 
@@ -211,10 +219,24 @@ pub enum Hint {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
     pub pane: String,
+    /// The agent of the session whose pane it is.
+    pub agent: AgentKind,
+    /// What tells the session's tab among others, for a backend that reads a whole application
+    /// ([`Backend::watch`]).
+    pub clues: Clues,
     /// Its screen with its colours: its agent marks the highlighted option only by colour.
     pub colours: bool,
     /// Its screen is wanted, not only its title: its agent has a screen grammar.
     pub screen: bool,
+}
+
+/// What tells a session's tab among an application's tabs where nothing proves it: the call its
+/// transcript holds open (a dialog about that call is the session's), and how many live sessions
+/// of its agent run in the same application (counting itself).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Clues {
+    pub call: Option<PendingCall>,
+    pub peers: usize,
 }
 
 /// What one read of a pane gave: its title and its visible screen, with when it was read. The

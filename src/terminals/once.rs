@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 
 use super::{
-    has_terminal, hosted, read, unread_view, unreadable, unreadable_at_once, Backends, Job,
+    has_terminal, hosted, read, unread_view, unreadable, unreadable_at_once, Backends, Clues, Job,
     Located, Outcome,
 };
-use crate::model::{Problem, SessionKey, TerminalView, Timestamp};
+use crate::model::{AgentKind, PendingCall, Problem, SessionKey, TerminalView, Timestamp};
 use crate::tracker::{Input, SeenProcess};
 
 /// Where the live agent processes' terminals are, located once for a one-shot command
@@ -16,6 +16,8 @@ use crate::tracker::{Input, SeenProcess};
 #[derive(Debug, Default)]
 pub struct Once {
     located: HashMap<u32, Located>,
+    /// The agent of each process located.
+    agents: HashMap<u32, AgentKind>,
     /// A terminal Slate cannot read at all, counted once.
     pub problems: Vec<Problem>,
 }
@@ -42,7 +44,15 @@ pub fn locate_once(backends: Backends, processes: &[SeenProcess]) -> Once {
         .iter()
         .filter_map(|(pid, found)| unreadable_at_once(backends, *pid, &found.view))
         .collect();
-    Once { located, problems }
+    let agents = processes
+        .iter()
+        .map(|process| (process.info.pid, process.recognised.agent))
+        .collect();
+    Once {
+        located,
+        agents,
+        problems,
+    }
 }
 
 /// What one read of the panes the tracker wants gives: the readings and the terminals' views
@@ -55,12 +65,14 @@ pub struct Readings {
 
 /// Reads once, on the caller's thread, the panes of `wanted` (each session with its process,
 /// `Tracker::terminals_wanted`): a hosted session's through its control socket (`hosted`, its
-/// socket by session), any other's where `once` located it. A decisive title or screen decides
-/// on this one read; rules that need time wait for a live engine.
+/// socket by session), any other's where `once` located it, with its open call (`calls`,
+/// `Tracker::open_calls`) where its tab must be told among others. A decisive title or screen
+/// decides on this one read; rules that need time wait for a live engine.
 pub fn read_once(
     once: &Once,
     wanted: Vec<(SessionKey, u32)>,
     hosted: &HashMap<SessionKey, String>,
+    calls: &HashMap<SessionKey, PendingCall>,
     clock: fn() -> Timestamp,
 ) -> Readings {
     let jobs: Vec<Job> = wanted
@@ -70,7 +82,25 @@ pub fn read_once(
                 Some(socket) => hosted::address(socket.clone()),
                 None => once.located.get(&pid)?.address.clone()?,
             };
-            Some(Job { key, address })
+            let peers = once
+                .located
+                .iter()
+                .filter(|(other, located)| {
+                    once.agents.get(other) == Some(&key.agent)
+                        && located.address.as_ref().is_some_and(|other| {
+                            other.kind() == address.kind() && other.server == address.server
+                        })
+                })
+                .count();
+            let clues = Clues {
+                call: calls.get(&key).cloned(),
+                peers,
+            };
+            Some(Job {
+                key,
+                address,
+                clues,
+            })
         })
         .collect();
     let mut readings = Readings::default();

@@ -5,6 +5,7 @@
 //! failure counted once as a problem.
 
 use super::*;
+use crate::model::PendingCall;
 
 /// What the worker hands back to the loop.
 #[derive(Debug)]
@@ -96,6 +97,10 @@ pub struct Sensing {
     /// The hosted sessions whose screens are read through `slate run`'s control socket, with its
     /// address: it comes before wherever their processes' terminals are located.
     hosted: HashMap<SessionKey, Address>,
+    /// The open call of each session to read (`Tracker::open_calls`).
+    calls: HashMap<SessionKey, PendingCall>,
+    /// The agent of each live agent process, to count the sessions that share an application.
+    agents: HashMap<u32, AgentKind>,
 }
 
 impl Sensing {
@@ -149,6 +154,32 @@ impl Sensing {
             resting: HashMap::new(),
             last_sent: None,
             hosted: HashMap::new(),
+            calls: HashMap::new(),
+            agents: HashMap::new(),
+        }
+    }
+
+    /// The open calls of the sessions to read (`Tracker::open_calls`), given with
+    /// [`Sensing::set_hosted`].
+    pub fn set_calls(&mut self, calls: HashMap<SessionKey, PendingCall>) {
+        self.calls = calls;
+    }
+
+    /// What tells the tab of session `key` at `address` among its application's.
+    fn clues(&self, key: &SessionKey, address: &Address) -> Clues {
+        let peers = self
+            .located
+            .iter()
+            .filter(|(pid, (_, located))| {
+                self.agents.get(pid) == Some(&key.agent)
+                    && located.address.as_ref().is_some_and(|other| {
+                        other.kind() == address.kind() && other.server == address.server
+                    })
+            })
+            .count();
+        Clues {
+            call: self.calls.get(key).cloned(),
+            peers,
         }
     }
 
@@ -177,6 +208,11 @@ impl Sensing {
             .iter()
             .filter(|process| has_terminal(process))
             .map(|process| (process.info.pid, process.info.start_time))
+            .collect();
+        self.agents = processes
+            .iter()
+            .filter(|process| has_terminal(process))
+            .map(|process| (process.info.pid, process.recognised.agent))
             .collect();
         let before = self.located.len();
         self.located
@@ -249,6 +285,7 @@ impl Sensing {
                 let address = self.address(key, *pid)?.clone();
                 let job = Job {
                     key: key.clone(),
+                    clues: self.clues(key, &address),
                     address,
                 };
                 let fresh = !self.held.contains(key);

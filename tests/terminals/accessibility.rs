@@ -2,83 +2,32 @@
 //! activation starts the accessibility bus), two tabs, each read with its title and whether it is
 //! the selected one; a process with no application there, and no bus at all, say so.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use slate::terminals::accessibility::{self, Unread};
 
-use crate::focus::{poll, Children};
+use super::desktop::Desktop;
+use crate::focus::poll;
 use crate::util::needs;
-
-/// One line `program` prints first (Xvfb's display number, dbus-daemon's address).
-fn first_line(child: &mut std::process::Child) -> String {
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    line.trim().to_string()
-}
 
 #[test]
 #[ignore = "slow tier: needs Xvfb, dbus-daemon, at-spi2-core and xfce4-terminal"]
 fn xfce4_terminals_tabs_are_read_from_the_accessibility_bus() {
     needs(&["Xvfb", "dbus-daemon", "xfce4-terminal"]);
-    let home = tempfile::tempdir().unwrap();
-    let runtime = home.path().join("run");
-    std::fs::create_dir(&runtime).unwrap();
-    std::fs::set_permissions(
-        &runtime,
-        std::os::unix::fs::PermissionsExt::from_mode(0o700),
-    )
-    .unwrap();
-    let private = |program: &str| {
-        let mut command = Command::new(program);
-        command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("LANG", "C.UTF-8")
-            .env("XDG_RUNTIME_DIR", &runtime)
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
-            .env("XDG_CACHE_HOME", home.path().join("cache"))
-            .env("XDG_DATA_HOME", home.path().join("data"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        command
-    };
-    let mut xvfb = private("Xvfb")
-        .args([
-            "-displayfd",
-            "1",
-            "-screen",
-            "0",
-            "1024x768x24",
-            "-nolisten",
-            "tcp",
-        ])
-        .spawn()
-        .expect("Xvfb starts");
-    let display = format!(":{}", first_line(&mut xvfb));
-    let mut children = Children(vec![xvfb]);
-    let mut daemon = private("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .env("DISPLAY", &display)
-        .spawn()
-        .expect("dbus-daemon starts");
-    let bus = first_line(&mut daemon);
-    children.0.push(daemon);
+    let mut desktop = Desktop::start("1024x768x24");
+    let bus = desktop.bus.clone();
+    let home = desktop.home.path().to_path_buf();
 
     // Tab one: a shell's line. Tab two: a stand-in Codex (a program named `codex` in a project
     // folder with a Codex session) drawing Codex 0.171.0's recorded permission dialog, at 80x24.
-    let project = home.path().join("acme-api");
+    let project = home.join("acme-api");
     std::fs::create_dir(&project).unwrap();
     let project = std::fs::canonicalize(&project).unwrap();
-    let user = home.path().join("user");
+    let user = home.join("user");
     super::codex_rollout(&user, &project, slate::live::system_clock());
     let screen = super::fixture("screens/codex/0.171.0/permission-touch-80x24.txt");
-    let script = home.path().join("codex.sh");
+    let script = home.join("codex.sh");
     std::fs::write(
         &script,
         format!(
@@ -88,9 +37,8 @@ fn xfce4_terminals_tabs_are_read_from_the_accessibility_bus() {
         ),
     )
     .unwrap();
-    let terminal = private("xfce4-terminal")
-        .env("DISPLAY", &display)
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus)
+    let terminal = desktop
+        .command("xfce4-terminal")
         .args(["--disable-server", "--geometry", "80x24"])
         .args(["--command", "sh -c 'echo tab one: at work; exec sleep 300'"])
         .args(["--tab", "--command", &format!("bash {}", script.display())])
@@ -98,7 +46,7 @@ fn xfce4_terminals_tabs_are_read_from_the_accessibility_bus() {
         .spawn()
         .expect("xfce4-terminal starts");
     let pid = terminal.id();
-    children.0.push(terminal);
+    desktop.keep(terminal);
 
     let tabs = poll("xfce4-terminal's two tabs on the accessibility bus", || {
         let tabs = accessibility::read_app(&bus, pid, Duration::from_secs(2)).ok()?;
@@ -117,29 +65,85 @@ fn xfce4_terminals_tabs_are_read_from_the_accessibility_bus() {
 
     // `slate doctor` finds the application from the session's process, reads its tabs, and names
     // the one that shows the session's dialog: the only Codex dialog there.
-    let doctor = Command::new(env!("CARGO_BIN_EXE_slate"))
-        .arg("doctor")
-        .env("HOME", &user)
-        .env("XDG_CONFIG_HOME", home.path().join("user-config"))
-        .env("XDG_DATA_HOME", home.path().join("user-data"))
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus)
-        .env("SLATE_STANDALONE", "1")
-        .env_remove("CODEX_HOME")
-        .output()
-        .unwrap();
-    let doctor = String::from_utf8_lossy(&doctor.stdout).into_owned();
+    let slate = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_slate"))
+            .args(args)
+            .env("HOME", &user)
+            .env("XDG_CONFIG_HOME", home.join("user-config"))
+            .env("XDG_DATA_HOME", home.join("user-data"))
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus)
+            .env("SLATE_STANDALONE", "1")
+            .env("SLATE_LOG", "error")
+            .env_remove("CODEX_HOME")
+            .output()
+            .unwrap()
+    };
+    // The session's open call is `touch x.txt`; the dialog asks about `touch narrow.txt`: it is
+    // some other session's, so this one reads Working by its transcript.
+    let doctor = String::from_utf8_lossy(&slate(&["doctor"]).stdout).into_owned();
     let expected = format!(
-        "accessibility: xfce4-terminal (pid {pid}), 2 tab(s) read: tab 2 shows its dialog (the \
-         only tab showing a dialog of Codex)"
+        "accessibility: xfce4-terminal (pid {pid}), 2 tab(s) read: 1 dialog(s) of Codex shown, \
+         none about its open call"
     );
     assert!(doctor.contains(&expected), "{doctor}");
+    assert!(
+        doctor.contains("— Working (Running exec_command"),
+        "{doctor}"
+    );
+    // Once its transcript holds the command the dialog shows, the tab is its.
+    let rollout = std::fs::read_dir(user.join(".codex/sessions/2026/12/01"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&rollout).unwrap();
+    std::fs::write(&rollout, text.replace("touch x.txt", "touch narrow.txt")).unwrap();
+    let doctor = String::from_utf8_lossy(&slate(&["doctor"]).stdout).into_owned();
+    let expected = format!(
+        "accessibility: xfce4-terminal (pid {pid}), 2 tab(s) read: tab 2 shows its dialog (its \
+         dialog asks about the session's open call)"
+    );
+    assert!(doctor.contains(&expected), "{doctor}");
+    assert!(
+        doctor.contains("terminal: xfce4-terminal (accessibility bus), read by Slate"),
+        "{doctor}"
+    );
+
+    // The engine reads that tab as the session's: Needs you at its permission dialog, with no
+    // hook, no tmux and no variable of any terminal. The dialog is shown, never answerable.
+    let listed = slate(&["sessions", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("sessions JSON");
+    let session = &listed["sessions"][0];
+    assert_eq!(session["status"], "waiting", "{listed:#}");
+    assert_eq!(
+        session["session_state"]["reason"]["code"],
+        "permission_prompt"
+    );
+    assert_eq!(session["terminal"]["kind"], "accessibility");
+    assert_eq!(session["terminal"]["pane"], "xfce4-terminal");
+    assert_eq!(session["dialog"]["kind"], "permission");
+    assert_eq!(session["dialog"]["answerable"], false);
+    assert_eq!(session["dialog"]["why_not"], slate::model::SEEN_ONLY);
+
+    // `slate approve` refuses and says why; nothing reaches the tab.
+    let approve = slate(&["approve", "--yes", "01a228e1"]);
+    assert!(!approve.status.success());
+    let said = String::from_utf8_lossy(&approve.stderr);
+    assert!(said.contains("accessibility bus"), "{said}");
+    std::thread::sleep(Duration::from_millis(300));
+    let after = accessibility::read_app(&bus, pid, Duration::from_secs(2)).unwrap();
+    assert_eq!(
+        after[1].text, tabs[1].text,
+        "the tab changed after a refusal"
+    );
 
     // A process with no application there, and a bus that is not one.
     assert_eq!(
         accessibility::read_app(&bus, std::process::id(), Duration::from_secs(2)),
         Err(Unread::NotListed(std::process::id()))
     );
-    let none = home.path().join("no-bus");
+    let none = home.join("no-bus");
     assert!(matches!(
         accessibility::read_app(
             &format!("unix:path={}", none.display()),
@@ -198,6 +202,33 @@ fn a_tab_is_the_sessions_only_when_the_evidence_is_unambiguous() {
         slate::agents::screens::Screen::Dialog(dialog) => dialog.detail.join("\n"),
         other => panic!("the recorded curl dialog reads as {other:?}"),
     };
+    let call = |input: &str| slate::model::PendingCall {
+        id: "call_1".into(),
+        name: "exec_command".into(),
+        input: Some(input.into()),
+        cut: false,
+    };
+    let command = call(&command);
+    // Its spacing as the transcript keeps it (runs of spaces) still names it.
+    let spaced = call(&command.input.as_deref().unwrap().replace(' ', "  "));
+    assert!(matches!(
+        accessibility::choose_tab(codex, &two, Some(&spaced), 2),
+        TabChoice::Tab { index: 2, .. }
+    ));
+    // A call of another command: every dialog shown is some other session's, so none is its.
+    assert_eq!(
+        accessibility::choose_tab(codex, &two, Some(&call("rm -rf /tmp/elsewhere")), 2),
+        TabChoice::Others(2)
+    );
+    // A call of a tool whose dialog does not draw its input is no evidence.
+    let unnamed = slate::model::PendingCall {
+        name: "apply_patch".into(),
+        ..command.clone()
+    };
+    assert!(matches!(
+        accessibility::choose_tab(codex, &two, Some(&unnamed), 2),
+        TabChoice::Ambiguous(_)
+    ));
     assert_eq!(
         accessibility::choose_tab(codex, &two, Some(&command), 2),
         TabChoice::Tab {

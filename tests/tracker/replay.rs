@@ -341,6 +341,7 @@ fn check(path: &Path) {
                             slate::model::TerminalKind::Tmux => "tmux",
                             slate::model::TerminalKind::Kitty => "kitty",
                             slate::model::TerminalKind::Wezterm => "wezterm",
+                            slate::model::TerminalKind::Accessibility => "accessibility",
                             slate::model::TerminalKind::Plain => "plain",
                             slate::model::TerminalKind::Unknown => "unknown",
                             slate::model::TerminalKind::Other(_) => "other",

@@ -20,7 +20,7 @@ mod unread;
 pub use agent::{AgentKind, Described, ForeignAgentError};
 pub use dialog::{Action, DialogKind, PendingCall, SessionDialog, SessionDialogOption};
 pub use problem::{Problem, ProblemKind, ServerKind};
-pub use terminal::{TerminalKind, TerminalName, TerminalView};
+pub use terminal::{TerminalKind, TerminalName, TerminalView, SEEN_ONLY};
 pub use unread::{UnreadKind, UnreadRecords};
 
 /// A session id as the agent spells it (a UUID for most agents, `ses_…` for OpenCode).

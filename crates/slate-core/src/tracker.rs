@@ -28,8 +28,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::model::{
-    Activity, AgentKind, HostedSignals, Intent, IntentState, Listing, Presence, Reason, Session,
-    SessionKey, Status, TerminalView, Timestamp,
+    Activity, AgentKind, HostedSignals, Intent, IntentState, Listing, PendingCall, Presence,
+    Reason, Session, SessionKey, Status, TerminalView, Timestamp,
 };
 
 pub use crate::model::ItemStatus;
@@ -545,17 +545,29 @@ impl Tracker {
         wanted
     }
 
+    /// The newest open call of each session that [`Tracker::terminals_wanted`] lists: the call a
+    /// dialog on its screen would be about, which tells its tab among others where a terminal
+    /// does not say which tab is the session's (the accessibility bus).
+    pub fn open_calls(&self) -> HashMap<SessionKey, PendingCall> {
+        self.reading_terminals()
+            .filter_map(|(key, entry)| Some((key.clone(), entry.log.newest_open_call()?.pending())))
+            .collect()
+    }
+
+    /// The sessions whose terminal is read ([`Tracker::terminals_wanted`]), with their entries.
+    fn reading_terminals(&self) -> impl Iterator<Item = (&SessionKey, &Entry)> {
+        self.entries.iter().filter(|(_, entry)| {
+            entry
+                .decision
+                .as_ref()
+                .is_some_and(|decision| decision.reads_terminal)
+        })
+    }
+
     /// The control socket of each hosted session that [`Tracker::terminals_wanted`] lists: its
     /// screen is read there rather than wherever its process's terminal is located.
     pub fn hosted_controls(&self) -> HashMap<SessionKey, String> {
-        self.entries
-            .iter()
-            .filter(|(_, entry)| {
-                entry
-                    .decision
-                    .as_ref()
-                    .is_some_and(|decision| decision.reads_terminal)
-            })
+        self.reading_terminals()
             .filter_map(|(key, entry)| Some((key.clone(), entry.hosted.as_ref()?.control.clone()?)))
             .collect()
     }

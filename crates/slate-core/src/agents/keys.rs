@@ -234,18 +234,8 @@ pub fn disagreement(
     call: Option<&PendingCall>,
 ) -> Option<String> {
     let call = call?;
-    if dialog.kind != DialogKind::Permission {
-        return None;
-    }
-    let keys = dialog_keys(agent)?;
-    if !keys.drawn_inputs.contains(&call.name.as_str()) {
-        return None;
-    }
     let input = call.input.as_deref()?;
-    let agrees = !input.chars().any(|c| {
-        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || crate::limits::is_format(c)
-    }) && screen_agrees(keys, dialog, input, call.cut);
-    (!agrees).then(|| {
+    (compare(agent, dialog, call) == Some(false)).then(|| {
         format!(
             "the screen's command is not the one the transcript records for call {} ({}): \
              answer it in its terminal",
@@ -253,6 +243,20 @@ pub fn disagreement(
             crate::agents::one_line(input, 80)
         )
     })
+}
+
+/// Whether the permission dialog on screen is `call`, as [`disagreement`] compares them, or
+/// `None` when there is nothing to compare: `Some(true)` is the evidence that picks a session's
+/// tab among others.
+pub fn compare(agent: AgentKind, dialog: &Dialog, call: &PendingCall) -> Option<bool> {
+    let keys = dialog_keys(agent)?;
+    let compared =
+        dialog.kind == DialogKind::Permission && keys.drawn_inputs.contains(&call.name.as_str());
+    let input = call.input.as_deref().filter(|_| compared)?;
+    let drawable = !input.chars().any(|c| {
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || crate::limits::is_format(c)
+    });
+    Some(drawable && screen_agrees(keys, dialog, input, call.cut))
 }
 
 /// Whether the dialog's text is the call's input, as [`disagreement`] reads them.

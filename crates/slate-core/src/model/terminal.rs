@@ -20,6 +20,12 @@ pub struct TerminalView {
     pub note: Option<String>,
 }
 
+/// Why a dialog read in a desktop terminal's tab ([`TerminalKind::Accessibility`]) is not
+/// answered: the same words on the session's dialog and in a refusal.
+pub const SEEN_ONLY: &str = "this terminal is read through the accessibility bus, which offers \
+     no safe way to type into one of its tabs: Slate shows its dialogs and never answers them; \
+     answer it in its terminal";
+
 impl TerminalView {
     /// The terminal of a session under `slate run`, which Slate owns.
     pub fn hosted() -> TerminalView {
@@ -73,6 +79,9 @@ impl TerminalView {
             (TerminalKind::Tmux, Some(pane)) => format!("tmux pane {pane}"),
             (TerminalKind::Kitty, Some(window)) => format!("kitty window {window}"),
             (TerminalKind::Wezterm, Some(pane)) => format!("WezTerm pane {pane}"),
+            (TerminalKind::Accessibility, Some(app)) => {
+                format!("{app} (accessibility bus)")
+            }
             (TerminalKind::Other(name), Some(pane)) => format!("{} pane {pane}", name.as_str()),
             (kind, _) => kind.as_str().to_string(),
         };
@@ -85,7 +94,7 @@ impl TerminalView {
 }
 
 /// What kind of terminal a session runs in, as Slate sees it. On the wire it is its name:
-/// `hosted`, `tmux`, `kitty`, `wezterm`, `plain`, `unknown`, or an [`TerminalName`] of its own.
+/// `hosted`, `tmux`, `kitty`, `wezterm`, `accessibility`, `plain`, `unknown`, or an [`TerminalName`] of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TerminalKind {
     /// Under `slate run`: Slate owns the pseudo-terminal.
@@ -93,6 +102,9 @@ pub enum TerminalKind {
     Tmux,
     Kitty,
     Wezterm,
+    /// A desktop terminal (GNOME Terminal, xfce4-terminal, …) whose tabs' text Slate reads
+    /// through the accessibility bus: seen, never typed into.
+    Accessibility,
     /// A terminal Slate has no way to read (a plain terminal emulator, `screen`, an IDE's).
     Plain,
     /// The process's environment could not be read (another user's process, or it is gone).
@@ -110,6 +122,7 @@ impl TerminalKind {
             TerminalKind::Tmux => "tmux",
             TerminalKind::Kitty => "kitty",
             TerminalKind::Wezterm => "wezterm",
+            TerminalKind::Accessibility => "accessibility",
             TerminalKind::Plain => "plain terminal",
             TerminalKind::Unknown => "unknown terminal",
             TerminalKind::Other(name) => name.as_str(),
@@ -133,6 +146,7 @@ impl TerminalKind {
             "tmux" => TerminalKind::Tmux,
             "kitty" => TerminalKind::Kitty,
             "wezterm" => TerminalKind::Wezterm,
+            "accessibility" => TerminalKind::Accessibility,
             "plain" => TerminalKind::Plain,
             "unknown" => TerminalKind::Unknown,
             other => TerminalKind::Other(TerminalName::new(other)?),

@@ -15,7 +15,8 @@ use super::rules::Verdict;
 use super::{Entry, Policy, Tracker, WorkItemInfo};
 use crate::model::{
     Activity, Actor, Awaiting, Custody, Intent, IntentState, ItemStatus, NextActor, Presence,
-    Session, SessionDialog, SessionId, SessionKey, SessionState, Status, TerminalView, Timestamp,
+    Session, SessionDialog, SessionId, SessionKey, SessionState, Status, TerminalKind,
+    TerminalView, Timestamp, SEEN_ONLY,
 };
 
 /// The activity facet: working, between turns, or silent.
@@ -179,7 +180,13 @@ impl Tracker {
                 .and_then(|sensed| sensed.dialog())
                 .map(|dialog| {
                     let call = log.call_of(key.agent, dialog);
-                    SessionDialog::of(key.agent, dialog, None, call)
+                    // A desktop terminal's tab offers no safe way in for keys: shown, not
+                    // answered (docs/states.md §8).
+                    let seen_only = pid
+                        .and_then(|pid| self.terminals.get(&pid))
+                        .filter(|view| view.kind == TerminalKind::Accessibility)
+                        .map(|_| SEEN_ONLY.to_string());
+                    SessionDialog::of(key.agent, dialog, seen_only, call)
                 })
                 .or_else(|| {
                     // A dialog only a hook told of: shown, never answerable (no screen to check).
