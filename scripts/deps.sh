@@ -55,9 +55,12 @@ want wmctrl
 # kitty from Debian runs under Xvfb with Mesa's software OpenGL and needs one monospace font.
 want kitty
 # The desktop's own terminals read through the accessibility bus (tests/terminals/accessibility.rs):
-# xfce4-terminal, on VTE, and the bus itself.
+# xfce4-terminal and GNOME Terminal, both on VTE, the bus itself, and its GObject bindings, through
+# which fixtures/recorder/atspi_text.py (the live tests' own eyes) reads a tab.
 want xfce4-terminal
+want gnome-terminal
 want at-spi2-core
+want gir1.2-atspi-2.0
 want libgl1-mesa-dri
 want fonts-dejavu-core
 # Focus on Wayland (tests/focus/sway.rs): a headless Sway with foot windows, run as a user the
