@@ -75,7 +75,20 @@ async function main() {
   mkdirSync(shots, { recursive: true });
 
   const driverPort = await freePort();
-  const driver = spawn("chromedriver", [`--port=${driverPort}`], { stdio: ["ignore", "ignore", "inherit"] });
+  // Chromium keeps its crash reports and GLib its dconf cache under HOME, whatever the profile:
+  // the driver, and the browser it starts, get a throwaway one.
+  const browserHome = join(scratch, "home");
+  mkdirSync(browserHome, { recursive: true });
+  const driver = spawn("chromedriver", [`--port=${driverPort}`], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: {
+      ...process.env,
+      HOME: browserHome,
+      XDG_CONFIG_HOME: join(browserHome, ".config"),
+      XDG_CACHE_HOME: join(browserHome, ".cache"),
+      XDG_DATA_HOME: join(browserHome, ".local", "share"),
+    },
+  });
   const driverGone = new Promise((done) => driver.on("exit", done));
   driver.on("error", (error) => {
     console.log(`FAIL cannot start chromedriver: ${error.message}`);
