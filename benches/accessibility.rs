@@ -119,7 +119,7 @@ fn main() {
     let server = format!("xfce4-terminal:{app}@{bus}");
     let wanted: Vec<Wanted> = (0..SESSIONS)
         .map(|n| Wanted {
-            pane: (100_000 + n).to_string(),
+            pane: format!("/dev/pts/{n}"),
             agent: AgentKind::CODEX,
             clues: Clues {
                 call: None,

@@ -235,6 +235,24 @@ fn confirm(address: Address, tty: u64) -> Located {
     }
 }
 
+/// How many tabs of the application at `address` hold a live session of `agent`: the distinct
+/// panes located there for processes of that agent (a CLI that relaunched itself in a child is
+/// one), from each process's location (`located`) and agent (`agents`).
+fn peers<'a>(
+    located: impl Iterator<Item = (&'a u32, &'a Located)>,
+    agents: &HashMap<u32, AgentKind>,
+    agent: AgentKind,
+    address: &Address,
+) -> usize {
+    located
+        .filter(|(pid, _)| agents.get(pid) == Some(&agent))
+        .filter_map(|(_, located)| located.address.as_ref())
+        .filter(|other| other.kind() == address.kind() && other.server == address.server)
+        .map(|other| other.pane())
+        .collect::<HashSet<_>>()
+        .len()
+}
+
 /// One pane to read, for one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {

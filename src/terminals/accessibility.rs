@@ -514,10 +514,11 @@ pub fn place_of(pid: u32) -> Option<Place> {
 /// The accessibility bus as a terminal backend: a session in a desktop terminal that nothing
 /// else placed is watched through its application ([`publisher`]). Its address is the
 /// application (`program:pid@bus`, the session bus its accessibility bus hangs from) and the
-/// agent's process; a read takes every tab of the application at once, within the terminals'
-/// read limit, and gives each session the tab [`choose_tab`] names, an empty screen when no tab
-/// shows a dialog of its agent (then none is the session's dialog), or why no tab can be said
-/// to be its. Nothing is ever typed: [`SEEN_ONLY`].
+/// agent's terminal device (its tab, whichever that is); a read takes every tab of the
+/// application at once, within the terminals' read limit, and gives each session the tab
+/// [`choose_tab`] names, or an empty screen (nothing known, so the transcript decides) when no
+/// tab shows a dialog of its agent, none shows one about its open call, or two sessions could
+/// own the one shown. Nothing is ever typed: [`SEEN_ONLY`].
 pub struct Accessibility;
 
 pub static ACCESSIBILITY: Accessibility = Accessibility;
@@ -547,10 +548,10 @@ impl Backend for Accessibility {
     fn describe(&self, address: &Address) -> String {
         match app_of(&address.server) {
             Some(app) => format!(
-                "{} (pid {}) on the accessibility bus, the tab of process {}",
+                "{} (pid {}) on the accessibility bus, the tab on {}",
                 app.program, app.pid, address.pane
             ),
-            None => format!("the accessibility bus, the tab of process {}", address.pane),
+            None => format!("the accessibility bus, the tab on {}", address.pane),
         }
     }
 
@@ -570,10 +571,15 @@ impl Backend for Accessibility {
                 .ok()
                 .filter(|v| !v.is_empty())
         })?;
+        // The tab is its terminal device: the processes of one session share it.
+        let tab = match &host.tty {
+            Some(tty) if tty.starts_with("/dev/") => tty.clone(),
+            _ => format!("process {}", host.pid),
+        };
         Some(Address::new(
             &ACCESSIBILITY,
             format!("{program}:{app}@{bus}"),
-            host.pid.to_string(),
+            tab,
         ))
     }
 

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::{
-    has_terminal, hosted, read, unread_view, unreadable, unreadable_at_once, Backends, Clues, Job,
-    Located, Outcome,
+    has_terminal, hosted, peers, read, unread_view, unreadable, unreadable_at_once, Backends,
+    Clues, Job, Located, Outcome,
 };
 use crate::model::{AgentKind, PendingCall, Problem, SessionKey, TerminalView, Timestamp};
 use crate::tracker::{Input, SeenProcess};
@@ -82,19 +82,9 @@ pub fn read_once(
                 Some(socket) => hosted::address(socket.clone()),
                 None => once.located.get(&pid)?.address.clone()?,
             };
-            let peers = once
-                .located
-                .iter()
-                .filter(|(other, located)| {
-                    once.agents.get(other) == Some(&key.agent)
-                        && located.address.as_ref().is_some_and(|other| {
-                            other.kind() == address.kind() && other.server == address.server
-                        })
-                })
-                .count();
             let clues = Clues {
                 call: calls.get(&key).cloned(),
-                peers,
+                peers: peers(once.located.iter(), &once.agents, key.agent, &address),
             };
             Some(Job {
                 key,

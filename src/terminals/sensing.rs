@@ -167,19 +167,13 @@ impl Sensing {
 
     /// What tells the tab of session `key` at `address` among its application's.
     fn clues(&self, key: &SessionKey, address: &Address) -> Clues {
-        let peers = self
+        let located = self
             .located
             .iter()
-            .filter(|(pid, (_, located))| {
-                self.agents.get(pid) == Some(&key.agent)
-                    && located.address.as_ref().is_some_and(|other| {
-                        other.kind() == address.kind() && other.server == address.server
-                    })
-            })
-            .count();
+            .map(|(pid, (_, located))| (pid, located));
         Clues {
             call: self.calls.get(key).cloned(),
-            peers,
+            peers: peers(located, &self.agents, key.agent, address),
         }
     }
 
