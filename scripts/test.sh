@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 source scripts/deps.sh
 source scripts/target-dir.sh
 
+# What a program run by a test caches by the XDG rules (Mesa's shader cache, GLib's dconf cache)
+# goes into the target folder, never the real HOME, even from a test that forgot to set its own.
+export XDG_CACHE_HOME="$CARGO_TARGET_DIR/xdg-cache"
+mkdir -p "$XDG_CACHE_HOME"
+
 # Each stage's heading says when it starts, so a run shows where its time goes.
 stage() { echo "== $1 (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
 trap 'echo "== scripts/test.sh ran for $((SECONDS / 60)) min $((SECONDS % 60)) s"' EXIT
