@@ -72,7 +72,7 @@ pub fn read_app(session_bus: &str, pid: u32, deadline: Duration) -> Result<Vec<T
 }
 
 /// The text of every terminal tab of the application whose process is `pid`, for the sessions
-/// `panes` (the agents' pids): the sensing loop's read, once a second while a call is open. The
+/// `panes` (their terminal devices): the sensing loop's read, once a second while a call is open. The
 /// tree is walked again only when a session not among those it was walked for asks (a new tab
 /// may hold its dialog), after [`WALK_AGAIN`], or when a terminal it found is gone; between walks
 /// a read is two calls per tab. Titles and selection are not read here.
@@ -92,6 +92,12 @@ async fn run(
     pid: u32,
     panes: Option<&BTreeSet<String>>,
 ) -> Result<Vec<Tab>, Unread> {
+    // What was found of applications not read for a while is forgotten: they may be gone.
+    link.walks
+        .retain(|app, walked| *app == pid || walked.at.elapsed() < FORGET_AFTER);
+    let walks = &link.walks;
+    link.apps
+        .retain(|app, _| *app == pid || walks.contains_key(app));
     let Some(panes) = panes else {
         let walked = walk(link, session_bus, pid).await?;
         return Ok(walked.into_iter().map(|(_, tab)| tab).collect());
@@ -140,6 +146,9 @@ async fn run(
 
 /// How long the terminals found by one walk of an application's tree are read without another.
 pub const WALK_AGAIN: Duration = Duration::from_secs(10);
+
+/// How long an application not read is remembered.
+const FORGET_AFTER: Duration = Duration::from_secs(600);
 
 /// Runs [`run`] on the kept link to `session_bus`'s accessibility bus, within `deadline`.
 fn with_link(

@@ -466,6 +466,53 @@ mod tests {
         }
     }
 
+    // Two processes of one CLI on one terminal (Gemini CLI relaunches itself in a child) are
+    // one session in that application's tabs; another tab, another agent or another application
+    // are not.
+    #[test]
+    fn the_sessions_that_share_an_application_are_counted_by_their_tabs() {
+        let tab = |server: &str, pane: &str| Located {
+            view: TerminalView::unread(TerminalKind::Accessibility, None, "-"),
+            address: Some(Address::new(&accessibility::ACCESSIBILITY, server, pane)),
+            proof: None,
+            retry: false,
+        };
+        let app = "gnome-terminal-server:700@unix:path=/run/user/1000/bus";
+        let located = HashMap::from([
+            (10, tab(app, "/dev/pts/3")),
+            (11, tab(app, "/dev/pts/3")),
+            (12, tab(app, "/dev/pts/4")),
+            (13, tab(app, "/dev/pts/5")),
+            (
+                14,
+                tab(
+                    "xfce4-terminal:800@unix:path=/run/user/1000/bus",
+                    "/dev/pts/6",
+                ),
+            ),
+        ]);
+        let agents = HashMap::from([
+            (10, AgentKind::GEMINI_CLI),
+            (11, AgentKind::GEMINI_CLI),
+            (12, AgentKind::GEMINI_CLI),
+            (13, AgentKind::CODEX),
+            (14, AgentKind::GEMINI_CLI),
+        ]);
+        let address = Address::new(&accessibility::ACCESSIBILITY, app, "/dev/pts/3");
+        assert_eq!(
+            peers(located.iter(), &agents, AgentKind::GEMINI_CLI, &address),
+            2
+        );
+        assert_eq!(
+            peers(located.iter(), &agents, AgentKind::CODEX, &address),
+            1
+        );
+        assert_eq!(
+            peers(located.iter(), &agents, AgentKind::CLAUDE_CODE, &address),
+            0
+        );
+    }
+
     // A tmux server too slow to answer when a process was located (a loaded machine) must not
     // leave the process unsensed for as long as it lives.
     #[test]
