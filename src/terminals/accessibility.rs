@@ -72,10 +72,10 @@ pub fn read_app(session_bus: &str, pid: u32, deadline: Duration) -> Result<Vec<T
 }
 
 /// The text of every terminal tab of the application whose process is `pid`, for the sessions
-/// `panes` (their terminal devices): the sensing loop's read, once a second while a call is open. The
-/// tree is walked again only when a session not among those it was walked for asks (a new tab
-/// may hold its dialog), after [`WALK_AGAIN`], or when a terminal it found is gone; between walks
-/// a read is two calls per tab. Titles and selection are not read here.
+/// `panes` (their terminal devices): the sensing loop's read, once a second while a call is
+/// open. The tree is walked again only when a session not among those it was walked for asks (a
+/// new tab may hold its dialog), after [`WALK_AGAIN`], or when a terminal it found is gone;
+/// between walks a read is two calls per tab. Titles and selection are not read here.
 pub fn read_texts(
     session_bus: &str,
     pid: u32,

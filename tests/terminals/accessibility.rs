@@ -63,8 +63,9 @@ fn xfce4_terminals_tabs_are_read_from_the_accessibility_bus() {
         vec![false, true]
     );
 
-    // `slate doctor` finds the application from the session's process, reads its tabs, and names
-    // the one that shows the session's dialog: the only Codex dialog there.
+    // `slate doctor` (and the engine, in one-shot commands run with no server) finds the
+    // application from the session's process, reads its tabs, and says which one shows the
+    // session's dialog, or why none does.
     let slate = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_slate"))
             .args(args)

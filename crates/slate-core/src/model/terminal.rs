@@ -94,7 +94,8 @@ impl TerminalView {
 }
 
 /// What kind of terminal a session runs in, as Slate sees it. On the wire it is its name:
-/// `hosted`, `tmux`, `kitty`, `wezterm`, `accessibility`, `plain`, `unknown`, or an [`TerminalName`] of its own.
+/// `hosted`, `tmux`, `kitty`, `wezterm`, `accessibility`, `plain`, `unknown`, or an
+/// [`TerminalName`] of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TerminalKind {
     /// Under `slate run`: Slate owns the pseudo-terminal.
