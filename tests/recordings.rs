@@ -295,6 +295,18 @@ fn real_cli_recordings_read_with_their_screens_get_the_sensed_state() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Each recording of a real CLI at its permission dialog with the screen it showed, replayed.
+fn permission_replays() -> Vec<(PathBuf, Replayed)> {
+    recordings()
+        .into_iter()
+        .filter(|dir| dir.ends_with("permission") && dir.join("screen.txt").is_file())
+        .map(|dir| {
+            let replayed = replay(&dir);
+            (dir, replayed)
+        })
+        .collect()
+}
+
 #[test]
 fn a_recorded_permission_dialog_carries_the_call_its_transcript_records_and_agrees_with_it() {
     // See: issue 20 ("what the person sees is what is approved"). Each real CLI's permission
@@ -302,11 +314,7 @@ fn a_recorded_permission_dialog_carries_the_call_its_transcript_records_and_agre
     // call, the screen agrees with it where the agent draws the call's input, and the
     // fingerprint covers the call.
     let mut checked = Vec::new();
-    for dir in recordings() {
-        if !dir.ends_with("permission") || !dir.join("screen.txt").is_file() {
-            continue;
-        }
-        let mut replayed = replay(&dir);
+    for (dir, mut replayed) in permission_replays() {
         let now = replayed.now;
         let agent = replayed.agent;
         let key = replayed.session().expect("the recorded session").key();
@@ -371,11 +379,7 @@ fn a_recorded_permission_dialog_read_in_a_desktop_terminal_is_shown_never_offere
     // accessibility bus: Needs you, with its dialog and call, but not answerable, and so no
     // surface offers an answer (the notification offers none; the tray's submenu has Open only).
     let mut checked = Vec::new();
-    for dir in recordings() {
-        if !dir.ends_with("permission") || !dir.join("screen.txt").is_file() {
-            continue;
-        }
-        let mut replayed = replay(&dir);
+    for (dir, mut replayed) in permission_replays() {
         let now = replayed.now;
         let agent = replayed.agent;
         let session = replayed.session().expect("the recorded session");
