@@ -108,8 +108,9 @@ enum Command {
     },
     /// Show where Slate looked, which processes it matched, and the problems it counted.
     Doctor {
-        /// Write the records of this session that Slate could not read, redacted (keys and
-        /// record types kept, text replaced), to a file to attach to a bug report.
+        /// Write the records and screens of this session that Slate could not read, redacted
+        /// (keys, record types and frames kept, text replaced), to a file to attach to a bug
+        /// report. A running Slate is asked for them when one runs.
         #[arg(long, value_name = "ID")]
         sample: Option<String>,
         /// Where --sample writes (default: slate-sample-<agent>-<id>.json here). An existing

@@ -387,20 +387,16 @@ pub fn screen_now(address: &Address, agent: AgentKind) -> Result<Screen, String>
     Ok(screens::read_screen(agent, &text))
 }
 
-/// A pane's text read into what Slate keeps: its title and its screen's kind and summary. The
-/// screen's text ends here.
+/// A pane's text read into what Slate keeps: its title and its screen's kind and summary, and a
+/// redacted copy of a screen its grammar did not know. The screen's text ends here.
 fn reading(job: Job, pane: PaneText, at: Timestamp) -> Outcome {
     let Job { key, address, .. } = job;
-    let screen = if pane.screen.is_empty() {
-        Screen::Unknown
-    } else {
-        screens::read_screen(key.agent, &pane.screen)
-    };
-    tracing::debug!(session = %key, screen = screen.kind().as_str(), "read a terminal");
+    let sensed = Sensed::read(at, pane.title, key.agent, &pane.screen);
+    tracing::debug!(session = %key, screen = sensed.screen.kind.as_str(), "read a terminal");
     Outcome::Read {
         key,
         address,
-        sensed: Sensed::of(at, pane.title, &screen),
+        sensed,
     }
 }
 

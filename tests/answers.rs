@@ -4,6 +4,7 @@
 //! where its screen is not the call the transcript records.
 
 mod calls; // a screen answered only where it is the call the transcript records
+mod drift; // a dialog drawn in a format Slate does not know: counted, sampled, never answered
 mod forwarded; // answers to a session on another machine
 mod panes; // which pane is the agent's, and keys only to its foreground
 mod recorded; // the keys against every dialog recorded from the real CLIs
@@ -193,17 +194,25 @@ impl StandIn {
 
     /// Draws another recorded screen and waits until the pane shows it.
     fn show(&self, file: &str) {
+        self.show_path(&screen(file));
+    }
+
+    /// Draws the screen in the file at `path` and waits until the pane shows it.
+    fn show_path(&self, path: &Path) {
         let new = self.control.with_extension("next");
-        std::fs::write(&new, screen(file).display().to_string()).unwrap();
+        std::fs::write(&new, path.display().to_string()).unwrap();
         std::fs::rename(&new, &self.control).unwrap();
-        self.wait_showing(file);
+        self.wait_showing_path(path);
     }
 
     fn wait_showing(&self, file: &str) {
-        let want = read_screen(
-            AgentKind::CODEX,
-            &std::fs::read_to_string(screen(file)).unwrap(),
-        );
+        self.wait_showing_path(&screen(file));
+    }
+
+    /// Waits until the pane reads as the screen in the file at `path` reads.
+    fn wait_showing_path(&self, path: &Path) {
+        let file = path.display();
+        let want = read_screen(AgentKind::CODEX, &std::fs::read_to_string(path).unwrap());
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let now = read_screen(

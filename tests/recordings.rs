@@ -441,3 +441,109 @@ fn a_recorded_permission_dialog_read_in_a_desktop_terminal_is_shown_never_offere
     }
     assert!(checked.len() >= 4, "only {checked:?}");
 }
+
+#[test]
+fn a_screen_its_grammar_does_not_know_is_counted_once_it_stays_and_decides_nothing() {
+    // See: issue 24 ("records or screens that an agent's parser does not know are counted").
+    // Each real CLI's permission dialog, drawn as a newer version might draw it: its footer and
+    // every other text its grammar knows reworded. It reads as nothing the grammar knows; the
+    // session keeps the state its records give, and the screen is counted once it has stayed
+    // five seconds over two reads, once for its stay, with a copy that keeps none of its words.
+    let mut checked = Vec::new();
+    for (dir, mut replayed) in permission_replays() {
+        let agent = replayed.agent;
+        let Some(grammar) = slate::agents::screens::grammar(agent) else {
+            continue;
+        };
+        let key = replayed.session().expect("the recorded session").key();
+        let mut drifted = std::fs::read_to_string(dir.join("screen.txt")).unwrap();
+        let known = grammar
+            .dialogs
+            .iter()
+            .map(|shape| shape.footer)
+            .chain(grammar.working.iter().copied())
+            .chain(grammar.idle.iter().copied());
+        for text in known {
+            drifted = drifted.replace(text, "(worded anew)");
+        }
+        let reading = |at: Timestamp, text: &str| slate::tracker::Input::Sensed {
+            key: key.clone(),
+            reading: Some(slate::tracker::Sensed::read(at, None, agent, text)),
+        };
+        let start = replayed.now;
+        let later = |secs: u64| start.plus(Duration::from_secs(secs));
+        replayed.engine.apply_all(
+            vec![slate::tracker::Input::Sensed {
+                key: key.clone(),
+                reading: Some(slate::tracker::Sensed::of(
+                    start,
+                    None,
+                    &slate::agents::screens::Screen::Unknown,
+                )),
+            }],
+            start,
+        );
+        let known_state = replayed.session().expect("still there").session_state;
+        let mut counts = Vec::new();
+        // Unknown from 0 s to 7 s, the recorded dialog at 8 s, unknown again from 9 s to 15 s.
+        for (secs, text) in [
+            (0, drifted.as_str()),
+            (3, &drifted),
+            (5, &drifted),
+            (7, &drifted),
+            (8, ""),
+            (9, &drifted),
+            (13, &drifted),
+            (15, &drifted),
+        ] {
+            let text = match text {
+                "" => std::fs::read_to_string(dir.join("screen.txt")).unwrap(),
+                drifted => drifted.to_owned(),
+            };
+            replayed
+                .engine
+                .apply_all(vec![reading(later(secs), &text)], later(secs));
+            let session = replayed.session().expect("still there");
+            if text != drifted {
+                continue;
+            }
+            assert_eq!(
+                (
+                    session.session_state.status,
+                    &session.session_state.reason.code
+                ),
+                (known_state.status, &known_state.reason.code),
+                "{} at {secs} s",
+                replayed.name
+            );
+            counts.push(session.unread.as_ref().map_or(0, |unread| unread.screens));
+        }
+        assert_eq!(counts, [0, 0, 1, 1, 1, 1, 2], "{}", replayed.name);
+        let unread = replayed.session().unwrap().unread.expect("counted");
+        assert_eq!(unread.records, 0, "{}", replayed.name);
+        assert_eq!(
+            unread
+                .kinds
+                .iter()
+                .map(|kind| (kind.what.as_str(), kind.records))
+                .collect::<Vec<_>>(),
+            [(slate::agents::unread::SCREEN, 2)],
+            "{}",
+            replayed.name
+        );
+        let summary = unread.summary();
+        assert!(
+            summary.starts_with("its format may have changed: 2 screens Slate could not read"),
+            "{summary}"
+        );
+        let sample: serde_json::Value = serde_json::from_str(&unread.samples[0]).unwrap();
+        let lines = sample["screen"].as_array().expect("the screen's lines");
+        assert!(!lines.is_empty() && lines.len() <= 12, "{sample}");
+        let copy = sample.to_string();
+        for word in ["slate", "permission", "probe", "touch"] {
+            assert!(!copy.contains(word), "{}: {word} in {copy}", replayed.name);
+        }
+        checked.push(replayed.name.clone());
+    }
+    assert!(checked.len() >= 4, "only {checked:?}");
+}

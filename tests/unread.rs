@@ -94,7 +94,7 @@ fn unread_records_keep_the_state_the_known_ones_give_and_are_said() {
     assert!(
         show.contains(
             "its format may have changed: 3 records Slate could not read (type \"turn-ledger\" \
-             ×2, type \"voice-note\" ×1); its state comes from the records Slate knows"
+             ×2, type \"voice-note\" ×1); its state comes from what Slate knows"
         ),
         "{show}"
     );
@@ -272,5 +272,63 @@ fn a_hostile_record_is_named_and_copied_within_bounds() {
     assert_eq!(
         UnreadRecord::of_type("type", &json!([1]), &json!({"type": [1]})).what,
         "type of JSON array"
+    );
+}
+
+#[test]
+fn a_screen_its_grammar_does_not_know_is_copied_with_its_frames_and_known_words_only() {
+    let codex = slate::agents::screens::grammar(slate::model::AgentKind::CODEX).expect("Codex's");
+    let screen = "\u{1b}]0;secret title\u{7}header line with private words\n\
+                  \n\
+                  ╭──────────────────────────────╮\n\
+                  │ \u{1b}[7m› 1. rm -rf ~/secret-42\u{1b}[0m │\n\
+                  ╰──────────────────────────────╯\n\
+                  esc to interrupt, then\u{1}   \n\
+                  \n\n";
+    let screen = format!("{screen}{}", "\n".repeat(100));
+    let unread = UnreadRecord::screen(codex, &screen).expect("a screen with text");
+    assert_eq!(unread.what, slate::agents::unread::SCREEN);
+    let sample: Value = serde_json::from_str(&unread.sample).expect("the sample is JSON");
+    assert_eq!(
+        sample,
+        json!({"screen": [
+            "xxxxxx xxxx xxxx xxxxxxx xxxxx",
+            "",
+            "╭──────────────────────────────╮",
+            "│ › x. xx -xx ~/xxxxxx-xx │",
+            "╰──────────────────────────────╯",
+            "esc to interrupt, xxxx",
+        ]}),
+        "{}",
+        unread.sample
+    );
+
+    // Nothing drawn: nothing that tells of a format.
+    for blank in ["", "\n\n", "   \n\u{1b}[0m\n\t\n"] {
+        assert_eq!(UnreadRecord::screen(codex, blank), None, "{blank:?}");
+    }
+
+    // Huge and hostile: a megabyte line, a hundred thousand lines, escapes that never end, and
+    // characters of every width. The copy keeps the last lines, bounded.
+    let mut hostile = "€".repeat(1 << 20);
+    hostile.push('\n');
+    hostile.push_str(&"line ✓ 漢字 \u{1b}[31m\n".repeat(100_000));
+    hostile.push_str("\u{1b}]0;an escape that never ends");
+    let unread = UnreadRecord::screen(codex, &hostile).expect("text");
+    assert!(
+        unread.sample.len() <= SAMPLE_BYTES,
+        "{}",
+        unread.sample.len()
+    );
+    let sample: Value = serde_json::from_str(&unread.sample).expect("JSON");
+    let lines = sample["screen"].as_array().unwrap();
+    assert!(!lines.is_empty() && lines.len() <= 12, "{lines:?}");
+    assert!(lines.iter().all(|line| line == "xxxx ✓ xx"), "{lines:?}");
+    let wide = format!("{}\n", "界".repeat(5000)).repeat(40);
+    let unread = UnreadRecord::screen(codex, &wide).expect("text");
+    assert!(
+        unread.sample.len() <= SAMPLE_BYTES,
+        "{}",
+        unread.sample.len()
     );
 }

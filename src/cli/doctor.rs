@@ -8,18 +8,24 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use slate::engine::Engine;
-use slate::model::Status;
+use slate::model::{Session, Status, UnreadRecords};
 use slate::report;
 use slate::terminals::accessibility;
 
 use super::remote;
-use super::setup::{server_unless_standalone, Context};
+use super::setup::{find_session, server_unless_standalone, sessions_from_server, Context};
 
 pub fn run(context: &Context) -> anyhow::Result<ExitCode> {
     let setup = &context.setup;
+    // A running Slate has watched the terminals' screens over time, which this process, reading
+    // them once, cannot: what it counted of screens it could not read is taken from it.
+    let served = context
+        .reading_server()
+        .and_then(|server| sessions_from_server(&server.client))
+        .unwrap_or_default();
     let engine = context.engine(context.options()?, !context.replayed_at)?;
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", report::terminal_text(&doctor(&engine)))?;
+    write!(out, "{}", report::terminal_text(&doctor(&engine, &served)))?;
     let hooks = slate::hooks::status(
         slate::agents::BUILT_IN,
         &setup.env,
@@ -41,8 +47,9 @@ pub fn run(context: &Context) -> anyhow::Result<ExitCode> {
 }
 
 /// The report: agent folders, agent processes, sessions with their terminals and evidence, and
-/// the problems counted.
-fn doctor(engine: &Engine) -> String {
+/// the problems counted. A session the running Slate holds too (`served`) counts the records and
+/// screens it could not read.
+fn doctor(engine: &Engine, served: &[Session]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "Agent folders:");
@@ -55,7 +62,15 @@ fn doctor(engine: &Engine) -> String {
             root.path.display()
         );
     }
-    let sessions = engine.sessions();
+    let mut sessions = engine.sessions();
+    for session in &mut sessions {
+        let held = served
+            .iter()
+            .find(|held| held.machine.is_none() && held.key() == session.key());
+        if let Some(unread) = held.and_then(|held| held.unread.clone()) {
+            session.unread = Some(unread);
+        }
+    }
     let _ = writeln!(out, "\nAgent processes:");
     if engine.processes().is_empty() {
         let _ = writeln!(out, "  none running");
@@ -174,10 +189,10 @@ fn doctor(engine: &Engine) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:<13} {} records Slate could not read, in {} {sessions} of {}: its format may \
-                 have changed",
+                "  {:<13} {} Slate could not read, in {} {sessions} of {}: its format may have \
+                 changed",
                 "",
-                count.records,
+                UnreadRecords::counted(count.records, count.screens),
                 count.sessions,
                 count.version.as_deref().unwrap_or("an unnamed version")
             );
@@ -268,21 +283,30 @@ fn focus_line(pid: u32) -> String {
     format!("{plan}\n      looking: {looking}")
 }
 
-/// `slate doctor --sample <id>`: the session's records that Slate could not read, redacted, in a
-/// new file. Nothing is written for a session whose every record was read, and an existing file
-/// is never replaced.
+/// `slate doctor --sample <id>`: the session's records and screens that Slate could not read,
+/// redacted, in a new file. The running Slate's session is taken when one runs: it has watched
+/// the terminal's screen for a while, which this process, reading it once, cannot. Nothing is
+/// written for a session whose every record and screen was read, and an existing file is never
+/// replaced.
 pub fn sample(
     context: &Context,
     id: &str,
     out: Option<std::path::PathBuf>,
 ) -> anyhow::Result<ExitCode> {
+    let server = context.reading_server();
     let engine = context.engine(context.options()?, !context.replayed_at)?;
-    let session = engine.find(id)?;
+    let (session, _) = find_session(&engine, server.as_ref().map(|server| &server.client), id)?;
     let mut stdout = std::io::stdout().lock();
+    if let Some(machine) = &session.machine {
+        anyhow::bail!(
+            "{id} is a session of {machine}: run `slate doctor --sample {}` there",
+            session.id
+        );
+    }
     let Some(unread) = &session.unread else {
         writeln!(
             stdout,
-            "slate read every record of {} {}: there is nothing to sample",
+            "slate read every record and screen of {} {}: there is nothing to sample",
             session.agent, session.id
         )?;
         return Ok(ExitCode::SUCCESS);
@@ -293,14 +317,17 @@ pub fn sample(
         .map(|sample| serde_json::from_str(sample).unwrap_or_else(|_| sample.as_str().into()))
         .collect();
     let body = serde_json::json!({
-        "about": "records of an agent's session that Slate could not read; keys and record \
-                  types are kept, every other text is replaced by its length",
+        "about": "records and screens of an agent's session that Slate could not read; a \
+                  record keeps its keys and record types and every other text is replaced by \
+                  its length; a screen keeps its frames, marks, punctuation and the agent's \
+                  known words, and every other letter and digit is replaced by x",
         "slate_version": env!("CARGO_PKG_VERSION"),
         "agent": session.agent,
         "cli_version": session.cli_version,
         "checked_against": session.agent.description().map(|d| d.recorded).unwrap_or_default(),
         "session": session.id,
         "records": unread.records,
+        "screens": unread.screens,
         "kinds": unread.kinds,
         "samples": samples,
     });
@@ -320,11 +347,10 @@ pub fn sample(
     writeln!(file, "{}", serde_json::to_string_pretty(&body)?)?;
     writeln!(
         stdout,
-        "wrote {} redacted sample{} of the {} record{} Slate could not read to {}",
+        "wrote {} redacted sample{} of the {} Slate could not read to {}",
         samples.len(),
         if samples.len() == 1 { "" } else { "s" },
-        unread.records,
-        if unread.records == 1 { "" } else { "s" },
+        UnreadRecords::counted(unread.records, unread.screens),
         path.display()
     )?;
     Ok(ExitCode::SUCCESS)

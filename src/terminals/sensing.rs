@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::model::PendingCall;
+use crate::tracker::UNKNOWN_FOR;
 
 /// What the worker hands back to the loop.
 #[derive(Debug)]
@@ -24,12 +25,17 @@ enum Request {
 }
 
 /// The worker's side of the reads: it hands back only what changed, so a pane that shows the same
-/// title and screen as a second ago costs the loop nothing.
+/// title and screen as a second ago costs the loop nothing. A screen its agent's grammar does not
+/// know is handed back again every [`UNKNOWN_FOR`] while it stays, so that the tracker sees it
+/// stay and counts it (`tracker::signals`).
 #[derive(Default)]
 struct Reader {
-    /// What each session's pane showed at its last reading handed back.
-    last: HashMap<SessionKey, (Option<String>, ScreenSeen, Option<Dialog>)>,
+    /// What each session's pane showed at its last reading handed back, and when that was read.
+    last: HashMap<SessionKey, (Seen, Timestamp)>,
 }
+
+/// What a reading showed: the title, the screen's reading and its dialog.
+type Seen = (Option<String>, ScreenSeen, Option<Dialog>);
 
 impl Reader {
     fn read(
@@ -58,8 +64,16 @@ impl Reader {
                         sensed.screen.clone(),
                         sensed.dialog.clone(),
                     );
-                    let news = fresh.contains(key) || self.last.get(key) != Some(&seen);
-                    self.last.insert(key.clone(), seen);
+                    let news = match self.last.get(key) {
+                        _ if fresh.contains(key) => true,
+                        Some((last, at)) if *last == seen => {
+                            sensed.unread.is_some() && at.elapsed_until(sensed.at) >= UNKNOWN_FOR
+                        }
+                        _ => true,
+                    };
+                    if news {
+                        self.last.insert(key.clone(), (seen, sensed.at));
+                    }
                     news
                 }
                 Outcome::Failed { key, .. } => {

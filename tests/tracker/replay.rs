@@ -175,6 +175,7 @@ fn inputs(
                 summary: spec.summary.clone(),
             },
             dialog: dialog_of(spec),
+            unread: None,
         });
         inputs.push(Input::Sensed {
             key: key.clone(),

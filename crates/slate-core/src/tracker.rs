@@ -36,6 +36,7 @@ pub use crate::model::ItemStatus;
 pub use evidence::Evidence;
 pub use facets::{item_next_actor, notifications_muted};
 pub use inputs::{Batch, Input, SeenProcess, Sensed, TranscriptRole, WorkItemInfo};
+pub use signals::UNKNOWN_FOR;
 
 use crate::agents::hooks::HookSeen;
 pub use vouch::VouchKind;
@@ -420,7 +421,10 @@ impl Tracker {
             }
             Input::Sensed { key, reading } => {
                 if reading.is_some() || self.entries.contains_key(&key) {
-                    signals::merge_sensed(&mut self.entry_mut(&key).sensed, reading);
+                    let entry = self.entry_mut(&key);
+                    if let Some(screen) = signals::merge_sensed(&mut entry.sensed, reading) {
+                        entry.log.count_screen(&screen);
+                    }
                     scope.keys.insert(key);
                 }
             }
@@ -733,6 +737,7 @@ impl Tracker {
                     || previous.session.terminal != decision.session.terminal
                     || previous.session.dialog != decision.session.dialog
                     || previous.session.muted != decision.session.muted
+                    || previous.session.unread != decision.session.unread
             });
             let listed = entry.transcript.is_some() && entry.log.parent_session.is_none();
             if changed && listed {

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::AgentKind;
 pub use crate::model::DialogKind;
 
+pub(crate) use cells::plain_lines;
 pub(crate) use reading::is_cut_mark;
 pub use reading::read_with;
 

@@ -4,10 +4,18 @@
 //! [`UnreadRecord`]: a short name of what it was, and a redacted copy of the record that keeps its
 //! keys and record types and replaces its text, for a bug report (`slate doctor --sample`).
 //!
+//! A screen is read the same way (`screen`): a screen of a session at work that its agent's
+//! grammar does not know, neither a dialog nor the agent at work nor its composer, is copied with
+//! its frames, its marks and the grammar's own words kept and every other letter and digit
+//! replaced. The tracker counts it once it has stayed a while (`tracker::signals`).
+//!
 //! Pure, and bounded whatever the record: the name and the copy have fixed limits.
+
+use std::collections::VecDeque;
 
 use serde_json::{Map, Value};
 
+use super::screens::{plain_lines, ScreenGrammar};
 use super::{one_line, Observation};
 
 /// The longest name of an unread record, in characters.
@@ -23,6 +31,13 @@ const ITEMS: usize = 3;
 const KEY_CHARS: usize = 40;
 /// The longest value of a type-naming key that is kept as it is.
 const TYPE_CHARS: usize = 48;
+
+/// What a screen its agent's grammar does not know is counted as.
+pub const SCREEN: &str = "screen its grammar does not know";
+/// How many of a screen's last lines a copy of it keeps.
+const SCREEN_LINES: usize = 12;
+/// How many characters of one screen line a copy keeps.
+const SCREEN_COLUMNS: usize = 240;
 
 /// Keys whose short identifier values name a record's type or role, not its content: a copy keeps
 /// them, so a maintainer can see which record was new.
@@ -72,6 +87,53 @@ impl UnreadRecord {
         UnreadRecord::of(&what, record)
     }
 
+    /// A screen that `grammar` read as nothing it knows: its last lines as drawn, with the
+    /// grammar's own words (its dialogs' footers and the texts they hold, its working and idle
+    /// texts, its marks), the frames and the punctuation kept, and every other letter and digit
+    /// replaced by `x`. `None` for a screen with nothing drawn on it, which says nothing of a
+    /// format.
+    pub fn screen(grammar: &ScreenGrammar, text: &str) -> Option<UnreadRecord> {
+        let words: Vec<&str> = grammar
+            .dialogs
+            .iter()
+            .flat_map(|shape| std::iter::once(shape.footer).chain(shape.holds.iter().copied()))
+            .chain(grammar.working.iter().copied())
+            .chain(grammar.idle.iter().copied())
+            .chain(grammar.markers.iter().copied())
+            .filter(|word| !word.trim().is_empty())
+            .collect();
+        // The last lines up to the last one with ink on it, and the blank lines after that.
+        let mut lines: VecDeque<String> = VecDeque::new();
+        let mut blanks: Vec<String> = Vec::new();
+        for line in plain_lines(text) {
+            let line: String = line.chars().take(SCREEN_COLUMNS).collect();
+            let line = masked(line.trim_end(), &words);
+            if line.trim().is_empty() {
+                if blanks.len() < SCREEN_LINES {
+                    blanks.push(line);
+                }
+                continue;
+            }
+            lines.extend(blanks.drain(..));
+            lines.push_back(line);
+            while lines.len() > SCREEN_LINES {
+                lines.pop_front();
+            }
+        }
+        if lines.is_empty() {
+            return None;
+        }
+        let mut sample = serde_json::json!({ "screen": lines }).to_string();
+        while sample.len() > SAMPLE_BYTES && !lines.is_empty() {
+            lines.pop_front();
+            sample = serde_json::json!({ "screen": lines }).to_string();
+        }
+        Some(UnreadRecord {
+            what: SCREEN.to_owned(),
+            sample,
+        })
+    }
+
     /// As an observation.
     pub fn observation(self) -> Observation {
         Observation::Unread(self)
@@ -114,6 +176,25 @@ pub fn redact(value: &Value, depth: usize) -> Value {
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => value.clone(),
     }
+}
+
+/// `line` with every letter and digit outside the `words` it holds replaced by `x`.
+fn masked(line: &str, words: &[&str]) -> String {
+    let mut kept = vec![false; line.len()];
+    for word in words {
+        for (start, found) in line.match_indices(word) {
+            kept[start..start + found.len()].fill(true);
+        }
+    }
+    line.char_indices()
+        .map(|(at, c)| {
+            if c.is_alphanumeric() && !kept[at] {
+                'x'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// A short identifier, as record types are spelt (`tool.execution_start`, `api-request/v2`).

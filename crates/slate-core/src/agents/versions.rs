@@ -20,24 +20,31 @@ pub struct AgentVersions {
     pub seen: Vec<String>,
     /// True when a version seen is newer than every version recorded.
     pub newer_than_recorded: bool,
-    /// The records of the agent's sessions that its parser could not read, by the version that
-    /// wrote them (`None` where the files name none), oldest version first. Empty when Slate read
-    /// every record.
+    /// The records and screens of the agent's sessions that its parser and grammar could not
+    /// read, by the version that wrote them (`None` where the files name none), oldest version
+    /// first. Empty when Slate read every record and screen.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unread: Vec<UnreadByVersion>,
 }
 
-/// How many records of one version of an agent Slate could not read, in how many sessions.
+/// How many records and screens of one version of an agent Slate could not read, in how many
+/// sessions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UnreadByVersion {
     pub version: Option<String>,
     pub records: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub screens: u64,
     pub sessions: usize,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// The versions of every agent of `registry` that has a live session or was checked against a
 /// version, in the registry's order.
-/// The unread records are counted over every session handed in, closed ones too.
+/// The unread records and screens are counted over every session handed in, closed ones too.
 pub fn report<'a>(
     registry: Registry,
     sessions: impl IntoIterator<Item = &'a Session>,
@@ -77,7 +84,7 @@ pub fn report<'a>(
         .collect()
 }
 
-/// The unread records of one agent's sessions, by version.
+/// The unread records and screens of one agent's sessions, by version.
 fn unread<'a>(sessions: impl Iterator<Item = &'a &'a Session>) -> Vec<UnreadByVersion> {
     let mut counts: Vec<UnreadByVersion> = Vec::new();
     for session in sessions {
@@ -88,11 +95,13 @@ fn unread<'a>(sessions: impl Iterator<Item = &'a &'a Session>) -> Vec<UnreadByVe
         match counts.iter_mut().find(|count| count.version == version) {
             Some(count) => {
                 count.records = count.records.saturating_add(unread.records);
+                count.screens = count.screens.saturating_add(unread.screens);
                 count.sessions += 1;
             }
             None => counts.push(UnreadByVersion {
                 version,
                 records: unread.records,
+                screens: unread.screens,
                 sessions: 1,
             }),
         }

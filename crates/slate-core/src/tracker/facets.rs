@@ -218,7 +218,7 @@ impl Tracker {
             // The tracker decides this machine's sessions only.
             machine: None,
             unreachable_since: None,
-            unread: (log.unread.records > 0).then(|| log.unread.clone()),
+            unread: (!log.unread.is_empty()).then(|| log.unread.clone()),
             muted: self.mutes.contains(key) || self.policy.muted_agents.contains(&key.agent),
         }
     }

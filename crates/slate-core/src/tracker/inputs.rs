@@ -4,7 +4,8 @@
 
 use super::Policy;
 use crate::agents::hooks::HookSeen;
-use crate::agents::screens::{Dialog, Screen, ScreenSeen};
+use crate::agents::screens::{self, Dialog, Screen, ScreenSeen};
+use crate::agents::unread::UnreadRecord;
 use crate::agents::{AgentProcess, Observation};
 use crate::model::{
     AgentKind, HostedSignals, Intent, ItemStatus, Listing, ProcessInfo, SessionKey, TerminalView,
@@ -63,7 +64,8 @@ pub enum Input {
 }
 
 /// One reading of a terminal Slate reads from outside: the pane's title and what its screen
-/// shows, at one moment. A screen's text never comes here, only what its grammar made of it.
+/// shows, at one moment. A screen's text never comes here, only what its grammar made of it, and
+/// a redacted copy of a screen its grammar did not know.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sensed {
     pub at: Timestamp,
@@ -72,6 +74,10 @@ pub struct Sensed {
     /// The dialog on screen, with its options, when the screen shows one: what an answer is
     /// checked against. Its words are the dialog's, never the rest of the screen's.
     pub dialog: Option<Dialog>,
+    /// A screen with text on it that the agent's grammar did not know, redacted
+    /// ([`UnreadRecord::screen`]): counted as the session's unread once it stays
+    /// (`signals::UNKNOWN_FOR`).
+    pub unread: Option<UnreadRecord>,
 }
 
 impl Sensed {
@@ -82,6 +88,24 @@ impl Sensed {
             title,
             screen: screen.seen(),
             dialog: screen.dialog().cloned(),
+            unread: None,
+        }
+    }
+
+    /// A reading of a pane whose screen showed `text` (empty when the screen was not read),
+    /// read with `agent`'s grammar, with a redacted copy of a screen the grammar did not know.
+    pub fn read(at: Timestamp, title: Option<String>, agent: AgentKind, text: &str) -> Sensed {
+        let Some(grammar) = screens::grammar(agent).filter(|_| !text.is_empty()) else {
+            return Sensed::of(at, title, &Screen::Unknown);
+        };
+        let screen = screens::read_with(grammar, text);
+        let unread = match screen {
+            Screen::Unknown => UnreadRecord::screen(grammar, text),
+            _ => None,
+        };
+        Sensed {
+            unread,
+            ..Sensed::of(at, title, &screen)
         }
     }
 }

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::agents::keys;
 use crate::agents::screens::{Dialog, DialogKind};
+use crate::agents::unread::UnreadRecord;
 use crate::agents::{CallInput, CallKind, Info, Observation, Record, RecordKind, Title};
 use crate::model::{AgentKind, PendingCall, Timestamp, UnreadRecords};
 
@@ -139,6 +140,11 @@ impl Log {
             Observation::Record(record) => self.fold_record(record, last_write),
             Observation::Unread(record) => self.unread.count(&record.what, &record.sample),
         }
+    }
+
+    /// Counts a screen of the session's terminal that its agent's grammar does not know.
+    pub(super) fn count_screen(&mut self, screen: &UnreadRecord) {
+        self.unread.count_screen(&screen.what, &screen.sample);
     }
 
     fn fold_info(&mut self, info: Info) {

@@ -14,6 +14,7 @@
 //! reading is `rules`'.
 
 use std::collections::{HashMap, HashSet};
+use std::time::Duration;
 
 use super::evidence::Evidence;
 use super::log::Log;
@@ -22,6 +23,7 @@ use super::vouch::Vouch;
 use super::{Policy, SeenProcess, Sensed, Tracker};
 use crate::agents::screens::{Dialog, DialogKind, ScreenKind, ScreenSeen};
 use crate::agents::titles::{animates, classify_title, TitleKind};
+use crate::agents::unread::UnreadRecord;
 use crate::agents::CallKind;
 use crate::model::{AgentKind, HostedSignals, Reason, ReasonCode, SessionKey, Status, Timestamp};
 
@@ -62,6 +64,8 @@ pub(super) struct SensedSignals {
     screen: Option<(Timestamp, ScreenSeen)>,
     /// The dialog the last reading showed, with its options, for the session object.
     dialog: Option<Dialog>,
+    /// True once the screen the grammar does not know, shown since `screen`'s time, was counted.
+    unknown_counted: bool,
 }
 
 impl SensedSignals {
@@ -71,13 +75,23 @@ impl SensedSignals {
     }
 }
 
+/// How long a screen its agent's grammar does not know must stay, over two reads or more, before
+/// it is counted as the session's unread: a screen caught while the agent redraws it, or on its
+/// way out, is not a sign that its format changed.
+pub const UNKNOWN_FOR: Duration = Duration::from_secs(5);
+
 /// Folds one reading of a terminal read from outside into what is held for it; `None` forgets
 /// it all. A title is kept when it differs from the last one, so the time kept is when it first
-/// showed; the same holds for the screen's reading.
-pub(super) fn merge_sensed(held: &mut Option<SensedSignals>, reading: Option<Sensed>) {
+/// showed; the same holds for the screen's reading. Returns the redacted copy of a screen its
+/// grammar does not know the first time such a screen has stayed [`UNKNOWN_FOR`], to be counted
+/// once for that stay.
+pub(super) fn merge_sensed(
+    held: &mut Option<SensedSignals>,
+    reading: Option<Sensed>,
+) -> Option<UnreadRecord> {
     let Some(reading) = reading else {
         *held = None;
-        return;
+        return None;
     };
     let held = held.get_or_insert_with(SensedSignals::default);
     if let Some(title) = reading.title {
@@ -93,8 +107,14 @@ pub(super) fn merge_sensed(held: &mut Option<SensedSignals>, reading: Option<Sen
         .is_none_or(|(_, seen)| *seen != reading.screen)
     {
         held.screen = Some((reading.at, reading.screen));
+        held.unknown_counted = false;
     }
     held.dialog = reading.dialog;
+    let since = held.screen.as_ref().map(|(since, _)| *since)?;
+    let stayed = since.elapsed_until(reading.at) >= UNKNOWN_FOR;
+    let record = reading.unread.filter(|_| stayed && !held.unknown_counted)?;
+    held.unknown_counted = true;
+    Some(record)
 }
 
 /// How many processes above the one that vouches may be the one `slate run` started.

@@ -115,49 +115,73 @@ const FRAMES: &[char] = &['│', '┃', '║'];
 /// Splits a screen into lines, drops colour and other escape sequences (remembering each
 /// character's background), and takes the frames off each line's ends.
 pub(super) fn cells(text: &str) -> Vec<Line> {
-    let mut lines = Vec::new();
-    let mut background = 0u32;
-    let mut reverse = false;
-    for raw in text.split('\n') {
-        let mut chars: Vec<(char, u32)> = Vec::new();
-        let mut iter = raw.chars().peekable();
-        while let Some(c) = iter.next() {
-            match c {
-                '\u{1b}' => match iter.next() {
-                    Some('[') => {
-                        let mut params = String::new();
-                        for next in iter.by_ref() {
-                            if ('\u{40}'..='\u{7e}').contains(&next) {
-                                if next == 'm' {
-                                    apply_sgr(&params, &mut background, &mut reverse);
-                                }
-                                break;
+    let mut pen = Pen::default();
+    text.split('\n')
+        .map(|raw| unframe(drawn(raw, &mut pen)))
+        .collect()
+}
+
+/// A screen's lines as drawn, frames included, with colour and other escape sequences dropped.
+pub(crate) fn plain_lines(text: &str) -> impl Iterator<Item = String> + '_ {
+    let mut pen = Pen::default();
+    text.split('\n')
+        .map(move |raw| drawn(raw, &mut pen).into_iter().map(|(c, _)| c).collect())
+}
+
+/// The background in force, which carries from one line of a screen to the next.
+#[derive(Debug, Default)]
+struct Pen {
+    background: u32,
+    reverse: bool,
+}
+
+/// The characters one line draws, each with the background it is drawn on: escape sequences and
+/// other control characters dropped, colours applied to `pen`.
+fn drawn(raw: &str, pen: &mut Pen) -> Vec<(char, u32)> {
+    let mut chars: Vec<(char, u32)> = Vec::new();
+    let mut iter = raw.chars();
+    while let Some(c) = iter.next() {
+        match c {
+            '\u{1b}' => match iter.next() {
+                Some('[') => {
+                    let mut params = String::new();
+                    for next in iter.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&next) {
+                            if next == 'm' {
+                                apply_sgr(&params, &mut pen.background, &mut pen.reverse);
                             }
-                            params.push(next);
+                            break;
+                        }
+                        params.push(next);
+                    }
+                }
+                Some(']') => {
+                    // An OSC string ends with BEL or ST (ESC \).
+                    while let Some(next) = iter.next() {
+                        if next == '\u{7}' {
+                            break;
+                        }
+                        if next == '\u{1b}' {
+                            iter.next();
+                            break;
                         }
                     }
-                    Some(']') => {
-                        // An OSC string ends with BEL or ST (ESC \).
-                        while let Some(next) = iter.next() {
-                            if next == '\u{7}' {
-                                break;
-                            }
-                            if next == '\u{1b}' {
-                                iter.next();
-                                break;
-                            }
-                        }
-                    }
-                    _ => {}
+                }
+                _ => {}
+            },
+            '\r' => {}
+            c if c.is_control() => {}
+            c => chars.push((
+                c,
+                if pen.reverse {
+                    u32::MAX
+                } else {
+                    pen.background
                 },
-                '\r' => {}
-                c if c.is_control() => {}
-                c => chars.push((c, if reverse { u32::MAX } else { background })),
-            }
+            )),
         }
-        lines.push(unframe(chars));
     }
-    lines
+    chars
 }
 
 /// Takes leading and trailing frame characters (and the spaces around them) off a line.
