@@ -49,6 +49,7 @@ pub mod focus;
 pub mod hooks;
 pub mod host;
 pub mod live;
+pub mod logging;
 pub mod mirror;
 pub mod places;
 pub mod push;

@@ -15,15 +15,7 @@ fn main() -> ExitCode {
         slate::hooks::run_hook(slate::agents::BUILT_IN, &args[1..], started);
         return ExitCode::SUCCESS;
     }
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        // Colour codes only for a terminal: a log kept in a file or read by a test stays text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SLATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    slate::logging::init("warn");
     match cli::run(cli::Cli::parse()) {
         Ok(code) => code,
         // `slate sessions | head -1`: the reader has what it wanted and went away. Like any Unix

@@ -430,3 +430,68 @@ fn a_push_token_others_can_read_is_refused_and_nothing_is_sent() {
     );
     handle.shutdown();
 }
+
+#[test]
+fn the_push_token_and_the_topic_never_reach_the_log_even_at_trace() {
+    // `slate serve` with [push] on and every log line asked for, the HTTP client's by name too
+    // (at its trace level it dumps the bytes it sends): a flip is pushed with the token, and not
+    // a piece of the token or of the topic is written to the log.
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path();
+    let home = root.join("home");
+    let now = live::system_clock();
+    let transcript = working_transcript(&home, now);
+    let processes = root.join("processes.json");
+    let table = claude_process_table(now.minus(Duration::from_secs(60)));
+    std::fs::write(&processes, serde_json::to_string(&table.processes).unwrap()).unwrap();
+    let server = Server::start(Behaviour::Answer);
+    let config = root.join("config/slate");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[server]\nlisten = \"127.0.0.1:{}\"\n\n[push]\nntfy = \"http://127.0.0.1:{}/{TOPIC}\"\n",
+            refused_port(),
+            server.port
+        ),
+    )
+    .unwrap();
+    let token_file = config.join("push-token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let log = root.join("serve.log");
+    let mut serve = crate::util::slate_in(root)
+        .args(["serve", "--processes"])
+        .arg(&processes)
+        // Every target, and the HTTP client's by name.
+        .env("SLATE_LOG", "trace,ureq=trace,ureq_proto=trace")
+        .stdout(std::fs::File::create(root.join("serve.out")).unwrap())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    // The session is seen working first, so that the turn's end is a flip.
+    std::thread::sleep(Duration::from_secs(2));
+    finish_turn(&transcript);
+    let pushed = eventually(Duration::from_secs(20), || !server.seen().is_empty());
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(pushed, "nothing pushed; the log:\n{written}");
+    let seen = server.seen();
+    assert_eq!(seen[0].headers["authorization"], format!("Bearer {TOKEN}"));
+    assert!(written.lines().count() > 10, "the log is on: {written}");
+    // Not a piece of either: a dump of the bytes sent splits them over its lines.
+    for secret in [TOKEN, TOPIC] {
+        let chars: Vec<char> = secret.chars().collect();
+        for piece in chars
+            .windows(8)
+            .map(|piece| piece.iter().collect::<String>())
+        {
+            assert!(
+                !written.contains(&piece),
+                "the log names {piece} of {secret}:\n{written}"
+            );
+        }
+    }
+}

@@ -58,14 +58,7 @@ pub use shell::Shell;
 
 /// Runs the app until the user quits it.
 pub fn run() {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SLATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,slate_app=info")),
-        )
-        .init();
+    slate::logging::init("warn,slate_app=info");
     let flags = app::Flags::parse(std::env::args().skip(1));
     if !flags.window {
         // Before GTK and before any other thread starts.
