@@ -209,7 +209,7 @@ fn sections() -> Roff {
         &mut roff,
         "SLATE_LOG",
         "What to log on standard error, as a tracing filter (warn by default; debug shows what \
-         Slate reads).",
+         Slate reads). The HTTP client's own records are never written: they carry tokens.",
     );
     entry(
         &mut roff,
