@@ -472,13 +472,16 @@ fn a_screen_its_grammar_does_not_know_is_counted_once_it_stays_and_decides_nothi
         };
         let start = replayed.now;
         let later = |secs: u64| start.plus(Duration::from_secs(secs));
+        // A screen that could not be read at all, 10 s before: it reads Unknown too, but tells
+        // nothing of a format, so the stay starts with the first screen the grammar does not know.
         replayed.engine.apply_all(
             vec![slate::tracker::Input::Sensed {
                 key: key.clone(),
-                reading: Some(slate::tracker::Sensed::of(
-                    start,
+                reading: Some(slate::tracker::Sensed::read(
+                    start.minus(Duration::from_secs(10)),
                     None,
-                    &slate::agents::screens::Screen::Unknown,
+                    agent,
+                    "",
                 )),
             }],
             start,

@@ -64,8 +64,9 @@ pub(super) struct SensedSignals {
     screen: Option<(Timestamp, ScreenSeen)>,
     /// The dialog the last reading showed, with its options, for the session object.
     dialog: Option<Dialog>,
-    /// True once the screen the grammar does not know, shown since `screen`'s time, was counted.
-    unknown_counted: bool,
+    /// Since when the readings have shown screens its grammar does not know, and whether that
+    /// stay was counted.
+    unknown: Option<(Timestamp, bool)>,
 }
 
 impl SensedSignals {
@@ -107,13 +108,17 @@ pub(super) fn merge_sensed(
         .is_none_or(|(_, seen)| *seen != reading.screen)
     {
         held.screen = Some((reading.at, reading.screen));
-        held.unknown_counted = false;
     }
     held.dialog = reading.dialog;
-    let since = held.screen.as_ref().map(|(since, _)| *since)?;
-    let stayed = since.elapsed_until(reading.at) >= UNKNOWN_FOR;
-    let record = reading.unread.filter(|_| stayed && !held.unknown_counted)?;
-    held.unknown_counted = true;
+    let Some(record) = reading.unread else {
+        held.unknown = None;
+        return None;
+    };
+    let (since, counted) = held.unknown.get_or_insert((reading.at, false));
+    if *counted || since.elapsed_until(reading.at) < UNKNOWN_FOR {
+        return None;
+    }
+    *counted = true;
     Some(record)
 }
 
