@@ -136,12 +136,22 @@ fn control_characters_reach_no_terminal() {
 fn logs_and_echoed_ids_carry_no_control_characters() {
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path();
-    // Probing for a running Slate logs the client's requests at the debug level.
+    // A transcript whose name carries escapes, and that is no file to read (a FIFO): the problem
+    // is logged at the debug level, with its place.
+    let projects = home.join(".claude/projects/-work-acme");
+    std::fs::create_dir_all(&projects).unwrap();
+    let fifo = projects.join(format!("{ESCAPED}{HOSTILE}.jsonl"));
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|status| status.success()), "mkfifo");
     let mut command = slate(home, &["sessions"]);
     command.env("SLATE_LOG", "debug");
     let sessions = finished_within(command, Duration::from_secs(20)).unwrap();
     let logged = String::from_utf8_lossy(&sessions.stderr);
-    assert!(!logged.is_empty(), "nothing was logged");
+    assert!(logged.contains("fifo"), "the FIFO was logged: {logged:?}");
+    assert!(
+        logged.contains("^[]0;pwned^G"),
+        "its name shown: {logged:?}"
+    );
     assert!(!has_controls(&logged), "{logged:?}");
 
     let item = format!("item{HOSTILE}");
