@@ -48,5 +48,5 @@ mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's co
 mod titles; // the title grammars against real titles recorded from the CLIs
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
 mod unread; // records a parser does not know: the state kept, said in show and doctor, sampled redacted
-mod util; // helpers several modules share: a Claude Code session in a temp HOME and its process
+mod util; // helpers several modules share: a Claude Code session in a temp HOME and its process, a screen reworded
 mod versions; // the versions the live sessions were written by, beside the versions Slate was checked against

@@ -1,7 +1,8 @@
 //! What several test modules build the same way: a Claude Code session in a temporary HOME, in
 //! the middle of a tool call, and the recorded process that vouches for it; session objects as
-//! a server sends them, for the policy tests; a private tmux server; and `needs`, which every
-//! slow-tier test calls first (docs/testing-tiers.md).
+//! a server sends them, for the policy tests; a private tmux server; a recorded screen reworded as
+//! a newer CLI might draw it; and `needs`, which every slow-tier test calls first
+//! (docs/testing-tiers.md).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -343,4 +344,21 @@ pub fn render_lines(
 /// How a snapshot spells a record the parser did not know: what it was, and its redacted copy.
 pub fn render_unread(record: &slate::agents::unread::UnreadRecord) -> String {
     format!("Unread {} {}", record.what, record.sample)
+}
+
+/// `screen` as a newer CLI might draw it: every text `agent`'s screen grammar knows (its dialogs'
+/// footers, its working and idle texts) worded anew as `(worded anew)`.
+pub fn reworded(agent: slate::model::AgentKind, screen: &str) -> String {
+    let Some(grammar) = slate::agents::screens::grammar(agent) else {
+        return screen.to_owned();
+    };
+    let known = grammar
+        .dialogs
+        .iter()
+        .map(|shape| shape.footer)
+        .chain(grammar.working.iter().copied())
+        .chain(grammar.idle.iter().copied());
+    known.fold(screen.to_owned(), |text, word| {
+        text.replace(word, "(worded anew)")
+    })
 }

@@ -18,17 +18,8 @@ use super::{print_of, request, screen, wait_session, StandIn, SESSION_ID};
 
 /// Codex's recorded permission dialog with every text its grammar knows worded anew.
 fn drifted_dialog() -> String {
-    let grammar = screens::grammar(AgentKind::CODEX).expect("Codex's grammar");
-    let mut text = std::fs::read_to_string(screen("permission-touch.txt")).unwrap();
-    let known = grammar
-        .dialogs
-        .iter()
-        .map(|shape| shape.footer)
-        .chain(grammar.working.iter().copied())
-        .chain(grammar.idle.iter().copied());
-    for word in known {
-        text = text.replace(word, "(worded anew)");
-    }
+    let text = std::fs::read_to_string(screen("permission-touch.txt")).unwrap();
+    let text = crate::util::reworded(AgentKind::CODEX, &text);
     assert_eq!(
         screens::read_screen(AgentKind::CODEX, &text),
         Screen::Unknown
