@@ -88,31 +88,22 @@ async fn a_dialog_in_a_format_slate_does_not_know_is_counted_sampled_and_never_a
     // The command line asks the running Slate, which has watched the screen.
     let (address, stop, server) = serve_on_free_port(&handle).await;
     give_token(&stand_in.home, TOKEN);
-    let cli = |args: &[&str]| {
+    // each command runs off the runtime, which serves its requests meanwhile
+    let run = |args: &[&str]| {
         let mut command = slate(&stand_in.home, args);
         command
             .env("SLATE_API", format!("http://{address}"))
             .current_dir(stand_in.temp.path());
-        command
+        tokio::task::spawn_blocking(move || command.output().unwrap())
     };
-    let shown = tokio::task::spawn_blocking({
-        let mut command = cli(&["show", &SESSION_ID[..8]]);
-        move || command.output().unwrap()
-    })
-    .await
-    .unwrap();
+    let shown = run(&["show", &SESSION_ID[..8]]).await.unwrap();
     let out = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.status.success(), "{shown:?}");
     assert!(
         out.contains("its format may have changed: 1 screen Slate could not read"),
         "{out}"
     );
-    let doctor = tokio::task::spawn_blocking({
-        let mut command = cli(&["doctor"]);
-        move || command.output().unwrap()
-    })
-    .await
-    .unwrap();
+    let doctor = run(&["doctor"]).await.unwrap();
     let said = String::from_utf8_lossy(&doctor.stdout);
     assert!(doctor.status.success(), "{doctor:?}");
     assert!(
@@ -120,18 +111,10 @@ async fn a_dialog_in_a_format_slate_does_not_know_is_counted_sampled_and_never_a
         "{said}"
     );
     let sample = stand_in.temp.path().join("sample.json");
-    let sampled = tokio::task::spawn_blocking({
-        let mut command = cli(&[
-            "doctor",
-            "--sample",
-            &SESSION_ID[..8],
-            "--out",
-            sample.to_str().unwrap(),
-        ]);
-        move || command.output().unwrap()
-    })
-    .await
-    .unwrap();
+    let out_path = sample.to_str().unwrap();
+    let sampled = run(&["doctor", "--sample", &SESSION_ID[..8], "--out", out_path])
+        .await
+        .unwrap();
     let said = String::from_utf8_lossy(&sampled.stdout);
     assert!(sampled.status.success(), "{sampled:?}");
     assert!(
