@@ -54,6 +54,24 @@ async fn the_json_endpoints_answer() {
         .unwrap()
         .iter()
         .any(|root| root["agent"] == "claude-code" && root["found"] == true));
+    // Each agent's versions, as `slate doctor` lists them: those Slate has recordings of beside
+    // those its live sessions were written by (tests/versions.rs fakes a newer one).
+    let claude = health["agents"]
+        .as_array()
+        .expect("health lists the agents")
+        .iter()
+        .find(|agent| agent["agent"] == "claude-code")
+        .expect("Claude Code is among them");
+    assert!(
+        claude["recorded"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|version| version == "2.1.332"),
+        "{claude}"
+    );
+    assert_eq!(claude["seen"], serde_json::json!(["2.1.332"]));
+    assert_eq!(claude["newer_than_recorded"], false);
 
     let (status, body) = call(&handle, get("/nowhere")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
