@@ -2,7 +2,9 @@
 //! panes off the loop and hands the results back as a [`Delivery`], with the pacing: a pane is
 //! read at most once a second (a read still in flight past its second is not asked for again,
 //! nor looked at more often), and a terminal that failed is asked again only after a pause, its
-//! failure counted once as a problem.
+//! failure counted once as a problem. One failure of a pane read well the time before is a stumble
+//! (a read that ran past its deadline on a loaded machine): the reading held stays, and the pane
+//! is read again a second later; only a second failure in a row forgets it and rests the pane.
 
 use super::*;
 use crate::model::PendingCall;
@@ -104,6 +106,8 @@ pub struct Sensing {
     in_flight: Arc<Mutex<HashSet<SessionKey>>>,
     /// Sessions the tracker holds a reading for.
     held: HashSet<SessionKey>,
+    /// Sessions held whose last read failed, once: a second failure in a row counts.
+    stumbled: HashSet<SessionKey>,
     /// Panes that could not be read, and when they may be asked again.
     resting: HashMap<Address, Instant>,
     /// When reads were last sent.
@@ -165,6 +169,7 @@ impl Sensing {
             relocate: HashMap::new(),
             in_flight,
             held: HashSet::new(),
+            stumbled: HashSet::new(),
             resting: HashMap::new(),
             last_sent: None,
             hosted: HashMap::new(),
@@ -277,6 +282,7 @@ impl Sensing {
         let mut inputs = Vec::new();
         for key in dropped {
             self.held.remove(&key);
+            self.stumbled.remove(&key);
             inputs.push(Input::Sensed { key, reading: None });
         }
         if self.last_sent.is_some_and(|sent| now < sent + READ_EVERY) {
@@ -371,6 +377,7 @@ impl Sensing {
                             address,
                             sensed,
                         } => {
+                            self.stumbled.remove(&key);
                             // A pane read again after a failure is seen again.
                             for (_, located) in self.located.values_mut() {
                                 if located.address.as_ref() == Some(&address)
@@ -387,6 +394,19 @@ impl Sensing {
                             });
                         }
                         Outcome::Failed { key, address, why } => {
+                            // A pane read well the time before keeps its reading and its view,
+                            // and is read again at the next second: one slow read on a loaded
+                            // machine must not blind Slate to it for a pause, nor forget a dialog
+                            // it shows (which would end a Needs you, and start it again a pause
+                            // later).
+                            if self.held.contains(&key) && self.stumbled.insert(key.clone()) {
+                                tracing::debug!(
+                                    session = %key,
+                                    "cannot read its terminal, read again in a second: {why}"
+                                );
+                                continue;
+                            }
+                            self.stumbled.remove(&key);
                             tracing::debug!(session = %key, "cannot read its terminal: {why}");
                             if !self.resting.contains_key(&address) {
                                 problems.push(unreadable(&address, &why));
@@ -524,6 +544,104 @@ mod tests {
         assert_eq!(
             peers(located.iter(), &agents, AgentKind::CLAUDE_CODE, &address),
             0
+        );
+    }
+
+    // CI's run of 2026-12-04: one read of a GNOME Terminal tab ran past its deadline while the
+    // machine was loaded, and the session went unread for the 15 s pause that followed.
+    #[test]
+    fn one_failed_read_keeps_the_reading_and_the_second_in_a_row_counts() {
+        let in_flight = Arc::new(Mutex::new(HashSet::new()));
+        let (requests, inbox) = mpsc::channel();
+        let mut sensing = Sensing::over(BUILT_IN, requests, Arc::clone(&in_flight));
+        let start = Instant::now();
+        let app = "gnome-terminal-server:700@unix:path=/run/user/1000/bus";
+        let address = Address::new(&accessibility::ACCESSIBILITY, app, "/dev/pts/3");
+        let key = SessionKey::new(AgentKind::CODEX, "tab-1");
+        let wanted = [(key.clone(), 10)];
+        sensing.scanned(&[codex(10)], start);
+        assert!(matches!(inbox.try_recv(), Ok(Request::Locate(_))));
+        let found = Located {
+            view: address.view(),
+            address: Some(address.clone()),
+            proof: None,
+            retry: false,
+        };
+        sensing.delivered(Delivery::Located(vec![(10, found)]), start);
+        let read = || Outcome::Read {
+            key: key.clone(),
+            address: address.clone(),
+            sensed: Sensed::read(Timestamp::from_millis(2_000), None, AgentKind::CODEX, ""),
+        };
+        let failed = || Outcome::Failed {
+            key: key.clone(),
+            address: address.clone(),
+            why: "the accessibility bus did not answer within 500 ms".to_string(),
+        };
+        let read_again = |sensing: &mut Sensing, at: Instant| {
+            in_flight.lock().unwrap().clear();
+            sensing.read_due(&wanted, at);
+            matches!(inbox.try_recv(), Ok(Request::Read(jobs)) if jobs.len() == 1)
+        };
+        let forgets = |inputs: &[Input]| {
+            inputs
+                .iter()
+                .any(|input| matches!(input, Input::Sensed { reading: None, .. }))
+        };
+        let unread = |inputs: &[Input]| {
+            inputs.iter().any(|input| {
+                matches!(input, Input::Terminals(views)
+                    if views.iter().any(|(pid, view)| *pid == 10 && !view.sensed))
+            })
+        };
+
+        let (inputs, _) = sensing.delivered(Delivery::Read(vec![read()]), start);
+        assert!(matches!(
+            &inputs[..],
+            [Input::Sensed {
+                reading: Some(_),
+                ..
+            }]
+        ));
+        // One failure: nothing forgotten, nothing counted, and read again a second later.
+        let (inputs, problems) = sensing.delivered(Delivery::Read(vec![failed()]), start);
+        assert!(
+            inputs.is_empty(),
+            "one failure changed the tracker: {inputs:?}"
+        );
+        assert!(problems.is_empty(), "one failure was counted: {problems:?}");
+        assert!(
+            read_again(&mut sensing, start + READ_EVERY),
+            "not read again"
+        );
+        // The second in a row: forgotten, seen as unread, counted once, and left to rest.
+        let second = start + READ_EVERY * 2;
+        let (inputs, problems) = sensing.delivered(Delivery::Read(vec![failed()]), second);
+        assert!(forgets(&inputs) && unread(&inputs), "{inputs:?}");
+        assert_eq!(problems.len(), 1);
+        assert!(
+            !read_again(&mut sensing, second + READ_EVERY),
+            "read during its rest"
+        );
+        assert!(
+            read_again(&mut sensing, second + RETRY_AFTER),
+            "not read after its rest"
+        );
+        // Still failing after the rest: no reading is held, so it counts at once.
+        let (inputs, _) = sensing.delivered(Delivery::Read(vec![failed()]), second + RETRY_AFTER);
+        assert!(forgets(&inputs), "{inputs:?}");
+        // Read well again: seen again, and its next single failure is again a stumble.
+        let later = second + RETRY_AFTER * 2;
+        assert!(read_again(&mut sensing, later));
+        let (inputs, _) = sensing.delivered(Delivery::Read(vec![read()]), later);
+        assert!(inputs
+            .iter()
+            .any(|input| matches!(input, Input::Terminals(views)
+            if views.iter().any(|(pid, view)| *pid == 10 && view.sensed))));
+        let (inputs, problems) = sensing.delivered(Delivery::Read(vec![failed()]), later);
+        assert!(
+            inputs.is_empty() && problems.is_empty(),
+            "{inputs:?} {problems:?}"
         );
     }
 
