@@ -547,8 +547,8 @@ mod tests {
         );
     }
 
-    // CI's run of 2026-12-04: one read of a GNOME Terminal tab ran past its deadline while the
-    // machine was loaded, and the session went unread for the 15 s pause that followed.
+    // CI's run of 2026-12-04: one read of a GNOME Terminal tab failed on the loaded machine (most
+    // likely past its deadline), and the session went unread for the 15 s pause that followed.
     #[test]
     fn one_failed_read_keeps_the_reading_and_the_second_in_a_row_counts() {
         let in_flight = Arc::new(Mutex::new(HashSet::new()));
