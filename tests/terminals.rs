@@ -3,11 +3,13 @@
 //! read (`outputs`: recorded tmux and kitty outputs, WezTerm's documented JSON), a real private
 //! tmux server read for real (`tmux`: panes in one call, a pane gone, a server that does not
 //! answer), kitty's remote-control socket spoken to by a stand-in that answers as the recorded
-//! kitty did, or never (`kitty`), and here the live service following a dialog in a real tmux
-//! pane, with the helpers the modules share.
+//! kitty did, or never (`kitty`), the accessibility bus read for real (`accessibility`) and
+//! against a stand-in application that answers as no terminal does (`hostile_bus`), and here the
+//! live service following a dialog in a real tmux pane, with the helpers the modules share.
 
 mod accessibility;
 pub(crate) mod desktop;
+mod hostile_bus;
 mod kitty;
 mod locating;
 mod outputs;
@@ -21,6 +23,16 @@ use slate::model::{AgentKind, SessionKey, TerminalKind, Timestamp};
 use slate::terminals::{Address, Job, Outcome};
 
 use crate::util::{needs, Tmux};
+
+/// Held by the tests that keep the accessibility bus busy (the live xfce4-terminal and the
+/// stand-in applications): one at a time, so that the 5,000-object walk of one does not starve
+/// the other's terminal of the time it needs to start within its deadline.
+pub(crate) fn one_bus_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static BUS_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    BUS_TESTS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 pub(crate) fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

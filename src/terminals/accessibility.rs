@@ -106,8 +106,7 @@ async fn run(
         .walks
         .get(&pid)
         .filter(|walked| walked.at.elapsed() < WALK_AGAIN && panes.is_subset(&walked.panes));
-    if let (Some(walked), Some(a11y)) = (fresh, &link.a11y) {
-        let bus = a11y.connection();
+    if let (Some(walked), Some(bus)) = (fresh, &link.a11y) {
         let mut tabs = Vec::new();
         for terminal in &walked.terminals {
             match text_of(bus, terminal).await {
@@ -157,10 +156,13 @@ fn with_link(
     deadline: Duration,
     panes: Option<&BTreeSet<String>>,
 ) -> Result<Vec<Tab>, Unread> {
-    let mut links = LINKS
+    // The link is taken out for the read, so that a slow bus holds up no read of another; a read
+    // of the same bus meanwhile makes a link of its own, and the one put back last is kept.
+    let taken = LINKS
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut link = match links.remove(session_bus) {
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .remove(session_bus);
+    let mut link = match taken {
         Some(link) => link,
         None => Link {
             runtime: tokio::runtime::Builder::new_current_thread()
@@ -176,6 +178,9 @@ fn with_link(
             .await
             .map_err(|_| Unread::TimedOut(deadline))?
     });
+    let mut links = LINKS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     match &read {
         Ok(_) => {
             links.insert(session_bus.to_string(), link);
@@ -202,7 +207,11 @@ struct Link {
 /// terminals of each found by its last walk.
 #[derive(Default)]
 struct Linked {
-    a11y: Option<atspi::AccessibilityConnection>,
+    /// A plain connection to the accessibility bus. Not atspi's `AccessibilityConnection`: that
+    /// one, as the `atspi` crate builds it (its `p2p` feature is always on), asks every
+    /// application on the registry for its own bus and connects to each, and fails whole when any
+    /// one of them answers wrong (`tests/terminals/hostile_bus.rs`).
+    a11y: Option<zbus::Connection>,
     apps: HashMap<u32, atspi::ObjectRefOwned>,
     walks: HashMap<u32, Walked>,
 }
@@ -217,7 +226,11 @@ struct Walked {
 /// The links kept, by session bus address: a handful at most (one per desktop session).
 static LINKS: LazyLock<Mutex<HashMap<String, Link>>> = LazyLock::new(Mutex::default);
 
-async fn connect(session_bus: &str) -> Result<atspi::AccessibilityConnection, Unread> {
+/// Where the registry keeps its root: the applications on the bus are its children.
+const REGISTRY: &str = "org.a11y.atspi.Registry";
+const REGISTRY_ROOT: &str = "/org/a11y/atspi/accessible/root";
+
+async fn connect(session_bus: &str) -> Result<zbus::Connection, Unread> {
     let no_bus = |error: &dyn std::fmt::Display| Unread::NoBus(error.to_string());
     let session = zbus::connection::Builder::address(session_bus)
         .map_err(|e| no_bus(&e))?
@@ -230,11 +243,11 @@ async fn connect(session_bus: &str) -> Result<atspi::AccessibilityConnection, Un
         .get_address()
         .await
         .map_err(|e| no_bus(&e))?;
-    atspi::AccessibilityConnection::from_address(
-        address.parse().map_err(|e: zbus::Error| no_bus(&e))?,
-    )
-    .await
-    .map_err(|e| no_bus(&e))
+    zbus::connection::Builder::address(address.as_str())
+        .map_err(|e| no_bus(&e))?
+        .build()
+        .await
+        .map_err(|e| no_bus(&e))
 }
 
 fn failed(error: &dyn std::fmt::Display) -> Unread {
@@ -250,15 +263,18 @@ async fn walk(
     if link.a11y.is_none() {
         link.a11y = Some(connect(session_bus).await?);
     }
-    let Some(a11y) = &link.a11y else {
+    let Some(bus) = &link.a11y else {
         return Err(Unread::NoBus("not connected".to_string()));
     };
-    let bus = a11y.connection();
     let app = match link.apps.get(&pid) {
         Some(app) => app.clone(),
         None => {
-            let root = a11y
-                .root_accessible_on_registry()
+            let root = AccessibleProxy::builder(bus)
+                .destination(REGISTRY)
+                .and_then(|b| b.path(REGISTRY_ROOT))
+                .map_err(|e| failed(&e))?
+                .cache_properties(zbus::proxy::CacheProperties::No)
+                .build()
                 .await
                 .map_err(|e| failed(&e))?;
             let dbus = zbus::fdo::DBusProxy::new(bus)

@@ -15,6 +15,7 @@ use crate::util::needs;
 #[ignore = "slow tier: needs Xvfb, dbus-daemon, at-spi2-core and xfce4-terminal"]
 fn xfce4_terminals_tabs_are_read_from_the_accessibility_bus() {
     needs(&["Xvfb", "dbus-daemon", "xfce4-terminal"]);
+    let _one = super::one_bus_test_at_a_time();
     let mut desktop = Desktop::start("1024x768x24");
     let bus = desktop.bus.clone();
     let home = desktop.home.path().to_path_buf();
