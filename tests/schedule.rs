@@ -186,4 +186,9 @@ fn a_tool_call_no_process_vouches_for_brings_the_scan_forward_for_a_while() {
     assert_eq!(schedule.due(t0 + secs(4.0)), [Task::Scan]);
     schedule.awaiting_scan(std::slice::from_ref(&key), t0 + secs(16.5));
     assert_eq!(schedule.when(Timer::Scan), Some(t0 + secs(19.0)));
+    // It stops waiting, then waits again (interrupted, later on): the scans come forward again.
+    assert_eq!(schedule.due(t0 + secs(19.0)), [Task::Scan]);
+    schedule.awaiting_scan(&[], t0 + secs(20.0));
+    schedule.awaiting_scan(std::slice::from_ref(&key), t0 + secs(21.0));
+    assert_eq!(schedule.when(Timer::Scan), Some(t0 + secs(21.0)));
 }

@@ -73,9 +73,7 @@ impl LoopState {
             self.schedule
                 .set_panes(sensing.next_read(&wanted, Instant::now()));
             let awaiting = self.engine.tracker().awaiting_scan();
-            if !awaiting.is_empty() {
-                self.schedule.awaiting_scan(&awaiting, Instant::now());
-            }
+            self.schedule.awaiting_scan(&awaiting, Instant::now());
         }
     }
 

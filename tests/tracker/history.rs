@@ -194,4 +194,50 @@ fn a_cli_started_since_the_last_scan_waits_for_one() {
         now,
     );
     assert_eq!(tracker.awaiting_scan(), Vec::<SessionKey>::new());
+
+    // The session is interrupted, as a CLI whose terminal was closed writes on its way out: the
+    // next scan, soon, tells whether its process lives on.
+    let later = now.plus(std::time::Duration::from_secs(3));
+    tracker.apply(
+        Input::Observed(Batch {
+            key: key.clone(),
+            role: TranscriptRole::Main,
+            transcript: "/h/.codex/sessions/new-1.jsonl".into(),
+            last_write: later,
+            observations: vec![Observation::Record(Record {
+                at: Some(later),
+                kind: RecordKind::Interrupted { turn_id: None },
+            })],
+            folders: Vec::new(),
+        }),
+        later,
+    );
+    let session = tracker.session(&key).expect("the session");
+    assert_eq!(session.session_state.reason.code.as_str(), "interrupted");
+    assert_eq!(tracker.awaiting_scan(), vec![key.clone()]);
+    // A scan finds its process still alive on its way out, but no longer vouching for the
+    // session (as Kilo Code 7.7.9's did, its terminal closed; here, it left the folder): not
+    // closed yet, since it lives.
+    let mut leaving = process(4242, AgentKind::CODEX, "codex");
+    leaving.info.cwd = Some("/elsewhere".into());
+    leaving.folder = Some("/elsewhere".into());
+    tracker.apply(
+        Input::Processes(vec![
+            leaving,
+            process(4343, AgentKind::CLAUDE_CODE, "claude"),
+        ]),
+        later,
+    );
+    let session = tracker.session(&key).expect("the session");
+    assert_eq!(session.status, slate::model::Status::Waiting);
+    // The next scan finds it gone: its death still closes the session, and nothing waits.
+    let gone = later.plus(std::time::Duration::from_secs(2));
+    tracker.apply(
+        Input::Processes(vec![process(4343, AgentKind::CLAUDE_CODE, "claude")]),
+        gone,
+    );
+    let session = tracker.session(&key).expect("the session");
+    assert_eq!(session.status, slate::model::Status::Ended);
+    assert_eq!(session.session_state.reason.code.as_str(), "process_gone");
+    assert_eq!(tracker.awaiting_scan(), Vec::<SessionKey>::new());
 }

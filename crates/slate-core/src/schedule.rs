@@ -237,10 +237,12 @@ impl Schedule {
     /// last scan). Its terminal can be read, and its listing vouch for it, only once a scan has
     /// seen its process, and its dialog would wait for the next periodic scan to read Needs you;
     /// so, as for a hosted report (`hosted_report`), the next scan comes at most `hosted_rescan`
-    /// after the last one, for as long as one periodic scan would take per session.
+    /// after the last one, for as long as one periodic scan would take per session. A session
+    /// that stops waiting is forgotten, so that waiting again (interrupted later on) brings the
+    /// scans forward again; the loop calls this after every round, with no keys when none waits.
     pub fn awaiting_scan(&mut self, keys: &[SessionKey], now: Instant) {
         self.unvouched
-            .retain(|_, first| now < *first + FORGET_UNSEEN_HOSTED);
+            .retain(|key, first| keys.contains(key) && now < *first + FORGET_UNSEEN_HOSTED);
         let mut soon = false;
         for key in keys {
             let first = *self.unvouched.entry(key.clone()).or_insert(now);

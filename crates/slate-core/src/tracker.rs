@@ -109,9 +109,8 @@ pub struct Tracker {
     /// them, kept as a small summary instead of an `Entry` (see `Closed`). Shared, so a reader
     /// elsewhere can hold the map without a copy; it is copied only when it changes while held.
     closed: Arc<HashMap<SessionKey, Closed>>,
-    /// Sessions first seen in this round with nothing read (a transcript known closed and not
-    /// read): transcript and last write. Each gets its entry only while it is decided, so a
-    /// start-up over a long history never holds a full entry for every closed session at once.
+    /// Sessions first seen this round with nothing read (a transcript known closed): transcript
+    /// and last write, each with an entry only while decided, so a long history is never held.
     unseen: HashMap<SessionKey, (String, Timestamp)>,
     processes: Vec<SeenProcess>,
     listings: BTreeMap<AgentKind, Listing>,
@@ -119,6 +118,8 @@ pub struct Tracker {
     folders: HashMap<String, String>,
     /// Which process vouched for which session at the last decision.
     vouched: HashMap<SessionKey, Vouch>,
+    /// A vouching process that stopped while alive, by session: its death still counts.
+    lapsed: HashMap<SessionKey, (u32, Timestamp)>,
     /// The user's intents, with when each was set.
     intents: HashMap<SessionKey, (Intent, Timestamp)>,
     /// The sessions the person muted.

@@ -19,7 +19,9 @@ use std::time::Duration;
 use super::{SeenProcess, Tracker};
 use crate::agents::hooks::Signal;
 use crate::agents::ProcessRole;
-use crate::model::{AgentKind, ListingEntry, ProcessInfo, SessionKey, Status, Timestamp};
+use crate::model::{
+    AgentKind, ListingEntry, ProcessInfo, ReasonCode, SessionKey, Status, Timestamp,
+};
 
 /// How a process vouches for a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,8 +139,9 @@ impl Tracker {
         vouches
     }
 
-    /// Records the death of processes that vouched at the previous decision, and forgets it when
-    /// a live process vouches again. Returns the sessions whose vouching changed.
+    /// Records the death of processes that vouched at the previous decision, or that stopped
+    /// vouching while they still lived and have died since, and forgets it when a live process
+    /// vouches again. Returns the sessions whose vouching changed.
     pub(super) fn remember_deaths(
         &mut self,
         vouches: &HashMap<SessionKey, Vouch>,
@@ -160,22 +163,44 @@ impl Tracker {
             })
             .cloned()
             .collect();
+        // A process that stopped vouching while it lived (its terminal closed, and it no longer
+        // reads as the session's interactive process) and has died since.
+        let died: Vec<SessionKey> = self
+            .lapsed
+            .iter()
+            .filter(|(key, process)| !vouches.contains_key(*key) && !alive.contains(process))
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in &died {
+            self.lapsed.remove(key);
+            if let Some(entry) = self.entries.get_mut(key) {
+                entry.gone_at = Some(now);
+            }
+        }
         touched.sort();
         touched.dedup();
         for key in &touched {
             let Some(entry) = self.entries.get_mut(key) else {
+                self.lapsed.remove(key);
                 continue;
             };
             match (vouches.get(key), self.vouched.get(key)) {
-                (Some(_), _) => entry.gone_at = None,
+                (Some(_), _) => {
+                    entry.gone_at = None;
+                    self.lapsed.remove(key);
+                }
                 (None, Some(previous)) => {
-                    if !alive.contains(&(previous.pid, previous.start)) {
+                    if alive.contains(&(previous.pid, previous.start)) {
+                        self.lapsed
+                            .insert(key.clone(), (previous.pid, previous.start));
+                    } else {
                         entry.gone_at = Some(now);
                     }
                 }
                 (None, None) => {}
             }
         }
+        touched.extend(died);
         touched
     }
 
@@ -235,7 +260,9 @@ impl Tracker {
     /// cannot be read until a scan finds it), and a session an agent's listing names under a pid
     /// the last scan did not see (its listing cannot vouch for it until then), and a session
     /// that waits at a permission dialog only a hook told of (approved at the terminal, its
-    /// command shows as a new process: docs/states.md §3 rule 3a).
+    /// command shows as a new process: docs/states.md §3 rule 3a), and a session that reads
+    /// interrupted (a CLI whose terminal closed writes its interrupt on its way out: a scan soon
+    /// tells a closed session from one that waits for its person).
     pub fn awaiting_scan(&self) -> Vec<SessionKey> {
         let seen: HashSet<u32> = self.processes.iter().map(|p| p.info.pid).collect();
         let unvouched_calls = self.entries.iter().filter(|(_, entry)| {
@@ -268,8 +295,15 @@ impl Tracker {
                     .as_ref()
                     .is_some_and(|decision| decision.status == Status::Waiting)
         });
+        let interrupted = self.entries.iter().filter(|(_, entry)| {
+            entry.decision.as_ref().is_some_and(|decision| {
+                decision.status == Status::Waiting
+                    && decision.reason.code == ReasonCode::Interrupted
+            })
+        });
         unvouched_calls
             .chain(hook_dialogs)
+            .chain(interrupted)
             .map(|(key, _)| key.clone())
             .chain(listed_unseen)
             .collect()
