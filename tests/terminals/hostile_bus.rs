@@ -18,8 +18,8 @@ use zbus::zvariant::{ObjectPath, OwnedValue, Value};
 
 use crate::util::needs;
 
-const ROLE_FILLER: u32 = 20;
-const ROLE_TERMINAL: u32 = 60;
+const ROLE_FILLER: u32 = atspi::Role::Filler as u32;
+const ROLE_TERMINAL: u32 = atspi::Role::Terminal as u32;
 const REGISTRY_ROOT: &str = "/org/a11y/atspi/accessible/root";
 
 /// How the stand-in application answers.
@@ -221,9 +221,13 @@ async fn serve(connection: zbus::Connection, bus: String, app: App, asked: Arc<A
 fn an_endless_tree_is_walked_no_further_than_its_bound() {
     let _one = super::one_bus_test_at_a_time();
     let app = StandIn::start(App::Endless);
-    let read = app.read(Duration::from_secs(60));
-    assert_eq!(read, Err(Unread::NoTerminals));
-    assert_eq!(app.roles_asked(), MOST_NODES);
+    // About 8 s of a debug build on an idle machine; on a starved one the deadline may come
+    // first, and the walk must have stayed within its bound all the same.
+    match app.read(Duration::from_secs(60)) {
+        Err(Unread::NoTerminals) => assert_eq!(app.roles_asked(), MOST_NODES),
+        Err(Unread::TimedOut(_)) => assert!(app.roles_asked() <= MOST_NODES),
+        other => panic!("an endless tree read as {other:?}"),
+    }
 }
 
 #[test]
