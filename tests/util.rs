@@ -1,15 +1,36 @@
 //! What several test modules build the same way: a Claude Code session in a temporary HOME, in
 //! the middle of a tool call, and the recorded process that vouches for it; session objects as
 //! a server sends them, for the policy tests; a private tmux server; a recorded screen reworded as
-//! a newer CLI might draw it; and `needs`, which every slow-tier test calls first
-//! (docs/testing-tiers.md).
+//! a newer CLI might draw it; a private session bus; and `needs`, which every slow-tier test calls
+//! first (docs/testing-tiers.md).
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use slate::model::{ProcessInfo, ProcessTable, Session, Status, Timestamp};
+
+/// A private session bus: `dbus-daemon --session` with nothing of the caller's environment but
+/// PATH, in the throwaway `home`. Its process (the caller stops it) and its address.
+pub fn private_bus(home: &Path) -> (Child, String) {
+    let mut daemon = Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--print-address=1"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dbus-daemon starts");
+    let mut address = String::new();
+    BufReader::new(daemon.stdout.take().expect("piped"))
+        .read_line(&mut address)
+        .expect("dbus-daemon prints its address");
+    (daemon, address.trim().to_string())
+}
 
 /// Fails, naming each missing tool and the package that brings it, when a slow-tier test runs
 /// without the tools it drives. Every test marked `#[ignore = "slow tier: needs …"]` calls it

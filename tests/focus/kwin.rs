@@ -12,7 +12,7 @@ use strategy::{Environment, Facts, Looking, Plan, Step};
 
 use super::strategy::{all_tools, host};
 use super::{poll, Children};
-use crate::util::needs;
+use crate::util::{needs, private_bus};
 
 const BUS: &str = "unix:path=/run/user/1000/bus";
 
@@ -116,17 +116,7 @@ fn the_kwin_script_holds_only_the_pids_and_stops_at_the_first_process_with_windo
 fn the_script_goes_to_kwin_over_the_session_bus_and_is_unloaded_after() {
     needs(&["dbus-daemon", "dbus-send", "/usr/bin/python3"]);
     let dir = tempfile::tempdir().unwrap();
-    let mut daemon = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("dbus-daemon starts");
-    let mut address = String::new();
-    BufReader::new(daemon.stdout.take().unwrap())
-        .read_line(&mut address)
-        .unwrap();
-    let address = address.trim().to_string();
+    let (daemon, address) = private_bus(dir.path());
     let mut children = Children(vec![daemon]);
     let log = dir.path().join("kwin.log");
     let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/focus/fake-kwin.py");

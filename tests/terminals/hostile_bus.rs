@@ -5,8 +5,7 @@
 //! the wrong types, or never answers. Each read ends within its deadline, having asked no more
 //! than the bounds allow (`MOST_NODES`, `MOST_DEPTH`, `MOST_TEXT`), and says why it read nothing.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,7 +15,7 @@ use slate::terminals::accessibility::{self, Tab, Unread, MOST_DEPTH, MOST_NODES,
 use zbus::message::Type;
 use zbus::zvariant::{ObjectPath, OwnedValue, Value};
 
-use crate::util::needs;
+use crate::util::{needs, private_bus};
 
 const ROLE_FILLER: u32 = atspi::Role::Filler as u32;
 const ROLE_TERMINAL: u32 = atspi::Role::Terminal as u32;
@@ -67,22 +66,7 @@ impl StandIn {
     fn start(app: App) -> StandIn {
         needs(&["dbus-daemon"]);
         let home = tempfile::tempdir().unwrap();
-        let mut daemon = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("XDG_DATA_HOME", home.path().join("data"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dbus-daemon starts");
-        let mut bus = String::new();
-        BufReader::new(daemon.stdout.take().unwrap())
-            .read_line(&mut bus)
-            .unwrap();
-        let bus = bus.trim().to_string();
+        let (daemon, bus) = private_bus(home.path());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
