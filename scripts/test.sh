@@ -12,9 +12,30 @@ source scripts/target-dir.sh
 export XDG_CACHE_HOME="$CARGO_TARGET_DIR/xdg-cache"
 mkdir -p "$XDG_CACHE_HOME"
 
-# Each stage's heading says when it starts, so a run shows where its time goes.
-stage() { echo "== $1 (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
-trap 'echo "== scripts/test.sh ran for $((SECONDS / 60)) min $((SECONDS % 60)) s"' EXIT
+# Each stage's heading says when it starts, and the run ends with each stage's duration (up to
+# the next heading, or the end), so a run shows where its time goes, passed or failed. The stages
+# that run in the background beside others say their own wall-clock time in that summary.
+stage_names=()
+stage_starts=()
+stage() {
+  echo "== $1 (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"
+  stage_names+=("$1")
+  stage_starts+=("$SECONDS")
+}
+durations() {
+  local i end
+  echo "== the stages' durations (wall clock):"
+  for i in "${!stage_names[@]}"; do
+    end=${stage_starts[$((i + 1))]:-$SECONDS}
+    printf '%6d s  %s\n' "$((end - stage_starts[i]))" "${stage_names[i]%% (*}"
+  done
+  for i in "${!background_names[@]}"; do
+    printf '%6s    %s\n' "" "${background_names[i]}"
+  done
+  echo "== scripts/test.sh ran for $((SECONDS / 60)) min $((SECONDS % 60)) s"
+}
+background_names=()
+trap durations EXIT
 
 stage "cargo fmt --check"
 cargo fmt --all -- --check
@@ -42,13 +63,15 @@ background=("$packages_pid")
 # ended would otherwise fail the run after every check passed.
 trap 'status=$?
       for group in "${background[@]}"; do kill -- -"$group" 2>/dev/null || true; done
-      echo "== scripts/test.sh ran for $((SECONDS / 60)) min $((SECONDS % 60)) s"
+      durations
       exit "$status"' EXIT
 # The live checks fail a run that wrote into the real HOME; this build's cargo writes its own
 # cache there (CARGO_HOME), which is none of theirs.
 export SLATE_E2E_HOME_ALLOW="${CARGO_HOME:-$HOME/.cargo}${SLATE_E2E_HOME_ALLOW:+:$SLATE_E2E_HOME_ALLOW}"
 # The rules the live checks below judge their polls by, on made-up polls first.
 python3 fixtures/recorder/e2e_judge.py
+# And the harness's retry of a failed live check, on made-up checks.
+fixtures/recorder/e2e_retry_test.sh
 stage "hosted sessions end to end (the real Codex, Gemini CLI, Qwen Code, Copilot CLI, Cline CLI and Kilo Code under slate run)"
 # The CLIs are installed once into the target folder (pinned versions; about 1.2 GB with the
 # native binaries of Copilot CLI, Cline CLI and Kilo Code) and reused.
@@ -77,6 +100,7 @@ checkpoints=(env SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO
 # Its CLIs are installed first, here, so that nothing is installed into the shared folder while
 # the other stages run them.
 SLATE_E2E_PIN_ONLY=1 "${checkpoints[@]}"
+checkpointed=$SECONDS
 setsid "${checkpoints[@]}" >"$checkpoints_log" 2>&1 </dev/null &
 checkpoints_pid=$!
 background+=("$checkpoints_pid")
@@ -101,6 +125,7 @@ SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent
 stage "session checkpoints: the results"
 checkpoints_status=0
 wait "$checkpoints_pid" || checkpoints_status=$?
+background_names+=("(beside the stages above: session checkpoints, $((SECONDS - checkpointed)) s)")
 cat "$checkpoints_log"
 [ "$checkpoints_status" -eq 0 ] || { echo "checkpoints_e2e.sh failed ($checkpoints_status)"; exit 1; }
 stage "packages: wait for the build, then install the .deb, check it, remove it"
@@ -109,4 +134,5 @@ wait "$packages_pid" || packages_status=$?
 cat "$packages_log"
 [ "$packages_status" -eq 0 ] || { echo "packages: scripts/package.sh failed ($packages_status)"; exit 1; }
 echo "packages: built in the background in $((SECONDS - packaged)) s (wall clock, beside the live checks)"
+background_names+=("(beside the stages above: the packages' build, $((SECONDS - packaged)) s)")
 scripts/package-test.sh
