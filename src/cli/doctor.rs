@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use slate::engine::Engine;
-use slate::model::{Session, Status, UnreadRecords};
+use slate::model::{Session, Status, UnreadKind, UnreadRecords};
 use slate::report;
 use slate::terminals::accessibility;
 
@@ -311,16 +311,28 @@ pub fn sample(
         )?;
         return Ok(ExitCode::SUCCESS);
     };
+    // The copies and the kinds' names are held to the redaction's rules again here: a running
+    // Slate, maybe an older one, kept them.
+    let grammar = slate::agents::screens::grammar(session.agent);
     let samples: Vec<serde_json::Value> = unread
         .samples
         .iter()
-        .map(|sample| serde_json::from_str(sample).unwrap_or_else(|_| sample.as_str().into()))
+        .map(|sample| slate::agents::unread::resample(grammar, sample))
+        .collect();
+    let kinds: Vec<UnreadKind> = unread
+        .kinds
+        .iter()
+        .map(|kind| UnreadKind {
+            what: UnreadKind::shown(&kind.what),
+            records: kind.records,
+        })
         .collect();
     let body = serde_json::json!({
         "about": "records and screens of an agent's session that Slate could not read; a \
-                  record keeps its keys and record types and every other text is replaced by \
-                  its length; a screen keeps its frames, marks, punctuation and the agent's \
-                  known words, and every other letter and digit is replaced by x",
+                  record keeps its keys and record types that read as names, every other key \
+                  and text is replaced by its length and every number by <number>; a screen \
+                  keeps its frames, marks, punctuation and the agent's known words, and every \
+                  other letter and digit is replaced by x",
         "slate_version": env!("CARGO_PKG_VERSION"),
         "agent": session.agent,
         "cli_version": session.cli_version,
@@ -328,7 +340,7 @@ pub fn sample(
         "session": session.id,
         "records": unread.records,
         "screens": unread.screens,
-        "kinds": unread.kinds,
+        "kinds": kinds,
         "samples": samples,
     });
     let short: String = session.id.as_str().chars().take(8).collect();
