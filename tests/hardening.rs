@@ -3,6 +3,7 @@
 
 mod commands; // slate run's exit, error causes, another HOME's Slate, a locked store
 mod escapes; // control characters kept from terminals and logs
+mod invisible; // every invisible character through every cleaner (issue 35)
 mod limits; // short ids, the token file, free text, item dependencies
 mod server; // the address, headers, bodies, silent connections, lagging subscribers
 

@@ -97,7 +97,7 @@ pub fn session_id(text: &str) -> Result<(), TextError> {
             text: text.to_string(),
         });
     }
-    if text.chars().any(|c| c.is_whitespace() || is_format(c)) {
+    if text.chars().any(|c| c.is_whitespace() || is_invisible(c)) {
         return Err(TextError::Blank {
             what: WHAT,
             text: text.to_string(),
@@ -190,9 +190,18 @@ fn leads_to<'a>(
     false
 }
 
-/// True for a character of Unicode's general category Cf (format): invisible, yet it changes how
-/// the text around it is laid out or joined. The list is the category's as of Unicode 15.1.
-pub fn is_format(c: char) -> bool {
+/// True for a character that is invisible yet acts on the text around it: the one class every
+/// cleaner in Slate uses (`report::terminal_text` shows it as its code point, `agents::hooks`
+/// replaces it, ids and shell words refuse it, a dialog's screen drops it). It holds
+/// - Unicode's general category Cf (format), as of Unicode 15.1: the soft hyphen U+00AD, the
+///   Arabic letter mark U+061C, the bidi marks, overrides and isolates (U+200E/F, U+202A–E,
+///   U+2066–9) that reorder a line, the zero-width spaces and joiners, the byte order mark, the
+///   interlinear annotations U+FFF9–FFFB;
+/// - the line and paragraph separators U+2028 and U+2029, which some programs break a line at
+///   and others draw as nothing;
+/// - the whole tag block U+E0000–U+E007F, whose characters draw nothing and can spell a hidden
+///   text after a visible one.
+pub fn is_invisible(c: char) -> bool {
     matches!(
         u32::from(c),
         0x00ad
@@ -204,7 +213,7 @@ pub fn is_format(c: char) -> bool {
             | 0x08e2
             | 0x180e
             | 0x200b..=0x200f
-            | 0x202a..=0x202e
+            | 0x2028..=0x202e
             | 0x2060..=0x2064
             | 0x2066..=0x206f
             | 0xfeff
@@ -214,8 +223,7 @@ pub fn is_format(c: char) -> bool {
             | 0x13430..=0x1343f
             | 0x1bca0..=0x1bca3
             | 0x1d173..=0x1d17a
-            | 0xe0001
-            | 0xe0020..=0xe007f
+            | 0xe0000..=0xe007f
     )
 }
 

@@ -284,7 +284,7 @@ pub fn quoted_for_any_shell(text: &str) -> Option<String> {
     let odd = |c: char| {
         matches!(c, '\'' | '\\' | '\u{2018}'..='\u{201b}')
             || c.is_control()
-            || crate::limits::is_format(c)
+            || crate::limits::is_invisible(c)
     };
     (!text.is_empty() && !text.chars().any(odd)).then(|| format!("'{text}'"))
 }

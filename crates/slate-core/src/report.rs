@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::limits::is_format;
+use crate::limits::is_invisible;
 use crate::model::{Intent, IntentState, Machine, Problem, Session, SessionKey, Status, Timestamp};
 use crate::tracker::{self, WorkItemInfo};
 
@@ -22,13 +22,13 @@ use crate::tracker::{self, WorkItemInfo};
 /// controls appear in caret notation as `cat -v` shows them (ESC as `^[`, BEL as `^G`, CR as
 /// `^M`), DEL as `^?`, and a C1 control, which some terminals obey as an escape, as `^[` and its
 /// 7-bit letter (CSI, U+009B, as `^[[`). So OSC 52 reads `^[]52;…^G` instead of writing the
-/// clipboard. An invisible format character (`is_format`: the bidi overrides and isolates such as
-/// U+202E, which would reorder the rest of a row, zero-width spaces and joiners, the byte order
-/// mark) is shown as its code point, `<U+202E>`, so what another program wrote cannot rearrange
+/// clipboard. An invisible character (`limits::is_invisible`: the bidi overrides and isolates
+/// such as U+202E, which would reorder the rest of a row, zero-width spaces and joiners, the byte
+/// order mark, the line and paragraph separators, the tag characters) is shown as its code point, `<U+202E>`, so what another program wrote cannot rearrange
 /// or hide text. Printable Unicode is kept as it is, and so are line ends and tabs, which lay the
 /// text out. JSON output does not come here: serde escapes control characters itself.
 pub fn terminal_text(text: &str) -> Cow<'_, str> {
-    let obeyed = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_format(c);
+    let obeyed = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_invisible(c);
     if !text.chars().any(obeyed) {
         return Cow::Borrowed(text);
     }
@@ -45,7 +45,7 @@ pub fn terminal_text(text: &str) -> Cow<'_, str> {
                 shown.push_str("^[");
                 shown.push(char::from(code as u8 - 0x40));
             }
-            code if is_format(c) => {
+            code if is_invisible(c) => {
                 let _ = write!(shown, "<U+{code:04X}>");
             }
             _ => shown.push(c),

@@ -154,12 +154,13 @@ pub struct HookSeen {
     pub at: Timestamp,
 }
 
-/// `text` cut to at most `limit` bytes on a character boundary, with control and format
-/// characters (bidi overrides included) replaced by spaces.
+/// `text` cut to at most `limit` bytes on a character boundary, with control and invisible
+/// characters (`limits::is_invisible`: bidi overrides, tag characters and the like) replaced by
+/// spaces.
 pub fn clean(text: &str, limit: usize) -> String {
     let mut out = String::new();
     for ch in text.chars() {
-        let ch = if ch.is_control() || is_format(ch) {
+        let ch = if ch.is_control() || crate::limits::is_invisible(ch) {
             ' '
         } else {
             ch
@@ -170,10 +171,6 @@ pub fn clean(text: &str, limit: usize) -> String {
         out.push(ch);
     }
     out
-}
-
-fn is_format(ch: char) -> bool {
-    matches!(ch, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// The first of `pointers` that names a string (or a number) in `value`.

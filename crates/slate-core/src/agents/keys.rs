@@ -227,7 +227,8 @@ pub fn fingerprint(agent: AgentKind, dialog: &Dialog, call: Option<&PendingCall>
 /// shell continuation `\` and its newline included) read as one space; a dialog the CLI cut
 /// short must be a beginning of it, and an input Slate kept cut short a beginning of the
 /// dialog's text. An input holding a control character other than a tab or a newline, or an
-/// invisible format character (a bidi override), never agrees: no screen draws it as it is.
+/// invisible character (`limits::is_invisible`: a bidi override), never agrees: no screen draws
+/// it as it is.
 pub fn disagreement(
     agent: AgentKind,
     dialog: &Dialog,
@@ -254,7 +255,7 @@ pub fn compare(agent: AgentKind, dialog: &Dialog, call: &PendingCall) -> Option<
         dialog.kind == DialogKind::Permission && keys.drawn_inputs.contains(&call.name.as_str());
     let input = call.input.as_deref().filter(|_| compared)?;
     let drawable = !input.chars().any(|c| {
-        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || crate::limits::is_format(c)
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || crate::limits::is_invisible(c)
     });
     Some(drawable && screen_agrees(keys, dialog, input, call.cut))
 }

@@ -136,7 +136,8 @@ struct Pen {
 }
 
 /// The characters one line draws, each with the background it is drawn on: escape sequences and
-/// other control characters dropped, colours applied to `pen`.
+/// other control characters and invisible ones (`limits::is_invisible`) dropped, colours applied
+/// to `pen`.
 fn drawn(raw: &str, pen: &mut Pen) -> Vec<(char, u32)> {
     let mut chars: Vec<(char, u32)> = Vec::new();
     let mut iter = raw.chars();
@@ -170,7 +171,7 @@ fn drawn(raw: &str, pen: &mut Pen) -> Vec<(char, u32)> {
                 _ => {}
             },
             '\r' => {}
-            c if c.is_control() => {}
+            c if c.is_control() || crate::limits::is_invisible(c) => {}
             c => chars.push((
                 c,
                 if pen.reverse {
