@@ -16,7 +16,8 @@ pub use slate_core::config::*;
 /// atomically (a temporary file in the same folder, then a rename), and the earlier text is kept
 /// next to it as `<name>.bak`, since the rewrite drops comments. If writing back fails, the
 /// migrated config is still used for this run and a note says so. The returned notes are for the
-/// log.
+/// log. The one push token file every push channel was sent before (`push-token` beside the
+/// config) is looked at for its migration (`push::migrate`), and never changed.
 pub fn load_or_default(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
     let text = match fs::read_to_string(path) {
         Ok(text) => text,
@@ -34,7 +35,7 @@ pub fn load_or_default(path: &Path) -> Result<(Config, Vec<String>), ConfigError
         text: migrated,
         changed,
         mut notes,
-    } = migrate(&text).map_err(|err| err.in_file(path))?;
+    } = migrate_with(&text, legacy_push_token(path)).map_err(|err| err.in_file(path))?;
     let config = Config::parse(&migrated).map_err(|err| err.in_file(path))?;
     if changed {
         let backup = free_backup_path(path);
@@ -51,6 +52,20 @@ pub fn load_or_default(path: &Path) -> Result<(Config, Vec<String>), ConfigError
         }
     }
     Ok((config, notes))
+}
+
+/// The push token file every channel was sent before, beside the config at `path`, when there is
+/// one: whether it holds an ntfy access token (`tk_…`). A file Slate cannot read as a token
+/// counts as some other token: the channel it goes to says why it is not sent.
+fn legacy_push_token(path: &Path) -> Option<push::LegacyToken> {
+    let file = path.parent()?.join(push::LEGACY_TOKEN_FILE);
+    match crate::token::read_private_token(&file) {
+        Ok(None) => None,
+        Ok(Some(token)) => Some(push::LegacyToken {
+            ntfy_shaped: token.starts_with("tk_"),
+        }),
+        Err(_) => Some(push::LegacyToken { ntfy_shaped: false }),
+    }
 }
 
 /// Applies `edit` to the config file's text (an empty text when there is no file yet) and

@@ -9,9 +9,10 @@
 //! or the tray app when it runs its own), so one machine pushes once.
 //!
 //! A push names the machine, the project, the agent and the reason; the dialog's command only
-//! when `[push] commands = true`, since a push leaves the machine. The server's token is read
-//! from its own owner-only file (`places::Places::push_token_file`), never from the config, and
-//! neither it nor the URL's path (an ntfy topic is a password) is ever logged or shown: a
+//! when `[push] commands = true`, since a push leaves the machine. Each channel's token is read
+//! from the owner-only file the config names for that channel (`config::push`), in Slate's
+//! config folder, never from the config itself, and is sent to that channel's server alone.
+//! Neither a token nor the URL's path (an ntfy topic is a password) is ever logged or shown: a
 //! failure is told by its kind (`live::PushFailure`).
 //!
 //! Nothing here can hold the engine back: the deciding thread only reads the broadcast, and it
@@ -29,7 +30,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::config::{Notifications, Push};
+use crate::config::{push, Notifications, Push};
 use crate::live::{Handle, PushFailure, PushStats};
 use crate::model::{Session, Timestamp};
 use crate::places::Places;
@@ -48,8 +49,8 @@ const REPLY_LIMIT: u64 = 16 * 1024;
 /// What the push worker needs besides the live service.
 #[derive(Debug, Clone)]
 pub struct Setup {
-    /// The push token's file (`places::Places::push_token_file`).
-    pub token_file: PathBuf,
+    /// The folder the channels' token files are named in: Slate's config folder.
+    pub token_dir: PathBuf,
     /// Slate's store, where the person's pause is kept; `None` runs without one.
     pub store_file: Option<PathBuf>,
     /// How a push names this machine (its host name).
@@ -59,11 +60,11 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// The setup of this user's Slate: the push token beside the API's, the store, and the
+    /// The setup of this user's Slate: the push tokens beside the API's, the store, and the
     /// machine's host name (`this machine` when it has none).
     pub fn of(places: &Places) -> Setup {
         Setup {
-            token_file: places.push_token_file(),
+            token_dir: places.config_dir.clone(),
             store_file: Some(places.store_file()),
             machine: sysinfo::System::host_name()
                 .filter(|name| !name.is_empty())
@@ -99,7 +100,7 @@ pub fn requests(push: &Push, plan: &NotificationPlan, machine: &str) -> Vec<Requ
         // ntfy's JSON publish: the server's root, the topic in the body; priority 3 is ntfy's
         // default, which a phone's own Do Not Disturb holds back.
         out.push(Request {
-            channel: "ntfy",
+            channel: push::NTFY,
             url: topic.server(),
             body: json!({
                 "topic": topic.expose_topic(),
@@ -117,7 +118,7 @@ pub fn requests(push: &Push, plan: &NotificationPlan, machine: &str) -> Vec<Requ
             .map(|session| told(session, machine, push.commands))
             .collect();
         out.push(Request {
-            channel: "webhook",
+            channel: push::WEBHOOK,
             url: url.expose().to_owned(),
             body: json!({
                 "event": "needs_you",
@@ -266,17 +267,6 @@ async fn decide_all(
         if !push.is_on() || paused(setup, &notifications, now) {
             continue;
         }
-        let token = match crate::token::read_private_token(&setup.token_file) {
-            Ok(token) => token,
-            Err(err) => {
-                // The error names the file, never what it holds.
-                stats.failed(PushFailure {
-                    channel: "push",
-                    what: err.to_string(),
-                });
-                continue;
-            }
-        };
         for plan in &decision.plans {
             // Quiet while you look: a person at the screen needs no push either.
             if notifications.quiet_while_looking
@@ -285,13 +275,39 @@ async fn decide_all(
                 continue;
             }
             for request in requests(&push, plan, &setup.machine) {
-                match queue.try_send((request, token.clone())) {
+                let token = match channel_token(setup, &push, request.channel) {
+                    Ok(token) => token,
+                    Err(what) => {
+                        stats.failed(PushFailure {
+                            channel: request.channel,
+                            what,
+                        });
+                        continue;
+                    }
+                };
+                match queue.try_send((request, token)) {
                     Ok(()) => {}
                     Err(TrySendError::Full(_)) => stats.dropped(),
                     Err(TrySendError::Disconnected(_)) => return,
                 }
             }
         }
+    }
+}
+
+/// The token of `channel`, read from the file `push` names for it, and for no other channel;
+/// `None` when it names none. The error names the file, never what it holds.
+fn channel_token(setup: &Setup, push: &Push, channel: &str) -> Result<Option<String>, String> {
+    let Some(file) = push.token_file(channel) else {
+        return Ok(None);
+    };
+    match crate::token::read_private_token(&setup.token_dir.join(file.name())) {
+        Ok(Some(token)) => Ok(Some(token)),
+        Ok(None) => Err(format!(
+            "[push] {channel}_token_file names {}, and there is no such file",
+            file.name()
+        )),
+        Err(err) => Err(err.to_string()),
     }
 }
 

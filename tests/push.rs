@@ -1,6 +1,7 @@
 //! The push channel (`push`): the requests it builds for ntfy's JSON publish and for a webhook,
 //! its URLs that never show their topic, and the live worker against a local HTTP server: one
-//! push per flip with the token, and a server that hangs or refuses costing the engine nothing.
+//! push per flip, each channel with its own token and never the other's, the one token file of
+//! before given to one channel, and a server that hangs or refuses costing the engine nothing.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -10,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use slate::config::push::TokenFile;
 use slate::config::{Config, NtfyTopic, Push, PushUrl};
 use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Handle, Service, Timing, Update};
@@ -22,13 +24,23 @@ use slate::sources::roots::Env;
 use crate::api::finish_turn;
 use crate::util::{claude_process_table, transcript_path, waiting, working_transcript};
 
+mod tokens;
+
 const TOPIC: &str = "slate-k3x9q7f2";
 const TOKEN: &str = "tk_secretpushtoken0123456789";
+/// The webhook's own secret, which only the webhook may receive.
+const WEBHOOK_TOKEN: &str = "whsec_webhookonly9876543210";
+/// The files each channel's token is in, as `push_to` names them.
+const NTFY_FILE: &str = "push-token-ntfy";
+const WEBHOOK_FILE: &str = "push-token-webhook";
 
+/// `[push]` with these channels, each naming its own token file.
 fn push_to(ntfy: Option<&str>, webhook: Option<&str>, commands: bool) -> Push {
     Push {
         ntfy: ntfy.map(|url| NtfyTopic::parse(url).unwrap()),
+        ntfy_token_file: ntfy.map(|_| TokenFile::parse(NTFY_FILE).unwrap()),
         webhook: webhook.map(|url| PushUrl::parse(url).unwrap()),
+        webhook_token_file: webhook.map(|_| TokenFile::parse(WEBHOOK_FILE).unwrap()),
         commands,
     }
 }
@@ -258,7 +270,9 @@ fn refused_port() -> u16 {
         .port()
 }
 
-/// The live service over `home` with `push` in its config, and the push worker beside it.
+/// The live service over `home` with `push` in its config, and the push worker beside it; the
+/// channels' tokens (`TOKEN` for ntfy, `WEBHOOK_TOKEN` for the webhook) in their files in `home`
+/// with `token_mode`, or no files.
 fn live_with_push(home: &Path, push: Push, token_mode: Option<u32>) -> (Handle, Timestamp) {
     let now = live::system_clock();
     working_transcript(home, now);
@@ -281,22 +295,27 @@ fn live_with_push(home: &Path, push: Push, token_mode: Option<u32>) -> (Handle, 
         settings: Settings::new(None, config),
         remotes: None,
     });
-    let token_file = home.join("push-token");
     if let Some(mode) = token_mode {
-        std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(mode)).unwrap();
+        for (file, token) in [(NTFY_FILE, TOKEN), (WEBHOOK_FILE, WEBHOOK_TOKEN)] {
+            write_token(&home.join(file), token, mode);
+        }
     }
     slate::push::start(
         &handle,
         Setup {
-            token_file,
+            token_dir: home.to_path_buf(),
             store_file: None,
             machine: "test-box".to_owned(),
             deadline: Duration::from_secs(1),
         },
     );
     (handle, now)
+}
+
+fn write_token(file: &Path, token: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(file, format!("{token}\n")).unwrap();
+    std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
 /// Polls `check` every 50 ms for up to `within`.
@@ -312,7 +331,7 @@ fn eventually(within: Duration, mut check: impl FnMut() -> bool) -> bool {
 }
 
 #[test]
-fn a_flip_to_needs_you_is_pushed_once_to_ntfy_and_the_webhook_with_the_token() {
+fn a_flip_to_needs_you_is_pushed_once_to_ntfy_and_the_webhook_each_with_its_token() {
     let temp = tempfile::tempdir().unwrap();
     let server = Server::start(Behaviour::Answer);
     let push = push_to(
@@ -337,10 +356,10 @@ fn a_flip_to_needs_you_is_pushed_once_to_ntfy_and_the_webhook_with_the_token() {
         .iter()
         .find(|s| s.path == "/hook")
         .expect("the webhook");
-    for request in [ntfy, hook] {
+    for (request, token) in [(ntfy, TOKEN), (hook, WEBHOOK_TOKEN)] {
         assert_eq!(request.method, "POST");
         assert_eq!(request.headers["content-type"], "application/json");
-        assert_eq!(request.headers["authorization"], format!("Bearer {TOKEN}"));
+        assert_eq!(request.headers["authorization"], format!("Bearer {token}"));
     }
     assert_eq!(ntfy.body["topic"], TOPIC);
     assert_eq!(ntfy.body["title"], "acme · Claude Code needs you");
@@ -393,7 +412,7 @@ fn a_server_that_hangs_or_refuses_costs_the_engine_nothing_and_no_failure_names_
     let report = handle.health().push.unwrap();
     assert_eq!(report.sent, 0);
     let told = serde_json::to_string(&handle.health()).unwrap();
-    for secret in [TOKEN, TOPIC] {
+    for secret in [TOKEN, WEBHOOK_TOKEN, TOPIC] {
         assert!(!told.contains(secret), "/health names {secret}: {told}");
     }
     let last = report.last_failure.unwrap();

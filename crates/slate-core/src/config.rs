@@ -460,20 +460,53 @@ fn checked(text: String) -> Result<String, ConfigError> {
 /// to move comes back unchanged, byte for byte; a rewritten one loses its comments and key order,
 /// which is why [`load_or_default`] keeps the earlier file.
 pub fn migrate(text: &str) -> Result<Migrated, ConfigError> {
-    let unchanged = Migrated {
-        text: text.to_owned(),
-        changed: false,
-        notes: Vec::new(),
-    };
+    migrate_with(text, None)
+}
+
+/// [`migrate`], and the one push token file every push channel was sent before given to one
+/// channel (`push::migrate`), when the caller found that file (`legacy`).
+pub fn migrate_with(
+    text: &str,
+    legacy: Option<push::LegacyToken>,
+) -> Result<Migrated, ConfigError> {
     let mut table: toml::Table = text.parse().map_err(|err| invalid(text, &err))?;
+    let mut notes = Vec::new();
+    if let Some(note) = move_idle_minutes(&mut table)? {
+        notes.push(note);
+    }
+    if let Some(note) = table
+        .get_mut("push")
+        .and_then(toml::Value::as_table_mut)
+        .and_then(|push| push::migrate(push, legacy))
+    {
+        notes.push(note);
+    }
+    if notes.is_empty() {
+        return Ok(Migrated {
+            text: text.to_owned(),
+            changed: false,
+            notes,
+        });
+    }
+    let text = toml::to_string(&table)
+        .map_err(|err| invalid_whole(format!("cannot write the migrated config: {err}")))?;
+    Ok(Migrated {
+        text,
+        changed: true,
+        notes,
+    })
+}
+
+/// `[steering] session_idle_minutes` moved to `[project-policy]`, and the note that says so.
+fn move_idle_minutes(table: &mut toml::Table) -> Result<Option<String>, ConfigError> {
     let Some(steering) = table
         .get_mut("steering")
         .and_then(toml::Value::as_table_mut)
     else {
-        return Ok(unchanged);
+        return Ok(None);
     };
     let Some(old) = steering.remove("session_idle_minutes") else {
-        return Ok(unchanged);
+        return Ok(None);
     };
     if steering.is_empty() {
         table.remove("steering");
@@ -486,7 +519,7 @@ pub fn migrate(text: &str) -> Result<Migrated, ConfigError> {
             "`project-policy` must be a section, not a value".to_owned(),
         ));
     };
-    let note = match policy.get("session_idle_minutes") {
+    Ok(Some(match policy.get("session_idle_minutes") {
         Some(new) => format!(
             "dropped [steering] session_idle_minutes = {old}: \
              [project-policy] session_idle_minutes = {new} is also set and wins"
@@ -498,14 +531,7 @@ pub fn migrate(text: &str) -> Result<Migrated, ConfigError> {
             policy.insert("session_idle_minutes".to_owned(), old);
             note
         }
-    };
-    let text = toml::to_string(&table)
-        .map_err(|err| invalid_whole(format!("cannot write the migrated config: {err}")))?;
-    Ok(Migrated {
-        text,
-        changed: true,
-        notes: vec![note],
-    })
+    }))
 }
 
 /// Turns a TOML error into one that names the line, the section and the key, so that an unknown
