@@ -550,12 +550,14 @@ async fn hosted(
 
 /// `POST /hooks`: one event of an agent's own hooks, as `slate hook` passes it on
 /// (docs/api.md, docs/hooks.md). Its fields are checked and bounded again here: whatever posts
-/// with the token, the engine gets a known agent, a readable session id and short clean text.
+/// with the token, the engine gets a known agent, a readable session id and short clean text. A
+/// field the report does not name, and a session id past its limit, are refused, never dropped
+/// or cut.
 async fn hook(
     State(state): State<AppState>,
     JsonBody(report): JsonBody<crate::agents::hooks::HookReport>,
 ) -> Response {
-    use crate::agents::hooks::{clean, valid_id, FIELD_LIMIT};
+    use crate::agents::hooks::{clean, valid_id, FIELD_LIMIT, ID_LIMIT};
     if AgentKind::parse(&report.agent).is_none() {
         return error(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -563,11 +565,21 @@ async fn hook(
             "the hook names no agent Slate knows",
         );
     }
+    if report.session_id.len() > ID_LIMIT {
+        return error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            format!(
+                "the hook's session id is {} bytes long; at most {ID_LIMIT} are allowed",
+                report.session_id.len()
+            ),
+        );
+    }
     if !valid_id(&report.session_id) {
         return error(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid",
-            "the hook's session id is not one Slate reads (letters, digits, `-_.:`, at most 128 bytes)",
+            "the hook's session id is not one Slate reads (letters, digits, `-_.:`)",
         );
     }
     let bounded = |text: Option<String>| text.map(|text| clean(&text, FIELD_LIMIT));

@@ -6,3 +6,4 @@
 mod command;
 mod rules;
 mod settings;
+mod wire; // what an event carries: long ids refused, unknown fields refused (issue 35)

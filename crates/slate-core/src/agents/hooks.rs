@@ -22,8 +22,9 @@ pub use spans::{ParseError, SETTINGS_LIMIT};
 
 /// The most any text field of a hook report may hold, in bytes.
 pub const FIELD_LIMIT: usize = 512;
-/// The most a session id in a hook report may hold, in bytes.
-pub const ID_LIMIT: usize = 128;
+/// The most a session id in a hook report may hold, in bytes: the ids' limit everywhere
+/// (`limits::ID_MAX`). A longer one is refused, never cut.
+pub const ID_LIMIT: usize = crate::limits::ID_MAX;
 /// The most an event's JSON may hold for `slate hook` to read it.
 pub const EVENT_LIMIT: usize = 1024 * 1024;
 
@@ -127,8 +128,10 @@ impl Signal {
 }
 
 /// What `slate hook` passes on of one event: the agent, the event's name and the few fields
-/// Slate reads, each bounded and free of control characters. It is what `POST /hooks` takes.
+/// Slate reads, each bounded and free of control characters. It is what `POST /hooks` takes,
+/// and nothing else: a field it does not name is refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HookReport {
     pub agent: String,
     pub event: String,
@@ -206,10 +209,11 @@ impl Hooks {
     }
 
     /// The report of one event, read from its JSON: `None` for an event Slate does not listen
-    /// to, or one without a usable session id.
+    /// to, or one without a usable session id: an id longer than [`ID_LIMIT`] is refused whole,
+    /// never cut to an id that might be another session's.
     pub fn report(&self, agent: &str, event: &str, value: &Value) -> Option<HookReport> {
         self.meaning(event)?;
-        let session_id = first(value, self.session, ID_LIMIT)?;
+        let session_id = first(value, self.session, EVENT_LIMIT)?;
         if !valid_id(&session_id) {
             return None;
         }
