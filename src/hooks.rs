@@ -41,7 +41,9 @@ const LAST_FOLDER: &str = "hooks-last";
 
 mod config;
 
-pub use config::{agents, config_path, install, remove, status, AgentHooks, Changed, HooksError};
+pub use config::{
+    agents, config_path, install, remove, status, this_program, AgentHooks, Changed, HooksError,
+};
 
 /// `options` creating a file only its owner may read (on Unix).
 fn private(options: &mut fs::OpenOptions) -> &mut fs::OpenOptions {

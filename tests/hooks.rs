@@ -1,9 +1,10 @@
 //! The agents' own hooks (docs/hooks.md): Slate's entries added to and taken out of real-shaped
 //! configurations byte for byte (`settings`), what a hook event makes of a session in the
-//! tracker (`rules`), and `slate hook` itself, which must return within its budget whatever Slate
-//! does (`command`).
+//! tracker (`rules`), `slate hook` itself, which must return within its budget whatever Slate
+//! does (`command`), and `slate hooks` on files as a person keeps them (`files`).
 
 mod command;
+mod files;
 mod rules;
 mod settings;
 mod wire; // what an event carries: long ids refused, unknown fields refused (issue 35)

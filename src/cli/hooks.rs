@@ -3,7 +3,8 @@
 //! which `main` starts before anything else so it keeps its 250 ms (`hooks::run_hook`).
 //!
 //! The files are read and written by `slate::hooks`; this module picks the agents, says what
-//! was done, where the backup is and, for an agent that asks for it, how to trust the new hooks.
+//! was done, where the backup is, whether a file Slate had created was deleted and, for an agent
+//! that asks for it, how to trust the new hooks.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -18,12 +19,14 @@ use super::setup::Context;
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
     /// Add Slate's hooks to the agents' own hook configurations (all agents that have hooks, or
-    /// the ones named). A backup of each file is written first; installing twice changes nothing.
+    /// the ones named). A backup of each file it changes is written first (one a file, beside
+    /// it); installing twice changes nothing.
     Install {
         /// Agents by id (claude-code, codex, gemini-cli, opencode, cursor-agent).
         agents: Vec<String>,
     },
-    /// Take Slate's hooks out again, leaving everything else as it was.
+    /// Take Slate's hooks out again, leaving everything else as it was: only entries exactly as
+    /// Slate wrote them go, and only a file Slate created is deleted.
     Remove { agents: Vec<String> },
     /// Say, per agent, where its hook configuration is, which of Slate's hooks are installed and
     /// when one last fired.
@@ -56,13 +59,17 @@ pub fn run(context: &Context, command: &HooksCommand) -> anyhow::Result<ExitCode
         HooksCommand::Install { agents } | HooksCommand::Remove { agents } => {
             let chosen = choose(agents)?;
             let installing = matches!(command, HooksCommand::Install { .. });
-            let program = program()?;
+            let program = hooks::this_program()?;
+            let places = setup
+                .places
+                .as_ref()
+                .map_err(|err| anyhow::anyhow!("cannot find Slate's data folder: {err}"))?;
             let mut failed = false;
             for description in chosen {
                 let done = if installing {
-                    hooks::install(description, env, &program, context.now)
+                    hooks::install(description, env, places, &program)
                 } else {
-                    hooks::remove(description, env, context.now)
+                    hooks::remove(description, env, places, &program)
                 };
                 match done {
                     Ok(changed) => {
@@ -78,6 +85,12 @@ pub fn run(context: &Context, command: &HooksCommand) -> anyhow::Result<ExitCode
                             description.product,
                             changed.path.display()
                         )?;
+                        if changed.deleted {
+                            writeln!(
+                                out,
+                                "  Slate had created it, and it held nothing else: deleted"
+                            )?;
+                        }
                         if let Some(backup) = &changed.backup {
                             writeln!(out, "  the file as it was: {}", backup.display())?;
                         }
@@ -126,14 +139,6 @@ fn choose(names: &[String]) -> anyhow::Result<Vec<&'static Description>> {
                 })
         })
         .collect()
-}
-
-/// This program's path, as the hooks will run it.
-fn program() -> anyhow::Result<String> {
-    let path = std::env::current_exe()?;
-    path.to_str()
-        .map(str::to_string)
-        .ok_or_else(|| anyhow::anyhow!("this program's path {} is not UTF-8", path.display()))
 }
 
 /// The status as text, one block per agent; `slate doctor` prints it too.

@@ -2,20 +2,28 @@
 //! configuration is, what of Slate's it holds, and installing and removing Slate's entries.
 //!
 //! What an entry is and how a configuration's text is edited is `agents::hooks` (pure); this
-//! module reads and writes the files: a backup first, the file replaced whole by a rename, a
-//! link followed to its target.
+//! module reads and writes the files. An entry is Slate's only when its text is, byte for byte,
+//! one this Slate writes or one a Slate of this HOME recorded when it installed it: the record
+//! (`hooks-installed.json` in Slate's data folder) holds, per file, the entries written and
+//! whether Slate created the file, and only a file Slate created is ever deleted. A change is
+//! made to a new file renamed over the old one, after one backup beside it (`<file>.slate-backup`,
+//! readable by its owner only), and only when the text changes; what a killed run left (its
+//! `<file>.slate-<pid>`) is cleared on the next. A link to a file is edited where it points; a
+//! dangling link, a read-only file or an agent home given as a relative path is refused, named
+//! with why.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{last_fired, private};
 use crate::agents::description::Description;
 use crate::agents::hooks::{self, settings, HookFormat, Hooks, Verified};
 use crate::agents::Registry;
-use crate::model::{AgentKind, Timestamp};
+use crate::model::AgentKind;
 use crate::places::Places;
 use crate::sources::regular_file;
 use crate::sources::roots::{self, Env};
@@ -25,6 +33,11 @@ use crate::sources::roots::{self, Env};
 pub enum HooksError {
     #[error("cannot find {0}'s hook configuration (its base folder is not set)")]
     NoPlace(String),
+    #[error(
+        "{name} is {value:?}, a relative path: the agent reads it against the folder it starts \
+         in, which Slate cannot know; set {name} to an absolute path"
+    )]
+    Relative { name: String, value: PathBuf },
     #[error("{path} is left as it is: {source}")]
     Unreadable { path: PathBuf, source: io::Error },
     #[error("{path} is left as it is: {source}")]
@@ -32,6 +45,15 @@ pub enum HooksError {
         path: PathBuf,
         source: hooks::ParseError,
     },
+    #[error("{path} is left as it is: it is a link to {target}, which does not exist")]
+    Dangling { path: PathBuf, target: PathBuf },
+    #[error(
+        "{path} is left as it is: it is read-only (mode {mode:04o}); make it writable \
+         (chmod u+w) for Slate to change it"
+    )]
+    ReadOnly { path: PathBuf, mode: u32 },
+    #[error("cannot read Slate's record of the hooks it installed, {path}: {reason}")]
+    Record { path: PathBuf, reason: String },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
 }
@@ -64,12 +86,26 @@ pub struct Changed {
     pub changed: bool,
     /// The copy of the file as it was, when there was one to keep.
     pub backup: Option<PathBuf>,
+    /// True when the file was deleted: Slate had created it, and nothing else was in it.
+    pub deleted: bool,
     pub trust: Option<String>,
 }
 
 /// Where `description`'s hook configuration is in this environment.
 pub fn config_path(hooks: &Hooks, env: &Env) -> Option<PathBuf> {
     roots::first_of(hooks.file, env)
+}
+
+/// Where the configuration is, or why it cannot be said: no base folder, or an agent's home
+/// given as a relative path.
+fn place(description: &Description, hooks: &Hooks, env: &Env) -> Result<PathBuf, HooksError> {
+    if let Some((name, value)) = roots::relative_var(hooks.file, env) {
+        return Err(HooksError::Relative {
+            name: name.to_string(),
+            value: value.to_path_buf(),
+        });
+    }
+    config_path(hooks, env).ok_or_else(|| HooksError::NoPlace(description.product.to_string()))
 }
 
 /// Every agent of `registry` that has hooks.
@@ -79,14 +115,43 @@ pub fn agents(registry: Registry) -> impl Iterator<Item = (&'static Description,
         .filter_map(|description| Some((description, description.hooks?)))
 }
 
-/// Each agent's hooks as they stand.
+/// This program's path, as the hooks it installs run it.
+pub fn this_program() -> io::Result<String> {
+    let path = std::env::current_exe()?;
+    path.to_str().map(str::to_string).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("this program's path {} is not UTF-8", path.display()),
+        )
+    })
+}
+
+/// Each agent's hooks as they stand: Slate's entries are those this program writes and those
+/// recorded at install.
 pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<AgentHooks> {
+    let program = this_program().ok();
+    let record = places.and_then(|places| Record::load(places).ok());
     agents(registry)
         .map(|(description, hooks)| {
             let agent = description.kind();
             let path = config_path(hooks, env);
-            let (installed, error) = match installed_events(hooks, description.id, path.as_deref())
-            {
+            let found = match place(description, hooks, env) {
+                // No base folder: nothing is installed, and nothing is wrong.
+                Err(HooksError::NoPlace(_)) => Ok(Vec::new()),
+                Err(err) => Err(err.to_string()),
+                Ok(path) => {
+                    let path = fs::canonicalize(&path).unwrap_or(path);
+                    let mut own = program
+                        .as_deref()
+                        .map(|program| settings::entries(hooks, description.id, program))
+                        .unwrap_or_default();
+                    if let Some(written) = record.as_ref().and_then(|record| record.of(&path)) {
+                        own.extend(written.entries.iter().cloned());
+                    }
+                    installed_events(hooks, description.id, &path, &own)
+                }
+            };
+            let (installed, error) = match found {
                 Ok(found) => (found, None),
                 Err(err) => (Vec::new(), Some(err)),
             };
@@ -111,21 +176,19 @@ pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<Age
         .collect()
 }
 
-/// The events that have Slate's hook in the configuration at `path` (none without one), or why
-/// it could not be read.
+/// The events that have Slate's hook (one of `own`) in the configuration at `path`, or why it
+/// could not be read.
 fn installed_events(
     hooks: &Hooks,
     agent: &str,
-    path: Option<&Path>,
+    path: &Path,
+    own: &[String],
 ) -> Result<Vec<String>, String> {
-    let Some(path) = path else {
-        return Ok(Vec::new());
-    };
     if hooks.format == HookFormat::Files {
         return files_installed(hooks, agent, path).map_err(|err| err.to_string());
     }
     let text = read_config(path).map_err(|err| err.to_string())?;
-    settings::installed(hooks, agent, &text).map_err(|err| err.to_string())
+    settings::installed(hooks, agent, &text, own).map_err(|err| err.to_string())
 }
 
 /// The configuration's text: empty for a file that does not exist.
@@ -137,90 +200,271 @@ fn read_config(path: &Path) -> io::Result<String> {
     }
 }
 
-/// Installs Slate's hooks for `description`, running `program`.
+/// Installs Slate's hooks for `description`, running `program`, and records what it wrote in
+/// Slate's data folder.
 pub fn install(
     description: &'static Description,
     env: &Env,
+    places: &Places,
     program: &str,
-    now: Timestamp,
 ) -> Result<Changed, HooksError> {
     if description.hooks.map(|hooks| hooks.format) == Some(HookFormat::Files) {
         return edit_files(description, env, Some(program));
     }
-    edit(description, env, now, |hooks, text| {
-        settings::install(hooks, description.id, program, text)
-    })
+    edit(description, env, places, program, true)
 }
 
-/// Takes Slate's hooks out of `description`'s configuration.
+/// Takes Slate's hooks out of `description`'s configuration: the entries `program` writes and
+/// those recorded at install, byte for byte, and nothing else.
 pub fn remove(
     description: &'static Description,
     env: &Env,
-    now: Timestamp,
+    places: &Places,
+    program: &str,
 ) -> Result<Changed, HooksError> {
     if description.hooks.map(|hooks| hooks.format) == Some(HookFormat::Files) {
         return edit_files(description, env, None);
     }
-    edit(description, env, now, |hooks, text| {
-        settings::remove(hooks, description.id, text)
-    })
+    edit(description, env, places, program, false)
+}
+
+/// The file to edit for the configuration named `named`: the file a link points to, or `named`
+/// itself. A link that points nowhere is refused: writing there would replace the link.
+fn target(named: &Path) -> Result<PathBuf, HooksError> {
+    let unreadable = |source| HooksError::Unreadable {
+        path: named.to_path_buf(),
+        source,
+    };
+    match fs::symlink_metadata(named) {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            // The file is not there yet; a folder above it kept as a link is followed.
+            let folder = named
+                .parent()
+                .and_then(|folder| fs::canonicalize(folder).ok());
+            Ok(match (folder, named.file_name()) {
+                (Some(folder), Some(name)) => folder.join(name),
+                _ => named.to_path_buf(),
+            })
+        }
+        Err(err) => Err(unreadable(err)),
+        Ok(meta) if meta.file_type().is_symlink() => match fs::canonicalize(named) {
+            Ok(path) => Ok(path),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Err(HooksError::Dangling {
+                path: named.to_path_buf(),
+                target: fs::read_link(named).unwrap_or_default(),
+            }),
+            Err(err) => Err(unreadable(err)),
+        },
+        Ok(_) => Ok(fs::canonicalize(named).unwrap_or_else(|_| named.to_path_buf())),
+    }
+}
+
+/// Refuses a file its owner cannot write: a person who made a configuration read-only meant
+/// it to stay as it is.
+fn writable(path: &Path) -> Result<(), HooksError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = fs::metadata(path) {
+            let mode = meta.permissions().mode() & 0o7777;
+            if mode & 0o200 == 0 {
+                return Err(HooksError::ReadOnly {
+                    path: path.to_path_buf(),
+                    mode,
+                });
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 fn edit(
     description: &'static Description,
     env: &Env,
-    now: Timestamp,
-    change: impl Fn(&Hooks, &str) -> Result<String, hooks::ParseError>,
+    places: &Places,
+    program: &str,
+    installing: bool,
 ) -> Result<Changed, HooksError> {
     let hooks = description
         .hooks
         .ok_or_else(|| HooksError::NoPlace(description.product.to_string()))?;
-    let named = config_path(hooks, env)
-        .ok_or_else(|| HooksError::NoPlace(description.product.to_string()))?;
+    let agent = description.id;
     // A configuration kept as a link (a dotfiles folder) is edited where it lives.
-    let path = fs::canonicalize(&named).unwrap_or(named);
+    let path = target(&place(description, hooks, env)?)?;
+    clear_leftovers(&path);
+    let existed = fs::symlink_metadata(&path).is_ok();
     let text = read_config(&path).map_err(|source| HooksError::Unreadable {
         path: path.clone(),
         source,
     })?;
-    let new = change(hooks, &text).map_err(|source| HooksError::Refused {
-        path: path.clone(),
-        source,
-    })?;
-    let trust = hooks.trust.map(str::to_string);
-    if new == text {
-        return Ok(Changed {
-            agent: description.kind(),
-            path,
-            changed: false,
-            backup: None,
-            trust,
-        });
-    }
-    let write_error = |source| HooksError::Write {
+    let mut record = Record::load(places)?;
+    let written = record.of(&path).cloned().unwrap_or_default();
+    let mine = settings::entries(hooks, agent, program);
+    let mut own = mine.clone();
+    own.extend(written.entries.iter().cloned());
+    let refused = |source| HooksError::Refused {
         path: path.clone(),
         source,
     };
+    let new = if installing {
+        settings::install(hooks, agent, program, &text, &written.entries).map_err(refused)?
+    } else {
+        settings::remove(hooks, agent, &text, &own).map_err(refused)?
+    };
+    let trust = hooks.trust.map(str::to_string);
+    let unchanged = Changed {
+        agent: description.kind(),
+        path: path.clone(),
+        changed: false,
+        backup: None,
+        deleted: false,
+        trust: trust.clone(),
+    };
+    if new == text {
+        return Ok(unchanged);
+    }
+    writable(&path)?;
+    // What the file was before Slate's first entry: kept while any of Slate's entries is in it.
+    let before = if !existed {
+        Before::Absent
+    } else if text.trim().is_empty() {
+        Before::Blank(text.clone())
+    } else if settings::installed(hooks, agent, &text, &own).is_ok_and(|found| !found.is_empty()) {
+        written.before.clone()
+    } else {
+        Before::Theirs
+    };
+    let write_error = |path: &Path, source| HooksError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let record_file = places.data_dir.join(RECORD_FILE);
+    if installing {
+        // Recorded before the file is written: a run killed in between leaves entries the
+        // record knows.
+        let mut entries = written.entries.clone();
+        for entry in mine {
+            if !entries.contains(&entry) {
+                entries.push(entry);
+            }
+        }
+        record.set(
+            &path,
+            Some(Written {
+                before: before.clone(),
+                entries,
+            }),
+        );
+        record
+            .save(&record_file)
+            .map_err(|source| write_error(&record_file, source))?;
+    }
     let backup = if text.is_empty() {
         None
     } else {
-        // A copy keeps the file's permissions: a settings file may hold keys.
-        let backup = backup_path(&path, now);
-        fs::copy(&path, &backup).map_err(write_error)?;
+        let backup = backup_path(&path);
+        write_whole(&backup, &text, Some(0o600)).map_err(|source| write_error(&backup, source))?;
         Some(backup)
     };
-    if new.is_empty() {
-        fs::remove_file(&path).map_err(write_error)?;
+    let mut deleted = false;
+    if new.is_empty() && !installing {
+        match &before {
+            Before::Absent => {
+                fs::remove_file(&path).map_err(|source| write_error(&path, source))?;
+                deleted = true;
+            }
+            Before::Blank(was) => {
+                write_whole(&path, was, None).map_err(|source| write_error(&path, source))?
+            }
+            Before::Theirs => write_whole(&path, settings::empty(hooks), None)
+                .map_err(|source| write_error(&path, source))?,
+        }
     } else {
-        write_whole(&path, &new).map_err(write_error)?;
+        write_whole(&path, &new, None).map_err(|source| write_error(&path, source))?;
+    }
+    if !installing {
+        // Nothing of Slate's is left to know again.
+        record.set(&path, None);
+        record
+            .save(&record_file)
+            .map_err(|source| write_error(&record_file, source))?;
     }
     Ok(Changed {
-        agent: description.kind(),
-        path,
         changed: true,
         backup,
-        trust,
+        deleted,
+        ..unchanged
     })
+}
+
+/// Slate's record of the hooks it installed, in its data folder.
+const RECORD_FILE: &str = "hooks-installed.json";
+/// The most the record may hold for Slate to read it.
+const RECORD_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// What a Slate of this HOME wrote into each hook configuration, by the file's path.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Record {
+    files: BTreeMap<String, Written>,
+}
+
+/// What Slate wrote into one file: what the file was before, and the exact entries.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Written {
+    before: Before,
+    entries: Vec<String>,
+}
+
+/// What a file was before Slate's first entry went in.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Before {
+    /// It did not exist: Slate created it, and deletes it once nothing else is in it.
+    Absent,
+    /// It held this blank text (an empty file), which it gets back.
+    Blank(String),
+    /// It held the person's text, or Slate does not know: it is never deleted.
+    #[default]
+    Theirs,
+}
+
+impl Record {
+    /// The record in `places`' data folder: empty when there is none yet, an error when it does
+    /// not read (it is then left as it is, and nothing is changed).
+    fn load(places: &Places) -> Result<Record, HooksError> {
+        let path = places.data_dir.join(RECORD_FILE);
+        let error = |reason: String| HooksError::Record {
+            path: path.clone(),
+            reason,
+        };
+        match regular_file::read_to_string(&path, RECORD_LIMIT) {
+            Ok(text) => serde_json::from_str(&text).map_err(|err| error(err.to_string())),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Record::default()),
+            Err(err) => Err(error(err.to_string())),
+        }
+    }
+
+    fn key(path: &Path) -> String {
+        path.to_string_lossy().into_owned()
+    }
+
+    fn of(&self, path: &Path) -> Option<&Written> {
+        self.files.get(&Record::key(path))
+    }
+
+    fn set(&mut self, path: &Path, written: Option<Written>) {
+        match written {
+            Some(written) => self.files.insert(Record::key(path), written),
+            None => self.files.remove(&Record::key(path)),
+        };
+    }
+
+    fn save(&self, path: &Path) -> io::Result<()> {
+        let text = serde_json::to_string_pretty(self)?;
+        write_whole(path, &format!("{text}\n"), Some(0o600))
+    }
 }
 
 /// The most a hook file may hold for Slate to read it: Slate's are a few hundred bytes.
@@ -276,8 +520,7 @@ fn edit_files(
     let hooks = description
         .hooks
         .ok_or_else(|| HooksError::NoPlace(description.product.to_string()))?;
-    let folder = config_path(hooks, env)
-        .ok_or_else(|| HooksError::NoPlace(description.product.to_string()))?;
+    let folder = place(description, hooks, env)?;
     let agent = description.id;
     let unreadable = |source| HooksError::Unreadable {
         path: folder.clone(),
@@ -285,6 +528,7 @@ fn edit_files(
     };
     let mut files = Vec::new();
     for (event, _) in hooks.events {
+        clear_leftovers(&folder.join(event));
         files.push((
             *event,
             hook_file(agent, &folder, event).map_err(unreadable)?,
@@ -317,7 +561,7 @@ fn edit_files(
                     continue;
                 }
                 let path = folder.join(event);
-                write_whole(&path, &text).map_err(|source| write_error(&path, source))?;
+                write_whole(&path, &text, None).map_err(|source| write_error(&path, source))?;
                 executable(&path).map_err(|source| write_error(&path, source))?;
                 changed = true;
             }
@@ -337,6 +581,7 @@ fn edit_files(
         path: folder,
         changed,
         backup: None,
+        deleted: false,
         trust: hooks.trust.map(str::to_string),
     })
 }
@@ -353,29 +598,92 @@ fn executable(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// `<file>.slate-backup-<time>`, beside the file.
-fn backup_path(path: &Path, now: Timestamp) -> PathBuf {
+/// `<file>.slate-backup`, beside the file: one a file, the file as it was before Slate's last
+/// change.
+fn backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".slate-backup-{}", now.millis()));
+    name.push(".slate-backup");
     path.with_file_name(name)
 }
 
+/// `<file>.slate-<pid>`: where `write_whole` writes before its rename.
+fn temporary_path(path: &Path, pid: u32) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".slate-{pid}"));
+    path.with_file_name(name)
+}
+
+/// Deletes what a killed run of `write_whole` left beside `path`: its `<file>.slate-<pid>`, when
+/// no process of that id runs any more (one that runs may be writing it now).
+fn clear_leftovers(path: &Path) {
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let Ok(entries) = fs::read_dir(folder) else {
+        return;
+    };
+    let mut prefix = name.to_os_string();
+    prefix.push(".slate-");
+    let prefix = prefix.to_string_lossy().into_owned();
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|found| found.strip_prefix(prefix.as_str()))
+            .filter(|pid| !pid.is_empty() && pid.bytes().all(|byte| byte.is_ascii_digit()))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
+        if is_file && (pid == std::process::id() || !runs(pid)) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// True when a process of id `pid` runs (whoever's it is).
+fn runs(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        use nix::errno::Errno;
+        let Ok(pid) = i32::try_from(pid) else {
+            return false;
+        };
+        !matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+            Err(Errno::ESRCH)
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
 /// Writes `text` to a new file beside `path` and renames it over `path`, so a reader never sees
-/// half a file; the folder is made when missing, and a file's permissions are kept.
-fn write_whole(path: &Path, text: &str) -> io::Result<()> {
+/// half a file; the folder is made when missing. The new file has `mode` when one is given,
+/// else the old file's permissions.
+fn write_whole(path: &Path, text: &str, mode: Option<u32>) -> io::Result<()> {
     let folder = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(folder)?;
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".slate-{}", std::process::id()));
-    let temporary = path.with_file_name(name);
+    let temporary = temporary_path(path, std::process::id());
     // A leftover of a write that stopped half-way goes first. Readable by its owner only until
     // it has the file's own permissions.
     let _ = fs::remove_file(&temporary);
     let mut file = private(fs::OpenOptions::new().write(true).create_new(true)).open(&temporary)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()?;
-    if let Ok(meta) = fs::metadata(path) {
-        let _ = fs::set_permissions(&temporary, meta.permissions());
+    #[cfg(unix)]
+    if let Some(mode) = mode {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&temporary, fs::Permissions::from_mode(mode))?;
+    }
+    if mode.is_none() {
+        if let Ok(meta) = fs::metadata(path) {
+            let _ = fs::set_permissions(&temporary, meta.permissions());
+        }
     }
     fs::rename(&temporary, path)
 }

@@ -253,7 +253,7 @@ fn hooks_install_remove_and_status_over_a_temporary_home() {
     );
     assert_eq!(std::fs::read(&codex).unwrap(), broken);
     assert!(said.contains("Gemini CLI: hooks installed in"), "{said}");
-    assert!(said.contains(".slate-backup-"), "{said}");
+    assert!(said.contains(".slate-backup"), "{said}");
     let backups: Vec<_> = std::fs::read_dir(gemini.parent().unwrap())
         .unwrap()
         .filter_map(|entry| entry.ok())
@@ -261,7 +261,7 @@ fn hooks_install_remove_and_status_over_a_temporary_home() {
             entry
                 .file_name()
                 .to_string_lossy()
-                .contains(".slate-backup-")
+                .contains(".slate-backup")
         })
         .collect();
     assert_eq!(backups.len(), 1);
@@ -332,6 +332,7 @@ fn a_gemini_hook_whose_slate_is_gone_still_blocks_nothing() {
         gemini.id,
         "/nonexistent/uninstalled/slate",
         "",
+        &[],
     )
     .unwrap();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -12,6 +12,11 @@ use slate::agents::BUILT_IN;
 
 const PROGRAM: &str = "/usr/local/bin/slate";
 
+/// The exact texts Slate writes for `PROGRAM`: what `installed` counts and `remove` takes out.
+fn own(hooks: &Hooks, agent: &str) -> Vec<String> {
+    settings::entries(hooks, agent, PROGRAM)
+}
+
 fn fixture(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/hooks")
@@ -61,9 +66,10 @@ fn without_comments(text: &str) -> Value {
 /// again changes nothing, remove gives the text back byte for byte.
 fn round_trip(description: &Description, hooks: &Hooks, text: &str) {
     let id = description.id;
-    let installed = settings::install(hooks, id, PROGRAM, text)
+    let installed = settings::install(hooks, id, PROGRAM, text, &[])
         .unwrap_or_else(|err| panic!("{id}: {err}\n{text}"));
-    let mut found = settings::installed(hooks, id, &installed).expect("reads back");
+    let mut found =
+        settings::installed(hooks, id, &installed, &own(hooks, id)).expect("reads back");
     found.sort();
     assert_eq!(
         found,
@@ -71,7 +77,7 @@ fn round_trip(description: &Description, hooks: &Hooks, text: &str) {
         "{id}: every event has its hook\n{installed}"
     );
     assert_eq!(
-        settings::install(hooks, id, PROGRAM, &installed).unwrap(),
+        settings::install(hooks, id, PROGRAM, &installed, &[]).unwrap(),
         installed,
         "{id}: installing twice changes nothing"
     );
@@ -79,7 +85,13 @@ fn round_trip(description: &Description, hooks: &Hooks, text: &str) {
         installed.contains(&format!("{PROGRAM} hook {id} ")),
         "{id}: the hook runs `slate hook {id} EVENT`"
     );
-    let removed = settings::remove(hooks, id, &installed).unwrap();
+    if text.contains("\r\n") {
+        assert!(
+            !installed.replace("\r\n", "").contains('\n'),
+            "{id}: a file whose lines end in CRLF keeps them\n{installed:?}"
+        );
+    }
+    let removed = settings::remove(hooks, id, &installed, &own(hooks, id)).unwrap();
     assert_eq!(
         removed, text,
         "{id}: remove gives back the text byte for byte"
@@ -124,12 +136,18 @@ fn every_agent_round_trips_on_every_fixture() {
     for (description, hooks) in json_agents() {
         for name in fixtures {
             round_trip(description, hooks, &fixture(name));
+            // The same file written on Windows, its lines ending in CRLF.
+            let crlf = fixture(name).replace('\n', "\r\n");
+            round_trip(description, hooks, &crlf);
         }
         // A file that does not exist yet is made, and taken away again whole.
         round_trip(description, hooks, "");
-        let made = settings::install(hooks, description.id, PROGRAM, "").unwrap();
+        let made = settings::install(hooks, description.id, PROGRAM, "", &[]).unwrap();
         assert!(serde_json::from_str::<Value>(&made).is_ok(), "{made}");
-        assert_eq!(settings::remove(hooks, description.id, &made).unwrap(), "");
+        assert_eq!(
+            settings::remove(hooks, description.id, &made, &own(hooks, description.id)).unwrap(),
+            ""
+        );
     }
 }
 
@@ -138,7 +156,7 @@ fn the_persons_comments_and_layout_stay_where_they_were() {
     let gemini = BUILT_IN.find("gemini-cli").unwrap();
     let hooks = gemini.hooks.unwrap();
     let text = fixture("gemini-settings.json");
-    let installed = settings::install(hooks, gemini.id, PROGRAM, &text).unwrap();
+    let installed = settings::install(hooks, gemini.id, PROGRAM, &text, &[]).unwrap();
     for kept in [
         "// Gemini CLI settings, kept by hand.",
         "/* the look */",
@@ -170,12 +188,15 @@ fn a_file_that_does_not_parse_is_refused() {
         for id in ["claude-code", "codex"] {
             let description = BUILT_IN.find(id).unwrap();
             let hooks = description.hooks.unwrap();
-            let refused = settings::install(hooks, id, PROGRAM, &text);
+            let refused = settings::install(hooks, id, PROGRAM, &text, &[]);
             assert!(refused.is_err(), "{name} is refused for {id}: {refused:?}");
             let message = refused.unwrap_err().to_string();
             assert!(!message.is_empty());
             if name != "broken-event-not-list.json" && name != "broken-hooks-not-object.json" {
-                assert!(settings::remove(hooks, id, &text).is_err(), "{name}");
+                assert!(
+                    settings::remove(hooks, id, &text, &own(hooks, id)).is_err(),
+                    "{name}"
+                );
             }
         }
     }
@@ -187,7 +208,7 @@ fn every_prefix_of_a_file_round_trips_or_is_refused() {
     for (description, hooks) in json_agents() {
         for end in (0..text.len()).filter(|end| text.is_char_boundary(*end)) {
             let prefix = &text[..end];
-            if settings::install(hooks, description.id, PROGRAM, prefix).is_ok() {
+            if settings::install(hooks, description.id, PROGRAM, prefix, &[]).is_ok() {
                 round_trip(description, hooks, prefix);
             }
         }
@@ -200,11 +221,11 @@ fn hostile_texts_are_refused_without_harm() {
     let hooks = claude.hooks.unwrap();
     // Deeper than serde_json reads: refused, no stack overflow.
     let deep = format!("{{\"a\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
-    assert!(settings::install(hooks, claude.id, PROGRAM, &deep).is_err());
+    assert!(settings::install(hooks, claude.id, PROGRAM, &deep, &[]).is_err());
     // Larger than Slate edits.
     let huge = format!("{{\"a\": \"{}\"}}", "x".repeat(SETTINGS_LIMIT));
     assert!(matches!(
-        settings::install(hooks, claude.id, PROGRAM, &huge),
+        settings::install(hooks, claude.id, PROGRAM, &huge, &[]),
         Err(ParseError::TooLarge(..))
     ));
     // Large but within the limit, with thousands of the person's hooks: round trips.
@@ -229,27 +250,137 @@ fn hostile_texts_are_refused_without_harm() {
 fn an_entry_the_person_edited_is_not_slates() {
     let codex = BUILT_IN.find("codex").unwrap();
     let hooks = codex.hooks.unwrap();
-    let installed = settings::install(hooks, codex.id, PROGRAM, "").unwrap();
+    let installed = settings::install(hooks, codex.id, PROGRAM, "", &[]).unwrap();
     // Someone added a second command beside Slate's in one entry: it is theirs now.
     let edited = installed.replacen(
         "\"timeout\": 5}]}",
         "\"timeout\": 5}, {\"type\": \"command\", \"command\": \"mine\"}]}",
         1,
     );
-    let removed = settings::remove(hooks, codex.id, &edited).unwrap();
+    let removed = settings::remove(hooks, codex.id, &edited, &own(hooks, codex.id)).unwrap();
     assert!(removed.contains("\"mine\""), "{removed}");
     // It still runs Slate's command, but it is no longer Slate's entry to take out or count.
     assert!(removed.contains("hook codex PermissionRequest"));
-    assert!(settings::installed(hooks, codex.id, &removed)
+    assert!(
+        settings::installed(hooks, codex.id, &removed, &own(hooks, codex.id))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// Only an entry exactly as Slate writes it is Slate's: the same command under a matcher, with
+/// another timeout, or run by another program is the person's, and neither counted nor taken
+/// out; an entry recorded at install (another program's path) is Slate's too.
+#[test]
+fn only_an_entry_exactly_as_slate_wrote_it_is_slates() {
+    let claude = BUILT_IN.find("claude-code").unwrap();
+    let hooks = claude.hooks.unwrap();
+    let mine = |event: &str, extra: &str, timeout: u32, program: &str| {
+        format!(
+            "{{{extra}\"hooks\": [{{\"type\": \"command\", \"command\": \"{program} hook claude-code {event}\", \"timeout\": {timeout}}}]}}"
+        )
+    };
+    let theirs = [
+        mine("PreToolUse", "\"matcher\": \"Bash\", ", 5, PROGRAM),
+        mine("Stop", "", 30, PROGRAM),
+        mine("Notification", "", 5, "/home/me/bin/slate"),
+        // Slate's own text in another event's list.
+        mine("Stop", "", 5, PROGRAM)
+            .replace("hook claude-code Stop", "hook claude-code SessionEnd"),
+    ];
+    let text = format!(
+        "{{\n  \"hooks\": {{\n    \"PreToolUse\": [\n      {}\n    ],\n    \"Stop\": [\n      {},\n      {}\n    ],\n    \"Notification\": [\n      {}\n    ]\n  }}\n}}\n",
+        theirs[0], theirs[1], theirs[3], theirs[2]
+    );
+    // None of them is Slate's: nothing is installed, nothing is removed.
+    assert!(serde_json::from_str::<Value>(&text).is_ok(), "{text}");
+    let own = own(hooks, claude.id);
+    assert_eq!(
+        settings::installed(hooks, claude.id, &text, &own).unwrap(),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        settings::remove(hooks, claude.id, &text, &own).unwrap(),
+        text
+    );
+    // Install adds Slate's beside them, and remove takes out only Slate's.
+    let installed = settings::install(hooks, claude.id, PROGRAM, &text, &[]).unwrap();
+    for entry in &theirs {
+        assert!(installed.contains(entry.as_str()), "{installed}");
+    }
+    assert_eq!(
+        settings::remove(hooks, claude.id, &installed, &own).unwrap(),
+        text
+    );
+    // What a Slate elsewhere wrote, recorded at its install, is Slate's.
+    let elsewhere = settings::install(hooks, claude.id, "/opt/old/slate", "", &[]).unwrap();
+    assert!(settings::installed(hooks, claude.id, &elsewhere, &own)
         .unwrap()
         .is_empty());
+    let recorded = settings::entries(hooks, claude.id, "/opt/old/slate");
+    assert_eq!(
+        settings::installed(hooks, claude.id, &elsewhere, &recorded)
+            .unwrap()
+            .len(),
+        hooks.events.len()
+    );
+    // Installing with it recorded adds nothing; removing takes it out.
+    assert_eq!(
+        settings::install(hooks, claude.id, PROGRAM, &elsewhere, &recorded).unwrap(),
+        elsewhere
+    );
+    assert_eq!(
+        settings::remove(hooks, claude.id, &elsewhere, &recorded).unwrap(),
+        ""
+    );
+}
+
+/// The person added to Slate's plugin file: remove takes out Slate's text and leaves theirs. A
+/// plugin file of that name that is not Slate's is not written over.
+#[test]
+fn a_plugin_the_person_added_to_loses_only_slates_part() {
+    let opencode = BUILT_IN.find("opencode").unwrap();
+    let hooks = opencode.hooks.unwrap();
+    let plugin = settings::install(hooks, opencode.id, PROGRAM, "", &[]).unwrap();
+    let added = "\nexport const Mine = async () => ({});\n";
+    let appended = format!("{plugin}{added}");
+    let own = own(hooks, opencode.id);
+    assert_eq!(
+        settings::installed(hooks, opencode.id, &appended, &own)
+            .unwrap()
+            .len(),
+        hooks.events.len()
+    );
+    assert_eq!(
+        settings::install(hooks, opencode.id, PROGRAM, &appended, &[]).unwrap(),
+        appended
+    );
+    assert_eq!(
+        settings::remove(hooks, opencode.id, &appended, &own).unwrap(),
+        added
+    );
+    // Slate's text edited is no longer Slate's: not counted, not removed, not written over.
+    let edited = plugin.replace("child.unref();", "child.unref(); mine();");
+    assert!(settings::installed(hooks, opencode.id, &edited, &own)
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        settings::remove(hooks, opencode.id, &edited, &own).unwrap(),
+        edited
+    );
+    let refused = settings::install(hooks, opencode.id, PROGRAM, &edited, &[]).unwrap_err();
+    assert!(
+        refused.to_string().contains("not Slate's plugin"),
+        "{refused}"
+    );
 }
 
 #[test]
 fn opencode_gets_a_plugin_file_of_slates_own() {
     let opencode = BUILT_IN.find("opencode").unwrap();
     let hooks = opencode.hooks.unwrap();
-    let plugin = settings::install(hooks, opencode.id, "/opt/it's/slate", "").unwrap();
+    let plugin = settings::install(hooks, opencode.id, "/opt/it's/slate", "", &[]).unwrap();
+    let own = settings::entries(hooks, opencode.id, "/opt/it's/slate");
     assert!(
         plugin.contains(r#"const PROGRAM = "/opt/it's/slate";"#),
         "{plugin}"
@@ -258,19 +389,22 @@ fn opencode_gets_a_plugin_file_of_slates_own() {
         assert!(plugin.contains(&format!("\"{event}\"")));
     }
     assert_eq!(
-        settings::installed(hooks, opencode.id, &plugin)
+        settings::installed(hooks, opencode.id, &plugin, &own)
             .unwrap()
             .len(),
         hooks.events.len()
     );
-    assert_eq!(settings::remove(hooks, opencode.id, &plugin).unwrap(), "");
+    assert_eq!(
+        settings::remove(hooks, opencode.id, &plugin, &own).unwrap(),
+        ""
+    );
     // A file that is not Slate's is neither read as installed nor removed.
     let theirs = "export const Mine = async () => ({});\n";
-    assert!(settings::installed(hooks, opencode.id, theirs)
+    assert!(settings::installed(hooks, opencode.id, theirs, &own)
         .unwrap()
         .is_empty());
     assert_eq!(
-        settings::remove(hooks, opencode.id, theirs).unwrap(),
+        settings::remove(hooks, opencode.id, theirs, &own).unwrap(),
         theirs
     );
 }
@@ -303,9 +437,9 @@ fn a_hook_file_is_known_again_only_as_slate_wrote_it() {
     }
     // A folder of hooks is no one text: the text edits refuse it.
     let cline = BUILT_IN.find("cline").unwrap().hooks.unwrap();
-    assert!(settings::install(cline, "cline", PROGRAM, "").is_err());
-    assert!(settings::installed(cline, "cline", "").is_err());
-    assert!(settings::remove(cline, "cline", "").is_err());
+    assert!(settings::install(cline, "cline", PROGRAM, "", &[]).is_err());
+    assert!(settings::installed(cline, "cline", "", &own(cline, "cline")).is_err());
+    assert!(settings::remove(cline, "cline", "", &own(cline, "cline")).is_err());
 }
 
 #[test]
@@ -318,7 +452,7 @@ fn kilo_code_gets_opencodes_plugin_in_its_own_folder() {
         .file
         .iter()
         .all(|(_, path)| path.contains("kilo/plugin/")));
-    let plugin = settings::install(kilo, "kilo", PROGRAM, "").unwrap();
+    let plugin = settings::install(kilo, "kilo", PROGRAM, "", &[]).unwrap();
     assert!(
         plugin.contains(r#"["hook", "kilo", event.type]"#),
         "{plugin}"
@@ -331,7 +465,7 @@ fn copilot_entries_run_a_bash_line_with_a_timeout_in_seconds() {
     let copilot = BUILT_IN.find("copilot").unwrap();
     let hooks = copilot.hooks.unwrap();
     let text = "{\n  \"model\": \"gpt-4.1\"\n}\n";
-    let installed = settings::install(hooks, copilot.id, PROGRAM, text).unwrap();
+    let installed = settings::install(hooks, copilot.id, PROGRAM, text, &[]).unwrap();
     let value: Value = serde_json::from_str(&installed).unwrap();
     assert_eq!(value["model"], "gpt-4.1");
     let entry = &value["hooks"]["permissionRequest"][0];
@@ -347,10 +481,15 @@ fn copilot_entries_run_a_bash_line_with_a_timeout_in_seconds() {
         r#"{"hooks": {"agentStop": [{"type": "command", "command": "/opt/slate/slate hook copilot agentStop"}]}}"#,
         r#"{"hooks": {"agentStop": [{"type": "prompt", "bash": "/opt/slate/slate hook copilot agentStop"}]}}"#,
     ] {
-        assert!(settings::installed(hooks, copilot.id, theirs)
-            .unwrap()
-            .is_empty());
-        assert_eq!(settings::remove(hooks, copilot.id, theirs).unwrap(), theirs);
+        assert!(
+            settings::installed(hooks, copilot.id, theirs, &own(hooks, copilot.id))
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            settings::remove(hooks, copilot.id, theirs, &own(hooks, copilot.id)).unwrap(),
+            theirs
+        );
     }
 }
 
@@ -417,6 +556,9 @@ proptest! {
         };
         for (description, hooks) in json_agents() {
             round_trip(description, hooks, &text);
+            if pretty {
+                round_trip(description, hooks, &text.replace('\n', "\r\n"));
+            }
         }
     }
 }

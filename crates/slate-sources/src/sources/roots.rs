@@ -76,11 +76,20 @@ impl Env {
         self.vars.get(name).map(PathBuf::as_path)
     }
 
+    /// The folder `base` names. A relative XDG folder counts as unset, as the XDG base directory
+    /// specification asks; a relative agent variable is returned as it is, for `first_of` to
+    /// refuse.
     fn base(&self, base: Base) -> Option<&Path> {
         match base {
             Base::Home => self.home.as_deref(),
-            Base::XdgData => self.xdg_data_home.as_deref(),
-            Base::XdgConfig => self.xdg_config_home.as_deref(),
+            Base::XdgData => self
+                .xdg_data_home
+                .as_deref()
+                .filter(|path| path.is_absolute()),
+            Base::XdgConfig => self
+                .xdg_config_home
+                .as_deref()
+                .filter(|path| path.is_absolute()),
             Base::Var(name) => self.var(name),
         }
     }
@@ -151,11 +160,35 @@ fn root_of(description: &Description, env: &Env) -> Option<PathBuf> {
 }
 
 /// The first of `candidates` whose base the environment names, joined with its relative path:
-/// an agent's root, or its hook configuration (`agents::hooks`).
+/// an agent's root, or its hook configuration (`agents::hooks`). `None` when that base is an
+/// agent's variable set to a relative path (`CODEX_HOME=rel/dir`): the agent reads it against
+/// the folder it starts in, which Slate cannot know, so Slate reads and writes nothing there,
+/// and does not fall back to the next candidate either (`relative_var` says why).
 pub fn first_of(candidates: &[(Base, &str)], env: &Env) -> Option<PathBuf> {
+    if relative_var(candidates, env).is_some() {
+        return None;
+    }
     candidates
         .iter()
         .find_map(|(base, relative)| Some(under(env.base(*base)?, relative)))
+}
+
+/// The agent's variable that decides `candidates` when it is set to a relative path: its name
+/// and value.
+pub fn relative_var<'a>(
+    candidates: &[(Base, &str)],
+    env: &'a Env,
+) -> Option<(&'static str, &'a Path)> {
+    let (base, _) = candidates
+        .iter()
+        .find(|(base, _)| env.base(*base).is_some())?;
+    match base {
+        Base::Var(name) => env
+            .var(name)
+            .filter(|value| value.is_relative())
+            .map(|value| (*name, value)),
+        _ => None,
+    }
 }
 
 /// `relative` under `folder`; `folder` itself for an empty one (no trailing separator).

@@ -2,14 +2,22 @@
 //! every byte outside Slate's entries stays as it was, the person's own hooks, other settings,
 //! formatting and comments included. Installing twice changes nothing, and `remove` after
 //! `install` gives back the text it started from, byte for byte. A text that does not parse is
-//! refused, never rewritten.
+//! refused, never rewritten. New lines Slate adds are the file's own (`\r\n` in a file whose
+//! lines end so).
+//!
+//! What is Slate's is decided by text, not by what a command looks like: `entries` gives the
+//! exact texts Slate writes for a program (one entry an event, or the whole plugin), and an entry
+//! is Slate's only when its text is one of those, byte for byte, in its own event's list. The
+//! caller passes the texts this Slate would write and those it recorded at install; an entry the
+//! person wrote or edited (a matcher, another timeout, a second command) is never Slate's.
 //!
 //! Each edit is the inverse of the other, by where Slate writes: an entry added to a non-empty
 //! list goes right after its last item, behind a comma; one added to an empty list goes right
 //! after its opening bracket; a list or object Slate creates is written with its first item on a
 //! new line. `remove` reads these three shapes back, last entry first, and takes out exactly what
-//! `install` put in. A plugin file (OpenCode) is Slate's own whole, and so is each of Slate's
-//! files in a folder of hooks (Cline CLI): `script` writes one, `script_event` knows one again;
+//! `install` put in. A plugin file (OpenCode) is Slate's own whole: `remove` takes out Slate's
+//! text and leaves whatever the person added to it. Each of Slate's files in a folder of hooks
+//! (Cline CLI) is Slate's own whole too: `script` writes one, `script_event` knows one again;
 //! the `slate` crate's `hooks` puts them in the folder, one an event.
 
 use serde_json::Value;
@@ -20,7 +28,7 @@ use super::{command, is_slates, HookFormat, Hooks};
 /// The file a fresh `Commands` configuration leaves once Slate's hooks are taken out.
 const COMMANDS_LEFTOVER: &str = "{\n  \"version\": 1\n}\n";
 
-/// The first line of Slate's plugin file, by which `installed` knows it.
+/// The first line of Slate's plugin file.
 const PLUGIN_MARK: &str = "// Slate's hook plugin";
 
 /// The second line of each of Slate's hook files (`HookFormat::Files`), after the shebang.
@@ -54,37 +62,73 @@ pub fn script_event(agent: &str, text: &str) -> Option<String> {
     is_slates(line, agent)
 }
 
-/// `text` with a hook for every event of `hooks` that has none of Slate's yet, running `program`.
-/// An empty (or blank) text is a file that does not exist yet.
+/// The exact texts Slate writes for `program`: its entry for each event, one line each, or for
+/// a plugin the whole file. What `installed` counts and `remove` takes out is one of these (or
+/// one recorded at an earlier install), byte for byte.
+pub fn entries(hooks: &Hooks, agent: &str, program: &str) -> Vec<String> {
+    match hooks.format {
+        HookFormat::Plugin => vec![plugin(hooks, agent, program)],
+        HookFormat::Files => Vec::new(),
+        _ => hooks
+            .events
+            .iter()
+            .map(|(event, _)| entry(hooks, agent, program, event))
+            .collect(),
+    }
+}
+
+/// `text` with a hook for every event of `hooks` that has none of Slate's yet, running `program`;
+/// `known` are the texts of Slate's entries recorded at earlier installs, counted as Slate's
+/// beside `program`'s own. An empty (or blank) text is a file that does not exist yet. A plugin
+/// file that is not Slate's is refused: Slate's would take its name.
 pub fn install(
     hooks: &Hooks,
     agent: &str,
     program: &str,
     text: &str,
+    known: &[String],
 ) -> Result<String, ParseError> {
     one_file(hooks)?;
-    if hooks.format == HookFormat::Plugin {
-        return Ok(plugin(hooks, agent, program));
-    }
+    let mut own = entries(hooks, agent, program);
+    own.extend(known.iter().cloned());
     if text.trim().is_empty() {
-        return Ok(fresh(hooks, agent, program));
+        return Ok(match hooks.format {
+            HookFormat::Plugin => plugin(hooks, agent, program),
+            _ => fresh(hooks, agent, program),
+        });
     }
+    let present = installed(hooks, agent, text, &own)?;
+    if hooks.format == HookFormat::Plugin {
+        if present.is_empty() {
+            return Err(ParseError::Invalid(
+                "it is not Slate's plugin as Slate wrote it, and Slate's would take its name: \
+                 move it away and install again"
+                    .into(),
+            ));
+        }
+        return Ok(text.to_string());
+    }
+    let newline = newline_of(text);
     let mut text = text.to_string();
-    let present = installed(hooks, agent, &text)?;
     for (event, _) in hooks.events {
         if present.iter().any(|done| done == event) {
             continue;
         }
-        text = add(&text, &entry(hooks, agent, program, event), event)?;
+        text = add(&text, &entry(hooks, agent, program, event), event, newline)?;
     }
     Ok(text)
 }
 
-/// The events that already have Slate's hook in `text`.
-pub fn installed(hooks: &Hooks, agent: &str, text: &str) -> Result<Vec<String>, ParseError> {
+/// The events that have one of Slate's entries (`own`, exact texts) in `text`.
+pub fn installed(
+    hooks: &Hooks,
+    agent: &str,
+    text: &str,
+    own: &[String],
+) -> Result<Vec<String>, ParseError> {
     one_file(hooks)?;
     if hooks.format == HookFormat::Plugin {
-        if !text.starts_with(PLUGIN_MARK) {
+        if !own.iter().any(|plugin| text.contains(plugin.as_str())) {
             return Ok(Vec::new());
         }
         return Ok(hooks
@@ -96,33 +140,34 @@ pub fn installed(hooks: &Hooks, agent: &str, text: &str) -> Result<Vec<String>, 
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let (_, _, value) = spans::parse(text)?;
-    let mut found = Vec::new();
-    if let Some(Value::Object(events)) = value.get("hooks") {
-        for (event, entries) in events {
-            let Value::Array(entries) = entries else {
-                continue;
-            };
-            if entries
-                .iter()
-                .any(|entry| ours(hooks, agent, entry).is_some())
-            {
-                found.push(event.clone());
-            }
+    let (_, root, _) = spans::parse(text)?;
+    let mut found: Vec<String> = Vec::new();
+    for (event, _) in slates(hooks, agent, text, &root, own) {
+        if !found.contains(&event) {
+            found.push(event);
         }
     }
     Ok(found)
 }
 
-/// `text` without Slate's entries. A file Slate created whole comes back empty: the caller
-/// removes it.
-pub fn remove(hooks: &Hooks, agent: &str, text: &str) -> Result<String, ParseError> {
+/// `text` without Slate's entries (`own`, exact texts), and for a plugin without Slate's text.
+/// A file that held nothing but Slate's comes back empty (a `Commands` file, its `version`
+/// only): whether the file goes is the caller's to decide, by whether Slate created it.
+pub fn remove(
+    hooks: &Hooks,
+    agent: &str,
+    text: &str,
+    own: &[String],
+) -> Result<String, ParseError> {
     one_file(hooks)?;
     if hooks.format == HookFormat::Plugin {
-        return Ok(if text.starts_with(PLUGIN_MARK) {
-            String::new()
-        } else {
-            text.to_string()
+        let found = own
+            .iter()
+            .filter(|plugin| !plugin.is_empty())
+            .find(|plugin| text.contains(plugin.as_str()));
+        return Ok(match found {
+            Some(plugin) => text.replacen(plugin.as_str(), "", 1),
+            None => text.to_string(),
         });
     }
     if text.trim().is_empty() {
@@ -132,8 +177,8 @@ pub fn remove(hooks: &Hooks, agent: &str, text: &str) -> Result<String, ParseErr
     // One entry at a time, the last in the text first: the reverse of the order they went in.
     // Each removal takes out at least one entry, so this ends.
     loop {
-        let (blank, root, value) = spans::parse(&text)?;
-        let Some(path) = last_entry(hooks, agent, &root, &value) else {
+        let (blank, root, _) = spans::parse(&text)?;
+        let Some((_, path)) = slates(hooks, agent, &text, &root, own).pop() else {
             break;
         };
         text = take_out(&text, &blank, &root, &path);
@@ -145,6 +190,24 @@ pub fn remove(hooks: &Hooks, agent: &str, text: &str) -> Result<String, ParseErr
         return Ok(String::new());
     }
     Ok(text)
+}
+
+/// What a file Slate did not create is left holding once `remove` took out everything in it,
+/// which was Slate's: an empty configuration of its format.
+pub fn empty(hooks: &Hooks) -> &'static str {
+    match hooks.format {
+        HookFormat::Commands => COMMANDS_LEFTOVER,
+        HookFormat::Plugin | HookFormat::Files => "",
+        HookFormat::Matchers { .. } | HookFormat::Bash { .. } => "{}\n",
+    }
+}
+
+/// The line break the text uses: `\r\n` when its first line ends so, else `\n`.
+fn newline_of(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(at) if text[..at].ends_with('\r') => "\r\n",
+        _ => "\n",
+    }
 }
 
 /// Refuses a folder of hooks, which is no one text to edit (`script` is for those).
@@ -214,10 +277,12 @@ fn quote(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_default()
 }
 
-/// The text with `entry` added to the list of `event`, creating the list and `hooks` as needed.
-fn add(text: &str, entry: &str, event: &str) -> Result<String, ParseError> {
+/// The text with `entry` added to the list of `event`, creating the list and `hooks` as needed,
+/// its new lines `newline`.
+fn add(text: &str, entry: &str, event: &str, newline: &str) -> Result<String, ParseError> {
     let (_, root, _) = spans::parse(text)?;
     let unit = indent_unit(text);
+    let lines = |item: String| item.replace('\n', newline);
     let Some(settings) = root.member("hooks") else {
         let at = item_indent(text, &root, &unit);
         let inner = format!("{at}{unit}");
@@ -226,7 +291,7 @@ fn add(text: &str, entry: &str, event: &str) -> Result<String, ParseError> {
             "\"hooks\": {{\n{inner}{}: [\n{list}{entry}\n{inner}]\n{at}}}",
             quote(event)
         );
-        return Ok(insert_item(text, &root, &member, &at));
+        return Ok(insert_item(text, &root, &lines(member), &at, newline));
     };
     if !matches!(settings.kind, Kind::Object(_)) {
         return Err(ParseError::Invalid("its \"hooks\" is not an object".into()));
@@ -235,7 +300,7 @@ fn add(text: &str, entry: &str, event: &str) -> Result<String, ParseError> {
         let at = item_indent(text, settings, &unit);
         let inner = format!("{at}{unit}");
         let member = format!("{}: [\n{inner}{entry}\n{at}]", quote(event));
-        return Ok(insert_item(text, settings, &member, &at));
+        return Ok(insert_item(text, settings, &lines(member), &at, newline));
     };
     if !matches!(list.kind, Kind::Array(_)) {
         return Err(ParseError::Invalid(format!(
@@ -243,7 +308,7 @@ fn add(text: &str, entry: &str, event: &str) -> Result<String, ParseError> {
         )));
     }
     let at = item_indent(text, list, &unit);
-    Ok(insert_item(text, list, entry, &at))
+    Ok(insert_item(text, list, entry, &at, newline))
 }
 
 /// The spans of a container's items: (start, end); a member starts at its key.
@@ -259,14 +324,15 @@ fn items(node: &Node) -> Vec<(usize, usize)> {
 }
 
 /// Inserts `item` into `container`: right after its opening bracket when it is empty, else
-/// after its last item behind a comma, on a new line with `indent` when that item starts a line.
-fn insert_item(text: &str, container: &Node, item: &str, indent: &str) -> String {
+/// after its last item behind a comma, on a new line (`newline`) with `indent` when that item
+/// starts a line.
+fn insert_item(text: &str, container: &Node, item: &str, indent: &str, newline: &str) -> String {
     let spans = items(container);
     let (at, insert) = match spans.last() {
         None => (container.start + 1, item.to_string()),
         Some(&(start, end)) => {
             let separator = if starts_line(text, start) {
-                format!("\n{indent}")
+                format!("{newline}{indent}")
             } else {
                 " ".to_string()
             };
@@ -320,14 +386,23 @@ struct EntryPath {
     index: usize,
 }
 
-/// The last of Slate's entries in the text, if any.
-fn last_entry(hooks: &Hooks, agent: &str, root: &Node, value: &Value) -> Option<EntryPath> {
-    let settings = root.member("hooks")?;
-    let Kind::Object(members) = &settings.kind else {
-        return None;
+/// Slate's entries in the text, in the order they stand: each one's event and where it sits. An
+/// entry is Slate's when its text is one of `own`, byte for byte, and it runs Slate's hook for
+/// the event whose list holds it.
+fn slates(
+    hooks: &Hooks,
+    agent: &str,
+    text: &str,
+    root: &Node,
+    own: &[String],
+) -> Vec<(String, EntryPath)> {
+    let Some(settings) = root.member("hooks") else {
+        return Vec::new();
     };
-    let values = value.get("hooks")?;
-    let mut last: Option<(usize, EntryPath)> = None;
+    let Kind::Object(members) = &settings.kind else {
+        return Vec::new();
+    };
+    let mut found: Vec<(usize, String, EntryPath)> = Vec::new();
     for (event, (name, _, list)) in members.iter().enumerate() {
         let Kind::Array(elements) = &list.kind else {
             continue;
@@ -337,21 +412,24 @@ fn last_entry(hooks: &Hooks, agent: &str, root: &Node, value: &Value) -> Option<
         if members.iter().rposition(|(other, _, _)| other == name) != Some(event) {
             continue;
         }
-        let Some(Value::Array(entries)) = values.get(name) else {
-            continue;
-        };
-        if entries.len() != elements.len() {
-            continue;
-        }
-        for (index, (node, entry)) in elements.iter().zip(entries).enumerate() {
-            if ours(hooks, agent, entry).is_some()
-                && last.as_ref().is_none_or(|(start, _)| node.start > *start)
-            {
-                last = Some((node.start, EntryPath { event, index }));
+        for (index, node) in elements.iter().enumerate() {
+            let written = &text[node.start..node.end];
+            if !own.iter().any(|entry| entry == written) {
+                continue;
+            }
+            let Ok(value) = serde_json::from_str::<Value>(written) else {
+                continue;
+            };
+            if ours(hooks, agent, &value).as_deref() == Some(name.as_str()) {
+                found.push((node.start, name.clone(), EntryPath { event, index }));
             }
         }
     }
-    last.map(|(_, path)| path)
+    found.sort_by_key(|(start, _, _)| *start);
+    found
+        .into_iter()
+        .map(|(_, name, path)| (name, path))
+        .collect()
 }
 
 /// The text without the entry at `path`, and without the list, the `hooks` object and the file
