@@ -33,6 +33,7 @@ use crate::model::{
 
 mod errors;
 mod guard;
+pub mod local;
 
 use errors::{
     error, method_not_allowed, not_found, respond_error, unfound, JsonBody, SessionIdPath,
@@ -169,6 +170,10 @@ fn build(
         stopping,
         _stop: stop,
     };
+    // Every route above the `route_layer` shows sessions (or changes them): it answers only a
+    // request with the token, or one over this user's socket. Below it, what any local user
+    // may fetch: `/health` (which says little more than "a Slate is here" without the token)
+    // and the page's files, which hold no token and no session.
     Router::new()
         .route("/sessions/live", get(live_sessions))
         .route("/sessions/live/stream", get(stream))
@@ -179,8 +184,9 @@ fn build(
         .route("/sessions/{id}/respond", post(respond))
         .route("/hosted", post(hosted))
         .route("/hooks", post(hook))
-        .route("/health", get(health))
         .route("/remotes", get(remotes))
+        .route_layer(middleware::from_fn(guard::private))
+        .route("/health", get(health))
         .route("/", get(index_page))
         .route("/ui/", get(index_page))
         .route("/ui/index.html", get(index_page))
@@ -217,20 +223,65 @@ pub async fn serve_with(
     timeouts: Timeouts,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_both(listener, None, handle, security, timeouts, shutdown).await
+}
+
+/// Serves the API on the loopback `listener` and on this user's API `socket` (`local::listen`)
+/// until `shutdown` completes, as `serve_with` does. A connection over the socket is served
+/// only when its peer is this user (`local::accept`), and its requests carry `local::OverSocket`.
+pub async fn serve_local(
+    listener: tokio::net::TcpListener,
+    socket: std::os::unix::net::UnixListener,
+    handle: live::Handle,
+    security: Security,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    socket.set_nonblocking(true)?;
+    let socket = tokio::net::UnixListener::from_std(socket)?;
+    let timeouts = Timeouts::default();
+    serve_both(listener, Some(socket), handle, security, timeouts, shutdown).await
+}
+
+async fn serve_both(
+    listener: tokio::net::TcpListener,
+    socket: Option<tokio::net::UnixListener>,
+    handle: live::Handle,
+    security: Security,
+    timeouts: Timeouts,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     raise_open_file_limit();
     let bound = listener.local_addr()?;
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let stop = Arc::new(stop);
     let names = Names::new(bound.port(), Some(bound.ip()));
     let app = build(handle, security, names, timeouts, stop.clone(), stopping);
+    let over_socket = app.clone().layer(axum::Extension(local::OverSocket));
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(timeouts.request_head);
     let connections = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        let from_socket = async {
+            match &socket {
+                Some(socket) => local::accept(socket).await,
+                None => std::future::pending().await,
+            }
+        };
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
+            stream = from_socket => {
+                let service = hyper_util::service::TowerToHyperService::new(over_socket.clone());
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let connection = connections.watch(http.serve_connection(io, service));
+                tokio::spawn(async move {
+                    if let Err(err) = connection.await {
+                        tracing::debug!("a connection over the socket ended: {err}");
+                    }
+                });
+                continue;
+            }
             () = &mut shutdown => break,
         };
         let stream = match accepted {
@@ -253,6 +304,7 @@ pub async fn serve_with(
         });
     }
     drop(listener);
+    drop(socket);
     let _ = stop.send(true);
     // Idle connections close at once and event streams end with `stopping`; a request still
     // being answered gets a few seconds.
@@ -595,8 +647,15 @@ async fn hook(
     StatusCode::NO_CONTENT.into_response()
 }
 
-/// `GET /health`: the live service's health, and which Slate this is (`kind`, `pid`).
-async fn health(State(state): State<AppState>) -> Response {
+/// `GET /health`: the live service's health, and which Slate this is (`kind`, `pid`). Without
+/// the token (or the socket) it says only that a Slate is here: `{"slate": true}`.
+async fn health(
+    State(state): State<AppState>,
+    authorized: Option<axum::Extension<guard::Authorized>>,
+) -> Response {
+    if authorized.is_none() {
+        return Json(json!({ "slate": true })).into_response();
+    }
     #[derive(serde::Serialize)]
     struct Answer {
         #[serde(flatten)]

@@ -2,24 +2,35 @@
 //! probes `/health`, reads JSON, posts with the token, and follows the event stream.
 //!
 //! The command line reads the live list through it and nudges the server after writing the store,
-//! `slate run` posts its hosted reports with it, and `slate watch`, the tests and the benchmarks
-//! follow the event stream with it. HTTP itself is `ureq`'s (plain HTTP: Slate talks to itself
-//! on loopback only, and the client ignores proxy settings for the same reason); this
-//! module adds where the server is (`SLATE_API`, else the config's `[server] listen`), the token,
-//! and the reading of server-sent events. It knows nothing of what the answers mean.
+//! `slate run` and `slate hook` post their reports with it, and `slate watch`, the app, the tests
+//! and the benchmarks follow the event stream with it. HTTP itself is `ureq`'s (plain HTTP: Slate
+//! talks to itself on this machine only, and the client ignores proxy settings for the same
+//! reason); this module adds where the server is (`Client::local`: this user's API socket, else
+//! the config's `[server] listen`; `SLATE_API` chooses a TCP address instead), the token, and the
+//! reading of server-sent events. It knows nothing of what the answers mean.
 //!
-//! Every request carries the token when the client has one, reads included: whatever answers on
-//! a loopback port may be another user's or another HOME's Slate, and a server refuses a token
-//! that is not its own. `Client::answer` turns that into whose Slate answered, so a command
-//! reads only from its own.
+//! Nothing is sent before the other end is proven this user's (`client::transport` connects,
+//! `client::proof` proves): the socket's folder and file by their owner and modes and the peer by
+//! `SO_PEERCRED`, a TCP listener by the kernel's table of sockets. A listener that is not shown
+//! to be this user's gets no byte, and the request fails with `ClientError::NotYours`.
+//!
+//! Every request carries the token when the client has one, reads included: a listener that is
+//! this user's may still be another HOME's Slate, and a server refuses a token that is not its
+//! own. `Client::answer` turns that into whose Slate answered, so a command reads only from its
+//! own.
+
+mod proof;
+mod transport;
 
 use std::io::{self, BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
 use crate::model::ServerKind;
+use crate::places::Places;
 use crate::protocol::{ErrorBody, ErrorCode, RespondError, RespondRequest, Responded};
 use crate::sources::roots::Env;
 
@@ -48,7 +59,12 @@ pub enum ClientError {
     },
     #[error("the connection to slate broke: {0}")]
     Io(#[from] io::Error),
+    /// The listener is not shown to be this user's: nothing was sent to it.
+    #[error("{0}")]
+    NotYours(String),
 }
+
+pub use proof::NotYours;
 
 /// Where the running engine listens: `SLATE_API` (`http://127.0.0.1:PORT`) when it is set and
 /// names a loopback port, else `configured` (the config's `[server] listen`). `slate run` reports
@@ -99,6 +115,9 @@ pub enum Answer {
     Foreign(Foreign),
     /// No Slate answered in time.
     Silent,
+    /// Something listens where this user's Slate would, but it is not shown to be this user's:
+    /// it was sent nothing, and what it would say is not read.
+    NotYours(NotYours),
 }
 
 /// Why a Slate that answered is not this HOME's.
@@ -113,10 +132,12 @@ pub enum Foreign {
     NoToken,
 }
 
-/// A client of the Slate at one address, with the token when there is one.
+/// A client of the Slate at one address (and this user's API socket, when it has one), with
+/// the token when there is one.
 #[derive(Clone)]
 pub struct Client {
     address: SocketAddr,
+    socket: Option<PathBuf>,
     token: Option<String>,
     agent: ureq::Agent,
 }
@@ -126,6 +147,7 @@ impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("address", &self.address)
+            .field("socket", &self.socket)
             .field("token", &self.token.as_ref().map(|_| "…"))
             .finish()
     }
@@ -139,18 +161,53 @@ pub struct ServerEvent {
 }
 
 impl Client {
-    /// A client of the Slate at `address`. `token` is sent with every request: a post needs
-    /// it, and a read with it is answered only by the Slate that holds the same token.
+    /// A client of the Slate at the loopback TCP `address`, proven this user's before anything
+    /// is sent. `token` is sent with every request: a post needs it, and a read with it is
+    /// answered only by the Slate that holds the same token.
     pub fn new(address: SocketAddr, token: Option<String>) -> Client {
-        let agent = ureq::Agent::config_builder()
+        Client::over(address, None, token)
+    }
+
+    /// This HOME's Slate as every command, `slate hook` and the app reach it: at `SLATE_API`
+    /// when it names a loopback address (TCP, by the person's choice), else over this user's API
+    /// socket (`Places::api_socket`), and at `configured` (the config's `[server] listen`) when
+    /// no Slate listens on the socket.
+    pub fn local(
+        env: &Env,
+        places: &Places,
+        configured: SocketAddr,
+        token: Option<String>,
+    ) -> Client {
+        match env.slate_api.as_deref().and_then(address_of) {
+            Some(address) => Client::new(address, token),
+            None => Client::over(configured, Some(places.api_socket(env)), token),
+        }
+    }
+
+    /// The same client, over the API socket at `socket` first.
+    pub fn with_socket(self, socket: Option<PathBuf>) -> Client {
+        Client::over(self.address, socket, self.token)
+    }
+
+    fn over(address: SocketAddr, socket: Option<PathBuf>, token: Option<String>) -> Client {
+        let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .proxy(None)
             .max_redirects(0)
             .user_agent(concat!("slate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .new_agent();
+            .build();
+        let route = transport::Route {
+            socket: socket.clone(),
+            address,
+        };
+        let agent = ureq::Agent::with_parts(
+            config,
+            transport::Proven(route),
+            ureq::unversioned::resolver::DefaultResolver::default(),
+        );
         Client {
             address,
+            socket,
             token,
             agent,
         }
@@ -158,6 +215,11 @@ impl Client {
 
     pub fn address(&self) -> SocketAddr {
         self.address
+    }
+
+    /// The API socket this client tries first, when it has one.
+    pub fn socket(&self) -> Option<&Path> {
+        self.socket.as_deref()
     }
 
     /// True when the client has a token to post with.
@@ -180,6 +242,13 @@ impl Client {
     fn unreachable(&self, err: ureq::Error) -> ClientError {
         match err {
             ureq::Error::Io(err) => ClientError::Io(err),
+            ureq::Error::Other(other) => match other.downcast::<NotYours>() {
+                Ok(why) => ClientError::NotYours(why.0),
+                Err(other) => ClientError::Unreachable {
+                    address: self.address,
+                    detail: other.to_string(),
+                },
+            },
             other => ClientError::Unreachable {
                 address: self.address,
                 detail: other.to_string(),
@@ -218,8 +287,14 @@ impl Client {
             .config()
             .timeout_global(Some(timeout))
             .build();
-        let Ok(mut response) = self.with_token(request).call() else {
-            return Answer::Silent;
+        let mut response = match self.with_token(request).call() {
+            Ok(response) => response,
+            Err(err) => {
+                return match self.unreachable(err) {
+                    ClientError::NotYours(why) => Answer::NotYours(NotYours(why)),
+                    _ => Answer::Silent,
+                }
+            }
         };
         let foreign = match (response.status().as_u16(), &self.token) {
             (401, Some(_)) => Foreign::TokenDiffers,

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::agents::hooks::{self, HookReport, EVENT_LIMIT};
 use crate::agents::Registry;
-use crate::client::{self, Client};
+use crate::client::Client;
 use crate::model::Timestamp;
 use crate::places::Places;
 use crate::sources::regular_file;
@@ -123,12 +123,12 @@ fn post(env: &Env, places: &Places, report: &HookReport, left: Duration) -> bool
     let Ok(Some(token)) = crate::token::read_token(&places.token_file()) else {
         return false;
     };
-    let listen = configured_listen(places);
-    let address = client::engine_address(env, listen);
     let Ok(body) = serde_json::to_value(report) else {
         return false;
     };
-    Client::new(address, Some(token))
+    // Over this user's API socket, else the configured port; either is proven this user's
+    // before the token is sent (`client`).
+    Client::local(env, places, configured_listen(places), Some(token))
         .post("/hooks", Some(&body), left)
         .is_ok()
 }

@@ -1,6 +1,6 @@
 //! Where Slate keeps its own files: its config folder (the config file and the API token), its
-//! data folder (the store) and its private runtime folder (`slate run`'s control sockets),
-//! resolved once from an [`Env`] by the platform's rules.
+//! data folder (the store) and its private runtime folder (`slate run`'s control sockets and the
+//! API's socket), resolved once from an [`Env`] by the platform's rules.
 //!
 //! Every entry point (the command line, `slate serve`, `slate run` and the desktop app) asks this
 //! module, so they all find the same files. It reads no environment itself: the caller hands it
@@ -102,6 +102,35 @@ impl Places {
             None => self.data_dir.join("run"),
         }
     }
+
+    /// The API's Unix socket (`api::local`, `client`): `api.sock` in the runtime folder. Here
+    /// `$XDG_RUNTIME_DIR` counts only when it is a private folder of this user (a real folder,
+    /// not a link, owned by this uid, with no access for group or others); else the socket is
+    /// under Slate's own data folder in HOME, `<data_dir>/run/api.sock`.
+    pub fn api_socket(&self, env: &Env) -> PathBuf {
+        let runtime = env
+            .xdg_runtime_dir
+            .as_deref()
+            .filter(|folder| private_to_this_user(folder));
+        self.runtime_dir(runtime).join("api.sock")
+    }
+}
+
+/// True when `folder` is a real folder (not a link) owned by this process's user, with no access
+/// for group or others.
+#[cfg(unix)]
+pub fn private_to_this_user(folder: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(folder).is_ok_and(|meta| {
+        meta.file_type().is_dir()
+            && meta.uid() == nix::unistd::geteuid().as_raw()
+            && meta.mode() & 0o077 == 0
+    })
+}
+
+#[cfg(not(unix))]
+pub fn private_to_this_user(_folder: &Path) -> bool {
+    false
 }
 
 /// The platform's folder: `variable` (`$XDG_*_HOME` or `%APPDATA%`, as read) when it is set and

@@ -6,6 +6,7 @@
 mod commands; // commands that read a running server
 mod errors; // one error shape everywhere
 mod guards; // Host, Origin, token and body size, CORS, the token file
+mod other_user; // another local user: no token to their listener, nothing read or answered
 mod router; // the JSON endpoints through the router
 mod serving; // slate serve and slate watch, and the event stream
 
@@ -110,7 +111,17 @@ pub(crate) async fn call(handle: &Handle, request: Request<Body>) -> (StatusCode
     (status, String::from_utf8(body.to_vec()).unwrap())
 }
 
+/// A GET with the token: every route that shows sessions needs it (`anonymous_get` has none).
 pub(crate) fn get(uri: &str) -> Request<Body> {
+    Request::get(uri)
+        .header("host", format!("127.0.0.1:{PORT}"))
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(Body::empty())
+        .unwrap()
+}
+
+/// A GET without the token, as any local user may send one.
+pub(crate) fn anonymous_get(uri: &str) -> Request<Body> {
     Request::get(uri)
         .header("host", format!("127.0.0.1:{PORT}"))
         .body(Body::empty())
@@ -162,7 +173,9 @@ fn refresh(token: Option<&str>, body: Vec<u8>) -> Request<Body> {
 
 /// Reads a server's events on a thread of its own and hands them over a channel.
 pub(crate) fn follow_events(address: SocketAddr) -> mpsc::Receiver<ServerEvent> {
-    let mut events = Client::new(address, None).events().unwrap();
+    let mut events = Client::new(address, Some(TOKEN.to_string()))
+        .events()
+        .unwrap();
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         while let Ok(Some(event)) = events.next_event() {

@@ -193,13 +193,12 @@ fn carry_out(endpoint: &Endpoint, answer: &Answer) -> (String, String) {
         dialog: answer.fingerprint.clone(),
         surface: Some(answer.surface),
     };
-    let Some(address) = slate::client::address_of(&endpoint.base) else {
+    let Some(client) = endpoint.client() else {
         return refused(
             answer,
             &format!("`{}` is not a loopback address", endpoint.base),
         );
     };
-    let client = slate::client::Client::new(address, Some(endpoint.token.clone()));
     match client.respond(&answer.key.reference(), &request) {
         Ok(responded) => {
             tracing::info!(

@@ -98,30 +98,39 @@ pub(crate) fn run(flags: Flags, context: tauri::Context<tauri::Wry>) -> anyhow::
     };
     let listen = engine::listen_address(&settings.config);
     let token_file = places.token_file();
+    let api_socket = places.api_socket(&env);
     let (source, endpoint, engine) = match &demo {
         // The demo plays its own made-up sessions, on the configured port when it is free.
         Some(demo) => engine::start(
             engine::demo_service(demo, settings.clone()),
             server::bind(listen)?,
+            None,
             &token_file,
             None,
         )?,
-        None => match source::find(listen, &token_file) {
+        None => match source::find(listen, Some(&api_socket), &token_file) {
             Found::Ours(follower) => {
                 let kind = follower.identity().kind.unwrap_or(ServerKind::Service);
                 let token = slate::token::load_or_create_token(&token_file)?;
-                let endpoint = Endpoint::followed(follower.client().address(), token, kind);
+                let endpoint = Endpoint::followed(
+                    follower.client().address(),
+                    follower.client().socket(),
+                    token,
+                    kind,
+                );
                 (Source::Service(follower), endpoint, None)
             }
             Found::Free(listener) => engine::start(
                 engine::engine_service(&env, &places, settings.clone()),
                 listener,
+                Some(&api_socket),
                 &token_file,
                 Some(slate::push::Setup::of(&places)),
             )?,
             Found::Elsewhere => engine::start(
                 engine::engine_service(&env, &places, settings.clone()),
                 server::free_port()?,
+                Some(&api_socket),
                 &token_file,
                 Some(slate::push::Setup::of(&places)),
             )?,

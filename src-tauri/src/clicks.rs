@@ -77,11 +77,10 @@ fn set_muted(shell: &Shell, key: slate::model::SessionKey, muted: bool) {
     let spawned = std::thread::Builder::new()
         .name("mute".into())
         .spawn(move || {
-            let Some(address) = slate::client::address_of(&endpoint.base) else {
+            let Some(client) = endpoint.client() else {
                 tracing::warn!(base = %endpoint.base, "cannot mute: not a loopback address");
                 return;
             };
-            let client = slate::client::Client::new(address, Some(endpoint.token.clone()));
             match client.set_muted(key.id.as_str(), muted) {
                 Ok(status) if status < 300 => {
                     tracing::info!(session = %key.id, muted, "muted from the tray or a notification");

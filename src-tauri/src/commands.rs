@@ -154,9 +154,10 @@ pub fn focus_through_api(endpoint: &Endpoint, id: &str) -> Result<(), CommandErr
         id: id.to_string(),
         reason,
     };
-    let address = slate::client::address_of(&endpoint.base)
+    // A session's details need the token (or the socket): the endpoint's client has both.
+    let client = endpoint
+        .client()
         .ok_or_else(|| api_error(format!("`{}` is not a loopback address", endpoint.base)))?;
-    let client = slate::client::Client::new(address, None);
     let detail: serde_json::Value = match client.get_json(&format!("/sessions/{id}")) {
         Ok(detail) => detail,
         Err(slate::client::ClientError::Status { status: 404, .. }) => {

@@ -37,6 +37,7 @@ pub(crate) struct Engine {
 pub(crate) fn start(
     service: Service,
     listener: TcpListener,
+    socket: Option<&std::path::Path>,
     token_file: &std::path::Path,
     push: Option<slate::push::Setup>,
 ) -> anyhow::Result<(Source, Endpoint, Option<Engine>)> {
@@ -44,7 +45,7 @@ pub(crate) fn start(
     if let Some(setup) = push {
         slate::push::start(&handle, setup);
     }
-    let endpoint = server::start(handle.clone(), listener, token_file)?;
+    let endpoint = server::start(handle.clone(), listener, socket, token_file)?;
     Ok((
         Source::InProcess(handle.clone()),
         endpoint,

@@ -266,11 +266,18 @@ fn replace_source<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Source> {
     // engine started below on the same port and follow the app's own API.
     shell.source().stop();
     let token_file = own.places.token_file();
-    let (source, endpoint, engine) = match source::find(own.listen, &token_file) {
+    let api_socket = own.places.api_socket(&own.env);
+    let (source, endpoint, engine) = match source::find(own.listen, Some(&api_socket), &token_file)
+    {
         Found::Ours(follower) => {
             let kind = follower.identity().kind.unwrap_or(ServerKind::Service);
             let token = slate::token::load_or_create_token(&token_file)?;
-            let endpoint = Endpoint::followed(follower.client().address(), token, kind);
+            let endpoint = Endpoint::followed(
+                follower.client().address(),
+                follower.client().socket(),
+                token,
+                kind,
+            );
             (Source::Service(follower), endpoint, None)
         }
         found => {
@@ -284,6 +291,7 @@ fn replace_source<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Source> {
             engine::start(
                 service,
                 listener,
+                Some(&api_socket),
                 &token_file,
                 Some(slate::push::Setup::of(&own.places)),
             )?

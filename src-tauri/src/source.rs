@@ -53,8 +53,10 @@ pub enum Found {
     Elsewhere,
 }
 
-/// Looks at `address` as the app starts: binds it, or follows this user's Slate that holds it.
-pub fn find(address: SocketAddr, token_file: &Path) -> Found {
+/// Looks at `address` as the app starts: binds it, or follows this user's Slate that holds it,
+/// reached over this user's API `socket` first when there is one, and proven this user's before
+/// the token goes out (`slate::client`).
+pub fn find(address: SocketAddr, socket: Option<&Path>, token_file: &Path) -> Found {
     let taken = match TcpListener::bind(address) {
         Ok(listener) => return Found::Free(listener),
         Err(err) => err,
@@ -70,7 +72,7 @@ pub fn find(address: SocketAddr, token_file: &Path) -> Found {
             None
         }
     };
-    let client = Client::new(address, token);
+    let client = Client::new(address, token).with_socket(socket.map(Path::to_path_buf));
     match client.answer(WHO_WAIT) {
         Answer::Ours { version, kind, pid } => {
             let who = kind.unwrap_or(ServerKind::Service).name();
@@ -91,6 +93,10 @@ pub fn find(address: SocketAddr, token_file: &Path) -> Found {
         }
         Answer::Silent => {
             tracing::warn!(%address, "the port is taken by a program that is not a Slate");
+            Found::Elsewhere
+        }
+        Answer::NotYours(why) => {
+            tracing::warn!(%address, "the port is taken by a listener that is not yours: {why}");
             Found::Elsewhere
         }
     }

@@ -256,6 +256,7 @@ mod tests {
             base: "http://127.0.0.1:7411".to_string(),
             token: "t".repeat(64),
             served_by: slate::model::ServerKind::App,
+            socket: None,
         };
         let line = format!(
             "{ENDPOINT_LINE} {}",

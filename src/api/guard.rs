@@ -4,6 +4,11 @@
 //! most, the bearer token on every request that changes anything (and on a read that carries
 //! one), and the size and time limits of a request's body; and the CORS headers an allowed origin
 //! gets. Every refusal has the API's one error shape (`errors`).
+//!
+//! A request with the right token, or one that came over this user's API socket (`local`: its
+//! peer was proven this user by `SO_PEERCRED`, and no browser reaches a Unix socket, so its
+//! `Host` is not checked), is marked [`Authorized`]; [`private`] lets only such a request reach
+//! a route that shows sessions, reads included.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -28,6 +33,10 @@ pub struct Guard {
     pub token: String,
     pub body_within: Duration,
 }
+
+/// Marks a request that carried this server's token or came over this user's socket.
+#[derive(Debug, Clone, Copy)]
+pub struct Authorized;
 
 /// The names the server answers to: `Host` values and page origins.
 #[derive(Debug)]
@@ -81,6 +90,9 @@ pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next
         if let Some(refusal) = repeated(headers, &name) {
             return refusal;
         }
+    }
+    if over_socket(&request) {
+        return guarded(&guard, request, next).await;
     }
     let refused_host = || {
         error(
@@ -164,18 +176,30 @@ fn allow_origin(response: &mut Response, origin: Option<&str>) {
     );
 }
 
+/// True when `request` came over this user's API socket.
+fn over_socket(request: &Request) -> bool {
+    request
+        .extensions()
+        .get::<crate::api::local::OverSocket>()
+        .is_some()
+}
+
 /// The token and body-size part of the guard, for requests that passed `Host` and `Origin`.
-/// A read needs no token: the page's event stream cannot send one, and curl need not. A request
-/// that carries a token must carry ours, reads included: a client whose token differs belongs to
-/// another user or HOME, and is told so rather than handed this HOME's sessions as its own.
-async fn guarded(guard: &Guard, request: Request, next: Next) -> Response {
+/// A read needs no token here (the page's files, `/health`); a route that shows sessions asks
+/// for it with [`private`]. A request that carries a token must carry ours, reads included: a
+/// client whose token differs belongs to another user or HOME, and is told so rather than
+/// handed this HOME's sessions as its own. A request over the socket needs no token: its sender
+/// is this user.
+async fn guarded(guard: &Guard, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
     let read = matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
     );
     let presented = headers.contains_key(header::AUTHORIZATION);
-    if (presented || !read) && !bearer_matches(headers, &guard.token) {
+    let matches = bearer_matches(headers, &guard.token);
+    let socket = over_socket(&request);
+    if (presented || (!read && !socket)) && !matches {
         let message = if presented {
             "the token sent is not this server's: this Slate belongs to another user or HOME \
              (send its own token, or none to read)"
@@ -187,6 +211,9 @@ async fn guarded(guard: &Guard, request: Request, next: Next) -> Response {
             ErrorCode::Unauthorized.as_str(),
             message,
         );
+    }
+    if matches || socket {
+        request.extensions_mut().insert(Authorized);
     }
     if !read {
         // The size limit holds for every body, not only for handlers that read one, and so
@@ -216,6 +243,19 @@ async fn guarded(guard: &Guard, request: Request, next: Next) -> Response {
         };
         let request = Request::from_parts(parts, Body::from(bytes));
         return next.run(request).await;
+    }
+    next.run(request).await
+}
+
+/// The guard of every route that shows sessions: only an [`Authorized`] request passes.
+pub async fn private(request: Request, next: Next) -> Response {
+    if request.extensions().get::<Authorized>().is_none() {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthorized.as_str(),
+            "this request needs `Authorization: Bearer <token>` (the token is in the config \
+             folder), or this user's API socket",
+        );
     }
     next.run(request).await
 }

@@ -65,6 +65,20 @@ pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::R
     };
     let local = listener.local_addr()?;
     listener.set_nonblocking(true)?;
+    // This user's private way in, beside the port: taken by a running Slate, it is named as the
+    // holder of a taken port is.
+    let socket_path = places.api_socket(&setup.env);
+    let mut socket = match api::local::listen(&socket_path) {
+        Ok(socket) => socket,
+        Err(api::local::LocalError::Taken(path)) => {
+            let client = slate::client::Client::new(local, Some(token)).with_socket(Some(path));
+            return taken(client, &Held::Socket(socket_path.display().to_string()));
+        }
+        Err(err) => bail!("cannot listen on the API socket: {err}"),
+    };
+    let unix = socket
+        .take_listener()
+        .context("the API socket has no listener")?;
 
     let store = match store::open(&places.store_file()) {
         Ok(store) => Some(store),
@@ -107,8 +121,9 @@ pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::R
             shutdown_signal().await;
             end_within(STOP_WITHIN);
         };
-        api::serve(listener, handle.clone(), security, stopping).await
+        api::serve_local(listener, unix, handle.clone(), security, stopping).await
     });
+    drop(socket);
     handle.shutdown();
     let _ = thread.join();
     // A request still being answered (a forwarded answer waits on its remote) is not waited
@@ -153,6 +168,27 @@ const WHO_WAIT: Duration = Duration::from_secs(10);
 /// ends with [`ALREADY_SERVED`]; anything else is an error.
 fn port_taken(address: SocketAddr, token: String) -> anyhow::Result<ExitCode> {
     let client = slate::client::Client::new(address, Some(token));
+    taken(client, &Held::Port(address))
+}
+
+/// What a Slate that does not start found taken.
+enum Held {
+    Port(SocketAddr),
+    /// The API socket, by its path.
+    Socket(String),
+}
+
+impl std::fmt::Display for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Held::Port(address) => write!(f, "port {} on {}", address.port(), address.ip()),
+            Held::Socket(path) => write!(f, "the API socket {path}"),
+        }
+    }
+}
+
+/// Says who holds `place` (a port, or the API socket) that `client` reaches, as [`port_taken`].
+fn taken(client: slate::client::Client, place: &Held) -> anyhow::Result<ExitCode> {
     match client.answer(WHO_WAIT) {
         Answer::Ours { version, kind, pid } => {
             let who = match kind {
@@ -162,22 +198,33 @@ fn port_taken(address: SocketAddr, token: String) -> anyhow::Result<ExitCode> {
             };
             let pid = pid.map(|pid| format!(" (pid {pid})")).unwrap_or_default();
             eprintln!(
-                "slate: {who} already serves on {address}{pid}; it is this user's engine, \
-                 so this one does not start"
+                "slate: {who} already serves on {}{pid}; it is this user's engine, \
+                 so this one does not start",
+                match place {
+                    Held::Port(address) => address.to_string(),
+                    Held::Socket(path) => path.clone(),
+                }
             );
             Ok(ExitCode::from(ALREADY_SERVED))
         }
         Answer::Foreign(why) => bail!(
-            "port {} on {} is held by another user's or HOME's Slate ({why}); \
-             pass --listen 127.0.0.1:0 to pick a free port",
-            address.port(),
-            address.ip()
+            "{place} is held by another user's or HOME's Slate ({why}); \
+             pass --listen 127.0.0.1:0 to pick a free port"
         ),
-        Answer::Silent => bail!(
-            "port {} is already in use on {} by a program that is not a Slate; \
-             pass --listen 127.0.0.1:0 to pick a free port",
-            address.port(),
-            address.ip()
+        Answer::Silent => match place {
+            Held::Port(address) => bail!(
+                "port {} is already in use on {} by a program that is not a Slate; \
+                 pass --listen 127.0.0.1:0 to pick a free port",
+                address.port(),
+                address.ip()
+            ),
+            Held::Socket(path) => bail!(
+                "the API socket {path} is in use by a program that does not answer as a Slate"
+            ),
+        },
+        Answer::NotYours(why) => bail!(
+            "{place} is held by a listener that is not yours ({why}); \
+             pass --listen 127.0.0.1:0 to pick a free port"
         ),
     }
 }

@@ -70,10 +70,24 @@ impl Setup {
             .is_ok_and(|places| places.store_file().exists())
     }
 
-    /// The client of the running Slate: at `SLATE_API` when set, else at the config's `[server]
-    /// listen` (`client_at`).
+    /// The client of the running Slate: at `SLATE_API` when set, else over this user's API
+    /// socket, and at the config's `[server] listen` when nothing listens there
+    /// (`Client::local`).
     pub fn client(&self) -> Client {
-        self.client_at(client::engine_address(&self.env, self.config.server.listen))
+        let client = self.client_at(client::engine_address(&self.env, self.config.server.listen));
+        match &self.places {
+            Ok(places)
+                if self
+                    .env
+                    .slate_api
+                    .as_deref()
+                    .and_then(client::address_of)
+                    .is_none() =>
+            {
+                client.with_socket(Some(places.api_socket(&self.env)))
+            }
+            _ => client,
+        }
     }
 
     /// The client of a Slate at `address`, with this HOME's token when one exists. A token file
@@ -188,6 +202,10 @@ pub fn running_server(client: Client, timeout: Duration) -> Option<Server> {
             None
         }
         Answer::Silent => None,
+        Answer::NotYours(why) => {
+            eprintln!("slate: {why}; reading for myself");
+            None
+        }
     }
 }
 

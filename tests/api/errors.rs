@@ -89,6 +89,12 @@ async fn every_error_of_the_api_has_one_shape() {
             "unauthorized",
         ),
         (
+            "a read of the live list without the token",
+            empty(to("GET", "/sessions/live")),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
             "a read with another token",
             empty(
                 to("GET", "/sessions/live")
@@ -126,19 +132,19 @@ async fn every_error_of_the_api_has_one_shape() {
         ),
         (
             "an id that is not UTF-8",
-            empty(to("GET", "/sessions/%FF")),
+            empty(with_token("GET", "/sessions/%FF")),
             StatusCode::BAD_REQUEST,
             "bad_request",
         ),
         (
             "an id too short to name a session",
-            empty(to("GET", "/sessions/7f3")),
+            empty(with_token("GET", "/sessions/7f3")),
             StatusCode::BAD_REQUEST,
             "bad_request",
         ),
         (
             "an id that names no session",
-            empty(to("GET", "/sessions/ffff")),
+            empty(with_token("GET", "/sessions/ffff")),
             StatusCode::NOT_FOUND,
             "unknown_session",
         ),

@@ -8,7 +8,7 @@ use slate::api;
 
 use tower::ServiceExt;
 
-use super::{call, error_code, get, refresh, security, started, PORT, TOKEN};
+use super::{anonymous_get, call, error_code, get, refresh, security, started, PORT, TOKEN};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_hosts_and_origins_are_refused() {
@@ -30,6 +30,7 @@ async fn foreign_hosts_and_origins_are_refused() {
     for host in ["localhost:7411", "[::1]:7411"] {
         let request = Request::get("/sessions/live")
             .header("host", host)
+            .header("authorization", format!("Bearer {TOKEN}"))
             .body(Body::empty())
             .unwrap();
         assert_eq!(call(&handle, request).await.0, StatusCode::OK, "{host}");
@@ -46,6 +47,7 @@ async fn foreign_hosts_and_origins_are_refused() {
         let request = Request::get("/sessions/live")
             .header("host", "127.0.0.1:7411")
             .header("origin", origin)
+            .header("authorization", format!("Bearer {TOKEN}"))
             .body(Body::empty())
             .unwrap();
         assert_eq!(call(&handle, request).await.0, expected, "{origin}");
@@ -166,6 +168,42 @@ async fn the_desktop_webview_origin_gets_cors_and_others_do_not() {
         response.headers()["access-control-allow-origin"],
         "http://tauri.localhost"
     );
+    handle.shutdown();
+    thread.join().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_shows_sessions_needs_the_token_and_the_page_does_not() {
+    let (_temp, handle, thread) = started();
+    for path in [
+        "/sessions/live",
+        "/sessions/live/stream",
+        "/sessions/0ld5e551-0000-4000-8000-000000000001",
+        "/remotes",
+    ] {
+        let (status, body) = call(&handle, anonymous_get(path)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}: {body}");
+        assert_eq!(error_code(&body), "unauthorized");
+        let (status, body) = call(&handle, get(path)).await;
+        assert!(
+            status.is_success() || path.ends_with("stream"),
+            "{path}: {body}"
+        );
+    }
+    // The page and its files hold no session: anyone local may fetch them.
+    for path in ["/", "/ui/app.js", "/style.css"] {
+        let (status, _) = call(&handle, anonymous_get(path)).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+    }
+    // `/health` without the token says only that a Slate is here; with it, everything.
+    let (status, body) = call(&handle, anonymous_get("/health")).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (StatusCode::OK, r#"{"slate":true}"#)
+    );
+    let (status, body) = call(&handle, get("/health")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(super::json(&body)["kind"], "service", "{body}");
     handle.shutdown();
     thread.join().unwrap();
 }

@@ -81,6 +81,7 @@ async fn duplicate_hosts_or_origins_and_foreign_absolute_urls_are_refused() {
     assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{body}");
     let request = Request::get(format!("http://127.0.0.1:{PORT}/sessions/live"))
         .header("host", format!("127.0.0.1:{PORT}"))
+        .header("authorization", format!("Bearer {TOKEN}"))
         .body(Body::empty())
         .unwrap();
     assert_eq!(call(&handle, request).await.0, StatusCode::OK);
@@ -213,8 +214,13 @@ async fn silent_and_idle_connections_are_closed_but_event_streams_are_not() {
         assert!(closed(&mut silent), "a silent connection stays open");
 
         let mut idle = TcpStream::connect(address).unwrap();
-        idle.write_all(format!("GET /health HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes())
-            .unwrap();
+        idle.write_all(
+            format!(
+                "GET /health HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
         idle.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         let mut answer = Vec::new();
         let mut buffer = [0u8; 4096];

@@ -27,6 +27,9 @@ pub struct Env {
     pub appdata: Option<PathBuf>,
     /// `SLATE_API`: the address of a running Slate to talk to instead of the config's (`client`).
     pub slate_api: Option<String>,
+    /// `$XDG_RUNTIME_DIR`: where this user's private runtime files go (`places`), the API's
+    /// socket among them.
+    pub xdg_runtime_dir: Option<PathBuf>,
 }
 
 impl Env {
@@ -53,6 +56,7 @@ impl Env {
             slate_api: std::env::var("SLATE_API")
                 .ok()
                 .filter(|value| !value.is_empty()),
+            xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
         }
     }
 
