@@ -21,7 +21,10 @@
 //! retried. The live service's `PushStats` count what was sent, what failed and what was dropped,
 //! for `/health`.
 //!
-//! The messages are built by plain functions ([`requests`]); this module decides no state.
+//! The messages are built by plain functions ([`requests`]); this module decides no state. What
+//! other programs wrote (a project's name, a reason, a command) goes out with its control and
+//! invisible characters made spaces (`limits::spaced`), so no bidi override rearranges a
+//! notification on a phone.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, SyncSender, TrySendError};
@@ -31,6 +34,7 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::config::{push, Notifications, Push};
+use crate::limits::spaced;
 use crate::live::{Handle, PushFailure, PushStats};
 use crate::model::{Session, Timestamp};
 use crate::places::Places;
@@ -92,7 +96,7 @@ pub fn requests(push: &Push, plan: &NotificationPlan, machine: &str) -> Vec<Requ
         .map(|session| line(session, machine, push.commands))
         .collect();
     let title = match plan.sessions.as_slice() {
-        [one] => format!("{} needs you", notifications::label(one)),
+        [one] => format!("{} needs you", spaced(&notifications::label(one))),
         several => format!("{} sessions need you", several.len()),
     };
     let mut out = Vec::new();
@@ -138,31 +142,32 @@ fn line(session: &Session, machine: &str, commands: bool) -> String {
         .machine
         .as_ref()
         .map_or(machine.to_owned(), ToString::to_string);
-    format!(
+    spaced(&format!(
         "{place} · {} · {} — {}",
         project(session),
         session.agent.display_name(),
         reason(session, commands)
-    )
+    ))
 }
 
 /// One session in a webhook's body.
 fn told(session: &Session, machine: &str, commands: bool) -> Value {
     let mut value = json!({
         "id": session.id.as_str(),
-        "machine": session.machine.as_ref().map_or(machine.to_owned(), ToString::to_string),
-        "project": project(session),
+        "machine": spaced(&session.machine.as_ref().map_or(machine.to_owned(), ToString::to_string)),
+        "project": spaced(project(session)),
         "agent": session.agent.as_str(),
         "agent_name": session.agent.display_name(),
         "reason": session.session_state.reason.code.as_str(),
-        "reason_text": reason(session, commands),
+        "reason_text": spaced(&reason(session, commands)),
     });
     if commands {
         if let Some(dialog) = &session.dialog {
             let command = if dialog.detail.is_empty() {
-                dialog.summary.clone()
+                spaced(&dialog.summary)
             } else {
-                dialog.detail.join("\n")
+                let lines: Vec<String> = dialog.detail.iter().map(|line| spaced(line)).collect();
+                lines.join("\n")
             };
             value["command"] = Value::String(command);
         }

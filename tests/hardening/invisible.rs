@@ -1,7 +1,7 @@
 //! The invisible characters (issue 35): one class, `limits::is_invisible`, and every cleaner uses
 //! it. A table of each character through each cleaner: the terminal shows its code point, a
-//! hook's text has a space for it, a session id and a shell word refuse it, and a dialog read off
-//! a screen leaves it out.
+//! hook's text and a push have a space for it, a session id and a shell word refuse it, and a
+//! dialog read off a screen leaves it out.
 
 use slate::agents::screens::read_screen;
 use slate::limits::{is_invisible, session_id, TextError};
@@ -69,5 +69,37 @@ fn every_cleaner_knows_every_invisible_character() {
             slate::report::terminal_text(&format!("a{c}b")),
             format!("a{c}b")
         );
+    }
+}
+
+#[test]
+fn a_push_carries_no_invisible_character() {
+    use slate::config::{NtfyTopic, Push, PushUrl};
+    use slate::policy::notifications::{Click, NotificationPlan};
+    let hidden = "\u{202e}\u{2028}\u{e0041}\u{ad}";
+    let mut session = crate::util::waiting(&format!("acme{hidden}gpj.exe"), "s1");
+    session.session_state.reason.text = format!("Asks permission for Bash: rm{hidden} -rf x");
+    let plan = NotificationPlan {
+        title: String::new(),
+        body: String::new(),
+        click: Click::OpenWindow,
+        offer: None,
+        sessions: vec![session],
+    };
+    let push = Push {
+        ntfy: Some(NtfyTopic::parse("https://ntfy.example.org/topic").unwrap()),
+        webhook: Some(PushUrl::parse("https://hooks.example.org/slate").unwrap()),
+        commands: true,
+        ..Push::default()
+    };
+    let sent = slate::push::requests(&push, &plan, "box");
+    assert_eq!(sent.len(), 2);
+    for request in sent {
+        let body = request.body.to_string();
+        let text: String = serde_json::from_str::<serde_json::Value>(&body)
+            .unwrap()
+            .to_string();
+        assert!(!text.chars().any(is_invisible), "{}", request.channel);
+        assert!(body.contains("acme    gpj.exe"), "{body}");
     }
 }

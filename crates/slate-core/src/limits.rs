@@ -227,6 +227,20 @@ pub fn is_invisible(c: char) -> bool {
     )
 }
 
+/// `text` with every control character and every invisible one ([`is_invisible`]) made a
+/// space: for text shown where Slate cannot show a code point, such as a phone's notification.
+pub fn spaced(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() || is_invisible(c) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
