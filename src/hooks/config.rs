@@ -148,7 +148,18 @@ pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<Age
                     if let Some(written) = record.as_ref().and_then(|record| record.of(&path)) {
                         own.extend(written.entries.iter().cloned());
                     }
-                    installed_events(hooks, description.id, &path, &own)
+                    if hooks.format == HookFormat::Files {
+                        files_installed(
+                            hooks,
+                            description.id,
+                            &path,
+                            program.as_deref(),
+                            record.as_ref(),
+                        )
+                        .map_err(|err| err.to_string())
+                    } else {
+                        installed_events(hooks, description.id, &path, &own)
+                    }
                 }
             };
             let (installed, error) = match found {
@@ -184,9 +195,6 @@ fn installed_events(
     path: &Path,
     own: &[String],
 ) -> Result<Vec<String>, String> {
-    if hooks.format == HookFormat::Files {
-        return files_installed(hooks, agent, path).map_err(|err| err.to_string());
-    }
     let text = read_config(path).map_err(|err| err.to_string())?;
     settings::installed(hooks, agent, &text, own).map_err(|err| err.to_string())
 }
@@ -209,7 +217,7 @@ pub fn install(
     program: &str,
 ) -> Result<Changed, HooksError> {
     if description.hooks.map(|hooks| hooks.format) == Some(HookFormat::Files) {
-        return edit_files(description, env, Some(program));
+        return edit_files(description, env, places, program, true);
     }
     edit(description, env, places, program, true)
 }
@@ -223,7 +231,7 @@ pub fn remove(
     program: &str,
 ) -> Result<Changed, HooksError> {
     if description.hooks.map(|hooks| hooks.format) == Some(HookFormat::Files) {
-        return edit_files(description, env, None);
+        return edit_files(description, env, places, program, false);
     }
     edit(description, env, places, program, false)
 }
@@ -471,14 +479,16 @@ impl Record {
 const HOOK_FILE_LIMIT: u64 = 64 * 1024;
 
 /// What the file of `event` in a folder of hooks is: absent, Slate's hook for that event (its
-/// text), or someone else's.
+/// text, one of `known` byte for byte), one in Slate's form that this Slate neither writes nor
+/// recorded (another Slate's, or edited since), or someone else's.
 enum HookFile {
     Absent,
     Slates(String),
+    Unknown,
     Theirs,
 }
 
-fn hook_file(agent: &str, folder: &Path, event: &str) -> io::Result<HookFile> {
+fn hook_file(agent: &str, folder: &Path, event: &str, known: &[String]) -> io::Result<HookFile> {
     let path = folder.join(event);
     match fs::symlink_metadata(&path) {
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(HookFile::Absent),
@@ -491,16 +501,43 @@ fn hook_file(agent: &str, folder: &Path, event: &str) -> io::Result<HookFile> {
         return Ok(HookFile::Theirs);
     };
     Ok(match settings::script_event(agent, &text) {
-        Some(found) if found == event => HookFile::Slates(text),
-        _ => HookFile::Theirs,
+        Some(found) if found == event && known.contains(&text) => HookFile::Slates(text),
+        Some(_) => HookFile::Unknown,
+        None => HookFile::Theirs,
     })
 }
 
+/// The texts of Slate's file for `event` in `folder`: the one `program` writes, and those
+/// recorded at install.
+fn known_scripts(
+    agent: &str,
+    folder: &Path,
+    event: &str,
+    program: Option<&str>,
+    record: Option<&Record>,
+) -> Vec<String> {
+    let mut known: Vec<String> = program
+        .map(|program| settings::script(agent, program, event))
+        .into_iter()
+        .collect();
+    if let Some(written) = record.and_then(|record| record.of(&folder.join(event))) {
+        known.extend(written.entries.iter().cloned());
+    }
+    known
+}
+
 /// The events whose file in the folder of hooks is Slate's.
-fn files_installed(hooks: &Hooks, agent: &str, folder: &Path) -> io::Result<Vec<String>> {
+fn files_installed(
+    hooks: &Hooks,
+    agent: &str,
+    folder: &Path,
+    program: Option<&str>,
+    record: Option<&Record>,
+) -> io::Result<Vec<String>> {
     let mut found = Vec::new();
     for (event, _) in hooks.events {
-        if let HookFile::Slates(_) = hook_file(agent, folder, event)? {
+        let known = known_scripts(agent, folder, event, program, record);
+        if let HookFile::Slates(_) = hook_file(agent, folder, event, &known)? {
             found.push(event.to_string());
         }
     }
@@ -511,11 +548,14 @@ fn files_installed(hooks: &Hooks, agent: &str, folder: &Path) -> io::Result<Vec<
 /// file an event, named after it, each Slate's own whole. A file of that name that is not
 /// Slate's refuses the whole install, before anything is written: it is the person's hook,
 /// which the agent runs beside any other of its event, and Slate neither replaces nor shadows
-/// it. `remove` deletes Slate's files only; the folder stays.
+/// it. `remove` deletes Slate's files only (as this Slate writes them, or as recorded at
+/// install); the folder stays.
 fn edit_files(
     description: &'static Description,
     env: &Env,
-    program: Option<&str>,
+    places: &Places,
+    program: &str,
+    installing: bool,
 ) -> Result<Changed, HooksError> {
     let hooks = description
         .hooks
@@ -526,12 +566,14 @@ fn edit_files(
         path: folder.clone(),
         source,
     };
+    let mut record = Record::load(places)?;
     let mut files = Vec::new();
     for (event, _) in hooks.events {
         clear_leftovers(&folder.join(event));
+        let known = known_scripts(agent, &folder, event, Some(program), Some(&record));
         files.push((
             *event,
-            hook_file(agent, &folder, event).map_err(unreadable)?,
+            hook_file(agent, &folder, event, &known).map_err(unreadable)?,
         ));
     }
     let mut changed = false;
@@ -539,41 +581,65 @@ fn edit_files(
         path: path.to_path_buf(),
         source,
     };
-    match program {
-        Some(program) => {
-            if let Some((event, _)) = files
-                .iter()
-                .find(|(_, file)| matches!(file, HookFile::Theirs))
-            {
-                return Err(HooksError::Refused {
-                    path: folder.join(event),
-                    source: hooks::ParseError::Invalid(format!(
-                        "it is not Slate's hook for {event}, and Slate's would take its name. \
-                         {} runs every file of an event, whatever its ending: rename yours \
-                         ({event}.sh, say) and install again",
-                        description.product
-                    )),
-                });
+    let record_file = places.data_dir.join(RECORD_FILE);
+    if installing {
+        if let Some((event, file)) = files
+            .iter()
+            .find(|(_, file)| matches!(file, HookFile::Theirs | HookFile::Unknown))
+        {
+            let why = if matches!(file, HookFile::Unknown) {
+                format!(
+                    "it is in the form of Slate's hook for {event}, but not as this Slate \
+                     writes it nor as one recorded at install (edited since, or another \
+                     Slate's): delete it, or remove it with the Slate that installed it, and \
+                     install again"
+                )
+            } else {
+                format!(
+                    "it is not Slate's hook for {event}, and Slate's would take its name. \
+                     {} runs every file of an event, whatever its ending: rename yours \
+                     ({event}.sh, say) and install again",
+                    description.product
+                )
+            };
+            return Err(HooksError::Refused {
+                path: folder.join(event),
+                source: hooks::ParseError::Invalid(why),
+            });
+        }
+        for (event, file) in &files {
+            let text = settings::script(agent, program, event);
+            if matches!(file, HookFile::Slates(old) if *old == text) {
+                continue;
             }
-            for (event, file) in &files {
-                let text = settings::script(agent, program, event);
-                if matches!(file, HookFile::Slates(old) if *old == text) {
-                    continue;
-                }
+            let path = folder.join(event);
+            let mut entries = record
+                .of(&path)
+                .map(|written| written.entries.clone())
+                .unwrap_or_default();
+            entries.push(text.clone());
+            let before = Before::Absent;
+            record.set(&path, Some(Written { before, entries }));
+            record
+                .save(&record_file)
+                .map_err(|source| write_error(&record_file, source))?;
+            write_whole(&path, &text, None).map_err(|source| write_error(&path, source))?;
+            executable(&path).map_err(|source| write_error(&path, source))?;
+            changed = true;
+        }
+    } else {
+        for (event, file) in &files {
+            if let HookFile::Slates(_) = file {
                 let path = folder.join(event);
-                write_whole(&path, &text, None).map_err(|source| write_error(&path, source))?;
-                executable(&path).map_err(|source| write_error(&path, source))?;
+                fs::remove_file(&path).map_err(|source| write_error(&path, source))?;
+                record.set(&path, None);
                 changed = true;
             }
         }
-        None => {
-            for (event, file) in &files {
-                if let HookFile::Slates(_) = file {
-                    let path = folder.join(event);
-                    fs::remove_file(&path).map_err(|source| write_error(&path, source))?;
-                    changed = true;
-                }
-            }
+        if changed {
+            record
+                .save(&record_file)
+                .map_err(|source| write_error(&record_file, source))?;
         }
     }
     Ok(Changed {

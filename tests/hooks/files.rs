@@ -279,3 +279,43 @@ fn a_relative_agent_home_names_no_root() {
         ))
     );
 }
+
+/// Cline CLI's folder of hooks: a file is Slate's only as this Slate writes it or as recorded
+/// at install. One in Slate's form but edited since, or written for another `slate`, is neither
+/// removed nor written over.
+#[test]
+fn a_cline_hook_file_is_slates_only_as_written_or_recorded() {
+    use slate::agents::hooks::settings;
+    let root = tempfile::tempdir().unwrap();
+    let folder = root.path().join("home/.cline/hooks");
+    let (output, said) = hooks(root.path(), &["install", "cline"]);
+    assert!(output.status.success(), "{said}");
+    let edited = folder.join("TaskStart");
+    let text = std::fs::read_to_string(&edited)
+        .unwrap()
+        .replace("# It passes", "# My note. It passes");
+    std::fs::write(&edited, &text).unwrap();
+    let (output, said) = hooks(root.path(), &["remove", "cline"]);
+    assert!(output.status.success(), "{said}");
+    let left: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["TaskStart"], "{said}");
+    assert_eq!(std::fs::read_to_string(&edited).unwrap(), text);
+    std::fs::remove_file(&edited).unwrap();
+
+    // Written by a Slate elsewhere, with no record here: not this Slate's to replace.
+    let elsewhere = settings::script("cline", "/opt/old/slate", "TaskComplete");
+    std::fs::write(folder.join("TaskComplete"), &elsewhere).unwrap();
+    let (output, said) = hooks(root.path(), &["install", "cline"]);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("in the form of Slate's hook for TaskComplete"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(folder.join("TaskComplete")).unwrap(),
+        elsewhere
+    );
+}
