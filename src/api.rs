@@ -44,7 +44,9 @@ use guard::{Guard, Names};
 /// How often an open event stream gets a `: keep-alive` comment.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// The page, embedded so the binary serves it wherever it runs.
+/// The page, embedded so the binary serves it wherever it runs. It is served as it is, with no
+/// token in it: any local user can fetch it. A browser brings the token in the address's
+/// fragment, which `slate serve` prints to its own terminal (docs/api.md, "The page").
 const INDEX_HTML: &str = include_str!("../ui/index.html");
 
 /// The page's other files: (name, content type, text). The page refers to them relatively, so
@@ -54,6 +56,11 @@ const UI_FILES: &[(&str, &str, &str)] = &[
         "api.js",
         "text/javascript; charset=utf-8",
         include_str!("../ui/api.js"),
+    ),
+    (
+        "sse.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../ui/sse.js"),
     ),
     (
         "app.js",
@@ -126,8 +133,6 @@ struct AppState {
     handle: live::Handle,
     security: Arc<Security>,
     guard: Arc<Guard>,
-    /// `index.html` with the token's `<meta>` tag in it.
-    index: Arc<str>,
     /// Flips to true when the server shuts down, so open event streams end and let it stop.
     stopping: tokio::sync::watch::Receiver<bool>,
     /// Keeps the `stopping` channel open while the router lives.
@@ -156,7 +161,6 @@ fn build(
     stop: Arc<tokio::sync::watch::Sender<bool>>,
     stopping: tokio::sync::watch::Receiver<bool>,
 ) -> Router {
-    let index = inject_token(INDEX_HTML, &security.token);
     let guard = Guard {
         names,
         token: security.token.clone(),
@@ -166,7 +170,6 @@ fn build(
         handle,
         security: Arc::new(security),
         guard: Arc::new(guard),
-        index: index.into(),
         stopping,
         _stop: stop,
     };
@@ -338,23 +341,6 @@ pub fn raise_open_file_limit() -> Option<u64> {
 #[cfg(not(unix))]
 pub fn raise_open_file_limit() -> Option<u64> {
     None
-}
-
-/// The token goes into `index.html` as `<meta name="slate-token" content="…">`: the page reads it
-/// from its own document, which another site's page cannot do (no CORS, and `Host` is checked).
-fn inject_token(page: &str, token: &str) -> String {
-    let meta = format!(r#"<meta name="slate-token" content="{token}">"#);
-    let placeholder = r#"<meta name="slate-token" content="">"#;
-    if page.contains(placeholder) {
-        return page.replacen(placeholder, &meta, 1);
-    }
-    match page.find("<head>") {
-        Some(at) => {
-            let end = at + "<head>".len();
-            format!("{}\n{meta}{}", &page[..end], &page[end..])
-        }
-        None => format!("{meta}\n{page}"),
-    }
 }
 
 async fn live_sessions(State(state): State<AppState>) -> Response {
@@ -676,14 +662,14 @@ async fn remotes(State(state): State<AppState>) -> Response {
     Json(json!({ "remotes": state.handle.remotes() })).into_response()
 }
 
-async fn index_page(State(state): State<AppState>) -> Response {
-    let mut response = state.index.to_string().into_response();
+async fn index_page() -> Response {
+    let mut response = INDEX_HTML.into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    // The page carries the token: never cached, never framed by another page.
+    // Never cached (a new binary's page shows at once), never framed by another page.
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -791,26 +777,4 @@ async fn stream(
         Some((Ok(event), follower))
     });
     Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_token_goes_into_the_head() {
-        let page = inject_token("<html><head><title>x</title></head></html>", "abc");
-        assert!(page.contains(
-            r#"<head>
-<meta name="slate-token" content="abc"><title>"#
-        ));
-        let page = inject_token(
-            r#"<head><meta name="slate-token" content=""></head>"#,
-            "abc",
-        );
-        assert_eq!(
-            page,
-            r#"<head><meta name="slate-token" content="abc"></head>"#
-        );
-    }
 }

@@ -7,6 +7,7 @@ mod commands; // commands that read a running server
 mod errors; // one error shape everywhere
 mod guards; // Host, Origin, token and body size, CORS, the token file
 mod other_user; // another local user: no token to their listener, nothing read or answered
+mod page; // the page holds no token; slate serve tells its own terminal the address that does
 mod router; // the JSON endpoints through the router
 mod serving; // slate serve and slate watch, and the event stream
 

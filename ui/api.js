@@ -2,15 +2,33 @@
 //! one-shot requests and the live stream (see the API contract). It knows the wire and nothing about
 //! how a session is drawn; it never decides a session's state, it only passes on what the server says.
 //!
+//! Every request carries `Authorization: Bearer <token>`, reads included: the API shows a session's
+//! text and a dialog's fingerprint only to who holds the token. So the live stream is read with
+//! `fetch()` and `sse.js`, not with `EventSource`, which cannot send a header.
+//!
 //! Where the API lives, in order: a `?api=http://127.0.0.1:PORT` query parameter (tests, or a page
 //! opened by hand against another server); inside the desktop app, whatever the shell answers to
-//! `invoke('api_endpoint')`; otherwise the page's own origin, because `slate serve` serves the page
-//! itself and injects the token as `<meta name="slate-token">`.
+//! `invoke('api_endpoint')`; otherwise the page's own origin (`slate serve` serves the page).
+//!
+//! Where the token comes from: inside the desktop app, the shell's answer. In a browser, the
+//! address's fragment, `#token=…`, which `slate serve` prints when it starts: a fragment is never
+//! sent to a server, so no server, proxy or log sees it. The page keeps it in `sessionStorage`
+//! (this tab only, gone when the tab closes) and takes it out of the address bar at once. The
+//! server never writes the token into the page it serves: any local user can fetch that page.
+
+import { EventStreamParser } from "./sse.js";
 
 /** The longest wait between two attempts to reopen the stream. */
 const MAX_BACKOFF_MS = 30_000;
 /** The first wait after the stream drops; doubled after each failed attempt. */
 const FIRST_BACKOFF_MS = 1_000;
+/**
+ * How long an open stream may stay silent before it is taken for dead and reopened: the server
+ * sends a keep-alive comment every 15 s (docs/api.md), so three missed ones mean a lost link.
+ */
+const STREAM_SILENCE_MS = 45_000;
+/** Where this tab keeps the token it was opened with. */
+const TOKEN_KEY = "slate-token";
 
 /** The Tauri bridge when the page runs inside the desktop app, else null. */
 function tauriCore(win) {
@@ -18,25 +36,77 @@ function tauriCore(win) {
   return tauri && tauri.core && typeof tauri.core.invoke === "function" ? tauri.core : null;
 }
 
-function metaToken(doc) {
-  const meta = doc.querySelector('meta[name="slate-token"]');
-  const content = meta ? meta.getAttribute("content") : "";
-  return content || null;
+/**
+ * What a token must look like to go into a header: printable ASCII without spaces (Slate's own
+ * is 64 hex digits). Anything else is no token, rather than a header `fetch` refuses.
+ */
+function usable(token) {
+  return typeof token === "string" && /^[\x21-\x7e]{1,512}$/.test(token) ? token : null;
+}
+
+function storage(win) {
+  try {
+    return win.sessionStorage;
+  } catch {
+    // A browser that refuses storage to this page: the token then lasts until a reload.
+    return null;
+  }
+}
+
+/**
+ * Takes `token=…` out of the address's fragment: keeps it in this tab's `sessionStorage` and
+ * rewrites the address without it (the rest of the fragment stays), so it is neither shown,
+ * bookmarked nor in the history. Returns the token found, or null.
+ */
+export function takeFragmentToken(win = window) {
+  const hash = win.location.hash.replace(/^#/, "");
+  if (!hash) return null;
+  const params = new URLSearchParams(hash);
+  if (!params.has("token")) return null;
+  const token = usable(params.get("token"));
+  params.delete("token");
+  const rest = params.toString();
+  const address = win.location.pathname + win.location.search + (rest ? `#${rest}` : "");
+  win.history.replaceState(win.history.state, "", address);
+  const store = storage(win);
+  if (token && store) {
+    try {
+      store.setItem(TOKEN_KEY, token);
+    } catch {
+      // Storage full or refused: the token still serves this load.
+    }
+  }
+  return token;
+}
+
+/** The token this tab was opened with: from the address now, or kept from an earlier load. */
+function browserToken(win) {
+  const fresh = takeFragmentToken(win);
+  if (fresh) return fresh;
+  const store = storage(win);
+  return store ? usable(store.getItem(TOKEN_KEY)) : null;
 }
 
 /**
  * Finds the API's base URL and token: `{base, token, tauri, servedBy}`.
- * The token may be null (a plain browser page served without one): reading still works, only the
- * refresh button's POST will be refused. `servedBy` is what the desktop shell says serves the API:
- * "app" (its own engine) or "service" (the Slate service it uses instead of an engine of its own);
- * null outside the shell.
+ * The token is null when the page was opened without one (a browser, not from the address
+ * `slate serve` prints): the page then asks for it rather than reading. `servedBy` is what the
+ * desktop shell says serves the API: "app" (its own engine) or "service" (the Slate service it
+ * uses instead of an engine of its own); null outside the shell.
+ *
+ * An address pasted into the open tab with a new `#token=…` loads the page again with it.
  */
 export async function resolveEndpoint(win = window) {
   const params = new URLSearchParams(win.location.search);
   const override = params.get("api");
   const core = tauriCore(win);
+  // Taken out of the address first, whatever else the page finds.
+  const token = browserToken(win);
+  win.addEventListener("hashchange", () => {
+    if (takeFragmentToken(win)) win.location.reload();
+  });
   if (override) {
-    return { base: trimSlash(override), token: params.get("token") || metaToken(win.document), tauri: core, servedBy: null };
+    return { base: trimSlash(override), token, tauri: core, servedBy: null };
   }
   if (core) {
     try {
@@ -44,7 +114,7 @@ export async function resolveEndpoint(win = window) {
       if (answer && answer.base) {
         return {
           base: trimSlash(String(answer.base)),
-          token: answer.token || null,
+          token: usable(answer.token),
           tauri: core,
           servedBy: typeof answer.served_by === "string" ? answer.served_by : null,
         };
@@ -53,7 +123,7 @@ export async function resolveEndpoint(win = window) {
       // A shell without the command serves the page itself, like `slate serve`: fall through.
     }
   }
-  return { base: trimSlash(win.location.origin), token: metaToken(win.document), tauri: core, servedBy: null };
+  return { base: trimSlash(win.location.origin), token, tauri: core, servedBy: null };
 }
 
 function trimSlash(url) {
@@ -116,10 +186,25 @@ export class Api {
     return this.servedBy === "service";
   }
 
-  async #getJson(path) {
-    const response = await fetch(this.base + path, { headers: { Accept: "application/json" } });
+  /** `headers` with the bearer token added: every request carries it, reads included. */
+  #headers(headers = {}) {
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    return headers;
+  }
+
+  /** One request to the API: throws an `ApiError` unless the answer is 2xx. */
+  async #call(path, { method = "GET", headers = {}, body } = {}) {
+    const response = await fetch(this.base + path, { method, headers: this.#headers(headers), body, cache: "no-store" });
     if (!response.ok) throw await errorOf(response);
-    return response.json();
+    return response;
+  }
+
+  async #getJson(path) {
+    return (await this.#call(path, { headers: { Accept: "application/json" } })).json();
+  }
+
+  async #postJson(path, body) {
+    return this.#call(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
   }
 
   /** `GET /sessions/live`: the live list, as an array of session objects. */
@@ -177,63 +262,43 @@ export class Api {
     return Array.isArray(health.roots) ? health.roots.filter((root) => root && root.agent) : [];
   }
 
-  /** `POST /sessions/live/refresh` with the bearer token; resolves once the re-read is published. */
+  /** `POST /sessions/live/refresh`; resolves once the re-read is published. */
   async refresh() {
-    const headers = {};
-    if (this.token) headers.Authorization = `Bearer ${this.token}`;
-    const response = await fetch(this.base + "/sessions/live/refresh", { method: "POST", headers });
-    if (!response.ok) throw await errorOf(response);
+    await this.#call("/sessions/live/refresh", { method: "POST" });
   }
 
   /**
-   * `POST /sessions/{id}/intent` with the bearer token: park (`{state: "parked", reason}`), await
-   * (`{state: "awaiting", reason, awaiting_who}`) or resume (`{state: "none"}`) a session.
+   * `POST /sessions/{id}/intent`: park (`{state: "parked", reason}`), await (`{state: "awaiting",
+   * reason, awaiting_who}`) or resume (`{state: "none"}`) a session.
    */
   async setIntent(id, intent) {
-    const headers = { "Content-Type": "application/json" };
-    if (this.token) headers.Authorization = `Bearer ${this.token}`;
-    const response = await fetch(this.base + `/sessions/${encodeURIComponent(id)}/intent`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(intent),
-    });
-    if (!response.ok) throw await errorOf(response);
+    await this.#postJson(`/sessions/${encodeURIComponent(id)}/intent`, intent);
   }
 
   /**
-   * `POST /sessions/{id}/mute` with the bearer token: `{muted: true}` mutes a session (no
-   * notification tells of it; it still counts), `{muted: false}` unmutes it.
+   * `POST /sessions/{id}/mute`: `{muted: true}` mutes a session (no notification tells of it; it
+   * still counts), `{muted: false}` unmutes it.
    */
   async setMuted(id, muted) {
-    const headers = { "Content-Type": "application/json" };
-    if (this.token) headers.Authorization = `Bearer ${this.token}`;
-    const response = await fetch(this.base + `/sessions/${encodeURIComponent(id)}/mute`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ muted }),
-    });
-    if (!response.ok) throw await errorOf(response);
+    await this.#postJson(`/sessions/${encodeURIComponent(id)}/mute`, { muted });
   }
 
   /**
-   * `POST /sessions/{id}/respond` with the bearer token: answers the dialog the page showed.
+   * `POST /sessions/{id}/respond`: answers the dialog the page showed.
    * `answer` is `{action, option?, dialog}` where `dialog` is the fingerprint the page displayed;
    * the page always names itself as the `window` surface. Resolves to the server's
    * `{outcome, action, option?, left_after_ms?}`; a refusal throws an `ApiError` with its code.
    */
   async respond(id, answer) {
-    const headers = { "Content-Type": "application/json", Accept: "application/json" };
-    if (this.token) headers.Authorization = `Bearer ${this.token}`;
     const body = { action: answer.action };
     if (answer.option !== undefined && answer.option !== null) body.option = answer.option;
     body.dialog = answer.dialog;
     body.surface = "window";
-    const response = await fetch(this.base + `/sessions/${encodeURIComponent(id)}/respond`, {
+    const response = await this.#call(`/sessions/${encodeURIComponent(id)}/respond`, {
       method: "POST",
-      headers,
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
       body: JSON.stringify(body),
     });
-    if (!response.ok) throw await errorOf(response);
     return response.json();
   }
 
@@ -249,64 +314,132 @@ export class Api {
   }
 
   /**
-   * Opens the live stream and keeps it open: when it drops, it is reopened after a growing pause
-   * (1 s, 2 s, 4 s … 30 s), and the first `snapshot` after a reopen replaces the whole list.
-   * Handlers: onSnapshot(sessions), onSession(session), onRemoved({agent, id, machine?}), onConnection(state)
-   * with state "connecting" | "open" | "retrying". Returns a function that closes the stream.
+   * Opens the live stream and keeps it open: when it drops, ends, stays silent past
+   * `STREAM_SILENCE_MS` or is refused, it is reopened after a growing pause (1 s, 2 s, 4 s … 30 s),
+   * and the first `snapshot` after a reopen replaces the whole list. A stream refused for its
+   * token (401) is not retried: another try would be refused the same.
+   * Handlers: onSnapshot(sessions), onSession(session), onRemoved({agent, id, machine?}),
+   * onConnection(state, detail) with state "connecting" | "open" | "retrying" (detail `{inMs}`) |
+   * "unauthorized" (detail the `ApiError`). Returns a function that closes the stream.
+   * `timing` is for tests: `{silenceMs}`.
    */
-  subscribe(handlers) {
-    let source = null;
+  subscribe(handlers, timing = {}) {
+    const silenceMs = timing.silenceMs || STREAM_SILENCE_MS;
+    let current = null;
     let timer = null;
     let backoff = FIRST_BACKOFF_MS;
     let closed = false;
     const notify = (state, detail) => handlers.onConnection && handlers.onConnection(state, detail);
 
-    const parse = (event) => {
+    const parse = (data) => {
       try {
-        return JSON.parse(event.data);
+        return JSON.parse(data);
       } catch {
         return null;
       }
     };
 
-    const open = () => {
-      if (closed) return;
-      notify("connecting");
-      source = new EventSource(this.base + "/sessions/live/stream");
-      source.addEventListener("snapshot", (event) => {
-        const body = parse(event);
+    const dispatch = (event) => {
+      if (event.type === "snapshot") {
+        const body = parse(event.data);
         if (!body) return;
         // A snapshot proves the stream works: the next drop starts the pauses from the beginning.
         backoff = FIRST_BACKOFF_MS;
         notify("open");
         handlers.onSnapshot(Array.isArray(body.sessions) ? body.sessions : []);
-      });
-      source.addEventListener("session", (event) => {
-        const session = parse(event);
+      } else if (event.type === "session") {
+        const session = parse(event.data);
         if (session && session.id) handlers.onSession(session);
-      });
-      source.addEventListener("removed", (event) => {
-        const key = parse(event);
+      } else if (event.type === "removed") {
+        const key = parse(event.data);
         if (key && key.id) handlers.onRemoved(key);
-      });
-      source.onerror = () => {
-        // EventSource's own retry gives up on an HTTP error and never backs off, so the page
-        // closes it and schedules its own attempt instead.
-        source.close();
-        source = null;
-        if (closed) return;
-        const wait = backoff;
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-        notify("retrying", { inMs: wait });
-        timer = setTimeout(open, wait);
+      }
+    };
+
+    /**
+     * One attempt's request: `stop()` ends it wherever it is, the request aborted and the body's
+     * read cancelled (a read waiting on a silent body ends at once, as `done`).
+     */
+    const attemptOf = () => {
+      const abort = new AbortController();
+      const attempt = {
+        signal: abort.signal,
+        reader: null,
+        stop() {
+          abort.abort();
+          if (attempt.reader) attempt.reader.cancel().catch(() => {});
+        },
       };
+      return attempt;
+    };
+
+    /** Reads one stream to its end; resolves when it ends, throws when it cannot be read. */
+    const follow = async (attempt, silent) => {
+      const response = await fetch(this.base + "/sessions/live/stream", {
+        headers: this.#headers({ Accept: "text/event-stream" }),
+        cache: "no-store",
+        signal: attempt.signal,
+      });
+      if (!response.ok) throw await errorOf(response);
+      const type = response.headers.get("Content-Type") || "";
+      if (!type.startsWith("text/event-stream") || !response.body) {
+        throw new ApiError(`the live stream came as ${type || "no content type"}, not text/event-stream`, response.status);
+      }
+      const parser = new EventStreamParser(dispatch);
+      const reader = response.body.getReader();
+      attempt.reader = reader;
+      try {
+        for (;;) {
+          silent.reset();
+          const { done, value } = await reader.read();
+          if (done || attempt.signal.aborted) break;
+          parser.feed(value);
+        }
+        parser.end();
+      } finally {
+        reader.cancel().catch(() => {});
+      }
+    };
+
+    const open = async () => {
+      timer = null;
+      if (closed) return;
+      notify("connecting");
+      const attempt = attemptOf();
+      current = attempt;
+      let quiet = null;
+      const silent = {
+        reset() {
+          clearTimeout(quiet);
+          quiet = setTimeout(() => attempt.stop(), silenceMs);
+        },
+      };
+      let refused = null;
+      try {
+        silent.reset();
+        await follow(attempt, silent);
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) refused = error;
+      } finally {
+        clearTimeout(quiet);
+      }
+      if (closed || current !== attempt) return;
+      current = null;
+      if (refused) {
+        notify("unauthorized", refused);
+        return;
+      }
+      const wait = backoff;
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      notify("retrying", { inMs: wait });
+      timer = setTimeout(open, wait);
     };
 
     open();
     return () => {
       closed = true;
       if (timer) clearTimeout(timer);
-      if (source) source.close();
+      if (current) current.stop();
     };
   }
 }

@@ -12,7 +12,8 @@
 //! state its machine last reported, and is not counted as needing you, and the machines the
 //! server cannot reach are named above the list (`/health`'s `remotes`). Inside the desktop app,
 //! when the app uses the Slate service instead of an engine of its own (the endpoint the shell
-//! hands the page says so), a line says "Using the Slate service".
+//! hands the page says so), a line says "Using the Slate service". A page opened without the
+//! token, or whose token the server refuses, says how to open it instead of showing a list.
 //!
 //! A session whose terminal shows a dialog (`session.dialog`) shows the dialog's summary and one
 //! button per option the server offers (an `action` that is not null), in its row and in the
@@ -52,6 +53,8 @@ const state = {
   health: null,
   connection: "connecting",
   retryInMs: 0,
+  /** Why the page cannot read (no token, or one refused), or null while it can. */
+  locked: null,
   /**
    * The last answer given per session key: `{fingerprint, busy, text, error}`, shown beside the
    * dialog it was given to while that dialog (same fingerprint) is still drawn.
@@ -286,12 +289,20 @@ function renderHeader() {
 
   const conn = $("connection");
   conn.dataset.state = state.connection;
-  conn.textContent = state.connection === "open" ? "Live" : state.connection === "retrying" ? "Offline" : "Connecting…";
+  const labels = { open: "Live", retrying: "Offline", locked: "No access" };
+  conn.textContent = labels[state.connection] || "Connecting…";
   conn.title = state.connection === "retrying" ? `The list may be out of date; trying again in ${Math.ceil(state.retryInMs / 1000)} s` : "";
 }
 
 function renderList() {
   const list = $("list");
+  $("no-token").hidden = !state.locked;
+  if (state.locked) {
+    $("no-token-why").textContent = state.locked;
+    $("no-token-address").textContent = `${state.api ? state.api.base : location.origin}/#token=`;
+    for (const id of ["list", "empty", "loading"]) $(id).hidden = true;
+    return;
+  }
   const sessions = ordered(state.sessions.values());
   list.replaceChildren();
   let group = null;
@@ -522,7 +533,7 @@ async function loadDetails() {
 }
 
 async function refresh() {
-  if (!state.api) return;
+  if (!state.api || state.locked) return;
   say("Refreshing…");
   try {
     await state.api.refresh();
@@ -662,7 +673,7 @@ function loadAgents() {
 
 /** Reads `/health` again for the config's error, which comes and goes with the file. */
 function readHealth() {
-  if (!state.api) return;
+  if (!state.api || state.locked) return;
   state.api
     .health()
     .then((health) => {
@@ -712,6 +723,13 @@ function onKey(event) {
   event.preventDefault();
 }
 
+/** Stops the page at the message that says how to open it with the token. */
+function lock(why) {
+  state.locked = why;
+  state.connection = "locked";
+  render();
+}
+
 async function start() {
   document.addEventListener("keydown", onKey);
   $("refresh").addEventListener("click", () => refresh());
@@ -728,6 +746,7 @@ async function start() {
   }
   state.api = new Api(endpoint);
   document.body.classList.toggle("can-focus", state.api.canFocus);
+  if (!endpoint.token) return lock("This page needs Slate's token to show your sessions, and it was opened without one.");
   // The agents' names come from the server; the list waits for them so no row shows an id first.
   await loadAgents();
   state.api.subscribe({
@@ -751,6 +770,7 @@ async function start() {
       afterChange();
     },
     onConnection(connection, detail) {
+      if (connection === "unauthorized") return lock(`Slate refused the token this page was opened with (${detail.message}): open the address it prints again.`);
       state.connection = connection;
       state.retryInMs = detail && detail.inMs ? detail.inMs : 0;
       renderHeader();

@@ -112,6 +112,15 @@ pub fn serve(listen: Option<&str>, setup: &Setup, options: Options) -> anyhow::R
             writeln!(out, "listening on http://{local}")?;
             out.flush()?;
         }
+        // The page's address with the token in its fragment, which a browser never sends to a
+        // server: once, to this process's own stderr (the person's terminal, or their user
+        // journal), never into the page the server hands to whoever asks. A closed stderr does
+        // not stop the server.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "slate: open the page at http://{local}/#token={token} \
+             (the address holds your API token: keep it to yourself)"
+        );
         let security = Security {
             port: local.port(),
             token,

@@ -1,7 +1,10 @@
 //! The page test's fake API and its data: the recorded sessions from `ui/test/fixtures/`, moved
 //! in time so that their relative times read the same on every run, and a small server with the
-//! contract's routes over in-memory state, plus a stream the test can push into. It also serves
-//! the page's own files from `ui/`. Used by `run.mjs`.
+//! contract's routes over in-memory state, plus a stream the test can push into. Like the real
+//! server, it answers every API request, reads included, only with the bearer token, and keeps
+//! what each request carried; its stream writes CRLF line ends, comments and data over several
+//! lines, which the page must read as the format allows. It also serves the page's own files from
+//! `ui/`, as they are: with no token in them. Used by `run.mjs`.
 
 import { readFileSync } from "node:fs";
 import http from "node:http";
@@ -156,6 +159,8 @@ export function startFakeApi() {
     mutes: [],
     focusCalls: [],
     detailsAsked: [],
+    /** Every API request (not the page's files, not a preflight): `{method, path, authorization}`. */
+    requests: [],
     /** Every `POST /sessions/{id}/respond`: `{id, authorization, body}`, and how to reply to the next. */
     responds: [],
     respondReply: { status: 200, body: { outcome: "answered", action: "approve", option: 1, left_after_ms: 60 }, delayMs: 0 },
@@ -199,6 +204,11 @@ export function startFakeApi() {
       if (event === "removed") api.sessions = api.sessions.filter((s) => !same(s));
       for (const res of api.streams) res.write(`event: ${event}\ndata: ${JSON.stringify(shiftTimes(data, api.shiftMs))}\n\n`);
     },
+    /** The snapshot as the format allows it too: CRLF, a comment, the JSON over several `data:` lines. */
+    snapshot() {
+      const lines = JSON.stringify(shiftTimes({ sessions: api.sessions }, api.shiftMs), null, 1).split("\n");
+      return `: a comment\r\nevent: snapshot\r\n${lines.map((line) => `data: ${line}\r\n`).join("")}\r\n`;
+    },
     dropStreams() {
       for (const res of api.streams) res.destroy();
       api.streams.clear();
@@ -221,6 +231,13 @@ export function startFakeApi() {
       res.setHeader("Access-Control-Allow-Methods", "GET, POST");
     }
     if (req.method === "OPTIONS") return send(res, 204, "");
+    // The page's files, and the icon the browser asks for by itself, are not the API.
+    const page = req.method === "GET" && (path === "/" || path === "/ui/" || path === "/favicon.ico" || /^\/(ui\/)?[a-z]+\.(html|css|js)$/.test(path));
+    if (!page) {
+      api.requests.push({ method: req.method, path, authorization: req.headers.authorization || "" });
+      // Every request but the page's files needs the token, reads included.
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(res, 401, { error: { code: "unauthorized", message: "this request needs the token" } });
+    }
     if (req.method === "GET" && path === "/sessions/live") return send(res, 200, { sessions: api.sessions });
     if (req.method === "GET" && path === "/sessions/live/stream") {
       api.streamAttempts.push(Date.now());
@@ -229,7 +246,7 @@ export function startFakeApi() {
         return send(res, 503, { error: { code: "unavailable", message: "not now" } });
       }
       res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive" });
-      res.write(`event: snapshot\ndata: ${JSON.stringify(shiftTimes({ sessions: api.sessions }, api.shiftMs))}\n\n`);
+      res.write(api.snapshot());
       api.streams.add(res);
       req.on("close", () => api.streams.delete(res));
       return;
@@ -296,8 +313,6 @@ export function startFakeApi() {
       } catch {
         return send(res, 404, { error: { code: "not_found", message: "not found" } });
       }
-      // As `slate serve` does: the token goes into the page it serves.
-      if (name === "index.html") body = body.replace('<meta charset="utf-8">', `<meta charset="utf-8">\n    <meta name="slate-token" content="${TOKEN}">`);
       return send(res, 200, body, types[name.slice(name.lastIndexOf("."))]);
     }
     return send(res, 404, { error: { code: "not_found", message: "not found" } });

@@ -11,17 +11,20 @@
 //! of a temporary folder.
 //!
 //! The fake API and its fixture sessions are `fake-api.mjs`'s; the WebDriver client and the probes
-//! run inside the page are `browser.mjs`'s. This script runs the checks.
+//! run inside the page are `browser.mjs`'s; the checks of the token, and of the page the real
+//! server serves, are `access.mjs`'s; the page's modules checked in Node alone, run first, are
+//! `units.mjs`'s. This script runs the checks.
 
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, mkdirSync } from "node:fs";
-import http from "node:http";
+import { mkdtempSync, readdirSync, rmSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { Browser, COUNT, DETAILS, DETAILS_LOADED, ERRORS, freePort, KEY, ROWS, SELECTED, tauriShell, WAIT_MS } from "./browser.mjs";
 import { aged, startFakeApi, TOKEN, variant, world } from "./fake-api.mjs";
+import { realServeCheck, tokenChecks } from "./access.mjs";
+import { units } from "./units.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const UI = resolve(HERE, "..");
@@ -66,6 +69,7 @@ function ok(value, what) {
 const keyOf = (entry) => `${entry.session.machine ? `${entry.session.machine}/` : ""}${entry.session.agent}:${entry.session.id}`;
 
 async function main() {
+  await units(check);
   const now = Date.now();
   const w = world(now);
   const api = await startFakeApi();
@@ -111,8 +115,12 @@ async function main() {
     await browser.cdp("Emulation.setDeviceMetricsOverride", { width: 480, height: 600, deviceScaleFactor: 2, mobile: false });
     await browser.cdp("Page.addScriptToEvaluateOnNewDocument", { source: ERRORS });
 
-    /** Loads the page over `entries`, in the given theme, and waits for the list (or empty state). */
-    const load = async (entries, { theme = "light", url = `${origin}/`, tauri = null, servedBy = "app" } = {}) => {
+    /**
+     * Loads the page over `entries`, in the given theme, and waits for the list (or empty state).
+     * A browser page gets the token in the address's fragment, as `slate serve` prints it; the
+     * desktop shell's stand-in hands it over itself.
+     */
+    const load = async (entries, { theme = "light", tauri = null, servedBy = "app", url = tauri ? `${origin}/` : `${origin}/#token=${TOKEN}` } = {}) => {
       api.setWorld(entries);
       // The sessions were aged against the run's start; serving them moved on by the time since
       // keeps "12 s" reading 12 s however long the checks before took.
@@ -123,6 +131,9 @@ async function main() {
         shellScript = null;
       }
       if (tauri) shellScript = (await browser.cdp("Page.addScriptToEvaluateOnNewDocument", { source: tauriShell(tauri, servedBy) })).identifier;
+      // From a blank page: an address that differs from the one shown only in its fragment would
+      // not load the page again.
+      await browser.go("about:blank");
       await browser.go(url);
       await browser.until(
         "the live list",
@@ -361,6 +372,8 @@ async function main() {
       ok(gaps[0] >= 900 && gaps[1] >= 1800, `pauses of about 1 s then 2 s: ${JSON.stringify(gaps)}`);
       equal((await browser.exec(ROWS)).length, 2, "the list is kept while offline and replaced by the snapshot");
     });
+
+    await tokenChecks({ check, equal, ok, browser, api, origin, rows: 2 });
 
     await check("a session without session_state shows its status and no facets", async () => {
       await load([w.oldQuestion, w.working]);
@@ -656,7 +669,7 @@ return {
     });
 
     await check("?api= points the page at another server", async () => {
-      await load([w.finished], { url: `${origin}/?api=${encodeURIComponent(`http://localhost:${api.port}`)}&token=${TOKEN}` });
+      await load([w.finished], { url: `${origin}/?api=${encodeURIComponent(`http://localhost:${api.port}`)}#token=${TOKEN}` });
       equal((await browser.exec(ROWS)).map((r) => r.key), [keyOf(w.finished)], "rows from the other origin");
       api.refreshes = [];
       await browser.click("#refresh");
@@ -689,54 +702,7 @@ return {
       await browser.screenshot(join(shots, "wide-light.png"));
     });
 
-    await check("the page served by the real slate serve shows its live list", async () => {
-      // A real Claude Code recording (the registry says the turn finished), replayed by the real
-      // server over a copy of its HOME, with its recorded process table vouching for it.
-      const slate = join(targetDir(), "debug", "slate");
-      ok(existsSync(slate), `${slate} is built (\`cargo build -p slate\` builds it; scripts/test.sh runs cargo test first)`);
-      const recording = join(REPO, "fixtures", "recordings", "claude-code", "2.1.332", "finished");
-      const home = mkdtempSync(join(tmpdir(), "slate-ui-serve-"));
-      cpSync(join(recording, "home"), home, { recursive: true });
-      const server = spawn(
-        slate,
-        ["serve", "--listen", "127.0.0.1:0", "--processes", join(recording, "processes.json")],
-        {
-          env: {
-            HOME: home,
-            XDG_CONFIG_HOME: join(home, ".config"),
-            XDG_DATA_HOME: join(home, ".local", "share"),
-            PATH: process.env.PATH,
-          },
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
-      try {
-        const base = await new Promise((done, fail) => {
-          let out = "";
-          const timer = setTimeout(() => fail(new Error(`slate serve printed no address: ${out}`)), WAIT_MS);
-          server.stdout.on("data", (chunk) => {
-            out += chunk;
-            const found = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-            if (found) {
-              clearTimeout(timer);
-              done(found[1]);
-            }
-          });
-          server.on("exit", (code) => fail(new Error(`slate serve exited with ${code}`)));
-        });
-        await browser.go(`${base}/`);
-        const rows = await browser.until(
-          "the real server's live list",
-          `const rows = [...document.querySelectorAll('#list .row')]; return document.getElementById('connection').dataset.state === 'open' && rows.length ? rows.map((row) => row.textContent) : null;`,
-        );
-        equal(rows.length, 1, "one live session");
-        ok(rows[0].includes("The turn finished"), `the row gives the reason: ${rows[0]}`);
-        equal(await browser.exec(COUNT), "1 needs you 0 working", "the header count");
-      } finally {
-        server.kill("SIGTERM");
-        rmSync(home, { recursive: true, force: true });
-      }
-    });
+    await realServeCheck({ check, equal, ok, browser, slate: join(targetDir(), "debug", "slate"), repo: REPO });
 
     await check("no page errors in the whole run", async () => {
       equal(await browser.exec("return window.__errors;"), [], "page errors");
