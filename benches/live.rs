@@ -225,7 +225,7 @@ fn latency() {
     }));
 
     // The reader stamps each event as it arrives.
-    let mut stream = Client::new(address, None).events().unwrap();
+    let mut stream = Client::new(address, Some("0".repeat(64))).events().unwrap();
     let (send, events) = mpsc::channel::<(Instant, serde_json::Value)>();
     std::thread::spawn(move || {
         while let Ok(Some(event)) = stream.next_event() {
@@ -328,6 +328,8 @@ struct Server {
     address: SocketAddr,
     /// Spawn to the `listening on` line, which comes after the first full read.
     ready_after: Duration,
+    /// The HOME's token, which every read of sessions needs.
+    token: String,
 }
 
 impl Server {
@@ -343,6 +345,8 @@ impl Server {
             .env_remove("GEMINI_CLI_HOME")
             .env_remove("OPENCODE_DB")
             .env_remove("CURSOR_CONFIG_DIR")
+            // The API's socket goes under the temporary HOME, never into the real runtime folder.
+            .env_remove("XDG_RUNTIME_DIR")
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         if let Some(table) = table {
@@ -360,15 +364,19 @@ impl Server {
             .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
             .parse()
             .unwrap();
+        let token = fs::read_to_string(data.join("config/slate/token")).unwrap();
         Server {
             child,
             address,
+            token: token.trim().to_string(),
             ready_after,
         }
     }
 
     fn get(&self, path: &str) -> serde_json::Value {
-        Client::new(self.address, None).get_json(path).unwrap()
+        Client::new(self.address, Some(self.token.clone()))
+            .get_json(path)
+            .unwrap()
     }
 
     /// User plus system CPU time so far, from `/proc/<pid>/stat`.
@@ -538,7 +546,7 @@ fn stalled() {
         let token = token.trim().to_string();
         let store = slate::store::open(&temp.path().join("data/slate/slate.db")).unwrap();
 
-        let mut reader = Client::new(address, None).events().unwrap();
+        let mut reader = Client::new(address, Some(token.clone())).events().unwrap();
         let (seen_tx, seen) = mpsc::channel::<()>();
         std::thread::spawn(move || {
             while let Ok(Some(event)) = reader.next_event() {
@@ -550,8 +558,10 @@ fn stalled() {
         let _stalled: Vec<TcpStream> = (0..clients)
             .map(|_| {
                 let mut stream = TcpStream::connect(address).unwrap();
-                let request =
-                    format!("GET /sessions/live/stream HTTP/1.1\r\nHost: {address}\r\n\r\n");
+                let request = format!(
+                    "GET /sessions/live/stream HTTP/1.1\r\nHost: {address}\r\n\
+                     Authorization: Bearer {token}\r\n\r\n"
+                );
                 stream.write_all(request.as_bytes()).unwrap();
                 stream
             })

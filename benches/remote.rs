@@ -322,7 +322,9 @@ fn main() {
 
     // Remote change → local event.
     let (sender, events) = mpsc::channel::<(Instant, ServerEvent)>();
-    let mut stream = Client::new(address, None).events().unwrap();
+    let mut stream = Client::new(address, Some("bench".repeat(8)))
+        .events()
+        .unwrap();
     std::thread::spawn(move || {
         while let Ok(Some(event)) = stream.next_event() {
             if sender.send((Instant::now(), event)).is_err() {

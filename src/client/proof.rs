@@ -369,7 +369,7 @@ mod tests {
     fn without_the_connection_every_listener_on_the_port_must_be_ours() {
         let server = at("127.0.0.1:7494");
         let client = at("127.0.0.1:40000");
-        let ours = format!("{}", row(server, at("0.0.0.0:0"), LISTEN, 1000));
+        let ours = row(server, at("0.0.0.0:0"), LISTEN, 1000);
         let rows = read_rows(ours.as_bytes(), TABLE_LIMIT);
         assert_eq!(owners(&rows, server, client), [1000]);
         assert!(judge(&owners(&rows, server, client), server, 1000).is_ok());

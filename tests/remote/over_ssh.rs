@@ -90,13 +90,13 @@ async fn a_remote_session_is_listed_with_its_machine_and_named_as_machine_colon_
 
     // The API lists it with its machine, and the command line reads it from there.
     let (address, stop, server) = serve_on_free_port(&handle).await;
-    let body = slate::client::Client::new(address, None)
+    let body = slate::client::Client::new(address, Some(crate::api::TOKEN.to_string()))
         .get("/sessions/live")
         .unwrap();
     let live = json(&body);
     assert_eq!(live["sessions"][0]["machine"], "box", "{live}");
     let remotes = json(
-        &slate::client::Client::new(address, None)
+        &slate::client::Client::new(address, Some(crate::api::TOKEN.to_string()))
             .get("/remotes")
             .unwrap(),
     );
