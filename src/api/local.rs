@@ -142,3 +142,77 @@ pub async fn accept(listener: &tokio::net::UnixListener) -> tokio::net::UnixStre
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::symlink_metadata(path).unwrap().mode() & 0o777
+    }
+
+    #[test]
+    fn the_folder_and_the_socket_are_made_this_users_alone() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("run/slate/api.sock");
+        let socket = listen(&path).unwrap();
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+        assert_eq!(mode(&path), 0o600);
+        drop(socket);
+        assert!(!path.exists(), "the socket file goes with the server");
+        // A folder of ours that is open to others is narrowed.
+        let folder = path.parent().unwrap();
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let _socket = listen(&path).unwrap();
+        assert_eq!(mode(folder), 0o700);
+    }
+
+    #[test]
+    fn a_link_a_file_or_another_users_folder_is_refused() {
+        let temp = tempfile::tempdir().unwrap();
+        let real = temp.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = temp.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let refused = |path: PathBuf| match listen(&path) {
+            Err(LocalError::Refused(why)) => why,
+            other => panic!("{} was taken: {other:?}", path.display()),
+        };
+        assert!(refused(link.join("api.sock")).contains("is not a folder"));
+        let file = temp.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        assert!(refused(file.join("api.sock")).contains(&file.display().to_string()));
+        // Something that is not a socket where the socket goes is not Slate's to remove.
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(real.join("api.sock"), "keep me").unwrap();
+        assert!(refused(real.join("api.sock")).contains("is not a socket"));
+        assert_eq!(
+            std::fs::read_to_string(real.join("api.sock")).unwrap(),
+            "keep me"
+        );
+        // Another user's folder, when this process can make one (as root).
+        if nix::unistd::geteuid().is_root() {
+            let theirs = temp.path().join("theirs");
+            std::fs::create_dir(&theirs).unwrap();
+            std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
+            let other = Some(nix::unistd::Uid::from_raw(65534));
+            nix::unistd::chown(&theirs, other, None).unwrap();
+            assert!(refused(theirs.join("api.sock")).contains("another user"));
+        }
+    }
+
+    #[test]
+    fn a_stale_socket_is_replaced_and_a_live_one_is_not() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("slate/api.sock");
+        let mut live = listen(&path).unwrap();
+        // Something answers: a running Slate holds it.
+        assert!(matches!(listen(&path), Err(LocalError::Taken(_))));
+        // The server is killed: its file stays and nothing answers.
+        drop(live.take_listener());
+        std::mem::forget(live);
+        assert!(path.exists());
+        let _again = listen(&path).unwrap();
+        assert_eq!(mode(&path), 0o600);
+    }
+}

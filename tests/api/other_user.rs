@@ -373,3 +373,63 @@ fn mode(path: &Path) -> u32 {
         .mode()
         & 0o777
 }
+
+/// The other side of the same proofs: this user's own client reaches a Slate over the socket
+/// alone (its TCP address answers nothing), without the token; and refuses the socket, sending
+/// nothing, once its folder belongs to another user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn this_user_reaches_slate_over_the_socket_and_refuses_anothers() {
+    let (temp, handle, thread) = super::started();
+    let socket_path = temp.path().join("run/slate/api.sock");
+    let mut socket = slate::api::local::listen(&socket_path).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(slate::api::serve_local(
+        listener,
+        socket.take_listener().unwrap(),
+        handle.clone(),
+        super::security(super::PORT),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    // Port 9 (discard) answers nothing here: whatever is read came over the socket.
+    let nowhere = SocketAddr::from(([127, 0, 0, 1], 9));
+    let path = socket_path.clone();
+    let live = tokio::task::spawn_blocking(move || {
+        slate::client::Client::new(nowhere, None)
+            .with_socket(Some(path))
+            .get_json::<serde_json::Value>("/sessions/live")
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(!live["sessions"].as_array().unwrap().is_empty(), "{live}");
+
+    if nix::unistd::geteuid().is_root() {
+        let folder = socket_path.parent().unwrap();
+        let other = Some(nix::unistd::Uid::from_raw(65534));
+        nix::unistd::chown(folder, other, None).unwrap();
+        let path = socket_path.clone();
+        let refused = tokio::task::spawn_blocking(move || {
+            slate::client::Client::new(nowhere, Some(TOKEN.to_string()))
+                .with_socket(Some(path))
+                .get("/sessions/live")
+        })
+        .await
+        .unwrap();
+        match refused {
+            Err(slate::client::ClientError::NotYours(why)) => assert!(
+                why.contains(&format!("belongs to uid {OTHER}, not you")),
+                "{why}"
+            ),
+            other => panic!("the socket in another user's folder was used: {other:?}"),
+        }
+    } else {
+        eprintln!("SKIPPED the refusal: not root, so no folder can be given to another user");
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    handle.shutdown();
+    thread.join().unwrap();
+}
