@@ -604,7 +604,7 @@ fn edit_files(
             };
             return Err(HooksError::Refused {
                 path: folder.join(event),
-                source: hooks::ParseError::Invalid(why),
+                source: hooks::ParseError::NotSlates(why),
             });
         }
         for (event, file) in &files {

@@ -314,6 +314,7 @@ fn a_cline_hook_file_is_slates_only_as_written_or_recorded() {
         said.contains("in the form of Slate's hook for TaskComplete"),
         "{said}"
     );
+    assert!(!said.contains("JSON"), "{said}");
     assert_eq!(
         std::fs::read_to_string(folder.join("TaskComplete")).unwrap(),
         elsewhere

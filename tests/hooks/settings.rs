@@ -373,6 +373,7 @@ fn a_plugin_the_person_added_to_loses_only_slates_part() {
         refused.to_string().contains("not Slate's plugin"),
         "{refused}"
     );
+    assert!(!refused.to_string().contains("JSON"), "{refused}");
 }
 
 #[test]

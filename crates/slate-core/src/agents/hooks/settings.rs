@@ -100,7 +100,7 @@ pub fn install(
     let present = installed(hooks, agent, text, &own)?;
     if hooks.format == HookFormat::Plugin {
         if present.is_empty() {
-            return Err(ParseError::Invalid(
+            return Err(ParseError::NotSlates(
                 "it is not Slate's plugin as Slate wrote it, and Slate's would take its name: \
                  move it away and install again"
                     .into(),

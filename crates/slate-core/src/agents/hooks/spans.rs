@@ -50,6 +50,9 @@ pub enum ParseError {
     NotObject(&'static str),
     #[error("it is {0} bytes, more than the {1} bytes Slate edits")]
     TooLarge(usize, usize),
+    /// A file of the name Slate's would take that is not Slate's: why, and what to do.
+    #[error("{0}")]
+    NotSlates(String),
 }
 
 /// The most a settings file may hold for Slate to edit it.
