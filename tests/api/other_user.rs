@@ -405,6 +405,18 @@ async fn this_user_reaches_slate_over_the_socket_and_refuses_anothers() {
     .unwrap()
     .unwrap();
     assert!(!live["sessions"].as_array().unwrap().is_empty(), "{live}");
+    // The event stream too, as `slate watch` and the app follow it.
+    let path = socket_path.clone();
+    let first = tokio::task::spawn_blocking(move || {
+        let mut events = slate::client::Client::new(nowhere, None)
+            .with_socket(Some(path))
+            .events()
+            .unwrap();
+        events.next_event().unwrap().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.event, "snapshot", "{first:?}");
 
     if nix::unistd::geteuid().is_root() {
         let folder = socket_path.parent().unwrap();
