@@ -74,19 +74,10 @@ impl Setup {
     /// socket, and at the config's `[server] listen` when nothing listens there
     /// (`Client::local`).
     pub fn client(&self) -> Client {
-        let client = self.client_at(client::engine_address(&self.env, self.config.server.listen));
+        let listen = self.config.server.listen;
         match &self.places {
-            Ok(places)
-                if self
-                    .env
-                    .slate_api
-                    .as_deref()
-                    .and_then(client::address_of)
-                    .is_none() =>
-            {
-                client.with_socket(Some(places.api_socket(&self.env)))
-            }
-            _ => client,
+            Ok(places) => Client::local(&self.env, places, listen, self.token()),
+            Err(_) => self.client_at(client::engine_address(&self.env, listen)),
         }
     }
 
@@ -95,14 +86,19 @@ impl Setup {
     /// nudge, `slate run`'s reports) is best effort, and a command that reads finds that no
     /// running Slate can be shown to be this HOME's, so it reads for itself.
     pub fn client_at(&self, address: SocketAddr) -> Client {
-        let token = match &self.places {
+        Client::new(address, self.token())
+    }
+
+    /// This HOME's token, when there is one (`client_at` says what a token that cannot be read
+    /// means).
+    fn token(&self) -> Option<String> {
+        match &self.places {
             Ok(places) => slate::token::read_token(&places.token_file()).unwrap_or_else(|err| {
                 tracing::warn!("{err}; a running Slate hears nothing from this command");
                 None
             }),
             Err(_) => None,
-        };
-        Client::new(address, token)
+        }
     }
 
     /// Asks a running server to re-read now, so a change made here shows at once. Any failure
