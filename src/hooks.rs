@@ -5,16 +5,16 @@
 //! What an entry is and what a hook's event means is `agents::hooks` (pure). The hook reads the
 //! event from standard input within a deadline, hands a bounded report to this HOME's running
 //! Slate (`POST /hooks`, with the token) or, when none takes it in time, appends it to a bounded
-//! spool in Slate's data folder that the live service reads when it starts (`drain`). The hook always ends within
-//! [`BUDGET`], prints nothing and exits 0: whatever happens to Slate, the agent goes on, and the
-//! agent's dialog stays the person's.
+//! spool in Slate's data folder (`hooks::spool`: a running Slate drains it as it grows, a one-shot
+//! command reads it). The hook always ends within [`BUDGET`], by a watchdog if need be, prints
+//! nothing and exits 0: whatever happens to Slate, the agent goes on, and the agent's dialog
+//! stays the person's.
 
 use std::fs;
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::path::PathBuf;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use serde::Serialize;
 
 use crate::agents::hooks::{self, HookReport, EVENT_LIMIT};
 use crate::agents::Registry;
@@ -26,23 +26,26 @@ use crate::sources::roots::Env;
 
 /// The most `slate hook` takes, from its start to its exit.
 pub const BUDGET: Duration = Duration::from_millis(250);
-/// How long `slate hook` waits for its event on standard input.
+/// How long `slate hook` waits for its event on standard input, from its start; and the least it
+/// waits, however late it got there (on a busy machine a process can take that long to reach its
+/// first line, and the event is already written).
 const READ_WITHIN: Duration = Duration::from_millis(100);
-/// What `slate hook` keeps back from its budget for the spool and its exit.
-const MARGIN: Duration = Duration::from_millis(40);
+const READ_AT_LEAST: Duration = Duration::from_millis(50);
 /// The longest `slate hook` waits for a running Slate to take its report: a Slate answers in a
 /// few milliseconds, so one that takes longer is hanging, and the report goes to the spool.
 const POST_WITHIN: Duration = Duration::from_millis(100);
-/// The spool's name in Slate's data folder, and the most it holds.
-pub const SPOOL_FILE: &str = "hooks.spool";
-pub const SPOOL_LIMIT: u64 = 256 * 1024;
 /// Where `slate hook` notes the last event of each agent, in Slate's data folder.
 const LAST_FOLDER: &str = "hooks-last";
 
 mod config;
+mod spool;
 
 pub use config::{
     agents, config_path, install, remove, status, this_program, AgentHooks, Changed, HooksError,
+};
+pub use spool::{
+    drain, read as read_spool, spool, waiting as spool_waiting, Spooled, KEPT, SPOOL_FILE,
+    SPOOL_LIMIT,
 };
 
 /// `options` creating a file only its owner may read (on Unix).
@@ -66,10 +69,54 @@ fn last_fired(places: &Places, id: &str) -> Option<String> {
 pub fn run_hook(registry: Registry, args: &[String], started: Instant) {
     // A panic's message would reach the agent on standard error; nothing may.
     std::panic::set_hook(Box::new(|_| {}));
-    let _ = std::panic::catch_unwind(|| hook(registry, args, started));
+    let pending = Pending::default();
+    watchdog(started, pending.clone());
+    let _ = std::panic::catch_unwind(|| hook(registry, args, started, &pending));
 }
 
-fn hook(registry: Registry, args: &[String], started: Instant) -> Option<()> {
+/// A report read and not yet handed over: where it would be spooled, the report, and when the
+/// hook ran. Whoever takes it out (the hook once its POST is done, or the watchdog) owns it.
+#[derive(Default, Clone)]
+struct Pending(Arc<Mutex<Option<(PathBuf, HookReport, Timestamp)>>>);
+
+impl Pending {
+    fn put(&self, path: PathBuf, report: HookReport, now: Timestamp) {
+        if let Ok(mut pending) = self.0.lock() {
+            *pending = Some((path, report, now));
+        }
+    }
+
+    fn take(&self) -> Option<(PathBuf, HookReport, Timestamp)> {
+        self.0.lock().ok()?.take()
+    }
+}
+
+/// How long before the end of its budget the watchdog spools a report still in flight: on a
+/// machine busy enough to hold a POST up that long, a spool write can take tens of milliseconds.
+const LAST_SPOOL: Duration = Duration::from_millis(80);
+
+/// Whatever holds the hook up (a machine so busy that a burst of hooks each gets a sliver of a
+/// core, a hung file system, a spool another process keeps locked), it exits 0 at its budget's
+/// end. Shortly before, a report still in flight (its POST not answered yet) is spooled, so a
+/// slow hook loses no event; that spool write gets what is left of the budget, no more. A
+/// report both spooled here and taken by a Slate is read twice as the one event it is.
+fn watchdog(started: Instant, pending: Pending) {
+    let end = started + BUDGET;
+    let _ = std::thread::Builder::new().spawn(move || {
+        std::thread::sleep((end - LAST_SPOOL).saturating_duration_since(Instant::now()));
+        if let Some((path, report, now)) = pending.take() {
+            let (done, spooled) = mpsc::channel();
+            let _ = std::thread::Builder::new().spawn(move || {
+                let _ = spool(&path, &report, now);
+                let _ = done.send(());
+            });
+            let _ = spooled.recv_timeout(end.saturating_duration_since(Instant::now()));
+        }
+        std::process::exit(0);
+    });
+}
+
+fn hook(registry: Registry, args: &[String], started: Instant, pending: &Pending) -> Option<()> {
     let [agent, event] = args else {
         return None;
     };
@@ -78,17 +125,23 @@ fn hook(registry: Registry, args: &[String], started: Instant) -> Option<()> {
         .find(|description| description.id == agent)?;
     let hooks = description.hooks?;
     hooks.meaning(event)?;
-    let raw = read_within(io::stdin(), EVENT_LIMIT, started + READ_WITHIN)?;
+    let read_by = (started + READ_WITHIN).max(Instant::now() + READ_AT_LEAST);
+    let raw = read_within(io::stdin(), EVENT_LIMIT, read_by)?;
     let value: serde_json::Value = serde_json::from_slice(&raw).ok()?;
     let report = hooks.report(description.id, event, &value)?;
     let env = Env::from_process();
     let places = Places::from_env(&env).ok()?;
     let now = crate::clock::system_clock();
+    pending.put(places.data_dir.join(SPOOL_FILE), report.clone(), now);
     let left = BUDGET
-        .saturating_sub(started.elapsed() + MARGIN)
+        .saturating_sub(started.elapsed() + LAST_SPOOL)
         .min(POST_WITHIN);
-    if !post(&env, &places, &report, left) {
-        let _ = spool(&places.data_dir.join(SPOOL_FILE), &report, now);
+    let posted = post(&env, &places, &report, left);
+    // Unless the watchdog took it meanwhile (and spools it), the report is this thread's again:
+    // handed over, or spooled here.
+    let still = pending.take();
+    if let (false, Some((path, report, now))) = (posted, still) {
+        let _ = spool(&path, &report, now);
     }
     let _ = note_last(&places, description.id, event, now);
     Some(())
@@ -143,53 +196,11 @@ fn configured_listen(places: &Places) -> std::net::SocketAddr {
         .listen
 }
 
-/// One spooled event: when `slate hook` ran, and its report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Spooled {
-    pub at: i64,
-    pub report: HookReport,
-}
-
-/// Appends the report to the spool, unless the spool already holds `SPOOL_LIMIT` bytes.
-pub fn spool(path: &Path, report: &HookReport, now: Timestamp) -> io::Result<()> {
-    if let Some(folder) = path.parent() {
-        fs::create_dir_all(folder)?;
-    }
-    let size = fs::metadata(path).map(|meta| meta.len()).unwrap_or(0);
-    let mut line = serde_json::to_string(&Spooled {
-        at: now.millis(),
-        report: report.clone(),
-    })?;
-    line.push('\n');
-    if size + line.len() as u64 > SPOOL_LIMIT {
-        return Ok(());
-    }
-    let mut file = private(fs::OpenOptions::new().create(true).append(true)).open(path)?;
-    // One write of one line: appends from hooks running at once do not interleave.
-    file.write_all(line.as_bytes())
-}
-
-/// Takes the spool: its events, oldest first, with the spool emptied. Lines that do not read
-/// are skipped.
-pub fn drain(path: &Path) -> Vec<(Timestamp, HookReport)> {
-    let taken = path.with_extension("draining");
-    if fs::rename(path, &taken).is_err() {
-        return Vec::new();
-    }
-    let text = regular_file::read_to_string(&taken, SPOOL_LIMIT * 2).unwrap_or_default();
-    let _ = fs::remove_file(&taken);
-    text.lines()
-        .filter_map(|line| serde_json::from_str::<Spooled>(line).ok())
-        .map(|spooled| (Timestamp::from_millis(spooled.at), spooled.report))
-        .collect()
-}
-
 /// Notes the agent's last event, for `slate doctor`.
 fn note_last(places: &Places, id: &str, event: &str, now: Timestamp) -> io::Result<()> {
     let folder = places.data_dir.join(LAST_FOLDER);
     fs::create_dir_all(&folder)?;
-    fs::write(
-        folder.join(id),
-        format!("{} {}\n", hooks::clean(event, 64), now.millis()),
-    )
+    let file = spool::open_own(&folder.join(id), true)?;
+    file.set_len(0)?;
+    (&file).write_all(format!("{} {}\n", hooks::clean(event, 64), now.millis()).as_bytes())
 }

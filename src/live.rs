@@ -273,6 +273,12 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
         .store
         .as_ref()
         .and_then(|store| store.recovered_from().map(PathBuf::from));
+    let spool = service
+        .store
+        .as_ref()
+        .and_then(|store| store.path().parent().map(Path::to_path_buf))
+        .filter(|folder| folder.is_absolute())
+        .map(|folder| folder.join(crate::hooks::SPOOL_FILE));
     let store = service.store.map(|store| Arc::new(Mutex::new(store)));
     let shared = Arc::new(Shared {
         published: RwLock::new(Published::default()),
@@ -327,6 +333,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
                 link_options: service.remotes,
                 remote_touched: Vec::new(),
                 events: events.clone(),
+                spool,
             };
             state.run(inbox, ready_tx);
         })
@@ -400,4 +407,6 @@ struct LoopState {
     remote_touched: Vec<SessionKey>,
     /// The loop's own inbox, for the links to report to.
     events: mpsc::Sender<Event>,
+    /// The hook events' spool, beside the store (`hooks::spool`); none without a store file.
+    spool: Option<PathBuf>,
 }

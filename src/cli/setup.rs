@@ -140,15 +140,22 @@ impl Context {
     }
 
     /// An engine with `options` that has read everything once, the intents and claims first, so
-    /// the first decision of every session already shows them. With `sense`, the panes of
-    /// sessions with a tool call open are read once too (`engine::sense_once`), so a prompt on
-    /// screen shows.
+    /// the first decision of every session already shows them. With `sense`, the hook events
+    /// spooled in the last hour are read (and left for a Slate that starts later:
+    /// `hooks::read_spool`), and the panes of sessions with a tool call open are read once
+    /// (`engine::sense_once`), so a prompt a hook told of, or one on screen, shows.
     pub fn engine(&self, options: Options, sense: bool) -> anyhow::Result<Engine> {
         let mut engine = Engine::new(options);
         if self.setup.has_store() {
             engine.load_custody(&self.setup.open_store()?, self.now)?;
         }
         engine.refresh(self.now);
+        if let (true, Ok(places)) = (sense, &self.setup.places) {
+            let spool = places.data_dir.join(slate::hooks::SPOOL_FILE);
+            for (at, report) in slate::hooks::read_spool(&spool, self.now) {
+                engine.hook(&report, at, self.now);
+            }
+        }
         if sense && engine.scans_live_processes() {
             slate::engine::sense_once(&mut engine, self.now, slate::live::system_clock);
         }

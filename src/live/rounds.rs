@@ -105,6 +105,10 @@ impl LoopState {
     fn handle(&mut self, event: Event) -> Vec<Change> {
         let now = (self.clock)();
         match event {
+            // A hook's event that missed the API is read at once, not after a file's delay.
+            Event::Hint(Hint::Changed(path)) if self.spool.as_ref() == Some(&path) => {
+                self.drain_hooks(now)
+            }
             Event::Hint(Hint::Changed(path)) => {
                 self.schedule.changed(path, Instant::now());
                 Vec::new()
@@ -112,6 +116,7 @@ impl LoopState {
             Event::Hint(Hint::Rescan) => {
                 // A new folder may be the config's, created with the file already in it.
                 let changes = self.reload_settings(now);
+                let changes = merge(changes, self.drain_hooks(now));
                 let changes = merge(changes, self.engine.scan_files(now));
                 self.refresh_watches();
                 changes
@@ -191,7 +196,9 @@ impl LoopState {
             }
             Task::Scan => {
                 let changes = self.engine.scan_processes(now);
-                merge(changes, self.processes_scanned(now))
+                let changes = merge(changes, self.processes_scanned(now));
+                // Without a watcher (or with one that missed it), the spool is read here.
+                merge(changes, self.drain_hooks(now))
             }
             Task::ReadPanes => {
                 let Some(sensing) = &mut self.sensing else {
@@ -216,29 +223,25 @@ impl LoopState {
         }
     }
 
-    /// After a process scan: new agent processes' terminals are located (off the loop), and the
-    /// terminals of processes gone are forgotten.
-    /// The hook events spooled while no Slate took them (`hooks::drain`), from the last hour:
-    /// the spool lives beside the store.
+    /// The hook events spooled while no Slate took them in time (`hooks::drain`), from the last
+    /// hour: at the start, whenever the watcher says the spool changed, and at every process scan
+    /// and rescan, each time only when the spool is not empty (one look at its size).
     fn drain_hooks(&mut self, now: Timestamp) -> Vec<Change> {
-        let Some(folder) = self
-            .shared
-            .store
-            .as_ref()
-            .and_then(|store| Some(store.lock().ok()?.path().parent()?.to_path_buf()))
-        else {
+        let Some(spool) = &self.spool else {
             return Vec::new();
         };
-        let recent = now.minus(std::time::Duration::from_secs(3600));
+        if !crate::hooks::spool_waiting(spool) {
+            return Vec::new();
+        }
         let mut changes = Vec::new();
-        for (at, report) in crate::hooks::drain(&folder.join(crate::hooks::SPOOL_FILE)) {
-            if at >= recent {
-                changes = merge(changes, self.engine.hook(&report, at, now));
-            }
+        for (at, report) in crate::hooks::drain(spool, now) {
+            changes = merge(changes, self.engine.hook(&report, at, now));
         }
         changes
     }
 
+    /// After a process scan: new agent processes' terminals are located (off the loop), and the
+    /// terminals of processes gone are forgotten.
     fn processes_scanned(&mut self, now: Timestamp) -> Vec<Change> {
         let Some(sensing) = &mut self.sensing else {
             return Vec::new();
@@ -330,6 +333,9 @@ impl LoopState {
             watcher.watch_all(specs);
             if let Some(file) = &self.settings.file {
                 watcher.watch_file(file);
+            }
+            if let Some(spool) = &self.spool {
+                watcher.watch_file(spool);
             }
         }
     }
