@@ -116,6 +116,7 @@ fn main() {
             clues: Clues {
                 call: None,
                 peers: SESSIONS,
+                others: Vec::new(),
             },
             colours: false,
             screen: true,

@@ -49,7 +49,7 @@ use crate::agents::screens::{self, Dialog, Screen, ScreenSeen};
 use crate::agents::ProcessRole;
 use crate::focus::strategy::CommandLine;
 use crate::model::{
-    AgentKind, Problem, ProblemKind, SessionKey, TerminalKind, TerminalView, Timestamp,
+    AgentKind, PendingCall, Problem, ProblemKind, SessionKey, TerminalKind, TerminalView, Timestamp,
 };
 use crate::tracker::{Input, SeenProcess, Sensed};
 pub use backend::{Address, Backend, Backends, Clues, PaneRead, PaneText, Wanted};
@@ -251,6 +251,26 @@ fn peers<'a>(
         .map(|other| other.pane())
         .collect::<HashSet<_>>()
         .len()
+}
+
+/// The calls the other sessions of `key`'s agent hold open (`calls`) whose terminals are other
+/// tabs of the application at `address`, from where each session's terminal is read (`placed`):
+/// a dialog that is about one of them as well is no proof of whose it is.
+fn rivals<'a>(
+    key: &SessionKey,
+    address: &Address,
+    placed: impl Iterator<Item = (&'a SessionKey, &'a Address)>,
+    calls: &HashMap<SessionKey, PendingCall>,
+) -> Vec<PendingCall> {
+    placed
+        .filter(|(other, _)| *other != key && other.agent == key.agent)
+        .filter(|(_, other)| {
+            other.kind() == address.kind()
+                && other.server == address.server
+                && other.pane != address.pane
+        })
+        .filter_map(|(other, _)| calls.get(other).cloned())
+        .collect()
 }
 
 /// One pane to read, for one session.

@@ -105,10 +105,13 @@ fn doctor(engine: &Engine, served: &[Session]) -> String {
     );
     // Where each session in a plain terminal could be read on the accessibility bus, so that two
     // sessions of one agent in one terminal application are known to share its tabs.
-    let places: Vec<(slate::model::AgentKind, u32)> = sessions
+    let places: Vec<(slate::model::SessionKey, u32)> = sessions
         .iter()
         .filter(|s| s.status != Status::Ended && engine.scans_live_processes())
-        .filter_map(|s| Some((s.agent, accessibility::place_of(s.pid?)?.app)))
+        .filter_map(|s| {
+            let key = slate::model::SessionKey::new(s.agent, s.id.as_str());
+            Some((key, accessibility::place_of(s.pid?)?.app))
+        })
         .collect();
     let calls = engine.tracker().open_calls();
     for session in sessions.iter().filter(|s| s.status != Status::Ended) {
@@ -135,11 +138,10 @@ fn doctor(engine: &Engine, served: &[Session]) -> String {
                 matches!(terminal.kind, Plain | Accessibility)
             });
             if desktop {
-                let call = calls.get(&key);
                 let _ = writeln!(
                     out,
                     "      accessibility: {}",
-                    accessibility_line(pid, session.agent, call, &places)
+                    accessibility_line(pid, &key, &calls, &places)
                 );
             }
         }
@@ -213,10 +215,11 @@ fn doctor(engine: &Engine, served: &[Session]) -> String {
 /// way, is read through the accessibility bus, and which tab shows its dialog; or why not.
 fn accessibility_line(
     pid: u32,
-    agent: slate::model::AgentKind,
-    call: Option<&slate::model::PendingCall>,
-    places: &[(slate::model::AgentKind, u32)],
+    key: &slate::model::SessionKey,
+    calls: &std::collections::HashMap<slate::model::SessionKey, slate::model::PendingCall>,
+    places: &[(slate::model::SessionKey, u32)],
 ) -> String {
+    let agent = key.agent;
     use accessibility::TabChoice;
     let Some(place) = accessibility::place_of(pid) else {
         return "not read: its terminal application does not publish its text there".to_string();
@@ -236,18 +239,28 @@ fn accessibility_line(
         }
         Err(why) => return format!("{} (pid {}): not read: {why}", place.program, place.app),
     };
-    let here = places
+    // The sessions of its agent in the same application, and the calls the others hold open.
+    let here: Vec<&slate::model::SessionKey> = places
         .iter()
-        .filter(|(kind, app)| *kind == agent && *app == place.app)
-        .count()
-        .max(1);
+        .filter(|(other, app)| other.agent == agent && *app == place.app)
+        .map(|(other, _)| other)
+        .collect();
+    let clues = slate::terminals::Clues {
+        call: calls.get(key).cloned(),
+        peers: here.len().max(1),
+        others: here
+            .iter()
+            .filter(|other| **other != key)
+            .filter_map(|other| calls.get(*other).cloned())
+            .collect(),
+    };
     let read = format!(
         "{} (pid {}), {} tab(s) read",
         place.program,
         place.app,
         tabs.len()
     );
-    match accessibility::choose_tab(agent, &tabs, call, here) {
+    match accessibility::choose_tab(agent, &tabs, &clues) {
         TabChoice::Tab { index, why } => {
             format!("{read}: tab {} shows its dialog ({why})", index + 1)
         }

@@ -1,8 +1,10 @@
 //! The desktop's own terminals (GNOME Terminal, xfce4-terminal and the other VTE terminals) read
 //! through the accessibility bus (AT-SPI2), where they publish each tab's visible text for screen
 //! readers: [`ACCESSIBILITY`], a terminal backend that sees and never types. No terminal device
-//! is published there, so a tab is matched to a session only by what it shows, and only when
-//! that is unambiguous ([`choose_tab`], pure).
+//! is published there, and a tab can show anything (a shell that printed a recorded dialog), so a
+//! tab is a session's only when counting proves it: every tab of the application holds a process
+//! of its agent, and the tab is the only one, or its dialog is about the session's open call and
+//! no other's ([`choose_tab`], pure).
 //!
 //! [`read_app`] finds the application whose process is `pid` among those the accessibility
 //! registry lists (by the process id of its bus connection), walks its tree of accessible objects
@@ -18,7 +20,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use super::backend::{Address, Backend, PaneRead, PaneText, Wanted};
+use super::backend::{Address, Backend, Clues, PaneRead, PaneText, Wanted};
 use crate::agents::keys::{compare, Key};
 use crate::agents::screens::{read_screen, Dialog};
 use crate::focus::strategy::{draws_terminals, Host};
@@ -416,24 +418,29 @@ pub enum TabChoice {
     /// Every dialog of its agent shown is about another command than the session's open call:
     /// none is the session's.
     Others(usize),
-    /// More than one session could own what the tabs show: decided for none of them.
+    /// Nothing proves which tab is the session's: decided for none.
     Ambiguous(String),
 }
 
-/// The tab of `tabs` that shows the dialog of a session of `agent`, when the evidence is
-/// unambiguous: the one tab whose dialog is about `pending` (the call the session's records hold
-/// open, compared as an answer compares them: `agents::keys::compare`), or else the one tab
-/// showing a dialog of `agent` while `sessions_here` is 1 (no other session of that agent runs
-/// in this application). [`TabChoice::NoDialog`] when no tab shows a dialog of `agent`,
-/// [`TabChoice::Others`] when every dialog shown is about another command than `pending`. A wrong
-/// tab is worse than none, so anything else is [`TabChoice::Ambiguous`], with why.
-pub fn choose_tab(
-    agent: AgentKind,
-    tabs: &[Tab],
-    pending: Option<&PendingCall>,
-    sessions_here: usize,
-) -> TabChoice {
-    choose_among(agent, &dialogs_in(agent, tabs), pending, sessions_here)
+/// The tab of `tabs` (all the application's) that shows the dialog of a session of `agent`, when
+/// it is proved to be the session's own; `clues` says what is known of the session (its open
+/// call, the tabs holding a process of `agent`, the other sessions' open calls).
+///
+/// No tab names the process that draws in it, and a tab can show any text: a shell that `cat`s a
+/// recorded dialog shows one as an agent draws it. So a tab is proved only by counting: when as
+/// many tabs are read as hold a process of `agent` (`clues.peers`), every tab holds one, and a
+/// dialog of `agent` shown is one of theirs. Then the tab is the session's when it is the
+/// application's only tab, or when its dialog is about the session's open call (compared as an
+/// answer compares them: `agents::keys::compare`), about none of the open calls of the other
+/// sessions of `agent` there (`clues.others`; a session whose transcript holds no call open asks
+/// nothing), and no other tab's dialog is. A tab beyond those may be a shell or any other program
+/// showing a copy: then no tab is proved, even to the only session of `agent`.
+///
+/// [`TabChoice::NoDialog`] when no tab shows a dialog of `agent`, [`TabChoice::Others`] when
+/// every dialog shown is about another command than the session's call. A wrong tab is worse
+/// than none, so anything else is [`TabChoice::Ambiguous`], with why.
+pub fn choose_tab(agent: AgentKind, tabs: &[Tab], clues: &Clues) -> TabChoice {
+    choose_among(agent, &dialogs_in(agent, tabs), tabs.len(), clues)
 }
 
 /// The dialogs of `agent` that `tabs` show, by tab index: each screen read once with the
@@ -445,57 +452,88 @@ pub fn dialogs_in(agent: AgentKind, tabs: &[Tab]) -> Vec<(usize, Dialog)> {
         .collect()
 }
 
-/// [`choose_tab`] over the dialogs [`dialogs_in`] found.
+/// [`choose_tab`] over the dialogs [`dialogs_in`] found among `tabs` tabs.
 fn choose_among(
     agent: AgentKind,
     dialogs: &[(usize, Dialog)],
-    pending: Option<&PendingCall>,
-    sessions_here: usize,
+    tabs: usize,
+    clues: &Clues,
 ) -> TabChoice {
     if dialogs.is_empty() {
         return TabChoice::NoDialog;
     }
-    if let Some(pending) = pending {
-        let asking: Vec<usize> = dialogs
+    let about = |dialog: &Dialog, call: &PendingCall| compare(agent, dialog, call);
+    // Every dialog is about another command: none of them is this session's.
+    if let Some(call) = &clues.call {
+        if dialogs
             .iter()
-            .filter(|(_, dialog)| compare(agent, dialog, pending) == Some(true))
-            .map(|(index, _)| *index)
-            .collect();
-        match asking.as_slice() {
-            [index] => {
-                return TabChoice::Tab {
-                    index: *index,
-                    why: "its dialog asks about the session's open call".to_string(),
-                }
-            }
-            // Every dialog is about another command: none of them is this session's.
-            [] if dialogs
-                .iter()
-                .all(|(_, dialog)| compare(agent, dialog, pending) == Some(false)) =>
-            {
-                return TabChoice::Others(dialogs.len())
-            }
-            [] => {}
-            many => {
-                return TabChoice::Ambiguous(format!(
-                    "{} tabs ask about the same command",
-                    many.len()
-                ))
-            }
+            .all(|(_, dialog)| about(dialog, call) == Some(false))
+        {
+            return TabChoice::Others(dialogs.len());
         }
     }
     let name = agent.display_name();
-    match (dialogs, sessions_here) {
-        ([(index, _)], 1) => TabChoice::Tab {
-            index: *index,
-            why: format!("the only tab showing a dialog of {name}"),
-        },
-        (shown, 1) => TabChoice::Ambiguous(format!("{} tabs show a dialog of {name}", shown.len())),
-        (shown, sessions) => TabChoice::Ambiguous(format!(
-            "{} tab(s) show a dialog of {name}, and {sessions} of its sessions run in this \
-             terminal",
-            shown.len()
+    let held = clues.peers.max(1);
+    if tabs > held {
+        return TabChoice::Ambiguous(format!(
+            "{tabs} tabs read, and {name} runs in only {held}: another tab (a shell, another \
+             program) could show a copy of a dialog"
+        ));
+    }
+    if tabs < held {
+        return TabChoice::Ambiguous(format!(
+            "{tabs} tab(s) read, fewer than the {held} {name} runs in"
+        ));
+    }
+    if let [(index, _)] = dialogs {
+        if tabs == 1 {
+            return TabChoice::Tab {
+                index: *index,
+                why: format!("the application's only tab, and it holds {name}"),
+            };
+        }
+    }
+    // One session of the agent to a tab: only its open call tells which dialog is whose.
+    let Some(call) = &clues.call else {
+        return TabChoice::Ambiguous(format!(
+            "{name} runs in {held} tabs, and its transcript holds no call open to tell its \
+             dialog by"
+        ));
+    };
+    let asking: Vec<&(usize, Dialog)> = dialogs
+        .iter()
+        .filter(|(_, dialog)| about(dialog, call) == Some(true))
+        .collect();
+    match asking.as_slice() {
+        [] => TabChoice::Ambiguous(format!(
+            "{name} runs in {held} tabs, and no dialog shown is known to be about its open call"
         )),
+        [(index, dialog)] => {
+            if clues
+                .others
+                .iter()
+                .any(|other| about(dialog, other) == Some(true))
+            {
+                TabChoice::Ambiguous(format!(
+                    "another session of {name} in this terminal holds the same call open"
+                ))
+            } else if clues
+                .others
+                .iter()
+                .any(|other| about(dialog, other).is_none())
+            {
+                TabChoice::Ambiguous(format!(
+                    "its dialog could be about the open call of another session of {name} here"
+                ))
+            } else {
+                TabChoice::Tab {
+                    index: *index,
+                    why: "its dialog asks about the session's open call, and no other session's"
+                        .to_string(),
+                }
+            }
+        }
+        many => TabChoice::Ambiguous(format!("{} tabs ask about the same command", many.len())),
     }
 }
 
@@ -542,8 +580,8 @@ pub fn place_of(pid: u32) -> Option<Place> {
 /// agent's terminal device (its tab, whichever that is); a read takes every tab of the
 /// application at once, within the terminals' read limit, and gives each session the tab
 /// [`choose_tab`] names, or an empty screen (nothing known, so the transcript decides) when no
-/// tab shows a dialog of its agent, none shows one about its open call, or two sessions could
-/// own the one shown. Nothing is ever typed: [`SEEN_ONLY`].
+/// tab shows a dialog of its agent, none shows one about its open call, or nothing proves the
+/// tab is its own. Nothing is ever typed: [`SEEN_ONLY`].
 pub struct Accessibility;
 
 pub static ACCESSIBILITY: Accessibility = Accessibility;
@@ -625,11 +663,10 @@ impl Backend for Accessibility {
         wanted
             .iter()
             .map(|want| {
-                let peers = want.clues.peers.max(1);
                 let shown = dialogs
                     .entry(want.agent)
                     .or_insert_with(|| dialogs_in(want.agent, &tabs));
-                match choose_among(want.agent, shown, want.clues.call.as_ref(), peers) {
+                match choose_among(want.agent, shown, tabs.len(), &want.clues) {
                     TabChoice::Tab { index, .. } => {
                         let tab = &tabs[index];
                         let text = PaneText {

@@ -231,12 +231,14 @@ pub struct Wanted {
 }
 
 /// What tells a session's tab among an application's tabs where nothing proves it: the call its
-/// transcript holds open (a dialog about that call is the session's), and how many live sessions
-/// of its agent run in the same application (counting itself).
+/// transcript holds open, how many tabs of the same application hold a live process of its agent
+/// (counting its own), and the calls the other sessions of its agent there hold open (a dialog
+/// about its call is its own only when it is about none of theirs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Clues {
     pub call: Option<PendingCall>,
     pub peers: usize,
+    pub others: Vec<PendingCall>,
 }
 
 /// What one read of a pane gave: its title and its visible screen, with when it was read. The

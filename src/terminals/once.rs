@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::{
-    has_terminal, hosted, peers, read, unread_view, unreadable, unreadable_at_once, Backends,
-    Clues, Job, Located, Outcome,
+    has_terminal, hosted, peers, read, rivals, unread_view, unreadable, unreadable_at_once,
+    Address, Backends, Clues, Job, Located, Outcome,
 };
 use crate::model::{AgentKind, PendingCall, Problem, SessionKey, TerminalView, Timestamp};
 use crate::tracker::{Input, SeenProcess};
@@ -75,7 +75,7 @@ pub fn read_once(
     calls: &HashMap<SessionKey, PendingCall>,
     clock: fn() -> Timestamp,
 ) -> Readings {
-    let jobs: Vec<Job> = wanted
+    let mut jobs: Vec<Job> = wanted
         .into_iter()
         .filter_map(|(key, pid)| {
             let address = match hosted.get(&key) {
@@ -85,6 +85,7 @@ pub fn read_once(
             let clues = Clues {
                 call: calls.get(&key).cloned(),
                 peers: peers(once.located.iter(), &once.agents, key.agent, &address),
+                others: Vec::new(),
             };
             Some(Job {
                 key,
@@ -93,6 +94,14 @@ pub fn read_once(
             })
         })
         .collect();
+    let placed: Vec<(SessionKey, Address)> = jobs
+        .iter()
+        .map(|job| (job.key.clone(), job.address.clone()))
+        .collect();
+    for job in &mut jobs {
+        let others = placed.iter().map(|(key, address)| (key, address));
+        job.clues.others = rivals(&job.key, &job.address, others, calls);
+    }
     let mut readings = Readings::default();
     if jobs.is_empty() {
         return readings;

@@ -184,15 +184,20 @@ impl Sensing {
         self.calls = calls;
     }
 
-    /// What tells the tab of session `key` at `address` among its application's.
-    fn clues(&self, key: &SessionKey, address: &Address) -> Clues {
+    /// What tells the tab of session `key` at `address` among its application's, beside the
+    /// other sessions `wanted` read.
+    fn clues(&self, key: &SessionKey, address: &Address, wanted: &[(SessionKey, u32)]) -> Clues {
         let located = self
             .located
             .iter()
             .map(|(pid, (_, located))| (pid, located));
+        let placed = wanted
+            .iter()
+            .filter_map(|(other, pid)| Some((other, self.address(other, *pid)?)));
         Clues {
             call: self.calls.get(key).cloned(),
             peers: peers(located, &self.agents, key.agent, address),
+            others: rivals(key, address, placed, &self.calls),
         }
     }
 
@@ -299,7 +304,7 @@ impl Sensing {
                 let address = self.address(key, *pid)?.clone();
                 let job = Job {
                     key: key.clone(),
-                    clues: self.clues(key, &address),
+                    clues: self.clues(key, &address, wanted),
                     address,
                 };
                 let fresh = !self.held.contains(key);
@@ -544,6 +549,50 @@ mod tests {
         assert_eq!(
             peers(located.iter(), &agents, AgentKind::CLAUDE_CODE, &address),
             0
+        );
+    }
+
+    // A dialog about a session's call is its own only if it is about none of the others' calls:
+    // those of the other sessions of its agent in other tabs of the same application (issue 35:
+    // two Codex sessions holding `touch x.txt` open both read the one dialog as theirs).
+    #[test]
+    fn the_calls_that_rival_a_sessions_are_those_of_its_agent_in_the_other_tabs() {
+        let app = "xfce4-terminal:700@unix:path=/run/user/1000/bus";
+        let at =
+            |server: &str, pane: &str| Address::new(&accessibility::ACCESSIBILITY, server, pane);
+        let call = |command: &str| PendingCall {
+            id: "call_1".into(),
+            name: "exec_command".into(),
+            input: Some(command.into()),
+            cut: false,
+        };
+        let codex = |id: &str| SessionKey::new(AgentKind::CODEX, id);
+        let placed = [
+            (codex("mine"), at(app, "/dev/pts/3")),
+            (codex("same-tab"), at(app, "/dev/pts/3")),
+            (codex("next-tab"), at(app, "/dev/pts/4")),
+            (codex("idle-tab"), at(app, "/dev/pts/5")),
+            (
+                SessionKey::new(AgentKind::GEMINI_CLI, "gemini"),
+                at(app, "/dev/pts/6"),
+            ),
+            (
+                codex("elsewhere"),
+                at(
+                    "xfce4-terminal:800@unix:path=/run/user/1000/bus",
+                    "/dev/pts/7",
+                ),
+            ),
+        ];
+        let calls: HashMap<SessionKey, PendingCall> = placed
+            .iter()
+            .filter(|(key, _)| key.id.as_str() != "idle-tab")
+            .map(|(key, _)| (key.clone(), call(&format!("touch {}", key.id.as_str()))))
+            .collect();
+        let others = placed.iter().map(|(key, address)| (key, address));
+        assert_eq!(
+            rivals(&codex("mine"), &placed[0].1, others, &calls),
+            vec![call("touch next-tab")]
         );
     }
 
