@@ -369,7 +369,7 @@ async fn respond(
     // A session on another machine is answered there: forwarded over its remote's link.
     let forward = match &target.machine {
         Some(machine) => match state.handle.forwarding(machine) {
-            Some((entry, options)) => Some(Route::Forward { entry, options }),
+            Some(forwarding) => Some(forwarding),
             None => {
                 return respond_error(RespondError::new(
                     ErrorCode::CannotType,
@@ -391,9 +391,15 @@ async fn respond(
     let carried = {
         let handle = state.handle.clone();
         move || {
-            let route = forward.unwrap_or_else(|| Route::Here {
-                locks: handle.answer_locks(),
-            });
+            let locks = handle.answer_locks();
+            let route = match forward {
+                Some((entry, options)) => Route::Forward {
+                    entry,
+                    options,
+                    locks,
+                },
+                None => Route::Here { locks },
+            };
             let terminals = handle.terminals();
             let result = answers::answer_in(terminals, route, &target, &request, &Books(&handle));
             // The live list sees the dialog leave on the next reading; ask for it now.

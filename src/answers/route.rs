@@ -9,14 +9,14 @@
 //! process for one typed here or forwarded from here (the remote's Slate records it too, in its
 //! own store), the running Slate for one sent through it. Nothing is retried on any route.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::client::Client;
 use crate::config::RemoteEntry;
 use crate::model::{SessionKey, Timestamp};
 use crate::remote::{forward, LinkOptions};
 
-use super::{no_store, respond_in, Attempt, Target};
+use super::{no_store, respond_in, Attempt, Claim, Target};
 use crate::protocol::{Record, RespondError, RespondRequest, Responded};
 use crate::terminals::Backends;
 
@@ -31,10 +31,13 @@ pub enum Route {
     /// its own route and records it itself.
     Server(Client),
     /// Forwarded once over the link of `entry`, the machine the session runs on, whose Slate
-    /// carries it out (`remote::forward`).
+    /// carries it out (`remote::forward`). The session (its key with its machine) is locked in
+    /// `locks` meanwhile, as a typed answer locks its own, so two answers never go out at once;
+    /// `None` where Slate keeps no store, which refuses the answer.
     Forward {
         entry: RemoteEntry,
         options: LinkOptions,
+        locks: Option<PathBuf>,
     },
 }
 
@@ -76,8 +79,19 @@ pub fn answer_in(
             respond_in(terminals, target, request, &locks, ledger.now())
         }
         Route::Here { locks: None } => Attempt::refused(no_store(), None),
-        Route::Forward { entry, options } => Attempt {
-            result: forward::respond(&entry, &options, target.key.id.as_str(), request),
+        Route::Forward {
+            entry,
+            options,
+            locks,
+        } => Attempt {
+            result: forwarded(
+                &entry,
+                &options,
+                locks.as_deref(),
+                target,
+                request,
+                ledger.now(),
+            ),
             // The remote's screen is read there: the record names the dialog as it was shown.
             summary: target.summary.clone(),
         },
@@ -87,6 +101,28 @@ pub fn answer_in(
         &attempt.record(request, ledger.now()),
     );
     attempt.result
+}
+
+/// Forwards `request` to `target`'s machine holding the session's answer lock in `locks` (a
+/// [`Claim`] on its key with its machine), from before it is sent to the remote's answer: an
+/// answer to the same session meanwhile, or to the same dialog within `ANSWERED_HOLDS` of one
+/// that went through, is refused here and never sent.
+fn forwarded(
+    entry: &RemoteEntry,
+    options: &LinkOptions,
+    locks: Option<&Path>,
+    target: &Target,
+    request: &RespondRequest,
+    now: Timestamp,
+) -> Result<Responded, RespondError> {
+    let locks = locks.ok_or_else(no_store)?;
+    let mut claim = Claim::take(locks, &recorded_key(target))?;
+    claim.unanswered(&request.dialog, now)?;
+    let result = forward::respond(entry, options, target.key.id.as_str(), request);
+    if result.is_ok() {
+        claim.answered(&request.dialog, now);
+    }
+    result
 }
 
 /// Records `error`, a refusal of `request` decided before it took a route (the command line's

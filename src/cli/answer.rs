@@ -255,19 +255,19 @@ fn run(ask: &Ask, context: &Context, options: Options) -> anyhow::Result<ExitCod
     }
     // Through this HOME's Slate when it runs (it types, or forwards, and records); else
     // forwarded from here to the session's machine, or typed here.
+    let locks = setup
+        .places
+        .as_ref()
+        .ok()
+        .and_then(|places| answers::lock_folder(&places.store_file()));
     let route = match (server, remote) {
         (Some(server), _) => Route::Server(server.client),
         (None, Some((entry, _))) => Route::Forward {
             entry: entry.clone(),
             options: remote::options(),
+            locks,
         },
-        (None, None) => Route::Here {
-            locks: setup
-                .places
-                .as_ref()
-                .ok()
-                .and_then(|places| answers::lock_folder(&places.store_file())),
-        },
+        (None, None) => Route::Here { locks },
     };
     let result = answers::answer(route, &target, &request, &books);
     finish(ask, Some(&session), result)

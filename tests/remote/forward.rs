@@ -421,6 +421,7 @@ fn the_one_answer_path_records_each_attempt_once_where_it_is_carried_out() {
             ssh: program.into(),
             timing: fast(),
         },
+        locks: Some(temp.path().join("answers")),
     };
     let error = answers::answer(route, &target, &request, &kept).unwrap_err();
     assert_eq!(error.code, ErrorCode::Unreachable, "{error}");
@@ -568,4 +569,86 @@ async fn the_api_forwards_a_remote_answer_once_and_records_it_under_its_machine(
         store.answers(&key, 5).unwrap().is_empty(),
         "never as a local one"
     );
+}
+
+/// A forwarded answer holds the session's answer lock here, as a typed one does: a second answer
+/// to the same remote session while the first is out is refused before anything is sent, a
+/// second one to the same dialog after it went through too, and a Slate without a store (where
+/// the lock lives) forwards nothing.
+#[test]
+fn a_forwarded_answer_takes_the_local_lock_so_two_never_go_out_at_once() {
+    use slate::answers::{self, ErrorCode, Route, Target};
+
+    let temp = tempfile::tempdir().unwrap();
+    let runs = temp.path().join("runs");
+    // `slate remote-call` there takes a second and a half, then says it answered.
+    let program = stand_in_ssh(
+        &temp.path().join("bin"),
+        &format!(
+            "cat > /dev/null; echo run >> '{}'; sleep 1.5\n\
+             echo '{{\"outcome\":\"answered\",\"action\":\"approve\",\"left_after_ms\":40}}'\n",
+            runs.display()
+        ),
+    );
+    let mut session = at_dialog("s1");
+    session.machine = Some(machine("box"));
+    let target = Target::of(&session);
+    let locks = temp.path().join("answers");
+    let route = |locks: Option<PathBuf>| Route::Forward {
+        entry: entry("box", "box.example", &[]),
+        options: LinkOptions {
+            ssh: program.clone().into(),
+            timing: fast(),
+        },
+        locks,
+    };
+    let results: Vec<_> = std::thread::scope(|scope| {
+        let answering: Vec<_> = (0..2)
+            .map(|n| {
+                let (route, target) = (route(Some(locks.clone())), &target);
+                scope.spawn(move || {
+                    // The second starts while the first is out.
+                    std::thread::sleep(Duration::from_millis(500 * n));
+                    let kept = Kept::default();
+                    let result = answers::answer(route, target, &approve_seen(), &kept);
+                    (result, kept.taken())
+                })
+            })
+            .collect();
+        answering.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap(),
+        "run\n",
+        "sent once"
+    );
+    // One went out and was answered; the other was refused here, whichever took the lock first.
+    let (answered, refused): (Vec<_>, Vec<_>) =
+        results.into_iter().partition(|(result, _)| result.is_ok());
+    assert_eq!((answered.len(), refused.len()), (1, 1));
+    let (first, first_kept) = &answered[0];
+    assert_eq!(first.as_ref().unwrap().outcome, "answered");
+    assert_eq!(first_kept[0].1.outcome, "answered");
+    let (second, second_kept) = &refused[0];
+    let refused = second.as_ref().unwrap_err();
+    assert_eq!(refused.code, ErrorCode::AlreadyAnswered, "{refused}");
+    assert!(
+        refused.message.contains("box:s1"),
+        "names the session with its machine: {refused}"
+    );
+    assert_eq!(second_kept.len(), 1, "the refusal is recorded once");
+    assert_eq!(second_kept[0].0, "box:s1");
+    assert_eq!(second_kept[0].1.outcome, "already_answered");
+
+    // The same dialog again, once the first went through: refused here, not sent.
+    let kept = Kept::default();
+    let again = answers::answer(route(Some(locks.clone())), &target, &approve_seen(), &kept);
+    assert_eq!(again.unwrap_err().code, ErrorCode::AlreadyAnswered);
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+
+    // No store, no lock: nothing is forwarded.
+    let kept = Kept::default();
+    let error = answers::answer(route(None), &target, &approve_seen(), &kept).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Internal, "{error}");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
 }
