@@ -32,6 +32,7 @@ use crate::model::{
     AgentKind, Awaiting, HostedSignals, Intent, IntentState, ServerKind, Session, SessionKey,
 };
 
+mod challenge;
 mod errors;
 mod guard;
 pub mod local;
@@ -178,8 +179,9 @@ fn build(
     };
     // Every route above the `route_layer` shows sessions (or changes them): it answers only a
     // request with the token, or one over this user's socket. Below it, what any local user
-    // may fetch: `/health` (which says little more than "a Slate is here" without the token)
-    // and the page's files, which hold no token and no session.
+    // may fetch: `/health` (which says little more than "a Slate is here" without the token),
+    // the challenge a client proves this server by before it sends the token (`challenge`), and
+    // the page's files, which hold no token and no session.
     Router::new()
         .route("/sessions/live", get(live_sessions))
         .route("/sessions/live/stream", get(stream))
@@ -193,6 +195,7 @@ fn build(
         .route("/remotes", get(remotes))
         .route_layer(middleware::from_fn(guard::private))
         .route("/health", get(health))
+        .route("/auth/challenge", get(challenge::answer))
         .route("/", get(index_page))
         .route("/ui/", get(index_page))
         .route("/ui/index.html", get(index_page))

@@ -3,6 +3,7 @@
 //! the `slate serve` and `slate watch` commands as a person runs them. The helpers here (a
 //! service, a server on a free port, a `slate` command, the token) serve other groups too.
 
+mod challenge; // the server proves it holds the token: a MAC of a nonce and its bound address
 mod commands; // commands that read a running server
 mod errors; // one error shape everywhere
 mod guards; // Host, Origin, token and body size, CORS, the token file

@@ -10,6 +10,14 @@
 //! opened by hand against another server); inside the desktop app, whatever the shell answers to
 //! `invoke('api_endpoint')`; otherwise the page's own origin (`slate serve` serves the page).
 //!
+//! Before the token goes anywhere, the server proves it holds it (`proveServer`): a loopback port
+//! belongs to whoever binds it first, and a browser cannot ask who that is. The page sends a
+//! random nonce with no token; the server answers the HMAC-SHA256, keyed with the token, of the
+//! nonce and the address it is bound to; the page checks it with WebCrypto against the address it
+//! connected to. A stranger's listener on the port, which holds no token, cannot answer, nor can
+//! one that passes the challenge on to this user's Slate on another port: that MAC names the other
+//! port. Until a server proves itself, nothing that carries the token is sent, and the page says so.
+//!
 //! Where the token comes from: inside the desktop app, the shell's answer. In a browser, the
 //! address's fragment, `#token=…`, which `slate serve` prints when it starts: a fragment is never
 //! sent to a server, so no server, proxy or log sees it. The page keeps it in `sessionStorage`
@@ -130,6 +138,88 @@ function trimSlash(url) {
   return url.replace(/\/+$/, "");
 }
 
+/** What the server's proof starts with (src/api/challenge.rs), so the MAC means nothing else. */
+const PROOF_CONTEXT = "slate-page-proof";
+
+/** A URL's host as a socket address is written: always with its port, IPv6 in brackets. */
+function addressOf(url) {
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  return `${url.hostname}:${port}`;
+}
+
+/** True for a host that is an address, not a name: dotted IPv4, or IPv6 in brackets. */
+function isAddress(hostname) {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(hostname) || /^\[[0-9a-f:.]+\]$/i.test(hostname);
+}
+
+/** True for a loopback socket address (`127.x.y.z:port`, `[::1]:port`) with the given port. */
+function loopbackWithPort(address, port) {
+  const found = /^(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]):(\d{1,5})$/.exec(address);
+  return !!found && found[1] === port;
+}
+
+function hex(bytes) {
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** An `ApiError` (code `unproven`) for a server that answered but did not prove it holds the token. */
+function unproven(host, why) {
+  return new ApiError(`the server at ${host} could not prove it is your Slate: nothing was sent (${why})`, 0, "unproven");
+}
+
+/**
+ * Proves that the server at `base` holds `token` without sending it (the module's paragraph), and
+ * resolves to the base URL the token may go to: `base`, or, when `base` names `localhost`, the
+ * loopback address the server proved itself at, asked again there (the browser picks 127.0.0.1
+ * or ::1 for a name, so a proof for either could come from the other's listener). Rejects with an
+ * `ApiError` of code `unproven` when the server answers but proves nothing, or the browser offers
+ * no WebCrypto here; and with `fetch`'s own error when nothing answers. `win` gives `crypto`.
+ *
+ * The page proves the server before every request that carries the token and before every
+ * (re)opening of the stream, rather than once per page load: a listener changes only between
+ * connections, and any request may go over a new connection, so an old proof says nothing of the
+ * next one. The request right after a proof usually goes over the same kept-alive connection, and
+ * a proof costs one loopback round trip and one HMAC, for requests that come at a person's pace.
+ */
+export async function proveServer(base, token, { win = globalThis, signal } = {}) {
+  base = trimSlash(base);
+  const url = new URL(base);
+  const shown = addressOf(url);
+  const subtle = win.crypto && win.crypto.subtle;
+  if (!subtle || typeof win.crypto.getRandomValues !== "function") {
+    throw unproven(shown, "this browser offers no WebCrypto to this page, which it needs to check the server's proof; open the page at http://127.0.0.1:PORT/ or http://localhost:PORT/");
+  }
+  const nonce = hex(win.crypto.getRandomValues(new Uint8Array(32)));
+  const response = await fetch(`${base}/auth/challenge?nonce=${nonce}`, { headers: { Accept: "application/json" }, cache: "no-store", signal });
+  let answer = null;
+  if (response.ok) {
+    try {
+      answer = await response.json();
+    } catch {
+      // Not JSON: no proof.
+    }
+  }
+  if (!answer || typeof answer.mac !== "string" || !/^[0-9a-f]{64}$/.test(answer.mac)) {
+    throw unproven(shown, response.ok ? "it answered the challenge with no proof" : `it answered the challenge with ${response.status}`);
+  }
+  if (!isAddress(url.hostname)) {
+    const bound = typeof answer.bound === "string" ? answer.bound : "";
+    if (url.hostname !== "localhost" || !loopbackWithPort(bound, shown.slice(shown.lastIndexOf(":") + 1))) {
+      throw unproven(shown, "it names no loopback address with this port to prove itself at");
+    }
+    return proveServer(`${url.protocol}//${bound}`, token, { win, signal });
+  }
+  const encode = (text) => new TextEncoder().encode(text);
+  const key = await subtle.importKey("raw", encode(token), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+  const mac = Uint8Array.from(answer.mac.match(/../g), (pair) => parseInt(pair, 16));
+  // `verify` compares in the browser's own code, in time that does not depend on where they differ.
+  const proven = await subtle.verify("HMAC", key, mac, encode(`${PROOF_CONTEXT}|${shown}|${nonce}`));
+  if (!proven) {
+    throw unproven(shown, "its proof is not of this page's token: another program holds the port, or this page's token is old, and the address Slate prints brings the new one");
+  }
+  return base;
+}
+
 /**
  * An error the server answered with, in the one shape every error of the API has
  * (`{"error":{"code":"…","message":"…"}}`), or a failed request. `code` is the error's code
@@ -192,9 +282,18 @@ export class Api {
     return headers;
   }
 
+  /**
+   * Where a request with the token may go: the base URL once the server there proved it holds the
+   * token (`proveServer`, before every request). With no token there is nothing to keep.
+   */
+  async #proven(signal) {
+    return this.token ? proveServer(this.base, this.token, { signal }) : this.base;
+  }
+
   /** One request to the API: throws an `ApiError` unless the answer is 2xx. */
   async #call(path, { method = "GET", headers = {}, body } = {}) {
-    const response = await fetch(this.base + path, { method, headers: this.#headers(headers), body, cache: "no-store" });
+    const base = await this.#proven();
+    const response = await fetch(base + path, { method, headers: this.#headers(headers), body, cache: "no-store" });
     if (!response.ok) throw await errorOf(response);
     return response;
   }
@@ -320,7 +419,8 @@ export class Api {
    * token (401) is not retried: another try would be refused the same.
    * Handlers: onSnapshot(sessions), onSession(session), onRemoved({agent, id, machine?}),
    * onConnection(state, detail) with state "connecting" | "open" | "retrying" (detail `{inMs}`) |
-   * "unauthorized" (detail the `ApiError`). Returns a function that closes the stream.
+   * "unproven" (the server did not prove it holds the token, so nothing was sent to it; detail
+   * `{inMs, message}`) | "unauthorized" (detail the `ApiError`). Returns a function that closes the stream.
    * `timing` is for tests: `{silenceMs}`.
    */
   subscribe(handlers, timing = {}) {
@@ -375,7 +475,8 @@ export class Api {
 
     /** Reads one stream to its end; resolves when it ends, throws when it cannot be read. */
     const follow = async (attempt, silent) => {
-      const response = await fetch(this.base + "/sessions/live/stream", {
+      const base = await this.#proven(attempt.signal);
+      const response = await fetch(base + "/sessions/live/stream", {
         headers: this.#headers({ Accept: "text/event-stream" }),
         cache: "no-store",
         signal: attempt.signal,
@@ -415,11 +516,13 @@ export class Api {
         },
       };
       let refused = null;
+      let doubted = null;
       try {
         silent.reset();
         await follow(attempt, silent);
       } catch (error) {
         if (error instanceof ApiError && error.status === 401) refused = error;
+        if (error instanceof ApiError && error.code === "unproven") doubted = error;
       } finally {
         clearTimeout(quiet);
       }
@@ -431,7 +534,9 @@ export class Api {
       }
       const wait = backoff;
       backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-      notify("retrying", { inMs: wait });
+      // A server that could not prove itself is asked again at the same pace: this user's Slate
+      // may come back on its port.
+      notify(doubted ? "unproven" : "retrying", { inMs: wait, message: doubted ? doubted.message : null });
       timer = setTimeout(open, wait);
     };
 

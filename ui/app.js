@@ -53,6 +53,8 @@ const state = {
   health: null,
   connection: "connecting",
   retryInMs: 0,
+  /** Why the server could not prove it holds the token (it was sent nothing), or null. */
+  unproven: null,
   /** Why the page cannot read (no token, or one refused), or null while it can. */
   locked: null,
   /**
@@ -289,9 +291,14 @@ function renderHeader() {
 
   const conn = $("connection");
   conn.dataset.state = state.connection;
-  const labels = { open: "Live", retrying: "Offline", locked: "No access" };
+  const labels = { open: "Live", retrying: "Offline", unproven: "Not proven", locked: "No access" };
+  const again = `trying again in ${Math.ceil(state.retryInMs / 1000)} s`;
   conn.textContent = labels[state.connection] || "Connecting…";
-  conn.title = state.connection === "retrying" ? `The list may be out of date; trying again in ${Math.ceil(state.retryInMs / 1000)} s` : "";
+  conn.title = state.connection === "retrying" || state.connection === "unproven" ? `The list may be out of date; ${again}` : "";
+
+  const doubt = $("unproven");
+  doubt.hidden = !state.unproven;
+  doubt.textContent = state.unproven ? `${state.unproven[0].toUpperCase()}${state.unproven.slice(1)}; ${state.connection === "unproven" ? again : "asking it again"}.` : "";
 }
 
 function renderList() {
@@ -773,6 +780,8 @@ async function start() {
       if (connection === "unauthorized") return lock(`Slate refused the token this page was opened with (${detail.message}): open the address it prints again.`);
       state.connection = connection;
       state.retryInMs = detail && detail.inMs ? detail.inMs : 0;
+      if (connection === "unproven") state.unproven = detail.message;
+      else if (connection !== "connecting") state.unproven = null;
       renderHeader();
     },
   });

@@ -64,7 +64,9 @@ async fn serve_both(
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let stop = Arc::new(stop);
     let names = Names::new(bound.port(), Some(bound.ip()));
-    let app = build(handle, security, names, timeouts, stop.clone(), stopping);
+    // The address the challenge's proof names (`challenge`): the one the listener is bound to.
+    let app = build(handle, security, names, timeouts, stop.clone(), stopping)
+        .layer(axum::Extension(super::challenge::Bound(bound)));
     let over_socket = app.clone().layer(axum::Extension(local::OverSocket));
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())

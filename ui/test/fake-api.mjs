@@ -1,11 +1,13 @@
 //! The page test's fake API and its data: the recorded sessions from `ui/test/fixtures/`, moved
 //! in time so that their relative times read the same on every run, and a small server with the
 //! contract's routes over in-memory state, plus a stream the test can push into. Like the real
-//! server, it answers every API request, reads included, only with the bearer token, and keeps
+//! server, it proves it holds the token when challenged (`GET /auth/challenge`, with no token),
+//! answers every API request, reads included, only with the bearer token, and keeps
 //! what each request carried; its stream writes CRLF line ends, comments and data over several
 //! lines, which the page must read as the format allows. It also serves the page's own files from
 //! `ui/`, as they are: with no token in them. Used by `run.mjs`.
 
+import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { dirname, join, resolve } from "node:path";
@@ -15,6 +17,15 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const UI = resolve(HERE, "..");
 const FIXTURES = join(HERE, "fixtures");
 export const TOKEN = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+/**
+ * The server's proof that it holds `token`, as `src/api/challenge.rs` makes it (with Node's own
+ * HMAC, not the page's): the hex HMAC-SHA256, keyed with the token, of
+ * `slate-page-proof|<bound ip:port>|<nonce>`.
+ */
+export function proofOf(token, bound, nonce) {
+  return createHmac("sha256", token).update(`slate-page-proof|${bound}|${nonce}`).digest("hex");
+}
 
 // Fixture sessions. Each recorded session is moved in time so that its row time lies a chosen age
 // before now: the relative times in the window then read the same on every run.
@@ -149,7 +160,8 @@ export function world(now) {
 // ---------------------------------------------------------------------------------------------
 // The fake API: the contract's routes over in-memory state, plus a stream the test can push into.
 
-export function startFakeApi() {
+/** The fake API on `port` (0: any free one), on 127.0.0.1. */
+export function startFakeApi({ port = 0 } = {}) {
   const api = {
     sessions: [],
     details: new Map(),
@@ -161,6 +173,8 @@ export function startFakeApi() {
     detailsAsked: [],
     /** Every API request (not the page's files, not a preflight): `{method, path, authorization}`. */
     requests: [],
+    /** Every `GET /auth/challenge`: `{nonce, authorization}`. */
+    challenges: [],
     /** Every `POST /sessions/{id}/respond`: `{id, authorization, body}`, and how to reply to the next. */
     responds: [],
     respondReply: { status: 200, body: { outcome: "answered", action: "approve", option: 1, left_after_ms: 60 }, delayMs: 0 },
@@ -231,6 +245,15 @@ export function startFakeApi() {
       res.setHeader("Access-Control-Allow-Methods", "GET, POST");
     }
     if (req.method === "OPTIONS") return send(res, 204, "");
+    // The proof, as the real server gives it: no token needed, the nonce checked, the MAC bound
+    // to the address this server listens on.
+    if (req.method === "GET" && path === "/auth/challenge") {
+      const nonce = url.searchParams.get("nonce") || "";
+      api.challenges.push({ nonce, authorization: req.headers.authorization || "" });
+      if (!/^[0-9a-f]{64}$/.test(nonce)) return send(res, 400, { error: { code: "bad_request", message: "the challenge needs ?nonce=" } });
+      const bound = `127.0.0.1:${api.port}`;
+      return send(res, 200, { mac: proofOf(TOKEN, bound, nonce), bound });
+    }
     // The page's files, and the icon the browser asks for by itself, are not the API.
     const page = req.method === "GET" && (path === "/" || path === "/ui/" || path === "/favicon.ico" || /^\/(ui\/)?[a-z]+\.(html|css|js)$/.test(path));
     if (!page) {
@@ -319,7 +342,7 @@ export function startFakeApi() {
   });
 
   return new Promise((done) => {
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(port, "127.0.0.1", () => {
       api.port = server.address().port;
       api.close = () =>
         new Promise((closed) => {

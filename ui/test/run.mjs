@@ -12,7 +12,8 @@
 //!
 //! The fake API and its fixture sessions are `fake-api.mjs`'s; the WebDriver client and the probes
 //! run inside the page are `browser.mjs`'s; the checks of the token, and of the page the real
-//! server serves, are `access.mjs`'s; the page's modules checked in Node alone, run first, are
+//! server serves, are `access.mjs`'s; those of the server's proof, against another user's
+//! listener on the page's port, `squatter.mjs`'s; the page's modules checked in Node alone, run first, are
 //! `units.mjs`'s. This script runs the checks.
 
 import { execFileSync, spawn } from "node:child_process";
@@ -24,7 +25,8 @@ import { fileURLToPath } from "node:url";
 import { Browser, COUNT, DETAILS, DETAILS_LOADED, ERRORS, freePort, KEY, ROWS, SELECTED, tauriShell, WAIT_MS } from "./browser.mjs";
 import { aged, startFakeApi, TOKEN, variant, world } from "./fake-api.mjs";
 import { realServeCheck, tokenChecks } from "./access.mjs";
-import { units } from "./units.mjs";
+import { squatterChecks } from "./squatter.mjs";
+import { proofUnits, units } from "./units.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const UI = resolve(HERE, "..");
@@ -70,6 +72,7 @@ const keyOf = (entry) => `${entry.session.machine ? `${entry.session.machine}/` 
 
 async function main() {
   await units(check);
+  await proofUnits(check);
   const now = Date.now();
   const w = world(now);
   const api = await startFakeApi();
@@ -374,6 +377,7 @@ async function main() {
     });
 
     await tokenChecks({ check, equal, ok, browser, api, origin, rows: 2 });
+    await squatterChecks({ check, equal, ok, browser, api, entries: [w.permission, w.working] });
 
     await check("a session without session_state shows its status and no facets", async () => {
       await load([w.oldQuestion, w.working]);

@@ -1,11 +1,15 @@
 //! The page's modules checked in Node, without a browser: `sse.js`'s reading of an event stream
 //! (line ends, comments, fields, chunks cut anywhere, the limit), `api.js`'s taking of the token
 //! from the address's fragment, and its live stream over a stand-in `fetch` (the token on the
-//! request, a refused token not retried, a silent stream reopened). `run.mjs` runs these first,
+//! request, a refused token not retried, a silent stream reopened), and its proof of the server
+//! before the token goes out (`proveServer`: a MAC of another key or for another address refused,
+//! a `localhost` page proven at the address the server names, nothing sent without WebCrypto,
+//! a proof before each request; the MACs made with Node's own HMAC). `run.mjs` runs these first,
 //! with its own reporter; `node ui/test/units.mjs` runs them alone.
 
-import { Api, takeFragmentToken } from "../api.js";
+import { Api, proveServer, takeFragmentToken } from "../api.js";
 import { EventStreamParser } from "../sse.js";
+import { proofOf } from "./fake-api.mjs";
 
 const TOKEN = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 const bytes = (text) => new TextEncoder().encode(text);
@@ -83,6 +87,22 @@ function streamed(status = 200, type = "text/event-stream") {
     response: new Response(body, { status, headers: { "Content-Type": type } }),
     send: (text) => controller.enqueue(bytes(text)),
     close: () => controller.close(),
+  };
+}
+
+/**
+ * A stand-in `fetch` for the API at 127.0.0.1:7411: the challenge answered as the server does
+ * (with `token`, by default the page's), every other request recorded and given to `other`.
+ */
+function proving(other, token = TOKEN) {
+  return async (url, init = {}) => {
+    const asked = new URL(url);
+    if (asked.pathname === "/auth/challenge") {
+      const bound = asked.host;
+      const mac = proofOf(token, bound, asked.searchParams.get("nonce"));
+      return new Response(JSON.stringify({ mac, bound }), { status: 200, headers: { "Content-Type": "application/json" } });
+    }
+    return other(url, init);
   };
 }
 
@@ -174,10 +194,10 @@ export async function units(check) {
     const realFetch = globalThis.fetch;
     const asked = [];
     let next = [];
-    globalThis.fetch = async (url, init) => {
+    globalThis.fetch = proving(async (url, init) => {
       asked.push({ url, authorization: new Headers(init.headers).get("Authorization"), signal: init.signal });
       return next.shift().response;
-    };
+    });
     try {
       const open = streamed();
       const refused = streamed(401, "application/json");
@@ -210,12 +230,12 @@ export async function units(check) {
   await check("the live stream: a stream silent past its limit is dropped and reopened; closing aborts it", async () => {
     const realFetch = globalThis.fetch;
     const asked = [];
-    globalThis.fetch = async (url, init) => {
+    globalThis.fetch = proving(async (url, init) => {
       asked.push(init.signal);
       const stream = streamed();
       stream.send('event: snapshot\ndata: {"sessions":[]}\n\n');
       return stream.response;
-    };
+    });
     try {
       const states = [];
       const api = new Api({ base: "http://127.0.0.1:7411", token: TOKEN, tauri: null });
@@ -235,10 +255,99 @@ export async function units(check) {
   });
 }
 
+export async function proofUnits(check) {
+  await check("the proof: a MAC of this token for this address passes, any other is refused and nothing carries the token", async () => {
+    const realFetch = globalThis.fetch;
+    const asked = [];
+    const record = async (url, init = {}) => {
+      asked.push([url, new Headers(init.headers).get("Authorization")]);
+      return new Response("{}", { status: 200 });
+    };
+    const refusal = async (base) => {
+      try {
+        await proveServer(base, TOKEN);
+        return null;
+      } catch (error) {
+        return error.code === "unproven" ? error.message : `not a refusal: ${error}`;
+      }
+    };
+    try {
+      globalThis.fetch = proving(record);
+      equal(await proveServer("http://127.0.0.1:7411", TOKEN), "http://127.0.0.1:7411", "proven");
+      equal(await proveServer("http://[::1]:7411/", TOKEN), "http://[::1]:7411", "proven over IPv6");
+      // Another key: a listener that does not hold this token.
+      globalThis.fetch = proving(record, "f".repeat(64));
+      const wrong = await refusal("http://127.0.0.1:7411");
+      ok(wrong && wrong.startsWith("the server at 127.0.0.1:7411 could not prove it is your Slate: nothing was sent"), `a wrong key: ${wrong}`);
+      // This token's MAC for another address: a listener relaying this user's Slate on another port.
+      globalThis.fetch = async (url) => {
+        const nonce = new URL(url).searchParams.get("nonce");
+        return new Response(JSON.stringify({ mac: proofOf(TOKEN, "127.0.0.1:7412", nonce), bound: "127.0.0.1:7411" }), { status: 200 });
+      };
+      ok(await refusal("http://127.0.0.1:7411"), "a relayed MAC is refused");
+      // A name: proven at the loopback address the server names, and only one with the same port.
+      globalThis.fetch = async (url) => {
+        const asked = new URL(url);
+        const nonce = asked.searchParams.get("nonce");
+        const bound = "127.0.0.1:7411";
+        return new Response(JSON.stringify({ mac: proofOf(TOKEN, bound, nonce), bound }), { status: 200 });
+      };
+      equal(await proveServer("http://localhost:7411", TOKEN), "http://127.0.0.1:7411", "localhost proven at its address");
+      ok(await refusal("http://localhost:7412"), "a bound address with another port is refused");
+      // No proof at all, or a refusal of the challenge.
+      globalThis.fetch = async () => new Response("{}", { status: 200 });
+      ok((await refusal("http://127.0.0.1:7411")).includes("no proof"), "an answer with no MAC");
+      globalThis.fetch = async () => new Response("", { status: 404 });
+      ok((await refusal("http://127.0.0.1:7411")).includes("404"), "a challenge answered 404");
+      equal(asked, [], "no other request was sent");
+      // No WebCrypto: nothing is asked at all.
+      globalThis.fetch = record;
+      let error = null;
+      try {
+        await proveServer("http://127.0.0.1:7411", TOKEN, { win: {} });
+      } catch (thrown) {
+        error = thrown;
+      }
+      ok(error && error.code === "unproven" && error.message.includes("no WebCrypto"), `no WebCrypto: ${error}`);
+      equal(asked, [], "nothing sent without WebCrypto");
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  });
+
+  await check("one-shot requests: the server is proven before each request with the token, and a failed proof sends nothing", async () => {
+    const realFetch = globalThis.fetch;
+    const asked = [];
+    let key = TOKEN;
+    globalThis.fetch = async (url, init = {}) => {
+      asked.push([new URL(url).pathname, new Headers(init.headers).get("Authorization")]);
+      return proving(async () => new Response(JSON.stringify({ sessions: [] }), { status: 200 }), key)(url, init);
+    };
+    try {
+      const api = new Api({ base: "http://127.0.0.1:7411", token: TOKEN, tauri: null });
+      await api.liveSessions();
+      await api.refresh();
+      equal(asked, [["/auth/challenge", null], ["/sessions/live", `Bearer ${TOKEN}`], ["/auth/challenge", null], ["/sessions/live/refresh", `Bearer ${TOKEN}`]], "a proof before each");
+      asked.length = 0;
+      key = "e".repeat(64);
+      let error = null;
+      try {
+        await api.setMuted("abc", true);
+      } catch (thrown) {
+        error = thrown;
+      }
+      ok(error && error.code === "unproven", `refused: ${error}`);
+      equal(asked, [["/auth/challenge", null]], "only the challenge, without the token");
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  });
+}
+
 // Run alone: `node ui/test/units.mjs`.
 if (import.meta.url === `file://${process.argv[1]}`) {
   let failed = 0;
-  await units(async (name, body) => {
+  const reporter = async (name, body) => {
     try {
       await body();
       console.log(`ok   ${name}`);
@@ -246,6 +355,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       failed += 1;
       console.log(`FAIL ${name}\n     ${error && error.stack ? error.stack : error}`);
     }
-  });
+  };
+  await units(reporter);
+  await proofUnits(reporter);
   process.exitCode = failed ? 1 : 0;
 }
