@@ -50,3 +50,4 @@ mod tracker; // the state rules, replayed from fixtures/scenarios with a fake cl
 mod unread; // records a parser does not know: the state kept, said in show and doctor, sampled redacted
 mod util; // helpers several modules share: a Claude Code session in a temp HOME and its process, a screen reworded
 mod versions; // the versions the live sessions were written by, beside the versions Slate was checked against
+mod waiting_for; // Claude Code's waitingFor, each value replayed: its reason, the person's own menu, a value Slate does not know

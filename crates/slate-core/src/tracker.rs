@@ -340,11 +340,7 @@ impl Tracker {
                 scope.live = true;
             }
             Input::Listing { agent, listing } => {
-                // A listing may decide a session it names, so such a session needs its entry.
-                for listed in &listing.entries {
-                    self.reopen(&SessionKey::new(agent, listed.session_id.clone()));
-                }
-                self.listings.insert(agent, listing);
+                self.take_listing(agent, listing);
                 scope.live = true;
             }
             Input::Hosted { key, signals } => {
@@ -713,6 +709,7 @@ impl Tracker {
             if !self.reopen(&key) {
                 continue;
             }
+            self.count_listed_drift(&key);
             let decision = self.decide(&key, vouches.get(&key).copied(), now);
             let entry = &self.entries[&key];
             if entry.decision.is_none() && self.summarisable(&key, entry, &decision, &vouches) {

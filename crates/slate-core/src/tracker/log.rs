@@ -43,6 +43,9 @@ pub(super) struct Log {
     pub(super) ended_at: Option<Timestamp>,
     /// The records the parser did not know, counted; they move nothing else.
     pub(super) unread: UnreadRecords,
+    /// The listing's `waitingFor` Slate did not know, counted in `unread` while the listing
+    /// still says it (`Tracker::count_listed_drift`).
+    pub(super) listed_drift: Option<String>,
 }
 
 /// A turn record with its time and its place in the file.

@@ -32,24 +32,62 @@ pub(super) enum Outcome {
     Waiting(Reason),
 }
 
+/// What a listing's `waiting` says, by its `waitingFor` (docs/formats.md §1.1, docs/states.md §3
+/// rule 3).
+pub(super) enum ListedWait {
+    /// The agent asks the person something: Needs you, for this reason.
+    Asks(Reason),
+    /// The person's own menu (`/model`, `/config`): they are at the terminal and nothing needs
+    /// them, so the listing decides nothing and the later rules decide.
+    Menu,
+    /// A value Slate does not know: a sign the format changed (counted as the session's unread),
+    /// never a Needs you on its own. The later rules decide, a dialog the transcript or the
+    /// terminal shows included.
+    Unknown,
+}
+
+/// Whether `waiting_for` is Claude Code's `dialog open`: the person's own menu.
+pub(super) fn is_menu(waiting_for: Option<&str>) -> bool {
+    waiting_for.is_some_and(|what| what.trim().eq_ignore_ascii_case("dialog open"))
+}
+
 /// The reason for a listing's `waiting`: the pending tool call says more than `waitingFor`,
 /// which some versions write as "permission prompt" for questions too (docs/formats.md §9).
-pub(super) fn waiting_reason(waiting_for: Option<&str>, log: &Log) -> Reason {
+/// Each value Claude Code writes is mapped; older builds' `approve <Tool>` reads as a permission
+/// and any value with `input` in it as a question. No value at all (a background job `blocked`
+/// with no `needs`) is a dialog, as the listing says waiting and nothing more.
+pub(super) fn waiting_reason(waiting_for: Option<&str>, log: &Log) -> ListedWait {
+    if is_menu(waiting_for) {
+        return ListedWait::Menu;
+    }
+    let what = waiting_for.unwrap_or_default().trim().to_ascii_lowercase();
     if let Some(reason) = log.newest_open_call().and_then(dialog) {
-        return reason;
+        return ListedWait::Asks(reason);
     }
-    let what = waiting_for.unwrap_or_default().to_ascii_lowercase();
-    if what.contains("input") {
-        question(None)
-    } else if what.contains("permission") || what.contains("approve") {
-        permission(log)
-    } else {
-        let text = match waiting_for {
-            Some(what) if !what.is_empty() => format!("A dialog is open: {what}"),
-            _ => "A dialog is open".to_string(),
-        };
-        Reason::new(ReasonCode::Dialog, text)
-    }
+    let reason = match what.as_str() {
+        "" => Reason::new(ReasonCode::Dialog, "A dialog is open"),
+        "worker request" => Reason::new(
+            ReasonCode::PermissionPrompt,
+            "Asks you to approve a worker's request",
+        ),
+        "sandbox request" => {
+            Reason::new(ReasonCode::PermissionPrompt, "Asks for a sandbox exception")
+        }
+        "goal proposal" => Reason::new(ReasonCode::Dialog, "Proposes a goal"),
+        what if what.contains("input") => question(None),
+        what if what.contains("permission") || what.contains("approve") => permission(log),
+        _ => return ListedWait::Unknown,
+    };
+    ListedWait::Asks(reason)
+}
+
+/// Whether `waiting_for` is a value `waiting_reason` knows: anything else is counted as a record
+/// Slate could not read.
+pub(super) fn known_waiting_for(waiting_for: Option<&str>) -> bool {
+    !matches!(
+        waiting_reason(waiting_for, &Log::default()),
+        ListedWait::Unknown
+    )
 }
 
 /// The reason a tool call gives when it is itself a dialog with the user (a question, or a plan

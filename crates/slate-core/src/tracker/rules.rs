@@ -8,19 +8,23 @@
 //! give is built by one function in `reasons`, so the same situation reads the same whichever
 //! rule found it. The facets beside the status are `facets`' business.
 
+use serde_json::{json, Value};
+
 use super::evidence::Evidence;
 use super::hooks;
 use super::log::Log;
 use super::reasons::{
-    dialog, earliest, end_stamp, model_answering, new_session, permission, print_finished,
-    turn_finished, waiting_reason, Outcome, Posture,
+    dialog, earliest, end_stamp, is_menu, known_waiting_for, model_answering, new_session,
+    permission, print_finished, turn_finished, waiting_reason, ListedWait, Outcome, Posture,
 };
 use super::signals::{self, Terminal};
 use super::vouch::{Vouch, VouchKind};
 use super::{Entry, Policy, Tracker};
+use crate::agents::unread::UnreadRecord;
 use crate::agents::{CallKind, RecordKind};
 use crate::model::{
-    ListedStatus, ListingEntry, Presence, Reason, ReasonCode, SessionKey, Status, Timestamp,
+    AgentKind, ListedStatus, Listing, ListingEntry, Presence, Reason, ReasonCode, SessionKey,
+    Status, Timestamp,
 };
 
 /// What the rules decided, before it is dressed as a session object.
@@ -64,9 +68,33 @@ fn finish(log: &Log, reason: Reason, since: Timestamp, deadline: Option<Timestam
 }
 
 impl Tracker {
-    /// docs/states.md §3, in priority order. Each rule that decides returns; `evidence` collects
-    /// the facts looked at on the way.
+    /// docs/states.md §3, in priority order (`rules_in_order`). While the agent's listing says
+    /// the person has their own menu open (Claude Code's `dialog open`), the session keeps what
+    /// it had: the later rules decide, and where they give the status and reason it had, it keeps
+    /// the time it had them since, so the menu makes no change at all.
     pub(super) fn rules(
+        &self,
+        key: &SessionKey,
+        entry: &Entry,
+        vouch: Option<Vouch>,
+        now: Timestamp,
+        evidence: &mut Vec<Evidence>,
+    ) -> Verdict {
+        let mut verdict = self.rules_in_order(key, entry, vouch, now, evidence);
+        let menu = self.listed(key).is_some_and(|listed| {
+            listed.status == Some(ListedStatus::Waiting) && is_menu(listed.waiting_for.as_deref())
+        });
+        if let Some(previous) = entry.decision.as_ref().filter(|_| menu) {
+            if previous.status == verdict.status && previous.reason == verdict.reason {
+                verdict.since = previous.since;
+            }
+        }
+        verdict
+    }
+
+    /// The rules in priority order. Each rule that decides returns; `evidence` collects the
+    /// facts looked at on the way.
+    fn rules_in_order(
         &self,
         key: &SessionKey,
         entry: &Entry,
@@ -165,8 +193,14 @@ impl Tracker {
                     return verdict(Status::Working, reason, Presence::Present, since, None);
                 }
                 Some(ListedStatus::Waiting) => {
-                    let reason = waiting_reason(listed.waiting_for.as_deref(), log);
-                    return verdict(Status::Waiting, reason, Presence::Present, since, None);
+                    match waiting_reason(listed.waiting_for.as_deref(), log) {
+                        ListedWait::Asks(reason) => {
+                            return verdict(Status::Waiting, reason, Presence::Present, since, None)
+                        }
+                        // The person's own menu, or a value Slate does not know: the rules below
+                        // decide, as if the listing said nothing.
+                        ListedWait::Menu | ListedWait::Unknown => {}
+                    }
                 }
                 Some(ListedStatus::Idle) | Some(ListedStatus::Finished) => {
                     let reason = match &posture.outcome {
@@ -265,6 +299,39 @@ impl Tracker {
                 finish(log, reason, posture.since, closes_at)
             }
         }
+    }
+
+    /// Keeps `agent`'s new listing. A listing may decide a session it names, so such a session
+    /// needs its entry.
+    pub(super) fn take_listing(&mut self, agent: AgentKind, listing: Listing) {
+        for listed in &listing.entries {
+            self.reopen(&SessionKey::new(agent, listed.session_id.clone()));
+        }
+        self.listings.insert(agent, listing);
+    }
+
+    /// Counts a listing's `waiting` whose `waitingFor` Slate does not know as a record of the
+    /// session that Slate could not read (`slate doctor` counts them by agent and version): once
+    /// for as long as the listing says that value, and again if it says it again later.
+    pub(super) fn count_listed_drift(&mut self, key: &SessionKey) {
+        let drift = self
+            .listed(key)
+            .filter(|listed| listed.status == Some(ListedStatus::Waiting))
+            .and_then(|listed| listed.waiting_for.clone())
+            .filter(|value| !known_waiting_for(Some(value)));
+        let Some(entry) = self.entries.get_mut(key) else {
+            return;
+        };
+        if entry.log.listed_drift == drift {
+            return;
+        }
+        if let Some(value) = &drift {
+            let value = Value::from(value.as_str());
+            let record = json!({ "status": "waiting", "waitingFor": value });
+            let unread = UnreadRecord::of_type("waitingFor", &value, &record);
+            entry.log.unread.count(&unread.what, &unread.sample);
+        }
+        entry.log.listed_drift = drift;
     }
 
     /// The agent's own listing's entry for this session, when the agent keeps an available
