@@ -272,7 +272,9 @@ fn another_user_cannot_read_or_answer_a_running_slate() {
     let Some(python) = other_user_python() else {
         return;
     };
-    let temp = tempfile::tempdir().unwrap();
+    // Under /tmp, which every user may pass through: only the folders made here decide who
+    // reaches the socket, whatever TMPDIR says.
+    let temp = tempfile::tempdir_in("/tmp").unwrap();
     let home = temp.path();
     point_at(home, SocketAddr::from(([127, 0, 0, 1], free_port())));
     let mut serve = slate(home, &["serve", "--listen", "127.0.0.1:0"]);
