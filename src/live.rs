@@ -242,8 +242,10 @@ pub use crate::clock::system_clock;
 /// API sends it a fresh snapshot when it reads again.
 pub const SUBSCRIBER_BACKLOG: usize = 256;
 
-/// The most queued remote reports the loop handles in one round (`LoopState::run`).
-const REMOTE_BATCH: usize = 256;
+/// The most of the remotes' lines the loop applies in one round (`LoopState::run`): a link
+/// hands over the lines of each read at once (`remote::link`), so a backlog is applied in
+/// slices of about this many, with one publish each.
+const REMOTE_SLICE: usize = 4096;
 
 /// The pieces a live service is built from.
 pub struct Service {

@@ -3,6 +3,7 @@
 //! Claude Code process and the `slate` under test on its PATH, then a remote that misbehaves,
 //! played by a stand-in `ssh`. The helpers here are the ones several groups share.
 
+mod backlog; // a backlog handed over a read at a time, superseded lines left out
 mod commands; // the command line with remotes, and focusing a remote pane
 mod configured; // the [[remote]] config edits, the menu's note, the MACHINE column
 mod forward; // answers to a remote session's dialog, forwarded

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Instant;
 
-use super::{Event, GitRecheck, LoopState, Round, REMOTE_BATCH};
+use super::{Event, GitRecheck, LoopState, Round, REMOTE_SLICE};
 use crate::engine::{merge, Engine};
 use crate::model::Timestamp;
 use crate::remote::link::Link;
@@ -58,16 +58,20 @@ impl LoopState {
             self.wakeups += 1;
             let mut refreshed = matches!(event, Some(Event::Refresh));
             let from_remote = matches!(event, Some(Event::Remote { .. }));
+            let mut lines = match &event {
+                Some(Event::Remote { event, .. }) => event.lines(),
+                _ => 0,
+            };
             let mut changes = match event {
                 Some(Event::Shutdown) => return,
                 Some(event) => self.handle(event),
                 None => Vec::new(),
             };
-            // The remote reports already queued are handled in the same round, so a busy remote
-            // costs one publish per batch rather than one per line. The batch ends at the first
-            // other event (handled too), and a shutdown still stops it at once.
-            let mut batched = 0;
-            while from_remote && batched < REMOTE_BATCH {
+            // The remote reports already queued are handled in the same round, up to a slice of
+            // `REMOTE_SLICE` lines, so a busy remote costs one publish per slice rather than one
+            // per line, and a backlog of any length never holds the loop for long. The slice
+            // ends at the first other event (handled too), and a shutdown still stops it at once.
+            while from_remote && lines < REMOTE_SLICE {
                 let Ok(next) = inbox.try_recv() else {
                     break;
                 };
@@ -79,7 +83,9 @@ impl LoopState {
                 {
                     return;
                 }
-                batched += 1;
+                if let Event::Remote { event, .. } = &next {
+                    lines += event.lines();
+                }
                 refreshed |= matches!(next, Event::Refresh);
                 let more = matches!(next, Event::Remote { .. });
                 changes = merge(changes, self.handle(next));

@@ -13,14 +13,16 @@
 //! output, keeping its end for the explanation, so a chatty remote never stalls on a full pipe.
 //! Dropping a `Link` kills its `ssh` and waits for its thread.
 //!
-//! A remote can send lines faster than the live service handles them. Each event travels with a
-//! [`Credit`], and a link has at most [`EVENTS_IN_FLIGHT`] out at once: past that its thread
-//! stops reading (so `ssh`, and the remote behind it, wait on a full pipe) until the service has
-//! handled some, or the link is stopped. So a flood from a remote holds a bounded amount of
-//! memory here, and never stands between the service and a config change or a shutdown. The
-//! one-shot questions read at most [`REPLY_MAX`] of answer and [`ERRORS_MAX`] of error output
-//! (`child::finish_bounded`): past either, `ssh` is killed and the question fails saying so.
-//! What the events mean is `remote::view`'s business; this module decides nothing.
+//! A remote can send lines faster than the live service handles them. The lines of one read go
+//! as one event (`LinkEvent::Lines`), with what a later line of the same read supersedes left out
+//! (`view::coalesce`), so a backlog costs the service one event per read, not one per line. Each
+//! event travels with a [`Credit`], and a link has at most [`EVENTS_IN_FLIGHT`] out at once: past
+//! that its thread stops reading (so `ssh`, and the remote behind it, wait on a full pipe) until
+//! the service has handled some, or the link is stopped. So a flood from a remote holds a bounded
+//! amount of memory here, and never stands between the service and a config change or a
+//! shutdown. The one-shot questions read at most [`REPLY_MAX`] of answer and [`ERRORS_MAX`] of
+//! error output (`child::finish_bounded`): past either, `ssh` is killed and the question fails
+//! saying so. What the events mean is `remote::view`'s business; this module decides nothing.
 
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
@@ -268,12 +270,19 @@ fn attempt(
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
             };
+            // The lines of one read go as one event, what a later one supersedes left out.
+            let mut read_now = Vec::new();
             buffer.push(&chunk[..read], |event| {
                 if protocol.is_some() {
                     return;
                 }
-                protocol = line(entry, event, &mut up_since, &send);
+                protocol = line(entry, event, &mut up_since, &mut |event| {
+                    read_now.push(event)
+                });
             });
+            for event in batched(read_now) {
+                send(event);
+            }
             if shared.stopped() {
                 break;
             }
@@ -305,7 +314,7 @@ fn line(
     entry: &RemoteEntry,
     event: LineEvent<'_>,
     up_since: &mut Option<Instant>,
-    sink: &impl Fn(LinkEvent),
+    sink: &mut impl FnMut(LinkEvent),
 ) -> Option<Failure> {
     let first = up_since.is_none();
     match event {
@@ -340,6 +349,32 @@ fn line(
             }
         },
     }
+}
+
+/// The events of one read, with each run of lines between them made one `LinkEvent::Lines`
+/// (`view::coalesce`), in order.
+fn batched(events: Vec<LinkEvent>) -> Vec<LinkEvent> {
+    let mut out = Vec::new();
+    let mut lines = Vec::new();
+    let flush = |lines: &mut Vec<Line>, out: &mut Vec<LinkEvent>| {
+        let mut lines = crate::remote::view::coalesce(std::mem::take(lines));
+        match lines.len() {
+            0 => {}
+            1 => out.push(LinkEvent::Line(lines.remove(0))),
+            _ => out.push(LinkEvent::Lines(lines)),
+        }
+    };
+    for event in events {
+        match event {
+            LinkEvent::Line(line) => lines.push(line),
+            other => {
+                flush(&mut lines, &mut out);
+                out.push(other);
+            }
+        }
+    }
+    flush(&mut lines, &mut out);
+    out
 }
 
 /// Reads a pipe to its end on a thread of its own, keeping the last `STDERR_KEPT` bytes, and

@@ -17,6 +17,9 @@
 //! - a session first seen already waiting (in a first snapshot, or later) comes with no earlier
 //!   status, which the notification policy treats as start-up: nothing fires.
 //!
+//! A link hands over the lines of one read at once, [`coalesce`]d: what a later line makes moot
+//! (a session's earlier state, anything before a snapshot) is left out before it costs anything.
+//!
 //! Every session here carries its machine in `machine` and in its key, so no remote session is
 //! ever confused with a local one or with another machine's.
 //!
@@ -38,6 +41,10 @@ pub enum LinkEvent {
     Attempt,
     /// A line from the remote, read.
     Line(Line),
+    /// The lines of one read from the remote, in order, with those a later one of the same
+    /// read supersedes left out ([`coalesce`]): a backlog costs one event per read, not one per
+    /// line.
+    Lines(Vec<Line>),
     /// A line that could not be read; the link goes on.
     Garbled(String),
     /// The link ended (or never came up): why, and when the next attempt is due.
@@ -45,6 +52,48 @@ pub enum LinkEvent {
         failure: Failure,
         retry_at: Timestamp,
     },
+}
+
+impl LinkEvent {
+    /// How many of the remote's lines the event carries, for the live service's slices.
+    pub fn lines(&self) -> usize {
+        match self {
+            LinkEvent::Lines(lines) => lines.len(),
+            _ => 1,
+        }
+    }
+}
+
+/// `lines` in order, with what a later line makes moot left out: everything before the last
+/// snapshot (which replaces the whole list), a line this build has no use for, and a session's
+/// change or removal followed by another of the same session. What is left, applied, leaves the
+/// view as every line would have; only the states in between are not told. One pass, with one
+/// set of the sessions seen.
+pub fn coalesce(mut lines: Vec<Line>) -> Vec<Line> {
+    if let Some(last) = lines
+        .iter()
+        .rposition(|line| matches!(line, Line::Snapshot { .. }))
+    {
+        lines.drain(..last);
+    }
+    let mut seen: BTreeSet<SessionKey> = BTreeSet::new();
+    let mut kept: Vec<Line> = Vec::with_capacity(lines.len());
+    for line in lines.into_iter().rev() {
+        let key = match &line {
+            Line::Session(session) => session.key(),
+            Line::Removed(key) => key.clone(),
+            Line::Ignored => continue,
+            Line::Snapshot { .. } => {
+                kept.push(line);
+                continue;
+            }
+        };
+        if seen.insert(key) {
+            kept.push(line);
+        }
+    }
+    kept.reverse();
+    kept
 }
 
 /// The most sessions listed for one remote. A machine runs a few dozen sessions at most; a
@@ -188,6 +237,13 @@ impl Remotes {
                 }
             }
             LinkEvent::Line(Line::Ignored) => Vec::new(),
+            LinkEvent::Lines(lines) => {
+                let mut changed = Vec::new();
+                for line in lines {
+                    changed.extend(self.apply(machine, LinkEvent::Line(line), now));
+                }
+                changed
+            }
             LinkEvent::Garbled(error) => {
                 self.problems.push(dropped(machine, error.clone()));
                 remote.error = Some(error);
