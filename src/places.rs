@@ -158,3 +158,56 @@ fn platform_dir(
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_api_socket_is_in_the_runtime_folder_only_when_it_is_private_and_ours() {
+        use std::os::unix::fs::PermissionsExt;
+        let temp = tempfile::tempdir().unwrap();
+        let home = temp.path().join("home");
+        let runtime = temp.path().join("runtime");
+        std::fs::create_dir_all(&runtime).unwrap();
+        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let env = Env {
+            xdg_runtime_dir: Some(runtime.clone()),
+            ..Env::with_home(&home)
+        };
+        let places = Places::on(Platform::Linux, &env).unwrap();
+        let fallback = home.join(".local/share/slate/run/api.sock");
+        assert_eq!(places.api_socket(&env), runtime.join("slate/api.sock"));
+        // Open to others, a link to a private folder, missing, relative, or unset: not used.
+        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(places.api_socket(&env), fallback);
+        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+        // Another user's (when this process can give it away, as root).
+        if nix::unistd::geteuid().is_root() {
+            let other = temp.path().join("other");
+            std::fs::create_dir(&other).unwrap();
+            std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700)).unwrap();
+            nix::unistd::chown(&other, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+            let theirs = Env {
+                xdg_runtime_dir: Some(other),
+                ..Env::with_home(&home)
+            };
+            assert_eq!(places.api_socket(&theirs), fallback);
+        }
+        let link = temp.path().join("link");
+        std::os::unix::fs::symlink(&runtime, &link).unwrap();
+        for runtime in [
+            Some(link),
+            Some(temp.path().join("missing")),
+            Some(PathBuf::from("relative")),
+            None,
+        ] {
+            let env = Env {
+                xdg_runtime_dir: runtime,
+                ..Env::with_home(&home)
+            };
+            assert_eq!(places.api_socket(&env), fallback);
+        }
+    }
+}
