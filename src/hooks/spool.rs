@@ -70,7 +70,9 @@ pub fn spool(path: &Path, report: &HookReport, now: Timestamp) -> io::Result<()>
 }
 
 /// Takes the spool: its events of the last [`KEPT`] before `now`, oldest first, with the spool
-/// emptied. Lines that do not read are skipped; a spool that cannot be opened gives nothing.
+/// emptied. Lines that do not read are skipped; a spool that cannot be opened gives nothing. A
+/// hook holds the lock for one write, and no hook lives past its budget, so the wait for it is
+/// short and bounded.
 pub fn drain(path: &Path, now: Timestamp) -> Vec<(Timestamp, HookReport)> {
     let Ok(file) = open_own(path, false) else {
         return Vec::new();

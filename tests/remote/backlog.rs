@@ -22,7 +22,7 @@ const CHANGES: usize = 20_000;
 /// Session `n`'s state in change `k`: Working and Needs you in turn.
 fn changed(k: usize) -> Session {
     let n = k % SESSIONS;
-    let status = if (k / SESSIONS) % 2 == 0 {
+    let status = if (k / SESSIONS).is_multiple_of(2) {
         Status::Working
     } else {
         Status::Waiting
@@ -200,7 +200,7 @@ fn the_live_service_applies_a_backlog_in_slices_and_lists_its_end() {
     let temp = tempfile::tempdir().unwrap();
     let mut text = snapshot_line(&[]) + "\n";
     for k in 0..sessions * rounds {
-        let status = if (k / sessions) % 2 == 0 {
+        let status = if (k / sessions).is_multiple_of(2) {
             Status::Working
         } else {
             Status::Waiting
