@@ -245,6 +245,8 @@ async fn decide_all(
             () = crate::clock::sleep_until(deadline) => None,
         };
         let now = crate::clock::system_clock();
+        // The reasons the person keeps (`[notifications] reasons`), as the tray's notifier does.
+        notifier.keep(&settings.borrow().config.notifications.reasons);
         let decision = match received {
             Some(Ok(update)) => {
                 notifications::decide(&mut notifier, update.as_notification(), now, false)

@@ -9,13 +9,15 @@ use slate::policy::notifications::{decide, Click, Input, NotificationPlan, Notif
 
 use crate::util::{waiting, working};
 
-fn at(seconds: f64) -> Timestamp {
+mod reasons; // notifying by reason: only the kept ones, the count unchanged, finished turns folded
+
+pub(super) fn at(seconds: f64) -> Timestamp {
     Timestamp::parse_rfc3339("2026-11-29T12:00:00Z")
         .unwrap()
         .plus(Duration::from_millis((seconds * 1000.0) as u64))
 }
 
-fn update(session: slate::model::Session) -> Update {
+pub(super) fn update(session: slate::model::Session) -> Update {
     Update::Session {
         session: Box::new(session),
     }
@@ -23,7 +25,7 @@ fn update(session: slate::model::Session) -> Update {
 
 /// Feeds `steps` (time, update or tick) and collects every plan with the time it came out,
 /// ticking at each deadline the notifier asks for before the next step.
-fn run(
+pub(super) fn run(
     notifier: &mut Notifier,
     steps: Vec<(f64, Option<Update>)>,
     paused: bool,

@@ -104,6 +104,8 @@ pub(crate) async fn follow<R: Runtime>(
         let shell = app.state::<Shell>();
         let now = live::system_clock();
         let paused = shell.pause.lock().expect("lock poisoned").is_paused(now);
+        // Only the reasons the person keeps (`[notifications] reasons`) interrupt them.
+        notifier.keep(&told.reasons);
         let decision = match woke {
             Woke::Remotes => {
                 followed.remotes.borrow_and_update();
@@ -171,6 +173,7 @@ pub(crate) async fn follow<R: Runtime>(
                                 .notifications
                                 .clone();
                             let now = live::system_clock();
+                            notifier.keep(&told.reasons);
                             for caught in catch_up(&mut notifier, &before, &snapshot, now, paused) {
                                 merge(&mut decision, caught);
                             }

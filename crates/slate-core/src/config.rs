@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::model::{AgentKind, Machine, Timestamp};
+use crate::model::{AgentKind, Machine, ReasonCode, Timestamp};
 
 pub mod push;
 
@@ -175,6 +175,11 @@ pub struct Notifications {
     /// front, its tmux pane the one shown in the focused window, or its terminal window the
     /// focused one. On by default; whenever Slate is not sure, it notifies.
     pub quiet_while_looking: bool,
+    /// The reasons a session turning Needs you notifies (and pushes) for, by their names
+    /// (`["permission", "question"]`); all six by default. A session Needs you for another
+    /// reason counts and shows as ever.
+    #[serde(deserialize_with = "notify_reasons")]
+    pub reasons: Vec<NotifyReason>,
 }
 
 impl Default for Notifications {
@@ -185,8 +190,115 @@ impl Default for Notifications {
             sound: None,
             muted_agents: Vec::new(),
             quiet_while_looking: true,
+            reasons: NotifyReason::ALL.to_vec(),
         }
     }
+}
+
+/// The reasons a person can keep notifications for (`[notifications] reasons`), each a group of
+/// Needs you reasons (docs/states.md §3); `policy::notifications` tells only the kept ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifyReason {
+    /// A permission prompt (`permission_prompt`).
+    Permission,
+    /// A question to the person (`question`).
+    Question,
+    /// A plan or a proposal to approve, or another dialog the agent opened (`plan_approval`,
+    /// `dialog`).
+    Plan,
+    /// A finished turn (`turn_finished`, `new_session`, `end_stamp`).
+    Finished,
+    /// A turn cut short (`interrupted`, `turn_failed`).
+    Interrupted,
+    /// Quiet with nothing that says what it waits for (`quiet_call`, `title_stopped`,
+    /// `terminal_silent`, `unknown`).
+    Quiet,
+}
+
+impl NotifyReason {
+    /// Every reason, in the order the config's default lists them.
+    pub const ALL: [NotifyReason; 6] = [
+        NotifyReason::Permission,
+        NotifyReason::Question,
+        NotifyReason::Plan,
+        NotifyReason::Finished,
+        NotifyReason::Interrupted,
+        NotifyReason::Quiet,
+    ];
+
+    /// Its name in the config.
+    pub fn name(self) -> &'static str {
+        match self {
+            NotifyReason::Permission => "permission",
+            NotifyReason::Question => "question",
+            NotifyReason::Plan => "plan",
+            NotifyReason::Finished => "finished",
+            NotifyReason::Interrupted => "interrupted",
+            NotifyReason::Quiet => "quiet",
+        }
+    }
+
+    /// The reason a config names, exactly as written.
+    pub fn parse(name: &str) -> Option<NotifyReason> {
+        NotifyReason::ALL
+            .into_iter()
+            .find(|reason| reason.name() == name)
+    }
+
+    /// The group a Needs you reason is in; `None` for a reason that is not a Needs you one
+    /// (Working and Closed reasons), which no list of reasons holds back.
+    pub fn of(code: ReasonCode) -> Option<NotifyReason> {
+        match code {
+            ReasonCode::PermissionPrompt => Some(NotifyReason::Permission),
+            ReasonCode::Question => Some(NotifyReason::Question),
+            ReasonCode::PlanApproval | ReasonCode::Dialog => Some(NotifyReason::Plan),
+            ReasonCode::TurnFinished | ReasonCode::NewSession | ReasonCode::EndStamp => {
+                Some(NotifyReason::Finished)
+            }
+            ReasonCode::Interrupted | ReasonCode::TurnFailed => Some(NotifyReason::Interrupted),
+            ReasonCode::QuietCall
+            | ReasonCode::TitleStopped
+            | ReasonCode::TerminalSilent
+            | ReasonCode::Unknown => Some(NotifyReason::Quiet),
+            ReasonCode::ToolRunning
+            | ReasonCode::ModelAnswering
+            | ReasonCode::SubagentRunning
+            | ReasonCode::ListingBusy
+            | ReasonCode::ModelRetrying
+            | ReasonCode::Compacting
+            | ReasonCode::TitleMoving
+            | ReasonCode::RecentActivity
+            | ReasonCode::ListingDone
+            | ReasonCode::ProcessGone
+            | ReasonCode::NotListed
+            | ReasonCode::NoProcess
+            | ReasonCode::PrintFinished => None,
+        }
+    }
+}
+
+/// A list of notification reasons by their names; a name Slate does not know is an error that
+/// lists the ones it does, and a name written twice counts once.
+fn notify_reasons<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<NotifyReason>, D::Error> {
+    let names = Vec::<String>::deserialize(deserializer)?;
+    let mut reasons = Vec::new();
+    for name in &names {
+        let reason = NotifyReason::parse(name).ok_or_else(|| {
+            let known: Vec<&str> = NotifyReason::ALL.iter().map(|r| r.name()).collect();
+            serde::de::Error::custom(format!(
+                "{:?} is not a notification reason; one of: {}",
+                name.chars().take(40).collect::<String>(),
+                known.join(", ")
+            ))
+        })?;
+        if !reasons.contains(&reason) {
+            reasons.push(reason);
+        }
+    }
+    Ok(reasons)
 }
 
 /// A list of built-in agents by their ids; an id Slate does not know is an error that lists the

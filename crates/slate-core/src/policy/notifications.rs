@@ -22,15 +22,23 @@
 //! [`DENY`], [`OPEN`], and [`TAP`] for a click on the notification itself), and answers only what
 //! the notification offered.
 //!
+//! A person can keep only some reasons (`[notifications] reasons`, [`NotifyReason`]): a session
+//! that turns Needs you for a reason not kept is told nothing, and is told when it comes to a
+//! kept reason while still Needs you. The count and the window are not the notifier's, and do
+//! not change. A finished turn within [`FOLD`] of the same session's previous finished turn (a
+//! turn a background job, a wake-up or a sub-agent's end started) is folded into it: one
+//! notification, not several.
+//!
 //! A body holds text from outside (a session's title, a command on its screen). A notification
 //! server that advertises `body-markup` reads `<b>`, `<a href>`, `<img>` and `&` entities in a
 //! body, so the shell passes the body through [`escape_markup`] for such a server.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use crate::agents::keys::Action;
 use crate::agents::screens::DialogKind;
+pub use crate::config::NotifyReason;
 use crate::model::{AgentKind, Machine, Session, SessionKey, Status, Timestamp};
 use crate::tracker::notifications_muted;
 
@@ -40,6 +48,9 @@ pub const NOTIFIED_CHARS: usize = 80;
 
 /// Changes closer together than this are told in one summary notification.
 pub const BURST: Duration = Duration::from_secs(2);
+
+/// A finished turn this close after the same session's previous finished turn is not told again.
+pub const FOLD: Duration = Duration::from_secs(10);
 
 /// The action ids of a permission notification, as the shell registers them and the notification
 /// server reports them back: "Allow once", "Deny" and "Open".
@@ -166,15 +177,35 @@ pub enum Input<'a> {
     Tick,
 }
 
-/// The notifier's memory: each live session's last status, and the changes waiting for the
-/// burst window to close.
-#[derive(Debug, Default)]
+/// The notifier's memory: each live session's last status, the changes waiting for the burst
+/// window to close, and the reasons it tells.
+#[derive(Debug)]
 pub struct Notifier {
     statuses: HashMap<SessionKey, Status>,
     /// Sessions that turned Working → Needs you in the current window, in arrival order.
     pending: BTreeMap<u64, Session>,
     arrivals: u64,
     window_closes: Option<Timestamp>,
+    /// The reasons told; every one unless [`Notifier::keep`] says otherwise.
+    kept: Vec<NotifyReason>,
+    /// Sessions that turned Needs you for a reason not kept, and have been Needs you since.
+    held: HashSet<SessionKey>,
+    /// When each session last turned Needs you with a finished turn.
+    finished: HashMap<SessionKey, Timestamp>,
+}
+
+impl Default for Notifier {
+    fn default() -> Notifier {
+        Notifier {
+            statuses: HashMap::new(),
+            pending: BTreeMap::new(),
+            arrivals: 0,
+            window_closes: None,
+            kept: NotifyReason::ALL.to_vec(),
+            held: HashSet::new(),
+            finished: HashMap::new(),
+        }
+    }
 }
 
 impl Notifier {
@@ -188,6 +219,20 @@ impl Notifier {
                 .collect(),
             ..Notifier::default()
         }
+    }
+
+    /// Tells only `reasons` from now on (`[notifications] reasons`); a change already waiting for
+    /// its window is told as it will be when the window closes.
+    pub fn keep(&mut self, reasons: &[NotifyReason]) {
+        if self.kept != reasons {
+            self.kept = reasons.to_vec();
+        }
+    }
+
+    /// Whether a session Needs you for a reason this notifier tells.
+    fn tells(&self, session: &Session) -> bool {
+        NotifyReason::of(session.session_state.reason.code)
+            .is_none_or(|reason| self.kept.contains(&reason))
     }
 }
 
@@ -211,10 +256,17 @@ pub fn decide(notifier: &mut Notifier, input: Input<'_>, now: Timestamp, paused:
                 .iter()
                 .find(|(_, pending)| pending.key() == key)
                 .map(|(arrival, _)| *arrival);
+            let waiting = session.status == Status::Waiting;
+            let tells = notifier.tells(session);
             match queued {
                 // Still waiting: tell the latest reason when the window closes.
-                Some(arrival) if session.status == Status::Waiting => {
+                Some(arrival) if waiting && tells => {
                     notifier.pending.insert(arrival, session.clone());
+                }
+                // Still waiting, now for a reason not told: held until it comes to one that is.
+                Some(arrival) if waiting => {
+                    notifier.pending.remove(&arrival);
+                    notifier.held.insert(key.clone());
                 }
                 // A session that stopped waiting before the window closed needs no telling.
                 Some(arrival) => {
@@ -222,12 +274,27 @@ pub fn decide(notifier: &mut Notifier, input: Input<'_>, now: Timestamp, paused:
                 }
                 None => {}
             }
-            let flipped = previous == Some(Status::Working) && session.status == Status::Waiting;
+            let flipped = previous == Some(Status::Working) && waiting;
+            // Needs you all along, for a reason not told, and now for one that is.
+            let released = !flipped && waiting && tells && notifier.held.remove(&key);
+            if !waiting || (flipped && tells) {
+                notifier.held.remove(&key);
+            } else if flipped {
+                notifier.held.insert(key.clone());
+            }
+            // A finished turn close after the session's previous one is folded into it.
+            let finished =
+                NotifyReason::of(session.session_state.reason.code) == Some(NotifyReason::Finished);
+            let folded = flipped && finished && {
+                let before = notifier.finished.insert(key.clone(), now);
+                before.is_some_and(|before| now < before.plus(FOLD))
+            };
             // A parked session fires nothing, and one awaiting another actor stays quiet until that
             // actor acts (docs/states.md §4 intent); the tracker's own rule says which. A session
             // the person muted, or whose agent they muted, fires nothing either.
             let muted = session.muted || notifications_muted(&session.session_state);
-            if flipped && !paused && !muted && queued.is_none() {
+            let told = (flipped && tells && !folded) || released;
+            if told && !paused && !muted && queued.is_none() {
                 notifier.arrivals += 1;
                 notifier.pending.insert(notifier.arrivals, session.clone());
                 notifier.window_closes.get_or_insert(now.plus(BURST));
@@ -237,6 +304,8 @@ pub fn decide(notifier: &mut Notifier, input: Input<'_>, now: Timestamp, paused:
             let key = SessionKey::new(agent, id).on(machine.cloned());
             notifier.statuses.remove(&key);
             notifier.pending.retain(|_, pending| pending.key() != key);
+            notifier.held.remove(&key);
+            notifier.finished.remove(&key);
         }
         Input::Tick => {}
     }
