@@ -107,6 +107,15 @@ impl Backends {
     pub fn locate(&self, pids: &[u32]) -> Vec<(u32, Located)> {
         let tools = crate::focus::tools();
         let hosts = crate::focus::hosts(pids);
+        let ttys: Vec<proof::ProcessTty> = hosts
+            .iter()
+            .map(|(pid, host)| {
+                host.as_ref()
+                    .map(|host| proof::ProcessTty::read(*pid, &host.ancestors))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let terminals: Vec<u64> = ttys.iter().flat_map(proof::ProcessTty::devices).collect();
         let surveys: Vec<(&'static dyn Backend, Survey)> = if hosts.is_empty() {
             Vec::new()
         } else {
@@ -116,7 +125,7 @@ impl Backends {
                         .iter()
                         .filter_map(|(_, host)| backend.named_server(&host.as_ref()?.env))
                         .collect();
-                    (backend, backend.survey(&named, &tools))
+                    (backend, backend.survey_for(&named, &terminals, &tools))
                 })
                 .collect()
         };
@@ -126,11 +135,8 @@ impl Backends {
             .collect();
         hosts
             .into_iter()
-            .map(|(pid, host)| {
-                let tty = host
-                    .as_ref()
-                    .map(|host| proof::ProcessTty::read(pid, &host.ancestors))
-                    .unwrap_or_default();
+            .zip(ttys)
+            .map(|((pid, host), tty)| {
                 let proved =
                     proof::prove(&tty, &panes).map(|(pane, proof)| (pane.address.clone(), proof));
                 let (view, address) = self.see(

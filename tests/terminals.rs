@@ -13,6 +13,7 @@ mod hostile_bus;
 mod kitty;
 mod locating;
 mod outputs;
+mod servers;
 mod tmux;
 
 use std::collections::BTreeMap;

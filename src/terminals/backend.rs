@@ -56,6 +56,14 @@ pub trait Backend: Sync + 'static {
         Survey::default()
     }
 
+    /// [`Backend::survey`] for processes on the terminal devices `terminals` (their own and
+    /// their ancestors'): a backend that can tell which of its servers hold which terminals
+    /// without asking them (tmux, by the pseudo-terminals each server process holds) lists only
+    /// the panes of the servers that can hold one of them. Others list every pane.
+    fn survey_for(&self, named: &[String], _terminals: &[u64], tools: &Tools) -> Survey {
+        self.survey(named, tools)
+    }
+
     /// What a process's variables say of it when no surveyed pane has the process's terminal: a
     /// pane to confirm by its terminal device, a note on why it is not read, or nothing.
     fn hint(&self, _env: &Environment, _tools: &Tools) -> Option<Hint> {

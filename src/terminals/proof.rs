@@ -11,8 +11,8 @@
 //! it.
 //!
 //! The same holds for every backend: the panes are what the backends list with their terminal
-//! devices (`terminals::backend`'s `survey` and `device`, for tmux every server's `list-panes
-//! -a`), and only the device decides.
+//! devices (`terminals::backend`'s `survey_for` and `device`, for tmux the `list-panes -a` of
+//! each server that can hold the process's terminal or a relay's), and only the device decides.
 //!
 //! [`prove`] decides from facts alone and is tested without processes; [`ProcessTty::read`]
 //! gathers the process's side (the process table under `/proc`). Before any key is typed,
@@ -74,6 +74,14 @@ impl ProcessTty {
             tty,
             ancestors,
         }
+    }
+
+    /// Every terminal device a pane of the process could have: its own, and its ancestors'
+    /// (a relay's pane).
+    pub fn devices(&self) -> impl Iterator<Item = u64> + '_ {
+        std::iter::once(self.tty)
+            .chain(self.ancestors.iter().map(|link| link.tty))
+            .filter(|tty| *tty != 0)
     }
 }
 

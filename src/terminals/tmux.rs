@@ -1,14 +1,15 @@
 //! tmux as a terminal backend: the panes of every tmux server of this user.
 //!
-//! Locating: every server's panes with their terminal devices (`list-panes -a`, each server
-//! asked once and all in parallel, found without `$TMUX`, `tty::tmux_sockets`), for
-//! `terminals::proof` to find the process's pane by its controlling terminal; `$TMUX` and
-//! `$TMUX_PANE` only say which server to ask first and why no pane was proved, never which pane
-//! it is. Reading: one call per server for as many panes as fit tmux's command length
-//! (`display -p` and `capture-pane -p` for each, [`batches`]). Before typing: the pane's mode and
-//! terminal (`display -p`, [`STATE_FORMAT`]). Typing: `send-keys` (`-l` for literal text). The
-//! command builders and parsers are pure and tested against recorded outputs; every call runs
-//! within the terminal read limit.
+//! Locating: the panes with their terminal devices (`list-panes -a`) of the servers that can hold
+//! the processes' terminals, found without `$TMUX` (`tty::tmux_sockets_for`: a server is asked
+//! only when the kernel shows it holds one of them, or does not say what it holds), each asked
+//! once and all in parallel, for `terminals::proof` to find the process's pane by its controlling
+//! terminal. `$TMUX` and `$TMUX_PANE` never say which pane it is: they name a server `/proc` may
+//! not show, and say why no pane was proved. Reading: one call per server for as many panes as
+//! fit tmux's command length (`display -p` and `capture-pane -p` for each, [`batches`]). Before
+//! typing: the pane's mode and terminal (`display -p`, [`STATE_FORMAT`]). Typing: `send-keys`
+//! (`-l` for literal text). The command builders and parsers are pure and tested against
+//! recorded outputs; every call runs within the terminal read limit.
 
 use super::backend::{
     Address, Backend, Hint, PaneRead, PaneText, PaneTty, ParseError, Survey, Wanted,
@@ -16,7 +17,7 @@ use super::backend::{
 use crate::agents::keys::Key;
 use crate::focus::strategy::{CommandLine, Environment, Tools};
 use crate::model::{TerminalKind, TerminalView, Timestamp};
-use crate::tty::{device_of, same_device, tmux_sockets};
+use crate::tty::{device_of, same_device, tmux_sockets, tmux_sockets_for};
 
 /// The tmux backend.
 pub struct Tmux;
@@ -52,6 +53,15 @@ impl Backend for Tmux {
             return Survey::default();
         }
         panes(&tmux_sockets(named.iter().cloned()))
+    }
+
+    /// Only the servers that hold one of `terminals`, or that cannot be told without asking
+    /// (`tty::tmux_sockets_for`): one `list-panes` for a process's pane, not one per server.
+    fn survey_for(&self, named: &[String], terminals: &[u64], tools: &Tools) -> Survey {
+        if !tools.tmux {
+            return Survey::default();
+        }
+        panes(&tmux_sockets_for(named.iter().cloned(), terminals))
     }
 
     fn hint(&self, env: &Environment, tools: &Tools) -> Option<Hint> {

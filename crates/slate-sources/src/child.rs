@@ -7,7 +7,9 @@
 //! the program its input, and stops one that prints more than its bounds (a remote machine's
 //! answer, which this machine did not write). This is the one place outside the loop's own
 //! timers that waits on the wall clock; the sources that call it read no clock and decide nothing
-//! by it.
+//! by it. On Linux it waits for the program's end on its pidfd, which wakes it the moment the
+//! program exits (or is killed for printing too much) and not before, with no polling; only
+//! where the kernel has no pidfd does it look every 10 ms.
 
 use std::io::Write;
 use std::process::{Command, ExitStatus, Stdio};
@@ -101,6 +103,9 @@ pub fn finish_bounded(
     };
     command.stdin(stdin).stdout(Stdio::piped());
     let mut child = command.spawn().map_err(ChildError::Spawn)?;
+    // Taken before anything can reap the child, so it names this child and no process that
+    // reuses its pid later.
+    let end = Arc::new(End::of(&child));
     if let (Some(mut pipe), Some(input)) = (child.stdin.take(), input) {
         // On a thread of its own, so a program that never reads cannot stall this one; the pipe
         // closes when the thread ends, which is the end of the input for the program.
@@ -108,36 +113,41 @@ pub fn finish_bounded(
             let _ = pipe.write_all(&input);
         });
     }
-    // Set by a reader whose stream went past its bound; the wait below then kills the program.
+    // Set by a reader whose stream went past its bound, which then kills the program.
     let overflowed: Arc<Mutex<Option<(&'static str, usize)>>> = Arc::new(Mutex::new(None));
+    let over = |what: &'static str, max: usize, overflowed: &Mutex<_>, end: &End| {
+        *overflowed.lock().expect("lock poisoned") = Some((what, max));
+        end.kill();
+    };
     // The threads end when the pipes close (the child exits or is killed) or past their bound.
     let (sender, receiver) = std::sync::mpsc::channel();
     if let Some(stdout) = child.stdout.take() {
-        let overflowed = overflowed.clone();
+        let (overflowed, end) = (overflowed.clone(), end.clone());
         std::thread::spawn(move || {
             let read = read_bounded(stdout, bounds.stdout, usize::MAX);
             if let Ok(Drained::Over) = read {
-                *overflowed.lock().expect("lock poisoned") = Some(("output", bounds.stdout));
+                over("output", bounds.stdout, &overflowed, &end);
             }
             let _ = sender.send(read);
         });
     }
-    let (error_sender, errors) = std::sync::mpsc::channel();
-    if let Some(stderr) = child.stderr.take() {
-        let overflowed = overflowed.clone();
+    // Only an error output the caller piped is read, and waited for below.
+    let errors = child.stderr.take().map(|stderr| {
+        let (error_sender, errors) = std::sync::mpsc::channel();
+        let (overflowed, end) = (overflowed.clone(), end.clone());
         std::thread::spawn(move || {
             let kept = match read_bounded(stderr, bounds.stderr, STDERR_KEPT) {
                 Ok(Drained::All(bytes)) => bytes,
                 Ok(Drained::Over) => {
-                    *overflowed.lock().expect("lock poisoned") =
-                        Some(("error output", bounds.stderr));
+                    over("error output", bounds.stderr, &overflowed, &end);
                     Vec::new()
                 }
                 Err(_) => Vec::new(),
             };
             let _ = error_sender.send(String::from_utf8_lossy(&kept).into_owned());
         });
-    }
+        errors
+    });
     let too_long = || *overflowed.lock().expect("lock poisoned");
     let deadline = Instant::now() + limit;
     let status = loop {
@@ -148,14 +158,14 @@ pub fn finish_bounded(
         }
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(ChildError::Overran(limit));
-            }
+            Ok(None) => match deadline.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => end.wait(left),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(ChildError::Overran(limit));
+                }
+            },
             Err(error) => {
                 let _ = child.kill();
                 return Err(ChildError::Wait(error));
@@ -177,7 +187,12 @@ pub fn finish_bounded(
     // The error output closes with the output, unless a grandchild holds it open: then it is
     // not waited for.
     let stderr = errors
-        .recv_timeout(Duration::from_millis(100))
+        .map(|errors| {
+            count(&ERROR_WAITS);
+            errors
+                .recv_timeout(Duration::from_millis(100))
+                .unwrap_or_default()
+        })
         .unwrap_or_default();
     if let Some((what, max)) = too_long() {
         return Err(ChildError::TooLong { what, max });
@@ -187,6 +202,67 @@ pub fn finish_bounded(
         stdout,
         stderr,
     })
+}
+
+/// How the end of a running child is waited for: on Linux, its pidfd, readable once the child has
+/// exited; elsewhere, or on a kernel without pidfds, nothing but a short sleep.
+struct End {
+    #[cfg(target_os = "linux")]
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl End {
+    fn of(child: &std::process::Child) -> End {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::process::{pidfd_open, Pid, PidfdFlags};
+            End {
+                pidfd: pidfd_open(Pid::from_child(child), PidfdFlags::empty()).ok(),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = child;
+            End {}
+        }
+    }
+
+    /// Waits at most `most` for the child to end, or for a signal; returns early either way, and
+    /// the caller looks at the child again.
+    fn wait(&self, most: Duration) {
+        count(&WAITS);
+        #[cfg(target_os = "linux")]
+        if let Some(pidfd) = &self.pidfd {
+            use rustix::event::{poll, PollFd, PollFlags, Timespec};
+            let timeout = Timespec::try_from(most).ok();
+            let mut fds = [PollFd::new(pidfd, PollFlags::IN)];
+            // Interrupted or not, the caller looks again: a wrong wake costs one `try_wait`.
+            let _ = poll(&mut fds, timeout.as_ref());
+            return;
+        }
+        std::thread::sleep(most.min(Duration::from_millis(10)));
+    }
+
+    /// Kills the child from another thread than the one that waits for it (a reader past its
+    /// bound). Through the pidfd only: a bare pid could name another process by now.
+    fn kill(&self) {
+        #[cfg(target_os = "linux")]
+        if let Some(pidfd) = &self.pidfd {
+            use rustix::process::{pidfd_send_signal, Signal};
+            let _ = pidfd_send_signal(pidfd, Signal::KILL);
+        }
+    }
+}
+
+thread_local! {
+    /// How many times this thread waited for a child's end, and for a child's error output: what
+    /// the tests count.
+    static WAITS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static ERROR_WAITS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn count(waits: &'static std::thread::LocalKey<std::cell::Cell<usize>>) {
+    waits.with(|waits| waits.set(waits.get() + 1));
 }
 
 /// How much of a program's error output is kept to say why it failed.
@@ -225,4 +301,117 @@ fn read_bounded(mut pipe: impl std::io::Read, max: usize, keep: usize) -> std::i
     let start = kept.len().saturating_sub(keep);
     kept.drain(..start);
     Ok(Drained::All(kept))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    fn shell(script: &str) -> Command {
+        let mut command = Command::new("sh");
+        command.args(["-c", script]);
+        command
+    }
+
+    fn waits() -> usize {
+        WAITS.with(std::cell::Cell::get)
+    }
+
+    fn error_waits() -> usize {
+        ERROR_WAITS.with(std::cell::Cell::get)
+    }
+
+    // Issue 36: with the error output not piped, its reader's channel was still waited on for
+    // 100 ms after every program, since no reader ever took the channel's sender; a tmux read
+    // took 100 ms more than tmux did.
+    #[test]
+    fn an_error_output_not_piped_is_not_waited_for() {
+        let before = error_waits();
+        let output = output_within(&mut shell("echo hi"), Duration::from_secs(5)).expect("it ends");
+        assert_eq!(output, b"hi\n");
+        assert_eq!(error_waits(), before);
+        let mut piped = shell("echo hi >&2");
+        piped.stderr(Stdio::piped());
+        let finished = finish_within(&mut piped, Duration::from_secs(5)).expect("it ends");
+        assert_eq!(finished.stderr, "hi\n");
+        assert_eq!(error_waits(), before + 1);
+    }
+
+    // Issue 36: the wait looked at the child every 10 ms, a hundred wake-ups a second for as long
+    // as a program ran; on the pidfd it wakes when the child ends.
+    #[test]
+    fn a_program_s_end_is_waited_for_without_looking_every_10_ms() {
+        let before = waits();
+        let output = output_within(&mut shell("sleep 0.3; echo done"), Duration::from_secs(5))
+            .expect("it ends well within its limit");
+        assert_eq!(output, b"done\n");
+        let woken = waits() - before;
+        assert!(woken <= 2, "woken {woken} times for one program's end");
+    }
+
+    #[test]
+    fn a_program_past_its_limit_is_killed() {
+        let error = output_within(&mut shell("sleep 30"), Duration::from_millis(200))
+            .expect_err("it cannot end in time");
+        assert!(matches!(error, ChildError::Overran(_)), "{error}");
+        assert!(error.is_timeout());
+    }
+
+    #[test]
+    fn a_program_that_prints_too_much_is_killed_at_once() {
+        let bounds = Bounds {
+            stdout: 1024,
+            stderr: 1024,
+        };
+        // It would print forever, and never end of itself within the limit.
+        let error = finish_bounded(
+            &mut shell("while :; do echo xxxxxxxxxxxxxxxx; done"),
+            Duration::from_secs(60),
+            None,
+            bounds,
+        )
+        .expect_err("it prints past its bound");
+        assert!(
+            matches!(
+                error,
+                ChildError::TooLong {
+                    what: "output",
+                    max: 1024
+                }
+            ),
+            "{error}"
+        );
+        let mut loud = shell("while :; do echo xxxxxxxxxxxxxxxx >&2; done");
+        loud.stderr(Stdio::piped());
+        let error = finish_bounded(&mut loud, Duration::from_secs(60), None, bounds)
+            .expect_err("it writes past its bound");
+        assert!(
+            matches!(
+                error,
+                ChildError::TooLong {
+                    what: "error output",
+                    max: 1024
+                }
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn input_goes_in_and_the_error_output_comes_back_when_piped() {
+        let mut command = shell("cat; echo oops >&2; exit 3");
+        command.stderr(Stdio::piped());
+        let finished = finish_bounded(
+            &mut command,
+            Duration::from_secs(5),
+            Some(b"hello".to_vec()),
+            Bounds::UNLIMITED,
+        )
+        .expect("it ends");
+        assert_eq!(finished.stdout, b"hello");
+        assert_eq!(finished.stderr, "oops\n");
+        assert_eq!(finished.status.code(), Some(3));
+        let error = output_within(&mut shell("exit 4"), Duration::from_secs(5)).expect_err("fails");
+        assert!(matches!(error, ChildError::Failed(_)), "{error}");
+    }
 }
