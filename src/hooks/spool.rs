@@ -65,8 +65,29 @@ pub fn spool(path: &Path, report: &HookReport, now: Timestamp) -> io::Result<()>
         return Ok(());
     }
     kept.push_str(&line);
-    file.set_len(0)?;
-    file.write_all(kept.as_bytes())
+    rewrite(path, &file, kept.as_bytes())
+}
+
+/// Writes `text` over the start of the locked spool `locked` and cuts the file after it. The
+/// spool is opened append-only, where every write goes to the end, so this writes through a
+/// second handle on the same file (checked to be the same inode). A hook killed by its watchdog
+/// half-way leaves the new text's start followed by the old text's rest: at most one line is cut
+/// (and skipped by its reader), the rest is read twice, as the same events, and none is lost, as
+/// it would be had the file been emptied first.
+fn rewrite(path: &Path, locked: &File, text: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW)
+        .open(path)?;
+    let (ours, theirs) = (locked.metadata()?, file.metadata()?);
+    if (ours.dev(), ours.ino()) != (theirs.dev(), theirs.ino()) {
+        return Err(io::Error::other(
+            "the spool was replaced while it was locked",
+        ));
+    }
+    file.write_all_at(text, 0)?;
+    file.set_len(text.len() as u64)
 }
 
 /// Takes the spool: its events of the last [`KEPT`] before `now`, oldest first, with the spool
@@ -143,4 +164,111 @@ pub(super) fn open_own(path: &Path, create: bool) -> io::Result<File> {
     let file = options.open(path)?;
     crate::sources::regular_file::ensure(&file.metadata()?)?;
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(id: &str) -> HookReport {
+        HookReport {
+            agent: "codex".into(),
+            event: "PermissionRequest".into(),
+            session_id: id.into(),
+            tool: None,
+            detail: Some("x".repeat(400)),
+            notification: None,
+        }
+    }
+
+    fn ids(events: &[(Timestamp, HookReport)]) -> Vec<String> {
+        events.iter().map(|(_, r)| r.session_id.clone()).collect()
+    }
+
+    /// Fills the spool with events at `at` until it takes no more, and returns how many it took.
+    fn fill(path: &Path, at: Timestamp) -> usize {
+        let size = || fs::metadata(path).map_or(0, |meta| meta.len());
+        let mut n = 0;
+        loop {
+            let before = size();
+            spool(path, &report(&format!("old-{n}")), at).unwrap();
+            if size() == before {
+                return n;
+            }
+            n += 1;
+        }
+    }
+
+    #[test]
+    fn a_full_spool_drops_its_stale_events_in_place_and_keeps_the_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SPOOL_FILE);
+        let now = Timestamp::from_millis(10_000_000_000);
+        let stale = now.minus(KEPT + Duration::from_secs(60));
+        let filled = fill(&path, stale);
+        assert!(filled > 100, "the spool took {filled} events");
+        let inode = |path: &Path| std::os::unix::fs::MetadataExt::ino(&fs::metadata(path).unwrap());
+        let before = inode(&path);
+        // Full: the next event makes room by dropping the stale ones, in the same file.
+        spool(&path, &report("recent"), now.minus(Duration::from_secs(5))).unwrap();
+        spool(&path, &report("newest"), now).unwrap();
+        assert_eq!(inode(&path), before, "the spool is rewritten in place");
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(
+            text.lines().all(|line| parse(line).is_some()),
+            "every line reads"
+        );
+        let events = read(&path, now);
+        let seen = ids(&events);
+        assert_eq!(seen.first().map(String::as_str), Some("recent"));
+        assert_eq!(seen.last().map(String::as_str), Some("newest"));
+        assert!(
+            events.iter().all(|(at, _)| *at >= now.minus(KEPT)),
+            "no stale event is left"
+        );
+        assert!(fs::metadata(&path).unwrap().len() <= SPOOL_LIMIT);
+    }
+
+    #[test]
+    fn a_spool_full_of_recent_events_drops_the_new_one_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SPOOL_FILE);
+        let now = Timestamp::from_millis(10_000_000_000);
+        fill(&path, now);
+        let before = fs::read(&path).unwrap();
+        spool(&path, &report("dropped"), now).unwrap();
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            before,
+            "nothing of the spool changed"
+        );
+        assert!(!ids(&read(&path, now)).contains(&"dropped".to_string()));
+    }
+
+    #[test]
+    fn a_rewrite_cut_short_loses_no_whole_event() {
+        // What a watchdog's exit half-way through `rewrite` leaves: the new text's start over the
+        // old text. Every old event that was not cut still reads.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SPOOL_FILE);
+        let now = Timestamp::from_millis(10_000_000_000);
+        for n in 0..20 {
+            spool(&path, &report(&format!("e{n}")), now).unwrap();
+        }
+        let old = fs::read(&path).unwrap();
+        let kept: Vec<u8> = old
+            .split_inclusive(|byte| *byte == b'\n')
+            .skip(5)
+            .flatten()
+            .copied()
+            .collect();
+        let cut = kept.len() / 2;
+        let mut left = kept[..cut].to_vec();
+        left.extend_from_slice(&old[cut..]);
+        fs::write(&path, &left).unwrap();
+        let seen = ids(&read(&path, now));
+        for n in 5..20 {
+            assert!(seen.contains(&format!("e{n}")), "e{n} was lost: {seen:?}");
+        }
+    }
 }
