@@ -23,7 +23,8 @@
 #        src-tauri/tests/desktop.sh --smoke --app /usr/bin/slate-app
 #          --app runs that binary instead of building one (the installed package's, in
 #          scripts/package-test.sh); --smoke runs only the start (the tray appears with its count)
-#          and one Working -> Needs you flip (the count follows, one notification fires).
+#          and one Working -> Needs you flip (the count follows, one notification fires), then
+#          a finished turn under `reasons = ["permission", "question"]` (counted, not notified).
 # Prints one line per check and ends with `N passed, N failed`; exits non-zero on a failure.
 set -uo pipefail
 
@@ -279,6 +280,26 @@ check "and sets no urgency (normal; never critical)" no_urgency
 check "the notification body gives the reason and the title" \
   bash -c "grep -A3 'acme-api · Claude Code needs you' '$NOTIFY_LOG' | grep -q 'Rate limiting'"
 import -window root "$SHOTS/app-notification.png" 2>/dev/null
+
+# ---- 3a. notify by reason: keeping only the dialogs, a finished turn counts and notifies nothing ----
+# Past the 10 s that fold a session's finished turns into one, so only the reasons hold it back.
+CONFIG="$XDG_CONFIG_HOME/slate/config.toml"
+printf '[notifications]\nreasons = ["permission", "question"]\n' >"$CONFIG"
+api_at() { grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$LOG" | tail -1 | sed 's/^listening on //'; }
+dialogs_only() {
+  curl -fsS -H "Authorization: Bearer $(cat "$XDG_CONFIG_HOME/slate/token")" "$(api_at)/health" |
+    grep -q '"reasons":\["permission","question"\]'
+}
+check "the config's reasons apply to the running app" eventually 10 dialogs_only
+line "$ACME_DIR" "$ACME" '"type":"user","message":{"role":"user","content":"and the tests"}' >>"$ACME_FILE"
+check "a new prompt makes the session Working: the label goes back to 1" eventually 10 label_is 1
+sleep 11
+told_before="$(notify_count)"
+line "$ACME_DIR" "$ACME" '"type":"system","subtype":"turn_duration","durationMs":900' >>"$ACME_FILE"
+check "kept only permission and question: the finished turn still counts (label 2)" eventually 10 label_is 2
+sleep 4
+check "and it sends no notification" test "$(notify_count)" -eq "$told_before"
+rm -f "$CONFIG"
 if [ -n "$SMOKE" ]; then
   echo "$passed passed, $failed failed (smoke)"
   [ "$failed" -eq 0 ]
