@@ -16,7 +16,7 @@ use slate::config::{Config, NtfyTopic, Push, PushUrl};
 use slate::engine::{Options, ProcessSource};
 use slate::live::{self, Handle, Service, Timing, Update};
 use slate::model::{Status, Timestamp};
-use slate::policy::notifications::{Click, NotificationPlan};
+use slate::policy::notifications::{Click, NotificationPlan, BURST};
 use slate::push::{requests, Setup};
 use slate::settings::Settings;
 use slate::sources::roots::Env;
@@ -274,6 +274,15 @@ fn refused_port() -> u16 {
 /// channels' tokens (`TOKEN` for ntfy, `WEBHOOK_TOKEN` for the webhook) in their files in `home`
 /// with `token_mode`, or no files.
 fn live_with_push(home: &Path, push: Push, token_mode: Option<u32>) -> (Handle, Timestamp) {
+    let config = Config {
+        push,
+        ..Config::default()
+    };
+    live_with_config(home, config, token_mode)
+}
+
+/// `live_with_push` with the whole config.
+fn live_with_config(home: &Path, config: Config, token_mode: Option<u32>) -> (Handle, Timestamp) {
     let now = live::system_clock();
     working_transcript(home, now);
     let env = Env {
@@ -283,10 +292,6 @@ fn live_with_push(home: &Path, push: Push, token_mode: Option<u32>) -> (Handle, 
     let mut options = Options::from_env(env);
     options.processes =
         ProcessSource::Recorded(claude_process_table(now.minus(Duration::from_secs(60))));
-    let config = Config {
-        push,
-        ..Config::default()
-    };
     let (handle, _thread) = live::start(Service {
         options,
         timing: Timing::default(),
@@ -373,6 +378,36 @@ fn a_flip_to_needs_you_is_pushed_once_to_ntfy_and_the_webhook_each_with_its_toke
     assert_eq!(hook.body["machine"], "test-box");
     let report = handle.health().push.expect("counted while [push] is on");
     assert_eq!((report.sent, report.failed, report.dropped), (2, 0, 0));
+    handle.shutdown();
+}
+
+#[test]
+fn a_finished_turn_is_not_pushed_when_the_config_keeps_only_the_dialogs_and_it_still_counts() {
+    use slate::policy::notifications::NotifyReason;
+    let temp = tempfile::tempdir().unwrap();
+    let server = Server::start(Behaviour::Answer);
+    let mut config = Config {
+        push: push_to(
+            Some(&format!("http://127.0.0.1:{}/{TOPIC}", server.port)),
+            Some(&format!("http://127.0.0.1:{}/hook", server.port)),
+            false,
+        ),
+        ..Config::default()
+    };
+    config.notifications.reasons = vec![NotifyReason::Permission, NotifyReason::Question];
+    let (handle, _) = live_with_config(temp.path(), config, Some(0o600));
+    assert_eq!(handle.live_sessions()[0].status, Status::Working);
+    finish_turn(&transcript_path(temp.path()));
+    let counted = || slate::policy::needs_you_count(&handle.live_sessions()) == 1;
+    assert!(eventually(Duration::from_secs(10), counted), "it counts");
+    // Past the burst window in which the policy would have told it.
+    std::thread::sleep(BURST + Duration::from_secs(1));
+    assert_eq!(
+        server.seen().len(),
+        0,
+        "nothing pushed: {:?}",
+        server.seen()
+    );
     handle.shutdown();
 }
 
