@@ -20,11 +20,17 @@
 //!   `slate sessions` (median of 3), then a `slate serve` child's CPU over 20 s (its own, the tmux
 //!   clients it ran and the tmux server), against the targets of under 2 s and under 5% of a core.
 //!
+//! - one session in an open call (issue 36): a one-shot `slate sessions --json` with 4 live tmux
+//!   servers, timed in pairs with `claude agents --json` over the same HOME (medians of the
+//!   pairs), and `slate serve` watching one such session in a tmux pane, then ten.
+//!
 //! Run with `cargo bench --bench live`. Knobs: `SLATE_BENCH_APPENDS` (1000),
 //! `SLATE_BENCH_IDLE_SECS` (60), `SLATE_BENCH_FILES` (20000) and `SLATE_BENCH_GB` (5) for the
 //! history, `SLATE_BENCH_CHANGES` (3000) for the stalled clients, `SLATE_BENCH_SKIP`
-//! (comma-separated: latency, idle, start, stalled, sensing, crowded), `SLATE_BENCH_PANES` (300)
-//! and `SLATE_BENCH_CROWDED_SECS` (20) for the crowded tmux server.
+//! (comma-separated: latency, idle, start, stalled, sensing, crowded, oneshot, open-calls),
+//! `SLATE_BENCH_PANES` (300) and `SLATE_BENCH_CROWDED_SECS` (20) for the crowded tmux server,
+//! `SLATE_BENCH_PAIRS` (15) for the one-shot, `SLATE_BENCH_CLAUDE` (Claude Code's CLI) and
+//! `SLATE_BENCH_BIN` (another build of `slate` to run, such as the one before a change).
 
 use std::collections::HashMap;
 use std::fs;
@@ -51,6 +57,10 @@ use history_gen::*;
 #[path = "live/terminals.rs"]
 mod terminals;
 use terminals::{crowded, sensing};
+
+#[path = "live/open_calls.rs"]
+mod open_calls;
+use open_calls::{oneshot, open_calls};
 
 const LIVE: usize = 50;
 
@@ -80,6 +90,12 @@ fn main() {
     }
     if !skip.contains("crowded") {
         crowded();
+    }
+    if !skip.contains("oneshot") {
+        oneshot();
+    }
+    if !skip.contains("open-calls") {
+        open_calls();
     }
 }
 
@@ -334,7 +350,7 @@ struct Server {
 
 impl Server {
     fn start(home: &Path, data: &Path, table: Option<&Path>) -> Server {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_slate"));
+        let mut command = Command::new(open_calls::slate_binary());
         command
             .args(["serve", "--listen", "127.0.0.1:0"])
             .env("HOME", home)

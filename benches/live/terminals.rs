@@ -19,7 +19,7 @@ use super::{process_cpu, Server, LIVE};
 /// Project folder `index` under `base`, made, and the pane command of a stand-in for Codex in it:
 /// a program named `codex` in the project's folder, showing a screen as busy as a real one (40
 /// lines of text).
-fn codex_stand_in(base: &Path, index: usize) -> (PathBuf, String) {
+pub(super) fn codex_stand_in(base: &Path, index: usize) -> (PathBuf, String) {
     let folder = base.join(format!("project-{index}"));
     fs::create_dir_all(&folder).unwrap();
     let folder = fs::canonicalize(&folder).unwrap();
@@ -31,7 +31,7 @@ fn codex_stand_in(base: &Path, index: usize) -> (PathBuf, String) {
 }
 
 /// What a running `slate serve` and the tmux server it reads used over a while.
-struct Usage {
+pub(super) struct Usage {
     elapsed: f64,
     /// CPU seconds of `slate serve` itself, of the tmux clients it ran, and of the tmux server.
     own: f64,
@@ -45,7 +45,7 @@ struct Usage {
 impl Usage {
     /// Measures `server` and the tmux server `tmux_server` over `seconds`; `None` without Linux's
     /// `/proc`.
-    fn over(server: &Server, tmux_server: u32, seconds: f64) -> Option<Usage> {
+    pub(super) fn over(server: &Server, tmux_server: u32, seconds: f64) -> Option<Usage> {
         let pid = server.child.id();
         let cpu = || {
             Some((
@@ -74,7 +74,7 @@ impl Usage {
 
     /// One line: each part's CPU seconds and share of one core (with `decimals` places), the
     /// wake-ups a minute, and how many sessions are in a sensed pane.
-    fn describe(&self, decimals: usize) -> String {
+    pub(super) fn describe(&self, decimals: usize) -> String {
         let share = |used: f64| format!("{:.decimals$}%", used / self.elapsed * 100.0);
         let sensed = self
             .sessions
@@ -100,7 +100,7 @@ impl Usage {
 }
 
 /// The first lines of a Codex 0.171.0 rollout of one session in `folder`: a turn that finished.
-fn rollout(id: &str, folder: &Path) -> String {
+pub(super) fn rollout(id: &str, folder: &Path) -> String {
     let at = live::system_clock();
     let folder = folder.display();
     [
@@ -124,7 +124,7 @@ fn prompt_line(at: Timestamp) -> String {
 
 /// The lines Codex appends for a new turn that asks to run an escalated command and waits for
 /// approval: a tool call left open.
-fn open_call() -> String {
+pub(super) fn open_call() -> String {
     let at = live::system_clock();
     [
         prompt_line(at),
@@ -137,10 +137,10 @@ fn open_call() -> String {
 }
 
 /// A private tmux server for the sensing bench, killed when dropped.
-struct BenchTmux(String);
+pub(super) struct BenchTmux(pub(super) String);
 
 impl BenchTmux {
-    fn run(&self, args: &[&str]) -> String {
+    pub(super) fn run(&self, args: &[&str]) -> String {
         let output = Command::new("tmux")
             .args(["-L", &self.0, "-f", "/dev/null"])
             .args(args)
@@ -289,7 +289,7 @@ pub(super) fn crowded() {
     let mut listed = 0;
     for _ in 0..3 {
         let begun = Instant::now();
-        let output = Command::new(env!("CARGO_BIN_EXE_slate"))
+        let output = Command::new(super::open_calls::slate_binary())
             .args(["sessions", "--json"])
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", temp.path().join("config"))
