@@ -225,7 +225,8 @@ fn remote_home(root: &Path) -> RemoteHome {
     }
 }
 
-/// A live service over an empty HOME here that follows the remotes `entries`.
+/// A live service over an empty HOME here that follows the remotes `entries`, with a store of its
+/// own, which a forwarded answer takes its lock in.
 fn following(local_home: &Path, entries: Vec<RemoteEntry>) -> Service {
     let env = Env {
         home: Some(local_home.to_path_buf()),
@@ -240,7 +241,7 @@ fn following(local_home: &Path, entries: Vec<RemoteEntry>) -> Service {
     Service {
         options,
         timing: Timing::default(),
-        store: None,
+        store: Some(slate::store::open(&local_home.join("slate.db")).expect("a store")),
         clock: live::system_clock,
         settings: Settings::new(None, config),
         remotes: Some(LinkOptions {
