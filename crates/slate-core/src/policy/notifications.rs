@@ -25,9 +25,7 @@
 //! A person can keep only some reasons (`[notifications] reasons`, [`NotifyReason`]): a session
 //! that turns Needs you for a reason not kept is told nothing, and is told when it comes to a
 //! kept reason while still Needs you. The count and the window are not the notifier's, and do
-//! not change. A finished turn within [`FOLD`] of the same session's previous finished turn (a
-//! turn a background job, a wake-up or a sub-agent's end started) is folded into it: one
-//! notification, not several.
+//! not change.
 //!
 //! A body holds text from outside (a session's title, a command on its screen). A notification
 //! server that advertises `body-markup` reads `<b>`, `<a href>`, `<img>` and `&` entities in a
@@ -48,9 +46,6 @@ pub const NOTIFIED_CHARS: usize = 80;
 
 /// Changes closer together than this are told in one summary notification.
 pub const BURST: Duration = Duration::from_secs(2);
-
-/// A finished turn this close after the same session's previous finished turn is not told again.
-pub const FOLD: Duration = Duration::from_secs(10);
 
 /// The action ids of a permission notification, as the shell registers them and the notification
 /// server reports them back: "Allow once", "Deny" and "Open".
@@ -190,8 +185,6 @@ pub struct Notifier {
     kept: Vec<NotifyReason>,
     /// Sessions that turned Needs you for a reason not kept, and have been Needs you since.
     held: HashSet<SessionKey>,
-    /// When each session last turned Needs you with a finished turn.
-    finished: HashMap<SessionKey, Timestamp>,
 }
 
 impl Default for Notifier {
@@ -203,7 +196,6 @@ impl Default for Notifier {
             window_closes: None,
             kept: NotifyReason::ALL.to_vec(),
             held: HashSet::new(),
-            finished: HashMap::new(),
         }
     }
 }
@@ -282,18 +274,11 @@ pub fn decide(notifier: &mut Notifier, input: Input<'_>, now: Timestamp, paused:
             } else if flipped {
                 notifier.held.insert(key.clone());
             }
-            // A finished turn close after the session's previous one is folded into it.
-            let finished =
-                NotifyReason::of(session.session_state.reason.code) == Some(NotifyReason::Finished);
-            let folded = flipped && finished && {
-                let before = notifier.finished.insert(key.clone(), now);
-                before.is_some_and(|before| now < before.plus(FOLD))
-            };
             // A parked session fires nothing, and one awaiting another actor stays quiet until that
             // actor acts (docs/states.md §4 intent); the tracker's own rule says which. A session
             // the person muted, or whose agent they muted, fires nothing either.
             let muted = session.muted || notifications_muted(&session.session_state);
-            let told = (flipped && tells && !folded) || released;
+            let told = (flipped && tells) || released;
             if told && !paused && !muted && queued.is_none() {
                 notifier.arrivals += 1;
                 notifier.pending.insert(notifier.arrivals, session.clone());
@@ -305,7 +290,6 @@ pub fn decide(notifier: &mut Notifier, input: Input<'_>, now: Timestamp, paused:
             notifier.statuses.remove(&key);
             notifier.pending.retain(|_, pending| pending.key() != key);
             notifier.held.remove(&key);
-            notifier.finished.remove(&key);
         }
         Input::Tick => {}
     }
