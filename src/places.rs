@@ -82,12 +82,6 @@ impl Places {
         self.config_dir.join("token")
     }
 
-    /// The push channel's token, from the ntfy server or the webhook's owner (`push`):
-    /// `<config_dir>/push-token`, owner-only like the API's.
-    pub fn push_token_file(&self) -> PathBuf {
-        self.config_dir.join("push-token")
-    }
-
     /// Slate's store: `<data_dir>/slate.db`.
     pub fn store_file(&self) -> PathBuf {
         self.data_dir.join("slate.db")

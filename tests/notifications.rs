@@ -657,3 +657,32 @@ fn a_body_for_a_server_that_reads_markup_shows_hostile_text_as_written() {
     let huge = "<&>".repeat(100_000);
     assert_eq!(escape_markup(&huge).len(), "&lt;&amp;&gt;".len() * 100_000);
 }
+
+#[test]
+fn a_notification_shows_no_control_or_invisible_character_of_the_texts_it_quotes() {
+    // A folder, a title and a reason from outside, with a right-to-left override, a tag
+    // character, a line separator and an escape: each is a space in the title and the body, and
+    // the body's own line breaks stay.
+    let mut hostile = waiting("acme\u{202e}gpj.exe", "s1");
+    hostile.title = Some("fix\u{e0041}\u{e0042} the\u{2028}tests\u{1b}[31m".to_string());
+    hostile.session_state.reason.text = "Asks permission\u{2066} for Bash".to_string();
+    let mut notifier = Notifier::seed(&[working("acme\u{202e}gpj.exe", "s1")]);
+    let shown = run(
+        &mut notifier,
+        vec![(0.0, Some(update(hostile))), (3.0, None)],
+        false,
+    );
+    let [(_, plan)] = shown.as_slice() else {
+        panic!("{shown:#?}")
+    };
+    for text in [&plan.title, &plan.body] {
+        assert!(
+            !text
+                .chars()
+                .any(|c| slate::limits::is_invisible(c) || (c.is_control() && c != '\n')),
+            "{text:?}"
+        );
+    }
+    assert_eq!(plan.title, "acme gpj.exe · Claude Code needs you");
+    assert_eq!(plan.body, "Asks permission  for Bash\nfix   the tests [31m");
+}

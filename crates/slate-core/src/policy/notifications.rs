@@ -37,6 +37,7 @@ use std::time::Duration;
 use crate::agents::keys::Action;
 use crate::agents::screens::DialogKind;
 pub use crate::config::NotifyReason;
+use crate::limits::spaced;
 use crate::model::{AgentKind, Machine, Session, SessionKey, Status, Timestamp};
 use crate::tracker::notifications_muted;
 
@@ -328,7 +329,11 @@ fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
             body: several
                 .iter()
                 .map(|session| {
-                    format!("{} — {}", label(session), session.session_state.reason.text)
+                    format!(
+                        "{} — {}",
+                        label(session),
+                        spaced(&session.session_state.reason.text)
+                    )
                 })
                 .collect::<Vec<_>>()
                 .join("\n"),
@@ -340,6 +345,8 @@ fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
 }
 
 /// "acme-api · Claude Code": the project and the agent, as the tray menu also names a session.
+/// The project comes from outside (a folder's name), so its control and invisible characters are
+/// spaces ([`spaced`]): no bidi override reorders the title and no tag character hides text.
 /// A session started with `slate run` is "acme-api · Codex (hosted)", the way `slate sessions`
 /// marks it, so the notification, the menu and the command line name it alike. A session on a
 /// remote machine names the machine first: "box · api-server · Codex".
@@ -349,6 +356,7 @@ pub fn label(session: &Session) -> String {
         .as_deref()
         .or(session.folder.as_deref())
         .unwrap_or("unknown project");
+    let project = spaced(project);
     let hosted = if session.hosted { " (hosted)" } else { "" };
     let machine = match &session.machine {
         Some(machine) => format!("{machine} · "),
@@ -361,13 +369,14 @@ pub fn label(session: &Session) -> String {
 }
 
 /// The reason, the dialog's summary when the reason does not hold it, then the session's title
-/// (or its last prompt when it has no title).
+/// (or its last prompt when it has no title), one a line, each with its control and invisible
+/// characters made spaces ([`spaced`]): the lines are Slate's, what is in them is not.
 fn body(session: &Session) -> String {
     let reason = &session.session_state.reason.text;
-    let mut body = reason.clone();
+    let mut body = spaced(reason);
     if let Some(dialog) = &session.dialog {
         if !reason.contains(&dialog.summary) {
-            body = format!("{body}\n{}", dialog.summary);
+            body = format!("{body}\n{}", spaced(&dialog.summary));
         }
     }
     match session
@@ -376,7 +385,7 @@ fn body(session: &Session) -> String {
         .or(session.last_prompt.as_deref())
         .filter(|title| !title.is_empty())
     {
-        Some(title) => format!("{body}\n{title}"),
+        Some(title) => format!("{body}\n{}", spaced(title)),
         None => body,
     }
 }
