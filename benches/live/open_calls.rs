@@ -46,21 +46,7 @@ fn sessions_in(temp: &Path, tmux: &BenchTmux, count: usize) -> PathBuf {
     fs::create_dir_all(&day).unwrap();
     for index in 0..count {
         let (folder, command) = codex_stand_in(temp, index);
-        if index == 0 {
-            tmux.run(&[
-                "new-session",
-                "-d",
-                "-x",
-                "160",
-                "-y",
-                "45",
-                "bash",
-                "-c",
-                &command,
-            ]);
-        } else {
-            tmux.run(&["new-window", "-d", "bash", "-c", &command]);
-        }
+        tmux.open(index, &command);
         let id = format!("01a228e1-7d37-7ed1-9043-{index:012}");
         let path = day.join(format!("rollout-2026-12-01T00-00-00-{id}.jsonl"));
         fs::write(path, rollout(&id, &folder) + &open_call()).unwrap();

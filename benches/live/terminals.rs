@@ -148,6 +148,30 @@ impl BenchTmux {
             .expect("tmux runs");
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
+
+    /// Starts the server with `command` in its first window, 160x45, detached.
+    pub(super) fn start(&self, command: &str) {
+        self.run(&[
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "45",
+            "bash",
+            "-c",
+            command,
+        ]);
+    }
+
+    /// Runs `command` in the server's first window when `index` is 0, else in a new one.
+    pub(super) fn open(&self, index: usize, command: &str) {
+        if index == 0 {
+            self.start(command);
+        } else {
+            self.run(&["new-window", "-d", "bash", "-c", command]);
+        }
+    }
 }
 
 impl Drop for BenchTmux {
@@ -170,21 +194,7 @@ pub(super) fn sensing() {
     let mut folders = Vec::new();
     for index in 0..LIVE {
         let (folder, command) = codex_stand_in(temp.path(), index);
-        if index == 0 {
-            tmux.run(&[
-                "new-session",
-                "-d",
-                "-x",
-                "160",
-                "-y",
-                "45",
-                "bash",
-                "-c",
-                &command,
-            ]);
-        } else {
-            tmux.run(&["new-window", "-d", "bash", "-c", &command]);
-        }
+        tmux.open(index, &command);
         folders.push(folder);
     }
     std::thread::sleep(Duration::from_secs(1));
@@ -243,17 +253,7 @@ pub(super) fn crowded() {
     for index in 0..panes {
         let (folder, command) = codex_stand_in(temp.path(), index);
         if index == 0 {
-            tmux.run(&[
-                "new-session",
-                "-d",
-                "-x",
-                "160",
-                "-y",
-                "45",
-                "bash",
-                "-c",
-                &command,
-            ]);
+            tmux.start(&command);
         } else {
             windows.extend(["new-window", "-d", "bash", "-c"].map(String::from));
             windows.push(command);
