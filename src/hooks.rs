@@ -95,11 +95,17 @@ impl Pending {
 /// machine busy enough to hold a POST up that long, a spool write can take tens of milliseconds.
 const LAST_SPOOL: Duration = Duration::from_millis(80);
 
+/// The least that spool write gets, even when the watchdog itself ran late (a process that got
+/// no CPU until past its budget would otherwise exit at once and lose the report it holds): a
+/// spool write takes a millisecond, and its file is opened without blocking.
+const SPOOL_AT_LEAST: Duration = Duration::from_millis(25);
+
 /// Whatever holds the hook up (a machine so busy that a burst of hooks each gets a sliver of a
 /// core, a hung file system, a spool another process keeps locked), it exits 0 at its budget's
 /// end. Shortly before, a report still in flight (its POST not answered yet) is spooled, so a
-/// slow hook loses no event; that spool write gets what is left of the budget, no more. A
-/// report both spooled here and taken by a Slate is read twice as the one event it is.
+/// slow hook loses no event; that spool write gets what is left of the budget, and at least
+/// [`SPOOL_AT_LEAST`] when the watchdog woke past it. A report both spooled here and taken by a
+/// Slate is read twice as the one event it is.
 fn watchdog(started: Instant, pending: Pending) {
     let end = started + BUDGET;
     let _ = std::thread::Builder::new().spawn(move || {
@@ -110,7 +116,10 @@ fn watchdog(started: Instant, pending: Pending) {
                 let _ = spool(&path, &report, now);
                 let _ = done.send(());
             });
-            let _ = spooled.recv_timeout(end.saturating_duration_since(Instant::now()));
+            let _ = spooled.recv_timeout(
+                end.saturating_duration_since(Instant::now())
+                    .max(SPOOL_AT_LEAST),
+            );
         }
         std::process::exit(0);
     });
