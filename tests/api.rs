@@ -221,6 +221,39 @@ pub(crate) struct Running {
     pub(crate) lines: mpsc::Receiver<String>,
 }
 
+/// The lines `stdout` writes, as they come, read on a thread of their own until it ends.
+pub(crate) fn lines_of(stdout: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (send, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if send.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
+
+/// One plain `GET` with no token over TCP, as any local program (or the page) can send it: the
+/// whole answer, its head and its body.
+pub(crate) fn plain_get(address: SocketAddr, path: &str) -> String {
+    use std::io::Read;
+    let mut stream =
+        std::net::TcpStream::connect_timeout(&address, Duration::from_secs(5)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
 impl Running {
     pub(crate) fn spawn(mut command: Command) -> Running {
         let mut child = command
@@ -228,16 +261,7 @@ impl Running {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (send, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if send.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = lines_of(child.stdout.take().unwrap());
         Running { child, lines }
     }
 

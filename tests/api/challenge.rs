@@ -3,9 +3,7 @@
 //! the nonce and the address the listener is bound to, keyed with the token. Checked here against
 //! an HMAC computed by the test itself, on real listeners.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::net::SocketAddr;
 
 use axum::http::StatusCode;
 use hmac::{Hmac, Mac};
@@ -14,20 +12,9 @@ use sha2::Sha256;
 use super::{anonymous_get, call, error_code, json, serve_on_free_port, started, TOKEN};
 
 /// One plain `GET` over TCP with no token, as any local program (or the page) sends it: the
-/// status, the headers and the body.
+/// status, the head in lower case and the body.
 fn plain_get(address: SocketAddr, path: &str) -> (u16, String, String) {
-    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(5)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).unwrap();
-    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let answer = super::plain_get(address, path);
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
     (status, head.to_ascii_lowercase(), body.to_string())

@@ -7,7 +7,7 @@
 //! It needs root (to become another user); as any other user it says why it cannot run and
 //! passes without checking anything. CI runs as root.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{point_at, slate, Running, TOKEN};
+use super::{lines_of, point_at, slate, Running, TOKEN};
 
 /// The other user.
 const OTHER: &str = "65534";
@@ -146,16 +146,7 @@ impl Recorder {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (send, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if send.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = lines_of(child.stdout.take().unwrap());
         let ready = lines.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_eq!(ready, "ready");
         Recorder { child, lines }

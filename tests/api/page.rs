@@ -2,8 +2,8 @@
 //! and `slate serve` telling only its own terminal the address that brings the token, in the
 //! fragment a browser never sends.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ use axum::http::{Request, StatusCode};
 
 use crate::util::working_transcript;
 
-use super::{call, get, slate, started, write_table, PORT, TOKEN};
+use super::{call, get, plain_get, slate, started, write_table, PORT, TOKEN};
 
 /// Every address the page and its files are served at.
 const PAGE_FILES: [&str; 10] = [
@@ -78,22 +78,6 @@ fn lines_of(pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
         }
     });
     lines
-}
-
-/// One plain `GET` with no token over TCP, as any local program can send it: the whole answer.
-fn plain_get(address: SocketAddr, path: &str) -> String {
-    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(5)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).unwrap();
-    String::from_utf8_lossy(&answer).into_owned()
 }
 
 #[cfg(unix)]
