@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::history_gen::*;
-use super::terminals::{codex_stand_in, open_call, rollout, BenchTmux, Usage};
+use super::terminals::{codex_stand_in, open_call, rollout, sensed_in, BenchTmux, Usage};
 use super::Server;
 
 /// The `slate` binary the bench runs: `SLATE_BENCH_BIN`, else this build's.
@@ -104,16 +104,7 @@ pub(super) fn oneshot() {
     };
     // One of each first, unmeasured: the caches of both programs' files are warm for every pair.
     let (_, output) = run(&slate, &["sessions", "--json"]);
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
-    let sensed = json["sessions"]
-        .as_array()
-        .or(json.as_array())
-        .map_or(0, |sessions| {
-            sessions
-                .iter()
-                .filter(|session| session["terminal"]["sensed"] == true)
-                .count()
-        });
+    let sensed = sensed_in(&output.stdout);
     if let Some(claude) = &claude {
         run(claude, &["agents", "--json"]);
     }

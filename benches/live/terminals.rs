@@ -137,6 +137,20 @@ pub(super) fn open_call() -> String {
 }
 
 /// A private tmux server for the sensing bench, killed when dropped.
+/// How many sessions `slate sessions --json` printed in `output` read as sensed.
+pub(super) fn sensed_in(output: &[u8]) -> usize {
+    let json: serde_json::Value = serde_json::from_slice(output).unwrap_or_default();
+    json["sessions"]
+        .as_array()
+        .or(json.as_array())
+        .map_or(0, |sessions| {
+            sessions
+                .iter()
+                .filter(|session| session["terminal"]["sensed"] == true)
+                .count()
+        })
+}
+
 pub(super) struct BenchTmux(pub(super) String);
 
 impl BenchTmux {
@@ -300,16 +314,7 @@ pub(super) fn crowded() {
             .output()
             .unwrap();
         times.push(begun.elapsed());
-        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
-        listed = json["sessions"]
-            .as_array()
-            .or(json.as_array())
-            .map_or(0, |sessions| {
-                sessions
-                    .iter()
-                    .filter(|session| session["terminal"]["sensed"] == true)
-                    .count()
-            });
+        listed = sensed_in(&output.stdout);
     }
     println!(
         "crowded: {started} panes on one tmux server; one-shot `slate sessions`: median {:.2} s \
