@@ -96,7 +96,7 @@ pub fn requests(push: &Push, plan: &NotificationPlan, machine: &str) -> Vec<Requ
         .map(|session| line(session, machine, push.commands))
         .collect();
     let title = match plan.sessions.as_slice() {
-        [one] => format!("{} needs you", spaced(&notifications::label(one))),
+        [one] => format!("{} needs you", notifications::label(one)),
         several => format!("{} sessions need you", several.len()),
     };
     let mut out = Vec::new();

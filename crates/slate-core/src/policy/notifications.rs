@@ -345,8 +345,9 @@ fn plan(sessions: &[Session]) -> Option<NotificationPlan> {
 }
 
 /// "acme-api · Claude Code": the project and the agent, as the tray menu also names a session.
-/// The project comes from outside (a folder's name), so its control and invisible characters are
-/// spaces ([`spaced`]): no bidi override reorders the title and no tag character hides text.
+/// The project (a folder's name) and the machine come from outside, so the label's control and
+/// invisible characters are spaces ([`spaced`]): no bidi override reorders a title and no tag
+/// character hides text, in the notification, the menu or the push that names the session so.
 /// A session started with `slate run` is "acme-api · Codex (hosted)", the way `slate sessions`
 /// marks it, so the notification, the menu and the command line name it alike. A session on a
 /// remote machine names the machine first: "box · api-server · Codex".
@@ -356,16 +357,15 @@ pub fn label(session: &Session) -> String {
         .as_deref()
         .or(session.folder.as_deref())
         .unwrap_or("unknown project");
-    let project = spaced(project);
     let hosted = if session.hosted { " (hosted)" } else { "" };
     let machine = match &session.machine {
         Some(machine) => format!("{machine} · "),
         None => String::new(),
     };
-    format!(
+    spaced(&format!(
         "{machine}{project} · {}{hosted}",
         session.agent.display_name()
-    )
+    ))
 }
 
 /// The reason, the dialog's summary when the reason does not hold it, then the session's title
