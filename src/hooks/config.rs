@@ -216,10 +216,7 @@ pub fn install(
     places: &Places,
     program: &str,
 ) -> Result<Changed, HooksError> {
-    if description.hooks.map(|hooks| hooks.format) == Some(HookFormat::Files) {
-        return edit_files(description, env, places, program, true);
-    }
-    edit(description, env, places, program, true)
+    change(description, env, places, program, true)
 }
 
 /// Takes Slate's hooks out of `description`'s configuration: the entries `program` writes and
@@ -230,10 +227,21 @@ pub fn remove(
     places: &Places,
     program: &str,
 ) -> Result<Changed, HooksError> {
+    change(description, env, places, program, false)
+}
+
+/// Installs (`install`) or removes Slate's hooks, in a file per event or in one configuration.
+fn change(
+    description: &'static Description,
+    env: &Env,
+    places: &Places,
+    program: &str,
+    install: bool,
+) -> Result<Changed, HooksError> {
     if description.hooks.map(|hooks| hooks.format) == Some(HookFormat::Files) {
-        return edit_files(description, env, places, program, false);
+        return edit_files(description, env, places, program, install);
     }
-    edit(description, env, places, program, false)
+    edit(description, env, places, program, install)
 }
 
 /// The file to edit for the configuration named `named`: the file a link points to, or `named`
