@@ -23,6 +23,7 @@
 //!   menu).
 //! - `report`: the text and JSON the command line prints.
 //! - `schedule`: the live loop's timing, as plain data.
+//! - `usage`: the tokens a session's model calls used, and their estimated cost.
 
 pub mod agents;
 pub mod config;
@@ -35,3 +36,4 @@ pub mod remote;
 pub mod report;
 pub mod schedule;
 pub mod tracker;
+pub mod usage;
