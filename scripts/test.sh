@@ -72,62 +72,76 @@ export SLATE_E2E_HOME_ALLOW="${CARGO_HOME:-$HOME/.cargo}${SLATE_E2E_HOME_ALLOW:+
 python3 fixtures/recorder/e2e_judge.py
 # And the harness's retry of a failed live check, on made-up checks.
 fixtures/recorder/e2e_retry_test.sh
-stage "hosted sessions end to end (the real Codex, Gemini CLI, Qwen Code, Copilot CLI, Cline CLI and Kilo Code under slate run)"
-# The CLIs are installed once into the target folder (pinned versions; about 1.2 GB with the
-# native binaries of Copilot CLI, Cline CLI and Kilo Code) and reused.
-SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
-  CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 QWEN_PKG_VERSION=0.24.4 \
-  COPILOT_PKG_VERSION=1.0.102 CLINE_PKG_VERSION=3.0.65 KILO_PKG_VERSION=7.7.9 \
-  fixtures/recorder/hosted_e2e.sh all
-stage "sensed terminals end to end (the real CLIs unwrapped in tmux panes, and Codex in kitty)"
+# The live checks: the real CLIs against a fake model on 127.0.0.1. Each script has its own tmux
+# server, fake model, Slate, throwaway HOMEs and (for the terminals that need X) its own Xvfb on a
+# display Xvfb picks, so scripts with generous timing limits run side by side (`beside` below):
+# the hosted checks (limits of 12 s and 5 s) beside the sensed ones (3 s); the hooks and
+# answering checks, whose limits are 1 s, one after the other, with only the checkpoints (limits
+# of 3 to 20 s, and nearly all of it waiting) beside them. The CLIs are installed once into the target folder (pinned versions; about
+# 3 GB with the native binaries of Copilot CLI, Cline CLI and Kilo Code) and reused; every one is
+# installed first, here, so nothing is installed into the shared folder while a check runs one.
+live_env=(env SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis"
+  CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33
+  CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102
+  CLINE_PKG_VERSION=3.0.65 KILO_PKG_VERSION=7.7.9 PI_PKG_VERSION=0.73.1)
+hosted=("${live_env[@]}" fixtures/recorder/hosted_e2e.sh all)
+sensed=("${live_env[@]}" fixtures/recorder/sensed_e2e.sh all)
+checkpoints=("${live_env[@]}" fixtures/recorder/checkpoints_e2e.sh all)
+hooks=("${live_env[@]}" fixtures/recorder/hooks_e2e.sh all)
+answering=("${live_env[@]}" fixtures/recorder/answer_e2e.sh all)
+
+# `beside NAME CMD...` runs a check in its own session (setsid, killed if this script stops) with
+# its output in a log; `collect NAME` waits for it, prints its log, says how long it ran beside
+# the others, and fails the run if it failed.
+declare -A beside_pid beside_start
+beside() {
+  local name=$1
+  shift
+  setsid "$@" >"$CARGO_TARGET_DIR/${name// /-}.log" 2>&1 </dev/null &
+  beside_pid[$name]=$!
+  beside_start[$name]=$SECONDS
+  background+=("$!")
+  echo "($name: started beside the stage below; its log is printed when it is done)"
+}
+collect() {
+  local name=$1 status=0
+  wait "${beside_pid[$name]}" || status=$?
+  background_names+=("(beside the stages above: $name, $((SECONDS - beside_start[$name])) s)")
+  cat "$CARGO_TARGET_DIR/${name// /-}.log"
+  [ "$status" -eq 0 ] || { echo "$name: failed ($status)"; exit 1; }
+}
+
+stage "the pinned agent CLIs (installed once, reused)"
+for check in hosted sensed checkpoints hooks answering; do
+  declare -n run=$check
+  SLATE_E2E_PIN_ONLY=1 "${run[@]}"
+  unset -n run
+done
+stage "sensed terminals end to end (the real CLIs unwrapped in tmux panes, Codex in kitty, and GNOME Terminal and xfce4-terminal tabs), beside the hosted sessions"
+# Codex, Gemini CLI, Qwen Code, Copilot CLI, Cline CLI and Kilo Code under slate run, beside
 # Codex, Gemini CLI, OpenCode, Claude Code, Qwen Code, Copilot CLI, Cline CLI and Kilo Code started
-# directly in a private tmux server (not under slate run), and Codex in a headless kitty with
-# remote control; the pinned CLIs are shared.
-SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
-  CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
-  CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
-  CLINE_PKG_VERSION=3.0.65 KILO_PKG_VERSION=7.7.9 fixtures/recorder/sensed_e2e.sh all
-stage "session checkpoints end to end, beside the hooks and answering checks (the agents added after the first five, in tmux panes)"
-# Pi coding agent, Qwen Code, Copilot CLI, Cline CLI and Kilo Code: a finished turn, a question
-# where the CLI has one, the model at work, a command, a long task and the pane closed. About ten
-# minutes, nearly all of it waiting (a long task is watched for 55 s, each CLI's start-up), so it
-# runs in its own session beside the two stages below, each with its own tmux server, fake model
-# and Slate; its log is printed once they are done.
-checkpoints_log="$CARGO_TARGET_DIR/checkpoints.log"
-checkpoints=(env SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis"
-  PI_PKG_VERSION=0.73.1 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102
-  CLINE_PKG_VERSION=3.0.65 KILO_PKG_VERSION=7.7.9 fixtures/recorder/checkpoints_e2e.sh all)
-# Its CLIs are installed first, here, so that nothing is installed into the shared folder while
-# the other stages run them.
-SLATE_E2E_PIN_ONLY=1 "${checkpoints[@]}"
-checkpointed=$SECONDS
-setsid "${checkpoints[@]}" >"$checkpoints_log" 2>&1 </dev/null &
-checkpoints_pid=$!
-background+=("$checkpoints_pid")
-stage "the agents' own hooks end to end (the real CLIs under script, outside tmux)"
-# Gemini CLI, Codex, Claude Code, OpenCode, Qwen Code, Copilot CLI and Kilo Code with Slate's
-# hooks installed in a terminal Slate cannot read, and a question for Kilo Code and Cline CLI; a
-# long approved command for Codex and Gemini CLI; without hooks, with no Slate and with one that
-# never answers; the pinned CLIs are shared.
-SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
-  CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33 \
-  CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 \
-  KILO_PKG_VERSION=7.7.9 CLINE_PKG_VERSION=3.0.65 fixtures/recorder/hooks_e2e.sh all
+# directly in a private tmux server (not under slate run), Codex in a headless kitty with remote
+# control, and Codex in the desktop terminals read through the accessibility bus.
+beside "hosted sessions end to end" "${hosted[@]}"
+"${sensed[@]}"
+stage "hosted sessions end to end: the results"
+collect "hosted sessions end to end"
+stage "the agents' own hooks end to end (the real CLIs under script, outside tmux), beside the session checkpoints"
+# Pi coding agent, Qwen Code, Copilot CLI, Cline CLI and Kilo Code in tmux panes (a finished turn,
+# a question where the CLI has one, the model at work, a command, a long task and the pane closed:
+# nearly all of it waiting) run beside this stage and the next. Here: Gemini CLI, Codex, Claude
+# Code, OpenCode, Qwen Code, Copilot CLI and Kilo Code with Slate's hooks installed in a terminal
+# Slate cannot read, and a question for Kilo Code and Cline CLI; a long approved command for Codex
+# and Gemini CLI; without hooks, with no Slate and with one that never answers.
+beside "session checkpoints end to end" "${checkpoints[@]}"
+"${hooks[@]}"
 stage "answering end to end (slate approve/deny/answer on the real CLIs in tmux panes)"
 # Claude Code (approve, deny, a question by number, a working session refused), Codex (approve,
 # deny), OpenCode (approve), Qwen Code, Copilot CLI, Cline CLI and Kilo Code (approve, deny),
-# through a running slate serve; the pinned CLIs are shared.
-SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis" \
-  CODEX_PKG_VERSION=0.171.0 OPENCODE_PKG_VERSION=1.18.33 CLAUDE_PKG_VERSION=2.1.332 \
-  QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102 CLINE_PKG_VERSION=3.0.65 \
-  KILO_PKG_VERSION=7.7.9 \
-  fixtures/recorder/answer_e2e.sh all
+# Codex in kitty, and Codex and Gemini CLI under slate run, through a running slate serve.
+"${answering[@]}"
 stage "session checkpoints: the results"
-checkpoints_status=0
-wait "$checkpoints_pid" || checkpoints_status=$?
-background_names+=("(beside the stages above: session checkpoints, $((SECONDS - checkpointed)) s)")
-cat "$checkpoints_log"
-[ "$checkpoints_status" -eq 0 ] || { echo "checkpoints_e2e.sh failed ($checkpoints_status)"; exit 1; }
+collect "session checkpoints end to end"
 stage "packages: wait for the build, then install the .deb, check it, remove it"
 packages_status=0
 wait "$packages_pid" || packages_status=$?
