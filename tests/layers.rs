@@ -1,7 +1,8 @@
-//! The layers, checked: no module imports another round a circle, no source file passes 800
-//! lines (in the crates or beside them: tests, benchmarks, the page, scripts), and the pure core
-//! (`slate-core`) depends, however indirectly, on no runtime, database, file watcher, process
-//! table, git or HTTP crate.
+//! The layers, checked: no module imports another round a circle, every import goes down the
+//! layers (a crate uses only crates below it; a top-level module of `slate` only modules of its
+//! own layer or one below), no source file passes 800 lines (in the crates or beside them:
+//! tests, benchmarks, the page, scripts), and the pure core (`slate-core`) depends, however
+//! indirectly, on no runtime, database, file watcher, process table, git or HTTP crate.
 //!
 //! The import graph is read from the source: every `crate::…`, `super::…` and `self::…` path in
 //! code (not in comments), resolved to the deepest module that exists. A path from a module into
@@ -487,5 +488,142 @@ fn the_core_depends_on_no_runtime_database_watcher_process_table_or_http() {
     let engine = dependencies_of(&lock, "slate");
     for name in ["tokio", "rusqlite", "git2", "axum", "notify", "sysinfo"] {
         assert!(engine.contains(name), "slate depends on {name}");
+    }
+}
+
+/// The layers of the workspace, from the bottom up: a crate may depend only on the crates before
+/// it, and a top-level module of the `slate` crate may use only modules of its own layer or one
+/// before it (which layer is which, and why, is ARCHITECTURE.md's "Layers"). Every top-level
+/// module of `slate` is in exactly one layer, so a new module has to take its place here.
+const CRATE_ORDER: &[&str] = &["slate-core", "slate-sources", "slate", "slate-app"];
+const SLATE_LAYERS: &[(&str, &[&str])] = &[
+    (
+        "edges",
+        &[
+            "clock", "logging", "places", "token", "config", "socket", "client",
+        ],
+    ),
+    ("terminals", &["tty", "focus", "terminals", "host"]),
+    (
+        "engine",
+        &[
+            "settings", "engine", "store", "answers", "remote", "hooks", "live", "push", "mirror",
+        ],
+    ),
+    ("server", &["api"]),
+    ("commands", &["cli", "demo"]),
+];
+
+/// The layer of a top-level module, by its place in `layers`.
+fn layer_of(layers: &[(&str, &[&str])], module: &str) -> Option<usize> {
+    layers
+        .iter()
+        .position(|(_, modules)| modules.contains(&module))
+}
+
+/// Every import of `edges` that goes up: from a top-level module into one of a later layer, or
+/// between modules no layer names; described with the place that makes it.
+fn against_direction(edges: &Edges, layers: &[(&str, &[&str])]) -> Vec<String> {
+    let mut found = Vec::new();
+    for ((from, to), places) in edges {
+        if from.len() != 1 {
+            continue;
+        }
+        let (from, to) = (&from[0], &to[0]);
+        match (layer_of(layers, from), layer_of(layers, to)) {
+            (Some(low), Some(high)) if high > low => found.push(format!(
+                "{from} ({}) uses {to} ({}), a layer above it: {}",
+                layers[low].0, layers[high].0, places[0]
+            )),
+            (None, _) => found.push(format!("{from} is in no layer")),
+            (_, None) => found.push(format!("{to} is in no layer")),
+            _ => {}
+        }
+    }
+    found
+}
+
+#[test]
+fn every_import_goes_down_the_layers() {
+    let (_, files) = crates()
+        .into_iter()
+        .find(|(name, _)| *name == "slate")
+        .unwrap();
+    // Every top-level module has its layer, even one no other module uses.
+    for (module, place, _) in &files {
+        if module.len() == 1 {
+            assert!(
+                layer_of(SLATE_LAYERS, &module[0]).is_some(),
+                "{place}: the module {} is in no layer of tests/layers.rs's SLATE_LAYERS",
+                module[0]
+            );
+        }
+    }
+    let found = against_direction(&edges_of(&files), SLATE_LAYERS);
+    assert!(
+        found.is_empty(),
+        "imports against the layers (edges ← terminals ← engine ← server ← commands):\n  {}",
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn the_direction_check_finds_an_import_up_and_only_that() {
+    let file = |module: &[&str], text: &str| {
+        let module: ModPath = module.iter().map(|part| part.to_string()).collect();
+        let place = format!("src/{}.rs", module.join("/"));
+        (module, place, text.to_string())
+    };
+    let layers: &[(&str, &[&str])] = &[("low", &["a", "b"]), ("high", &["c"])];
+    // Down and sideways are fine, and so is a child's import of its parent's sibling below.
+    let fine = [
+        file(&["a"], "use crate::b::B;"),
+        file(&["b"], ""),
+        file(&["c"], "use crate::{a::A, b};"),
+        file(&["c", "x"], "use crate::a::A;"),
+    ];
+    assert_eq!(
+        against_direction(&edges_of(&fine), layers),
+        Vec::<String>::new()
+    );
+    // A low module reaching up, even from a child module or through a group, is named.
+    for text in ["use crate::c::C;", "fn f() { crate::{b, c::g}() }"] {
+        let up = [
+            file(&["a"], "mod x;"),
+            file(&["a", "x"], text),
+            file(&["c"], ""),
+        ];
+        let found = against_direction(&edges_of(&up), layers);
+        assert_eq!(found.len(), 1, "{text}: {found:?}");
+        assert!(found[0].starts_with("a (low) uses c (high)"), "{found:?}");
+    }
+    // A module in no layer is named too.
+    let stray = [file(&["a"], "use crate::d::D;"), file(&["d"], "")];
+    assert_eq!(
+        against_direction(&edges_of(&stray), layers),
+        vec!["d is in no layer".to_string()]
+    );
+}
+
+#[test]
+fn each_crate_depends_only_on_those_below_it() {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock")).unwrap();
+    for (index, name) in CRATE_ORDER.iter().enumerate() {
+        let depends = dependencies_of(&lock, name);
+        for above in &CRATE_ORDER[index..] {
+            assert!(
+                !depends.contains(*above),
+                "{name} depends on {above}, which is not below it ({})",
+                CRATE_ORDER.join(" ← ")
+            );
+        }
+        // The check reads what it must: each crate above the core stands on the one below.
+        if index > 0 {
+            assert!(
+                depends.contains(CRATE_ORDER[index - 1]),
+                "{name} depends on {}",
+                CRATE_ORDER[index - 1]
+            );
+        }
     }
 }
