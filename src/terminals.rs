@@ -33,6 +33,7 @@ pub mod front;
 pub mod hosted;
 pub mod kitty;
 mod once;
+mod pace;
 pub mod proof;
 mod sensing;
 pub mod tmux;

@@ -70,6 +70,7 @@ impl LoopState {
         if let Some(sensing) = &mut self.sensing {
             let wanted = self.engine.tracker().terminals_wanted();
             sensing.set_hosted(self.engine.tracker().hosted_controls());
+            sensing.set_marks(&self.engine.tracker().terminals_marked(), Instant::now());
             self.schedule
                 .set_panes(sensing.next_read(&wanted, Instant::now()));
             let awaiting = self.engine.tracker().awaiting_scan();

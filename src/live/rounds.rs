@@ -213,6 +213,7 @@ impl LoopState {
                 let wanted = self.engine.tracker().terminals_wanted();
                 sensing.set_hosted(self.engine.tracker().hosted_controls());
                 sensing.set_calls(self.engine.tracker().open_calls());
+                sensing.set_marks(&self.engine.tracker().terminals_marked(), Instant::now());
                 let inputs = sensing.read_due(&wanted, Instant::now());
                 self.engine.apply_all(inputs, now)
             }

@@ -7,8 +7,15 @@
 //! is read again a second later; only a second failure in a row forgets it and rests the pane.
 
 use super::*;
+use crate::agents::screens::ScreenKind;
 use crate::model::PendingCall;
 use crate::tracker::UNKNOWN_FOR;
+
+use super::pace::Pace;
+
+/// How long the worker keeps what a pane it no longer reads last showed: past the slowest pace,
+/// so a pane read less often is not handed back as news at each read.
+const REMEMBER_FOR: Duration = Duration::from_secs(30);
 
 /// What the worker hands back to the loop.
 #[derive(Debug)]
@@ -56,7 +63,10 @@ impl Reader {
         if let Ok(mut in_flight) = in_flight.lock() {
             in_flight.retain(|key| !keys.contains(key));
         }
-        self.last.retain(|key, _| keys.contains(key));
+        let now = clock();
+        self.last.retain(|key, (_, at)| {
+            keys.contains(key) || at.elapsed_until(now) < REMEMBER_FOR
+        });
         outcomes
             .into_iter()
             .filter(|outcome| match outcome {
@@ -119,6 +129,8 @@ pub struct Sensing {
     calls: HashMap<SessionKey, PendingCall>,
     /// The agent of each live agent process, to count the sessions that share an application.
     agents: HashMap<u32, AgentKind>,
+    /// How often each session's pane is read.
+    pace: Pace,
 }
 
 impl Sensing {
@@ -175,6 +187,7 @@ impl Sensing {
             hosted: HashMap::new(),
             calls: HashMap::new(),
             agents: HashMap::new(),
+            pace: Pace::default(),
         }
     }
 
@@ -182,6 +195,12 @@ impl Sensing {
     /// [`Sensing::set_hosted`].
     pub fn set_calls(&mut self, calls: HashMap<SessionKey, PendingCall>) {
         self.calls = calls;
+    }
+
+    /// The newest turn record of each session to read (`Tracker::terminals_marked`), at `now`,
+    /// given before each [`Sensing::read_due`] and [`Sensing::next_read`]: it sets their pace.
+    pub fn set_marks(&mut self, marks: &HashMap<SessionKey, Option<Timestamp>>, now: Instant) {
+        self.pace.marks(marks, now);
     }
 
     /// What tells the tab of session `key` at `address` among its application's, beside the
@@ -300,6 +319,7 @@ impl Sensing {
         let jobs: Vec<(Job, bool)> = wanted
             .iter()
             .filter(|(key, _)| !in_flight.contains(key))
+            .filter(|(key, _)| !self.held.contains(key) || self.pace.due(key, now) <= now)
             .filter_map(|(key, pid)| {
                 let address = self.address(key, *pid)?.clone();
                 let job = Job {
@@ -313,6 +333,9 @@ impl Sensing {
             .collect();
         if !jobs.is_empty() {
             in_flight.extend(jobs.iter().map(|(job, _)| job.key.clone()));
+            for (job, _) in &jobs {
+                self.pace.sent(&job.key, now);
+            }
             self.last_sent = Some(now);
             let _ = self.requests.send(Request::Read(jobs));
         }
@@ -343,8 +366,11 @@ impl Sensing {
             .map(|(key, address)| {
                 if in_flight.contains(key) {
                     now + READ_EVERY
-                } else {
+                } else if !self.held.contains(key) {
                     self.resting.get(address).copied().unwrap_or(now)
+                } else {
+                    let paced = self.pace.due(key, now);
+                    self.resting.get(address).map_or(paced, |rest| paced.max(*rest))
                 }
             })
             .min()?;
@@ -393,6 +419,8 @@ impl Sensing {
                                 }
                             }
                             self.held.insert(key.clone());
+                            self.pace
+                                .shown(&key, sensed.screen.kind == ScreenKind::Working);
                             inputs.push(Input::Sensed {
                                 key,
                                 reading: Some(sensed),

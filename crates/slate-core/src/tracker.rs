@@ -21,6 +21,7 @@ mod log;
 mod reasons;
 mod rules;
 mod signals;
+mod terminals;
 mod vouch;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -28,8 +29,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::model::{
-    Activity, AgentKind, HostedSignals, Intent, IntentState, Listing, PendingCall, Presence,
-    Reason, Session, SessionKey, Status, TerminalView, Timestamp,
+    Activity, AgentKind, HostedSignals, Intent, IntentState, Listing, Presence, Reason, Session,
+    SessionKey, Status, TerminalView, Timestamp,
 };
 
 pub use crate::model::ItemStatus;
@@ -523,54 +524,6 @@ impl Tracker {
     /// The processes the last scan recognised.
     pub fn processes(&self) -> &[SeenProcess] {
         &self.processes
-    }
-
-    /// The sessions whose terminal is worth reading, each with the process that vouches for it:
-    /// live, not hosted without a control socket (such a terminal reports only its titles and
-    /// draws), and with a tool call open. That is when a reading can change a decision (unless
-    /// the agent's listing decides it) and when a dialog can be on screen for an answer to check
-    /// against; with no call open, no dialog waits and nothing on screen changes a decision, so
-    /// nothing is read.
-    pub fn terminals_wanted(&self) -> Vec<(SessionKey, u32)> {
-        let mut wanted: Vec<(SessionKey, u32)> = self
-            .entries
-            .iter()
-            .filter_map(|(key, entry)| {
-                let decision = entry.decision.as_ref()?;
-                decision
-                    .reads_terminal
-                    .then_some((key.clone(), decision.pid?))
-            })
-            .collect();
-        wanted.sort();
-        wanted
-    }
-
-    /// The newest open call of each session that [`Tracker::terminals_wanted`] lists: the call a
-    /// dialog on its screen would be about, which tells its tab among others where a terminal
-    /// does not say which tab is the session's (the accessibility bus).
-    pub fn open_calls(&self) -> HashMap<SessionKey, PendingCall> {
-        self.reading_terminals()
-            .filter_map(|(key, entry)| Some((key.clone(), entry.log.newest_open_call()?.pending())))
-            .collect()
-    }
-
-    /// The sessions whose terminal is read ([`Tracker::terminals_wanted`]), with their entries.
-    fn reading_terminals(&self) -> impl Iterator<Item = (&SessionKey, &Entry)> {
-        self.entries.iter().filter(|(_, entry)| {
-            entry
-                .decision
-                .as_ref()
-                .is_some_and(|decision| decision.reads_terminal)
-        })
-    }
-
-    /// The control socket of each hosted session that [`Tracker::terminals_wanted`] lists: its
-    /// screen is read there rather than wherever its process's terminal is located.
-    pub fn hosted_controls(&self) -> HashMap<SessionKey, String> {
-        self.reading_terminals()
-            .filter_map(|(key, entry)| Some((key.clone(), entry.hosted.as_ref()?.control.clone()?)))
-            .collect()
     }
 
     /// How Slate sees the terminal of process `pid`, as the edges last said.
