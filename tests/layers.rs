@@ -36,6 +36,7 @@ const MAX_LINES: usize = 800;
 /// beside them (transcripts, screens, snapshots, stores, payloads) has other extensions.
 const OTHER_SOURCES: &[&str] = &[
     "tests",
+    "crates/slate-core/tests",
     "benches",
     "ui",
     "scripts",

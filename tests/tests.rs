@@ -39,15 +39,11 @@ mod qwen; // the Qwen Code adapter: chats, registry, processes and titles, over 
 mod recordings; // real CLI recordings replayed through the whole engine
 mod registry; // the agent registry: built-in descriptions, wire ids, a toy agent through the engine
 mod remote; // sessions on other machines over SSH: the link, the merged view, a real sshd on loopback
-mod schedule; // the live loop's timers from data, with made-up instants
 mod screens; // the screen grammars against real screens recorded from the CLIs, and lookalikes
 mod sshd; // a real OpenSSH server on 127.0.0.1 for the remote tests: throwaway keys, forced HOMEs
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod terminals; // sensed terminals: where a pane is, the tools' outputs, real tmux, kitty's socket
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
-mod titles; // the title grammars against real titles recorded from the CLIs
-mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
 mod unread; // records a parser does not know: the state kept, said in show and doctor, sampled redacted
 mod util; // helpers several modules share: a Claude Code session in a temp HOME and its process, a screen reworded
-mod versions; // the versions the live sessions were written by, beside the versions Slate was checked against
 mod waiting_for; // Claude Code's waitingFor, each value replayed: its reason, the person's own menu, a value Slate does not know

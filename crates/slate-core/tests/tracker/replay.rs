@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use slate::agents::{AgentProcess, Info, Observation, ProcessRole, Record, Title, TitleSource};
-use slate::model::{
+use slate_core::agents::{AgentProcess, Info, Observation, ProcessRole, Record, Title, TitleSource};
+use slate_core::model::{
     HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry, ProcessInfo,
     SessionKey, Timestamp,
 };
-use slate::tracker::{
+use slate_core::tracker::{
     notifications_muted, Batch, Input, ItemStatus, Policy, SeenProcess, Tracker, TranscriptRole,
     WorkItemInfo,
 };
@@ -153,7 +153,7 @@ fn inputs(
         let views = terminals
             .iter()
             .map(|spec| {
-                let view = slate::model::TerminalView {
+                let view = slate_core::model::TerminalView {
                     kind: spec.kind,
                     pane: spec.pane.clone(),
                     sensed: spec.sensed,
@@ -165,13 +165,13 @@ fn inputs(
         inputs.push(Input::Terminals(views));
     }
     if let Some(spec) = &step.sensed {
-        let reading = (!spec.unreadable).then(|| slate::tracker::Sensed {
+        let reading = (!spec.unreadable).then(|| slate_core::tracker::Sensed {
             at: at(step.at),
             title: spec.title.clone(),
-            screen: slate::agents::screens::ScreenSeen {
+            screen: slate_core::agents::screens::ScreenSeen {
                 kind: spec
                     .screen
-                    .unwrap_or(slate::agents::screens::ScreenKind::Unknown),
+                    .unwrap_or(slate_core::agents::screens::ScreenKind::Unknown),
                 summary: spec.summary.clone(),
             },
             dialog: dialog_of(spec),
@@ -249,7 +249,7 @@ fn check(path: &Path) {
     let mut tracker = Tracker::new(Policy::default());
     let mut intents = BTreeMap::new();
     // The last session object each session's changes published, as the live list has it.
-    let mut published: BTreeMap<SessionKey, slate::model::Session> = BTreeMap::new();
+    let mut published: BTreeMap<SessionKey, slate_core::model::Session> = BTreeMap::new();
     let name = path.file_name().unwrap().to_string_lossy();
     for (time, _, event) in events {
         let now = at(time);
@@ -338,19 +338,19 @@ fn check(path: &Path) {
                         .terminal
                         .as_ref()
                         .map_or("none", |terminal| match terminal.kind {
-                            slate::model::TerminalKind::Hosted => "hosted",
-                            slate::model::TerminalKind::Tmux => "tmux",
-                            slate::model::TerminalKind::Kitty => "kitty",
-                            slate::model::TerminalKind::Wezterm => "wezterm",
-                            slate::model::TerminalKind::Accessibility => "accessibility",
-                            slate::model::TerminalKind::Plain => "plain",
-                            slate::model::TerminalKind::Unknown => "unknown",
-                            slate::model::TerminalKind::Other(_) => "other",
+                            slate_core::model::TerminalKind::Hosted => "hosted",
+                            slate_core::model::TerminalKind::Tmux => "tmux",
+                            slate_core::model::TerminalKind::Kitty => "kitty",
+                            slate_core::model::TerminalKind::Wezterm => "wezterm",
+                            slate_core::model::TerminalKind::Accessibility => "accessibility",
+                            slate_core::model::TerminalKind::Plain => "plain",
+                            slate_core::model::TerminalKind::Unknown => "unknown",
+                            slate_core::model::TerminalKind::Other(_) => "other",
                         });
                     assert_eq!(seen, kind, "{name}: terminal at {time}s");
                 }
                 if let Some(want) = &expect.dialog {
-                    let summary = |session: Option<&slate::model::Session>| {
+                    let summary = |session: Option<&slate_core::model::Session>| {
                         session
                             .and_then(|session| session.dialog.as_ref())
                             .map_or("none".to_string(), |dialog| dialog.summary.clone())
@@ -376,7 +376,7 @@ fn check(path: &Path) {
 
 #[test]
 fn scenarios() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios");
+    let dir = crate::repository().join("fixtures/scenarios");
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .expect("fixtures/scenarios exists")
         .map(|entry| entry.unwrap().path())

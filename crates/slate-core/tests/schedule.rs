@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use slate::schedule::{rewalk_interval, Schedule, Task, Timer, Timing};
+use slate_core::schedule::{rewalk_interval, Schedule, Task, Timer, Timing};
 
 fn secs(seconds: f64) -> Duration {
     Duration::from_secs_f64(seconds)
@@ -171,7 +171,7 @@ fn terminal_reads_come_after_the_scan_and_before_the_tracker_ticks() {
 
 #[test]
 fn a_tool_call_no_process_vouches_for_brings_the_scan_forward_for_a_while() {
-    use slate::model::{AgentKind, SessionKey};
+    use slate_core::model::{AgentKind, SessionKey};
     let t0 = Instant::now();
     let mut schedule = started(t0);
     let key = SessionKey::new(AgentKind::CODEX, "new-session");

@@ -1,10 +1,10 @@
 //! Which versions of each agent the live sessions were written by, beside the versions Slate was
 //! checked against (`agents::versions`): a newer one is said, in the report and for the session.
 
-use slate::agents::versions::{newer_note, report};
-use slate::agents::{Info, Observation, Record, RecordKind, BUILT_IN};
-use slate::model::{AgentKind, Session, SessionKey, Status, Timestamp};
-use slate::tracker::{Batch, Input, Policy, Tracker, TranscriptRole};
+use slate_core::agents::versions::{newer_note, report};
+use slate_core::agents::{Info, Observation, Record, RecordKind, BUILT_IN};
+use slate_core::model::{AgentKind, Session, SessionKey, Status, Timestamp};
+use slate_core::tracker::{Batch, Input, Policy, Tracker, TranscriptRole};
 
 fn at(seconds: i64) -> Timestamp {
     Timestamp::from_millis(1_800_000_000_000 + seconds * 1000)

@@ -2,11 +2,11 @@
 //! was recorded from the real CLI in tmux (fixtures/recorder) and is classified here. The snapshot
 //! shows each run of one title kind; the asserts pin what each recorded scenario must show.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
-use slate::agents::titles::{classify_title, TitleKind};
-use slate::model::AgentKind;
+use slate_core::agents::titles::{classify_title, TitleKind};
+use slate_core::model::AgentKind;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -22,7 +22,7 @@ struct Recording {
 }
 
 fn recordings() -> Vec<Recording> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/titles");
+    let root = crate::repository().join("fixtures/titles");
     let mut paths: Vec<PathBuf> = Vec::new();
     for agent in std::fs::read_dir(&root).unwrap() {
         for version in std::fs::read_dir(agent.unwrap().path()).unwrap() {

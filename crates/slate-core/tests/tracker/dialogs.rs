@@ -1,14 +1,12 @@
 //! A dialog carries the open call it agrees with, bounded.
 
-use std::path::Path;
-
-use slate::agents::{CallKind, Info, Observation, Record, RecordKind};
-use slate::model::{AgentKind, SessionKey, Timestamp};
-use slate::tracker::{Batch, Input, Policy, Tracker, TranscriptRole};
+use slate_core::agents::{CallKind, Info, Observation, Record, RecordKind};
+use slate_core::model::{AgentKind, SessionKey, Timestamp};
+use slate_core::tracker::{Batch, Input, Policy, Tracker, TranscriptRole};
 
 /// A Claude Code session with these tool calls open, its screen showing the recorded Bash
 /// dialog for `touch x.txt`, and the dialog its session object carries.
-fn dialog_with_calls(calls: &[(&str, &str, &str)]) -> Option<slate::model::SessionDialog> {
+fn dialog_with_calls(calls: &[(&str, &str, &str)]) -> Option<slate_core::model::SessionDialog> {
     let now = Timestamp::from_millis(1_800_000_000_000);
     let mut tracker = Tracker::new(Policy::default());
     let key = SessionKey::new(AgentKind::CLAUDE_CODE, "s-calls");
@@ -23,7 +21,7 @@ fn dialog_with_calls(calls: &[(&str, &str, &str)]) -> Option<slate::model::Sessi
                 call_id: id.to_string(),
                 name: name.to_string(),
                 detail: None,
-                input: slate::agents::CallInput::of(command),
+                input: slate_core::agents::CallInput::of(command),
                 kind: if *name == "Agent" {
                     CallKind::SubAgent
                 } else {
@@ -44,15 +42,15 @@ fn dialog_with_calls(calls: &[(&str, &str, &str)]) -> Option<slate::model::Sessi
         now,
     );
     let screen = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
+        crate::repository()
             .join("fixtures/screens/claude-code/2.1.332/permission-touch.txt"),
     )
     .unwrap();
-    let screen = slate::agents::screens::read_screen(AgentKind::CLAUDE_CODE, &screen);
+    let screen = slate_core::agents::screens::read_screen(AgentKind::CLAUDE_CODE, &screen);
     tracker.apply(
         Input::Sensed {
             key: key.clone(),
-            reading: Some(slate::tracker::Sensed::of(now, None, &screen)),
+            reading: Some(slate_core::tracker::Sensed::of(now, None, &screen)),
         },
         now,
     );
@@ -97,7 +95,7 @@ fn a_dialog_carries_the_open_call_it_agrees_with_bounded() {
     let dialog = dialog_with_calls(&[("t1", "Bash", &huge)]).expect("a dialog");
     let call = dialog.call.expect("a call");
     assert!(call.cut);
-    assert!(call.input.unwrap().len() <= slate::agents::INPUT_BYTES);
+    assert!(call.input.unwrap().len() <= slate_core::agents::INPUT_BYTES);
     assert!(!dialog.answerable);
 
     // No call at all: the dialog as before, answerable.

@@ -1,12 +1,12 @@
 //! Closed history kept as small summaries, what brings one back to a full entry, and a CLI started
 //! since the last process scan, which waits for one.
 
-use slate::agents::{AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind};
-use slate::model::{
+use slate_core::agents::{AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind};
+use slate_core::model::{
     AgentKind, Intent, IntentState, ListedStatus, Listing, ListingEntry, ProcessInfo, SessionKey,
     Status, Timestamp,
 };
-use slate::tracker::{Batch, Input, Policy, SeenProcess, Tracker, TranscriptRole};
+use slate_core::tracker::{Batch, Input, Policy, SeenProcess, Tracker, TranscriptRole};
 
 use super::at;
 
@@ -229,7 +229,7 @@ fn a_cli_started_since_the_last_scan_waits_for_one() {
         later,
     );
     let session = tracker.session(&key).expect("the session");
-    assert_eq!(session.status, slate::model::Status::Waiting);
+    assert_eq!(session.status, slate_core::model::Status::Waiting);
     // The next scan finds it gone: its death still closes the session, and nothing waits.
     let gone = later.plus(std::time::Duration::from_secs(2));
     tracker.apply(
@@ -237,7 +237,7 @@ fn a_cli_started_since_the_last_scan_waits_for_one() {
         gone,
     );
     let session = tracker.session(&key).expect("the session");
-    assert_eq!(session.status, slate::model::Status::Ended);
+    assert_eq!(session.status, slate_core::model::Status::Ended);
     assert_eq!(session.session_state.reason.code.as_str(), "process_gone");
     assert_eq!(tracker.awaiting_scan(), Vec::<SessionKey>::new());
 }

@@ -6,8 +6,8 @@ mod history; // closed history as summaries, and a session waiting for a scan
 mod replay; // every scenario replayed, and each quiet flip announced
 
 use serde::Deserialize;
-use slate::agents::{CallKind, RecordKind};
-use slate::model::{AgentKind, Awaiting, Timestamp};
+use slate_core::agents::{CallKind, RecordKind};
+use slate_core::model::{AgentKind, Awaiting, Timestamp};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,7 +71,7 @@ struct Step {
 #[serde(deny_unknown_fields)]
 struct TerminalSpec {
     pid: u32,
-    kind: slate::model::TerminalKind,
+    kind: slate_core::model::TerminalKind,
     #[serde(default)]
     pane: Option<String>,
     #[serde(default = "yes")]
@@ -89,7 +89,7 @@ struct SensedSpec {
     title: Option<String>,
     /// What the screen shows: permission, question, plan, idle, working or unknown.
     #[serde(default)]
-    screen: Option<slate::agents::screens::ScreenKind>,
+    screen: Option<slate_core::agents::screens::ScreenKind>,
     #[serde(default)]
     summary: Option<String>,
     /// A dialog's options, numbered from 1 in this order (the first highlighted).
@@ -247,8 +247,8 @@ struct Expect {
 }
 
 /// The dialog a sensed step's screen shows, when it lists options.
-fn dialog_of(spec: &SensedSpec) -> Option<slate::agents::screens::Dialog> {
-    use slate::agents::screens::{Dialog, DialogKind, DialogOption, ScreenKind};
+fn dialog_of(spec: &SensedSpec) -> Option<slate_core::agents::screens::Dialog> {
+    use slate_core::agents::screens::{Dialog, DialogKind, DialogOption, ScreenKind};
     let kind = match spec.screen? {
         ScreenKind::Permission => DialogKind::Permission,
         ScreenKind::Question => DialogKind::Question,
