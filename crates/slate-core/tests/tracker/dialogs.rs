@@ -42,8 +42,7 @@ fn dialog_with_calls(calls: &[(&str, &str, &str)]) -> Option<slate_core::model::
         now,
     );
     let screen = std::fs::read_to_string(
-        crate::repository()
-            .join("fixtures/screens/claude-code/2.1.332/permission-touch.txt"),
+        crate::repository().join("fixtures/screens/claude-code/2.1.332/permission-touch.txt"),
     )
     .unwrap();
     let screen = slate_core::agents::screens::read_screen(AgentKind::CLAUDE_CODE, &screen);

@@ -1,7 +1,9 @@
 //! Closed history kept as small summaries, what brings one back to a full entry, and a CLI started
 //! since the last process scan, which waits for one.
 
-use slate_core::agents::{AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind};
+use slate_core::agents::{
+    AgentProcess, CallKind, Info, Observation, ProcessRole, Record, RecordKind,
+};
 use slate_core::model::{
     AgentKind, Intent, IntentState, ListedStatus, Listing, ListingEntry, ProcessInfo, SessionKey,
     Status, Timestamp,

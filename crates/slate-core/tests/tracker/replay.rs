@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use slate_core::agents::{AgentProcess, Info, Observation, ProcessRole, Record, Title, TitleSource};
+use slate_core::agents::{
+    AgentProcess, Info, Observation, ProcessRole, Record, Title, TitleSource,
+};
 use slate_core::model::{
     HostedSignals, Intent, IntentState, ListedStatus, Listing, ListingEntry, ProcessInfo,
     SessionKey, Timestamp,
