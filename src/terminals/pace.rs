@@ -181,7 +181,11 @@ mod tests {
         reads(&mut pace, start, 0, 100);
         let late = start + Duration::from_secs(100);
         pace.marks(&HashMap::new(), late);
-        assert_eq!(pace.due(&key(), late), late, "never sent since it came back");
+        assert_eq!(
+            pace.due(&key(), late),
+            late,
+            "never sent since it came back"
+        );
         pace.marks(&marked(1), late);
         assert_eq!(pace.every(&key(), late), READ_EVERY);
         assert_eq!(pace.due(&key(), late), late);
