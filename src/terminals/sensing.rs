@@ -64,9 +64,8 @@ impl Reader {
             in_flight.retain(|key| !keys.contains(key));
         }
         let now = clock();
-        self.last.retain(|key, (_, at)| {
-            keys.contains(key) || at.elapsed_until(now) < REMEMBER_FOR
-        });
+        self.last
+            .retain(|key, (_, at)| keys.contains(key) || at.elapsed_until(now) < REMEMBER_FOR);
         outcomes
             .into_iter()
             .filter(|outcome| match outcome {
@@ -370,7 +369,9 @@ impl Sensing {
                     self.resting.get(address).copied().unwrap_or(now)
                 } else {
                     let paced = self.pace.due(key, now);
-                    self.resting.get(address).map_or(paced, |rest| paced.max(*rest))
+                    self.resting
+                        .get(address)
+                        .map_or(paced, |rest| paced.max(*rest))
                 }
             })
             .min()?;
