@@ -24,20 +24,20 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::agents::keys::{self, Action};
-use crate::agents::screens::Screen;
-use crate::model::{PendingCall, SessionKey, TerminalKind, Timestamp};
-use crate::terminals::proof::{self, Proof};
-use crate::terminals::{self, hosted, Address, Backends};
+use slate_core::agents::keys::{self, Action};
+use slate_core::agents::screens::Screen;
+use slate_core::model::{PendingCall, SessionKey, TerminalKind, Timestamp};
+use slate_terminals::terminals::proof::{self, Proof};
+use slate_terminals::terminals::{self, hosted, Address, Backends};
 
 mod route;
 
-pub use crate::protocol::{
+pub use route::{answer, answer_in, refuse, Ledger, Route};
+pub use slate_core::protocol::{
     check, ErrorBody, ErrorCode, Record, RespondError, RespondRequest, Responded, Surface,
     CONFIRM_WITHIN,
 };
-pub use crate::protocol::{Attempt, Target};
-pub use route::{answer, answer_in, refuse, Ledger, Route};
+pub use slate_core::protocol::{Attempt, Target};
 
 /// How often the screen is read while waiting for the dialog to leave.
 const CONFIRM_EVERY: Duration = Duration::from_millis(50);
@@ -121,7 +121,7 @@ pub fn terminal_of_in(backends: Backends, target: &Target) -> Result<Destination
         _ => {
             let message = match located.view.kind {
                 TerminalKind::Plain => PLAIN_NOTE.to_string(),
-                TerminalKind::Accessibility => crate::model::SEEN_ONLY.to_string(),
+                TerminalKind::Accessibility => slate_core::model::SEEN_ONLY.to_string(),
                 _ => format!(
                     "slate cannot type into this terminal ({}): {}",
                     located.view.describe(),
@@ -194,7 +194,7 @@ impl Claim {
     /// Takes session `key`'s lock in `folder` at once, or says that another answer holds it.
     pub fn take(folder: &Path, key: &SessionKey) -> Result<Claim, RespondError> {
         let internal = |why: String| RespondError::new(ErrorCode::Internal, why);
-        crate::host::control::private_folder(folder)
+        crate::places::private_folder(folder)
             .map_err(|why| internal(format!("cannot make the answers' lock folder: {why}")))?;
         let name: String = Sha256::digest(key.reference().as_bytes())[..12]
             .iter()
@@ -359,7 +359,7 @@ enum After {
 /// [`respond_to`] with the session's lock held.
 fn respond_at(
     destination: &Destination,
-    agent: crate::model::AgentKind,
+    agent: slate_core::model::AgentKind,
     call: Option<&PendingCall>,
     request: &RespondRequest,
     claim: &mut Claim,

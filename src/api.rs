@@ -28,7 +28,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::answers::{self, ErrorCode, Ledger, RespondError, RespondRequest, Route, Target};
 use crate::live::{self, Update};
-use crate::model::{
+use slate_core::model::{
     AgentKind, Awaiting, HostedSignals, Intent, IntentState, ServerKind, Session, SessionKey,
 };
 
@@ -258,7 +258,7 @@ async fn set_intent(
         reason: request.reason,
         awaiting_who,
     };
-    if let Err(err) = crate::limits::intent(&intent) {
+    if let Err(err) = slate_core::limits::intent(&intent) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, "invalid", err.to_string());
     }
     let there = ("park, await or resume it", "park");
@@ -333,7 +333,7 @@ async fn set_muted(
 struct Books<'a>(&'a live::Handle);
 
 impl Ledger for Books<'_> {
-    fn now(&self) -> crate::model::Timestamp {
+    fn now(&self) -> slate_core::model::Timestamp {
         self.0.now()
     }
 
@@ -467,9 +467,9 @@ async fn hosted(
 /// or cut.
 async fn hook(
     State(state): State<AppState>,
-    JsonBody(report): JsonBody<crate::agents::hooks::HookReport>,
+    JsonBody(report): JsonBody<slate_core::agents::hooks::HookReport>,
 ) -> Response {
-    use crate::agents::hooks::{clean, valid_id, FIELD_LIMIT, ID_LIMIT};
+    use slate_core::agents::hooks::{clean, valid_id, FIELD_LIMIT, ID_LIMIT};
     if AgentKind::parse(&report.agent).is_none() {
         return error(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -495,7 +495,7 @@ async fn hook(
         );
     }
     let bounded = |text: Option<String>| text.map(|text| clean(&text, FIELD_LIMIT));
-    let report = crate::agents::hooks::HookReport {
+    let report = slate_core::agents::hooks::HookReport {
         event: clean(&report.event, 64),
         tool: bounded(report.tool),
         detail: bounded(report.detail),
@@ -591,7 +591,7 @@ struct Removed<'a> {
     agent: &'a AgentKind,
     id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    machine: Option<&'a crate::model::Machine>,
+    machine: Option<&'a slate_core::model::Machine>,
 }
 
 impl<'a> Removed<'a> {

@@ -29,10 +29,10 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use crate::model::ServerKind;
 use crate::places::Places;
-use crate::protocol::{ErrorBody, ErrorCode, RespondError, RespondRequest, Responded};
-use crate::sources::roots::Env;
+use slate_core::model::ServerKind;
+use slate_core::protocol::{ErrorBody, ErrorCode, RespondError, RespondRequest, Responded};
+use slate_sources::sources::roots::Env;
 
 /// How long a request may take when the caller gives no limit of its own.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);

@@ -2,7 +2,7 @@
 //! loop, `slate run`, the command line) read it here, and the async followers of the live
 //! service (the push worker, the tray's) wait here for a deadline the core gave them.
 
-use crate::model::Timestamp;
+use slate_core::model::Timestamp;
 
 /// The time now, by the system's wall clock.
 pub fn system_clock() -> Timestamp {

@@ -22,8 +22,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::engine::ProcessSource;
-use crate::model::{ProcessInfo, ProcessTable, Timestamp};
-use crate::sources::roots::Env;
+use slate_core::model::{ProcessInfo, ProcessTable, Timestamp};
+use slate_sources::sources::roots::Env;
 
 /// One made-up session.
 #[derive(Debug, Clone, PartialEq, Eq)]

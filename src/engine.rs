@@ -17,16 +17,18 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::agents::hooks::HookReport;
-use crate::agents::{Observation, ProcessRole, Registry};
-use crate::model::{AgentKind, Problem, ProblemKind, ProcessTable, Session, SessionKey, Timestamp};
-use crate::sources::roots::{self, Env, Roots, WatchSpec};
-use crate::sources::stores::StoreState;
-use crate::sources::walk::{self, ReadState, ScanOptions, ScanResult};
-use crate::sources::{listings, processes};
 use crate::store::{Store, StoreError};
-use crate::terminals::Backends;
-use crate::tracker::{Change, Evidence, Input, Policy, SeenProcess, Tracker, WorkItemInfo};
+use slate_core::agents::hooks::HookReport;
+use slate_core::agents::{Observation, ProcessRole, Registry};
+use slate_core::model::{
+    AgentKind, Problem, ProblemKind, ProcessTable, Session, SessionKey, Timestamp,
+};
+use slate_core::tracker::{Change, Evidence, Input, Policy, SeenProcess, Tracker, WorkItemInfo};
+use slate_sources::sources::roots::{self, Env, Roots, WatchSpec};
+use slate_sources::sources::stores::StoreState;
+use slate_sources::sources::walk::{self, ReadState, ScanOptions, ScanResult};
+use slate_sources::sources::{listings, processes};
+use slate_terminals::terminals::Backends;
 
 /// Where the engine gets its process table.
 #[derive(Debug, Clone)]
@@ -62,8 +64,8 @@ impl Options {
             policy: Policy::default(),
             scan: ScanOptions::default(),
             processes: ProcessSource::Live,
-            registry: crate::agents::BUILT_IN,
-            terminals: crate::terminals::BUILT_IN,
+            registry: slate_core::agents::BUILT_IN,
+            terminals: slate_terminals::terminals::BUILT_IN,
         }
     }
 }
@@ -437,11 +439,11 @@ impl Engine {
         let Some(hooks) = description.hooks else {
             return Vec::new();
         };
-        if !crate::agents::hooks::valid_id(&report.session_id) {
+        if !slate_core::agents::hooks::valid_id(&report.session_id) {
             return Vec::new();
         }
         let key = SessionKey::new(description.kind(), report.session_id.clone());
-        match crate::agents::hooks::seen(hooks, key, report, at.min(now)) {
+        match slate_core::agents::hooks::seen(hooks, key, report, at.min(now)) {
             Some(seen) => self.apply(Input::Hook(seen), now),
             None => Vec::new(),
         }
@@ -710,7 +712,7 @@ pub fn merge(first: Vec<Change>, second: Vec<Change>) -> Vec<Change> {
 /// `engine` (`terminals::locate_once`, `terminals::read_once`). A decisive title or screen
 /// decides on this one read; rules that need time wait for a live engine.
 pub fn sense_once(engine: &mut Engine, now: Timestamp, clock: fn() -> Timestamp) {
-    let once = crate::terminals::locate_once(engine.terminals, engine.processes());
+    let once = slate_terminals::terminals::locate_once(engine.terminals, engine.processes());
     for problem in &once.problems {
         engine.record_problem(problem.clone());
     }
@@ -718,7 +720,7 @@ pub fn sense_once(engine: &mut Engine, now: Timestamp, clock: fn() -> Timestamp)
     let wanted = engine.tracker().terminals_wanted();
     let hosted = engine.tracker().hosted_controls();
     let calls = engine.tracker().open_calls();
-    let readings = crate::terminals::read_once(&once, wanted, &hosted, &calls, clock);
+    let readings = slate_terminals::terminals::read_once(&once, wanted, &hosted, &calls, clock);
     for problem in readings.problems {
         engine.record_problem(problem);
     }

@@ -16,13 +16,13 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::agents::hooks::{self, HookReport, EVENT_LIMIT};
-use crate::agents::Registry;
 use crate::client::Client;
-use crate::model::Timestamp;
 use crate::places::Places;
-use crate::sources::regular_file;
-use crate::sources::roots::Env;
+use slate_core::agents::hooks::{self, HookReport, EVENT_LIMIT};
+use slate_core::agents::Registry;
+use slate_core::model::Timestamp;
+use slate_sources::sources::regular_file;
+use slate_sources::sources::roots::Env;
 
 /// The most `slate hook` takes, from its start to its exit.
 pub const BUDGET: Duration = Duration::from_millis(250);

@@ -30,10 +30,10 @@ use std::time::Duration;
 
 use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
 
-use crate::agents::{self, program_name};
 use crate::client::{Client, ClientError};
 use crate::clock::system_clock;
-use crate::model::{AgentKind, ProcessInfo, Timestamp};
+use slate_core::agents::{self, program_name};
+use slate_core::model::{AgentKind, ProcessInfo, Timestamp};
 
 /// Reports go out at most this often; a draw is reported again only this long after the last
 /// reported one, so a terminal that keeps drawing costs about one report a second.

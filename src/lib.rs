@@ -37,6 +37,7 @@
 
 pub use slate_core::{agents, limits, lines, model, policy, protocol, report, schedule, tracker};
 pub use slate_sources::{child, sources, watch};
+pub use slate_terminals::{focus, socket, terminals, tty};
 
 pub mod answers;
 pub mod api;
@@ -45,7 +46,6 @@ pub mod clock;
 pub mod config;
 pub mod demo;
 pub mod engine;
-pub mod focus;
 pub mod hooks;
 pub mod host;
 pub mod live;
@@ -55,8 +55,5 @@ pub mod places;
 pub mod push;
 pub mod remote;
 pub mod settings;
-pub mod socket;
 pub mod store;
-pub mod terminals;
 pub mod token;
-pub mod tty;

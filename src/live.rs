@@ -46,20 +46,20 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::engine::{Engine, Options, RootReport};
-use crate::model::{AgentKind, HostedSignals, Machine, Session, SessionKey, Timestamp};
-use crate::policy::notifications;
 use crate::remote::link::{Credit, Link};
 use crate::remote::view::{LinkEvent, Remotes};
 use crate::remote::{self, LinkOptions};
-use crate::schedule::Schedule;
 use crate::settings::{self, Settings};
-use crate::sources::git::GitCache;
 use crate::store::{Store, Transition};
-use crate::terminals::{self, Sensing};
-use crate::tracker::{Closed, Evidence, Policy};
-use crate::watch::{self, Hint};
+use slate_core::model::{AgentKind, HostedSignals, Machine, Session, SessionKey, Timestamp};
+use slate_core::policy::notifications;
+use slate_core::schedule::Schedule;
+use slate_core::tracker::{Closed, Evidence, Policy};
+use slate_sources::sources::git::GitCache;
+use slate_sources::watch::{self, Hint};
+use slate_terminals::terminals::{self, Sensing};
 
-pub use crate::schedule::Timing;
+pub use slate_core::schedule::Timing;
 
 /// Everything that can wake the loop besides its timers.
 #[derive(Debug)]
@@ -90,7 +90,7 @@ pub enum Event {
     },
     /// An event of an agent's own hooks (`POST /hooks`), received at `at`.
     Hook {
-        report: crate::agents::hooks::HookReport,
+        report: slate_core::agents::hooks::HookReport,
         at: Timestamp,
     },
     /// Stop the loop.
@@ -153,7 +153,7 @@ pub struct Detail {
     pub transitions: Vec<Transition>,
     /// The latest answers to its dialogs, newest first, whatever their outcome.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub answers: Vec<crate::protocol::Record>,
+    pub answers: Vec<slate_core::protocol::Record>,
     /// The time the session has spent in Needs you, in all, from the recorded transitions; absent
     /// without a store.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -165,7 +165,7 @@ pub struct Detail {
 pub struct Health {
     pub version: String,
     pub roots: Vec<RootReport>,
-    pub problems: BTreeMap<crate::model::ProblemKind, u64>,
+    pub problems: BTreeMap<slate_core::model::ProblemKind, u64>,
     pub live_sessions: usize,
     pub needs_you: usize,
     /// Set when the store was corrupt at start-up and was moved aside to this path.
@@ -179,7 +179,7 @@ pub struct Health {
     pub remotes: Vec<remote::Report>,
     /// Per agent, the versions its live sessions were written by beside those Slate was checked
     /// against, and whether one is newer (`agents::versions`).
-    pub agents: Vec<crate::agents::versions::AgentVersions>,
+    pub agents: Vec<slate_core::agents::versions::AgentVersions>,
     /// The push channel's counts, while `[push]` names a channel (`push`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub push: Option<PushReport>,

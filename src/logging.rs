@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
 
-use crate::report::terminal_text;
+use slate_core::report::terminal_text;
 
 /// The targets whose records are never written.
 const SILENCED: &[&str] = &["ureq", "ureq_proto"];

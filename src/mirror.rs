@@ -19,8 +19,8 @@ use std::collections::HashMap;
 
 use crate::client::ServerEvent;
 use crate::live::Update;
-use crate::model::{Session, SessionKey};
-use crate::report;
+use slate_core::model::{Session, SessionKey};
+use slate_core::report;
 
 /// What one event of the live stream says.
 #[derive(Debug, Clone, PartialEq)]

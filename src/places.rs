@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::sources::roots::Env;
+use slate_sources::sources::roots::Env;
 
 /// The operating systems whose folder conventions differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +151,39 @@ fn platform_dir(
                 .fold(home.to_path_buf(), |path, part| path.join(part)),
         },
     }
+}
+
+/// Makes `folder` the private runtime folder, or says why it cannot be: it is created 0700 when
+/// missing (with its parents), and an existing one must be a real folder (not a link) owned by
+/// this user; its mode is narrowed to 0700 when it is wider.
+pub fn private_folder(folder: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let shown = folder.display();
+    if let Some(parent) = folder.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(folder) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(format!("cannot create {shown}: {error}")),
+    }
+    let meta = std::fs::symlink_metadata(folder)
+        .map_err(|error| format!("cannot read {shown}: {error}"))?;
+    if !meta.file_type().is_dir() {
+        return Err(format!("{shown} is not a folder"));
+    }
+    if meta.uid() != nix::unistd::geteuid().as_raw() {
+        return Err(format!("{shown} belongs to another user"));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))
+            .map_err(|error| format!("cannot make {shown} private: {error}"))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -34,12 +34,12 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::config::{push, Notifications, Push};
-use crate::limits::spaced;
 use crate::live::{Handle, PushFailure, PushStats};
-use crate::model::{Session, Timestamp};
 use crate::places::Places;
-use crate::policy::menu::Pause;
-use crate::policy::notifications::{self, Input, NotificationPlan, Notifier};
+use slate_core::limits::spaced;
+use slate_core::model::{Session, Timestamp};
+use slate_core::policy::menu::Pause;
+use slate_core::policy::notifications::{self, Input, NotificationPlan, Notifier};
 
 /// How long one push may take in all, connecting and TLS included.
 pub const DEADLINE: Duration = Duration::from_secs(10);
@@ -277,7 +277,7 @@ async fn decide_all(
         for plan in &decision.plans {
             // Quiet while you look: a person at the screen needs no push either.
             if notifications.quiet_while_looking
-                && crate::terminals::front::seen_already(plan).is_some()
+                && slate_terminals::terminals::front::seen_already(plan).is_some()
             {
                 continue;
             }

@@ -21,8 +21,8 @@ use serde::Serialize;
 
 use crate::config::{self, Config};
 use crate::engine::Options;
-use crate::sources::roots::Env;
-use crate::tracker::Policy;
+use slate_core::tracker::Policy;
+use slate_sources::sources::roots::Env;
 
 /// The engine's options for `env` under `config`: the process's own environment and live
 /// processes, with the tracker's policy from `[project-policy]`.

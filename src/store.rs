@@ -22,11 +22,11 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
-use crate::model::{
+use slate_core::model::{
     Awaiting, Intent, IntentState, ItemStatus, Reason, SessionKey, Status, Timestamp,
 };
-use crate::policy::menu::Pause;
-use crate::protocol::Record;
+use slate_core::policy::menu::Pause;
+use slate_core::protocol::Record;
 
 mod decode;
 mod mutes;

@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use slate::agents::screens::{read_screen, Screen, ScreenKind};
-use slate::host::control::{self, Terminal, MAX_CONNECTIONS, MAX_LINE, MAX_WRITE};
+use slate::host::control::{self, Terminal, MAX_CONNECTIONS, MAX_LINE};
 use slate::model::AgentKind;
 use slate::terminals::hosted;
+use slate::terminals::hosted::wire::MAX_WRITE;
 
 /// A terminal that shows a fixed screen and keeps what is typed into it.
 #[derive(Default)]
@@ -97,17 +98,17 @@ fn a_folder_open_to_others_is_narrowed_and_a_file_is_no_folder() {
     let folder = temp.path().join("open");
     std::fs::create_dir(&folder).unwrap();
     std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).unwrap();
-    control::private_folder(&folder).unwrap();
+    slate::places::private_folder(&folder).unwrap();
     assert_eq!(mode(&folder), 0o700);
     let file = temp.path().join("file");
     std::fs::write(&file, "").unwrap();
-    assert!(control::private_folder(&file)
+    assert!(slate::places::private_folder(&file)
         .unwrap_err()
         .contains("not a folder"));
     let link = temp.path().join("link");
     std::os::unix::fs::symlink(&folder, &link).unwrap();
     assert!(
-        control::private_folder(&link).is_err(),
+        slate::places::private_folder(&link).is_err(),
         "a link is followed"
     );
 }
@@ -224,7 +225,7 @@ fn connections_are_limited_and_idle_ones_closed() {
 fn a_stale_socket_is_replaced_and_a_live_one_is_not() {
     let temp = tempfile::tempdir().unwrap();
     let folder = temp.path().join("slate");
-    control::private_folder(&folder).unwrap();
+    slate::places::private_folder(&folder).unwrap();
     let path = control::socket_path(&folder, 77);
     // A run killed with -9 leaves its socket file; nothing listens on it.
     drop(UnixListener::bind(&path).unwrap());
@@ -268,7 +269,7 @@ fn the_client_reads_and_writes_and_follows_only_private_sockets() {
     drop(listener);
     // A socket that never answers costs the reader its limit, not more.
     let quiet_folder = temp.path().join("quiet");
-    control::private_folder(&quiet_folder).unwrap();
+    slate::places::private_folder(&quiet_folder).unwrap();
     let quiet = UnixListener::bind(quiet_folder.join("2.sock")).unwrap();
     let started = Instant::now();
     let silent = hosted::read(&quiet_folder.join("2.sock"), false).unwrap_err();

@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 
 use crate::client::Client;
 use crate::config::RemoteEntry;
-use crate::model::{SessionKey, Timestamp};
 use crate::remote::{forward, LinkOptions};
+use slate_core::model::{SessionKey, Timestamp};
 
 use super::{no_store, respond_in, Attempt, Claim, Target};
-use crate::protocol::{Record, RespondError, RespondRequest, Responded};
-use crate::terminals::Backends;
+use slate_core::protocol::{Record, RespondError, RespondRequest, Responded};
+use slate_terminals::terminals::Backends;
 
 /// Where an answer is carried out.
 #[derive(Debug, Clone)]
@@ -57,7 +57,13 @@ pub fn answer(
     request: &RespondRequest,
     ledger: &dyn Ledger,
 ) -> Result<Responded, RespondError> {
-    answer_in(crate::terminals::BUILT_IN, route, target, request, ledger)
+    answer_in(
+        slate_terminals::terminals::BUILT_IN,
+        route,
+        target,
+        request,
+        ledger,
+    )
 }
 
 /// Carries out `request` on `target` along `route` (here, its terminal looked for among

@@ -3,7 +3,7 @@
 //! The socket is `api.sock` in the private runtime folder (`places::Places::api_socket`). The
 //! folder is made this user's alone before anything listens there: created 0700 when missing, an
 //! existing one refused when it is a link, not a folder, or another user's, and narrowed to 0700
-//! when it is wider (`host::control::private_folder`, which `slate run`'s sockets in the same
+//! when it is wider (`places::private_folder`, which `slate run`'s sockets in the same
 //! folder use). The socket is 0600. A socket file left by a Slate that was killed is removed at
 //! start only when it is this user's and nothing answers on it; one that answers is a running
 //! Slate, which the caller names as it names the holder of a taken port.
@@ -17,7 +17,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::socket::{connect_within, Place};
+use slate_terminals::socket::{connect_within, Place};
 
 /// Marks a request that came over the API socket from this user (`guard`).
 #[derive(Debug, Clone, Copy)]
@@ -69,7 +69,7 @@ pub fn listen(path: &Path) -> Result<Socket, LocalError> {
     let folder = path
         .parent()
         .ok_or_else(|| LocalError::Refused(format!("{shown} has no folder")))?;
-    crate::host::control::private_folder(folder).map_err(LocalError::Refused)?;
+    crate::places::private_folder(folder).map_err(LocalError::Refused)?;
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.file_type().is_socket() {
             return Err(LocalError::Refused(format!(
@@ -85,7 +85,7 @@ pub fn listen(path: &Path) -> Result<Socket, LocalError> {
         }
         // A socket that accepts is in use, and so is one whose queue is full: only a refused
         // connection marks a file left by a Slate that was killed.
-        let deadline = Instant::now() + crate::socket::READ_LIMIT;
+        let deadline = Instant::now() + slate_terminals::socket::READ_LIMIT;
         match connect_within(Place::Path(path), deadline) {
             Ok(_) => return Err(LocalError::Taken(path.to_path_buf())),
             Err(err) if err.kind() == io::ErrorKind::TimedOut => {

@@ -81,7 +81,10 @@ fn connect_socket(path: &Path, deadline: Instant) -> Result<Option<UnixStream>, 
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         _ => proof::check_socket_file(path).map_err(refused)?,
     }
-    let stream = match crate::socket::connect_within(crate::socket::Place::Path(path), deadline) {
+    let stream = match slate_terminals::socket::connect_within(
+        slate_terminals::socket::Place::Path(path),
+        deadline,
+    ) {
         Ok(stream) => stream,
         Err(err)
             if matches!(

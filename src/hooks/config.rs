@@ -20,13 +20,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{last_fired, private};
-use crate::agents::description::Description;
-use crate::agents::hooks::{self, settings, HookFormat, Hooks, Verified};
-use crate::agents::Registry;
-use crate::model::AgentKind;
 use crate::places::Places;
-use crate::sources::regular_file;
-use crate::sources::roots::{self, Env};
+use slate_core::agents::description::Description;
+use slate_core::agents::hooks::{self, settings, HookFormat, Hooks, Verified};
+use slate_core::agents::Registry;
+use slate_core::model::AgentKind;
+use slate_sources::sources::regular_file;
+use slate_sources::sources::roots::{self, Env};
 
 /// Why a configuration could not be changed.
 #[derive(Debug, thiserror::Error)]

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::agents::hooks::HookReport;
-use crate::model::Timestamp;
+use slate_core::agents::hooks::HookReport;
+use slate_core::model::Timestamp;
 
 /// The spool's name in Slate's data folder, and the most it holds.
 pub const SPOOL_FILE: &str = "hooks.spool";
@@ -162,7 +162,7 @@ pub(super) fn open_own(path: &Path, create: bool) -> io::Result<File> {
             .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW);
     }
     let file = options.open(path)?;
-    crate::sources::regular_file::ensure(&file.metadata()?)?;
+    slate_sources::sources::regular_file::ensure(&file.metadata()?)?;
     Ok(file)
 }
 

@@ -13,30 +13,27 @@
 //! last title and the visible screen (with its backgrounds as colour escapes when asked);
 //! `{"write": "…"}` writes those bytes (the string's UTF-8) to the program's terminal and answers
 //! `{"written": N}`; anything else answers `{"error": "…"}`. A hostile local client cannot hang
-//! or bloat `slate run`: a line is at most [`MAX_LINE`] bytes, a write at most [`MAX_WRITE`], at
+//! or bloat `slate run`: a line is at most [`MAX_LINE`] bytes, a write at most `wire::MAX_WRITE`, at
 //! most [`MAX_CONNECTIONS`] connections are served at once (each on a thread of its own, off the
 //! relay), and a connection is closed after [`IDLE`] without a request, after [`MAX_REQUESTS`],
-//! or [`LIFETIME`] after it opened. The client side is `terminals::hosted`. This module keeps no
+//! or [`LIFETIME`] after it opened. The client side and the wire's types are
+//! `terminals::hosted` and `terminals::hosted::wire` (crates/slate-terminals). This module keeps no
 //! screen itself (`screen` does) and decides nothing about what it shows.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-use crate::socket::{connect_within, Place};
+use slate_terminals::socket::{connect_within, Place};
+use slate_terminals::terminals::hosted::wire::{parse_request, Answer, Request};
 
 /// The longest request line read, newline included; a longer one is refused and the connection
 /// closed.
 pub const MAX_LINE: usize = 16 * 1024;
-
-/// The most bytes one `write` request may type.
-pub const MAX_WRITE: usize = 4096;
 
 /// How many connections are served at once; one more is told so and closed.
 pub const MAX_CONNECTIONS: usize = 4;
@@ -50,133 +47,12 @@ pub const MAX_REQUESTS: usize = 64;
 /// How long a connection may stay open, whatever it does.
 pub const LIFETIME: Duration = Duration::from_secs(30);
 
-/// One request, as it goes over the socket.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Request {
-    /// The last title and the visible screen, with backgrounds as escapes when `colours`.
-    Read { colours: bool },
-    /// Bytes to type into the program's terminal.
-    Write(String),
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WireRequest {
-    #[serde(default)]
-    read: Option<bool>,
-    #[serde(default)]
-    colours: Option<bool>,
-    #[serde(default)]
-    write: Option<String>,
-}
-
-impl Request {
-    /// The request's line, without its newline.
-    pub fn to_line(&self) -> String {
-        match self {
-            Request::Read { colours: false } => serde_json::json!({ "read": true }),
-            Request::Read { colours: true } => {
-                serde_json::json!({ "read": true, "colours": true })
-            }
-            Request::Write(text) => serde_json::json!({ "write": text }),
-        }
-        .to_string()
-    }
-}
-
-/// Reads one request line (without its newline).
-pub fn parse_request(line: &[u8]) -> Result<Request, String> {
-    const EXPECTED: &str = r#"expected {"read": true} or {"write": "<text>"}"#;
-    let wire: WireRequest =
-        serde_json::from_slice(line).map_err(|error| format!("not a request: {error}"))?;
-    match wire {
-        WireRequest {
-            read: Some(true),
-            colours,
-            write: None,
-        } => Ok(Request::Read {
-            colours: colours.unwrap_or(false),
-        }),
-        WireRequest {
-            read: None,
-            colours: None,
-            write: Some(text),
-        } => {
-            if text.is_empty() {
-                Err("nothing to write".to_string())
-            } else if text.len() > MAX_WRITE {
-                Err(format!("a write is at most {MAX_WRITE} bytes"))
-            } else {
-                Ok(Request::Write(text))
-            }
-        }
-        _ => Err(EXPECTED.to_string()),
-    }
-}
-
-/// One answer, as it goes over the socket.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Answer {
-    /// The last title (empty when the program set none) and the visible screen.
-    Screen {
-        title: String,
-        screen: String,
-    },
-    Written {
-        written: usize,
-    },
-    Error {
-        error: String,
-    },
-}
-
-impl Answer {
-    fn line(&self) -> Vec<u8> {
-        let mut line = serde_json::to_vec(self).unwrap_or_else(|_| b"{}".to_vec());
-        line.push(b'\n');
-        line
-    }
-}
-
 /// What the socket reads and types into: the hosted terminal.
 pub trait Terminal: Send + Sync + 'static {
     /// The last title the program set and its visible screen.
     fn read(&self, colours: bool) -> (Option<String>, String);
     /// Types `bytes` into the program's terminal.
     fn write(&self, bytes: &[u8]) -> std::io::Result<()>;
-}
-
-/// Makes `folder` the private runtime folder, or says why it cannot be: it is created 0700 when
-/// missing (with its parents), and an existing one must be a real folder (not a link) owned by
-/// this user; its mode is narrowed to 0700 when it is wider.
-pub fn private_folder(folder: &Path) -> Result<(), String> {
-    let shown = folder.display();
-    if let Some(parent) = folder.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(parent)
-            .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
-    }
-    match std::fs::DirBuilder::new().mode(0o700).create(folder) {
-        Ok(()) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(error) => return Err(format!("cannot create {shown}: {error}")),
-    }
-    let meta = std::fs::symlink_metadata(folder)
-        .map_err(|error| format!("cannot read {shown}: {error}"))?;
-    if !meta.file_type().is_dir() {
-        return Err(format!("{shown} is not a folder"));
-    }
-    if meta.uid() != nix::unistd::geteuid().as_raw() {
-        return Err(format!("{shown} belongs to another user"));
-    }
-    if meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))
-            .map_err(|error| format!("cannot make {shown} private: {error}"))?;
-    }
-    Ok(())
 }
 
 /// The socket of the program with pid `pid` in `folder`.
@@ -214,14 +90,14 @@ impl Drop for Control {
 /// a run that was killed (nothing answers on it) is replaced; one that answers is left alone, and
 /// this run goes without a control socket.
 pub fn serve(folder: &Path, pid: u32, terminal: Arc<dyn Terminal>) -> Result<Control, String> {
-    private_folder(folder)?;
+    crate::places::private_folder(folder)?;
     let path = socket_path(folder, pid);
     let shown = path.display().to_string();
     if let Ok(meta) = std::fs::symlink_metadata(&path) {
         if meta.file_type().is_socket() {
             // A socket that accepts is in use, and so is one whose queue is full (its program is
             // alive, only stopped or busy): only a refused connection marks a stale file.
-            let deadline = Instant::now() + crate::socket::READ_LIMIT;
+            let deadline = Instant::now() + slate_terminals::socket::READ_LIMIT;
             match connect_within(Place::Path(&path), deadline) {
                 Ok(_) => return Err(format!("{shown} is in use by a running program")),
                 Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {
@@ -370,62 +246,5 @@ fn converse(stream: UnixStream, terminal: &dyn Terminal) {
         if writer.write_all(&answer.line()).is_err() {
             return;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn requests_parse_and_round_trip() {
-        for request in [
-            Request::Read { colours: false },
-            Request::Read { colours: true },
-            Request::Write("1".to_string()),
-            Request::Write("\x1b".to_string()),
-        ] {
-            assert_eq!(parse_request(request.to_line().as_bytes()), Ok(request));
-        }
-    }
-
-    #[test]
-    fn other_requests_are_refused() {
-        for line in [
-            "",
-            "not json",
-            "[]",
-            "{}",
-            r#"{"read": false}"#,
-            r#"{"read": true, "write": "x"}"#,
-            r#"{"write": "x", "colours": true}"#,
-            r#"{"write": ""}"#,
-            r#"{"write": 1}"#,
-            r#"{"read": true, "extra": 1}"#,
-            r#"{"read": true"#,
-        ] {
-            assert!(parse_request(line.as_bytes()).is_err(), "{line}");
-        }
-        let long = serde_json::json!({ "write": "x".repeat(MAX_WRITE + 1) }).to_string();
-        assert!(parse_request(long.as_bytes())
-            .unwrap_err()
-            .contains("at most"));
-    }
-
-    #[test]
-    fn answers_have_the_contract_shapes() {
-        let screen = Answer::Screen {
-            title: "t".to_string(),
-            screen: "s\n".to_string(),
-        };
-        assert_eq!(screen.line(), b"{\"title\":\"t\",\"screen\":\"s\\n\"}\n");
-        assert_eq!(Answer::Written { written: 2 }.line(), b"{\"written\":2}\n");
-        let parsed: Answer = serde_json::from_str(r#"{"error": "no"}"#).unwrap();
-        assert_eq!(
-            parsed,
-            Answer::Error {
-                error: "no".to_string()
-            }
-        );
     }
 }

@@ -6,11 +6,11 @@ use tokio::sync::broadcast;
 use super::{Detail, Event, Handle, Health, IntentError, Published, Update};
 use crate::config::RemoteEntry;
 use crate::engine::FindError;
-use crate::model::{Intent, Machine, Session, SessionKey, Status, Timestamp};
 use crate::remote::{self, LinkOptions};
-use crate::report;
 use crate::settings::Settings;
-use crate::tracker::Evidence;
+use slate_core::model::{Intent, Machine, Session, SessionKey, Status, Timestamp};
+use slate_core::report;
+use slate_core::tracker::Evidence;
 
 impl Handle {
     /// The live list, Needs you first.
@@ -111,7 +111,7 @@ impl Handle {
     }
 
     /// The terminals the engine looks in: an answer typed here looks for its pane there too.
-    pub fn terminals(&self) -> crate::terminals::Backends {
+    pub fn terminals(&self) -> slate_terminals::terminals::Backends {
         self.shared.terminals
     }
 
@@ -119,7 +119,7 @@ impl Handle {
     pub fn record_answer(
         &self,
         key: &SessionKey,
-        record: &crate::protocol::Record,
+        record: &slate_core::protocol::Record,
     ) -> Result<(), String> {
         let store = self
             .shared

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{GitRecheck, Health, LoopState, Published, Round, Update};
-use crate::model::{Session, SessionKey, Status, Timestamp};
-use crate::policy::{self, Leaves};
-use crate::sources::git::GitCache;
 use crate::store::{Store, Transition};
-use crate::tracker::Change;
+use slate_core::model::{Session, SessionKey, Status, Timestamp};
+use slate_core::policy::{self, Leaves};
+use slate_core::tracker::Change;
+use slate_sources::sources::git::GitCache;
 
 impl LoopState {
     /// Sessions the store last saw open that are closed now, with no change to say so (a
@@ -151,7 +151,7 @@ impl LoopState {
             wakeups: self.wakeups,
             settings: self.settings.clone(),
             remotes: self.remotes.reports(),
-            agents: crate::agents::versions::report(
+            agents: slate_core::agents::versions::report(
                 self.engine.registry(),
                 published.live.values(),
             ),

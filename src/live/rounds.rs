@@ -9,13 +9,13 @@ use std::time::Instant;
 
 use super::{Event, GitRecheck, LoopState, Round, REMOTE_SLICE};
 use crate::engine::{merge, Engine};
-use crate::model::Timestamp;
 use crate::remote::link::Link;
-use crate::schedule::Task;
 use crate::settings::{self, Reload};
-use crate::sources::roots::WatchSpec;
-use crate::tracker::{Change, Input};
-use crate::watch::Hint;
+use slate_core::model::Timestamp;
+use slate_core::schedule::Task;
+use slate_core::tracker::{Change, Input};
+use slate_sources::sources::roots::WatchSpec;
+use slate_sources::watch::Hint;
 
 impl LoopState {
     pub(super) fn run(&mut self, inbox: mpsc::Receiver<Event>, ready: mpsc::Sender<()>) {
@@ -372,7 +372,7 @@ fn can_vouch(engine: &Engine, pid: u32) -> bool {
     engine.processes().iter().any(|process| {
         matches!(
             process.recognised.role,
-            crate::agents::ProcessRole::Interactive | crate::agents::ProcessRole::Print
+            slate_core::agents::ProcessRole::Interactive | slate_core::agents::ProcessRole::Print
         ) && (process.info.pid == pid || process.info.ppid == Some(pid))
     })
 }

@@ -28,9 +28,9 @@ use super::{read_event, Mirror, Told};
 use crate::client::{Client, ClientError, EventStream};
 use crate::config::Config;
 use crate::live::{Update, SUBSCRIBER_BACKLOG};
-use crate::model::{ServerKind, Session, Timestamp};
 use crate::remote::Report;
 use crate::settings::Settings;
+use slate_core::model::{ServerKind, Session, Timestamp};
 
 /// How often the follower acts on its own.
 #[derive(Debug, Clone, Copy)]

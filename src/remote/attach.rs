@@ -19,9 +19,9 @@ use serde_json::Value;
 
 use crate::config::RemoteEntry;
 use crate::engine::pick;
-use crate::model::{AgentKind, SessionKey};
 use crate::remote::link::ask;
 use crate::remote::{attach_args, command_line, shell_args, Failure, LinkOptions, RemoteCommand};
+use slate_core::model::{AgentKind, SessionKey};
 
 /// Where a remote session can be seen from here.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,11 +13,11 @@
 //! back into the same [`Responded`]/[`RespondError`] the local machinery gives. It records
 //! nothing: the caller records the attempt in this machine's store, and the remote's Slate in its.
 
-use crate::agents::keys::OptionRef;
 use crate::config::RemoteEntry;
-use crate::protocol::{self, ErrorCode, RespondError, RespondRequest, Responded};
 use crate::remote::link;
 use crate::remote::{classify, FailureKind, LinkOptions, RemoteCommand};
+use slate_core::agents::keys::OptionRef;
+use slate_core::protocol::{self, ErrorCode, RespondError, RespondRequest, Responded};
 
 /// The longest a forwarded answer may take with `options`' timings (`remote::forward_limit`).
 pub use crate::remote::forward_limit as limit;
@@ -34,7 +34,7 @@ pub fn command(
     protocol::check(request)?;
     let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
     if id.is_empty()
-        || id.len() > crate::limits::ID_MAX
+        || id.len() > slate_core::limits::ID_MAX
         || id.starts_with('-')
         || !id.chars().all(plain)
     {

@@ -30,14 +30,14 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::child::{self, Bounds, ChildError};
 use crate::config::RemoteEntry;
-use crate::lines::{LineBuffer, LineEvent};
-use crate::model::{Session, Timestamp};
 use crate::remote::backoff::Backoff;
 use crate::remote::view::LinkEvent;
 use crate::remote::wire::{self, Line};
 use crate::remote::{classify, ssh_args, Failure, FailureKind, LinkOptions, RemoteCommand};
+use slate_core::lines::{LineBuffer, LineEvent};
+use slate_core::model::{Session, Timestamp};
+use slate_sources::child::{self, Bounds, ChildError};
 
 /// The longest line read from a remote: a snapshot of thousands of sessions is far below it.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;

@@ -3,7 +3,9 @@
 //! than refused; and the key an answer is filed under.
 
 use super::StoreError;
-use crate::model::{AgentKind, Awaiting, IntentState, ItemStatus, ReasonCode, SessionKey, Status};
+use slate_core::model::{
+    AgentKind, Awaiting, IntentState, ItemStatus, ReasonCode, SessionKey, Status,
+};
 
 /// Reads a value the store wrote with its snake_case wire spelling (a status, an intent state);
 /// any other text is a decode error naming where it was found.

@@ -4,7 +4,7 @@ use rusqlite::params;
 
 use super::decode::decode_key;
 use super::{Store, StoreError};
-use crate::model::{SessionKey, Timestamp};
+use slate_core::model::{SessionKey, Timestamp};
 
 impl Store {
     /// Mutes the session (`muted`) or unmutes it: a muted session never notifies.

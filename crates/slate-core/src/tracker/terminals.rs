@@ -40,7 +40,7 @@ impl Tracker {
 
     /// The time of the newest turn record of each session that [`Tracker::terminals_wanted`]
     /// lists: a pane whose transcript has been quiet a while, with its agent at work on screen,
-    /// is read less often (src/terminals/pace.rs).
+    /// is read less often (crates/slate-terminals/src/terminals/pace.rs).
     pub fn terminals_marked(&self) -> HashMap<SessionKey, Option<Timestamp>> {
         self.reading_terminals()
             .map(|(key, entry)| (key.clone(), entry.log.last.as_ref().map(|last| last.at)))

@@ -19,9 +19,9 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use crate::agents::keys::Key;
 use crate::focus::strategy::{Environment, Host, Tools};
-use crate::model::{AgentKind, PendingCall, TerminalKind, TerminalView, Timestamp};
+use slate_core::agents::keys::Key;
+use slate_core::model::{AgentKind, PendingCall, TerminalKind, TerminalView, Timestamp};
 
 /// One kind of terminal Slate reads and types into. Every method that reaches the terminal has
 /// the terminal read limit (`socket::READ_LIMIT`) from its start to its answer.

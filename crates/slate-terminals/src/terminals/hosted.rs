@@ -16,9 +16,11 @@
 
 use std::path::Path;
 
+pub mod wire;
+
 use super::backend::{Address, Backend, PaneRead, PaneText, Wanted};
-use crate::agents::keys::Key;
-use crate::model::{TerminalKind, TerminalView, Timestamp};
+use slate_core::agents::keys::Key;
+use slate_core::model::{TerminalKind, TerminalView, Timestamp};
 
 /// The backend of `slate run`'s hosted terminals.
 pub struct Hosted;
@@ -75,7 +77,7 @@ pub const MOST: usize = 4 << 20;
 pub fn read(socket: &Path, colours: bool) -> Result<PaneText, String> {
     #[cfg(unix)]
     {
-        use crate::host::control::{Answer, Request};
+        use wire::{Answer, Request};
         match exchange(socket, &Request::Read { colours })? {
             Answer::Screen { title, screen } => Ok(PaneText {
                 title: (!title.is_empty()).then_some(title),
@@ -100,7 +102,7 @@ pub fn read(socket: &Path, colours: bool) -> Result<PaneText, String> {
 pub fn write(socket: &Path, bytes: &str) -> Result<(), String> {
     #[cfg(unix)]
     {
-        use crate::host::control::{Answer, Request};
+        use wire::{Answer, Request};
         match exchange(socket, &Request::Write(bytes.to_string()))? {
             Answer::Written { written } if written == bytes.len() => Ok(()),
             Answer::Written { written } => Err(format!(
@@ -124,10 +126,7 @@ pub fn write(socket: &Path, bytes: &str) -> Result<(), String> {
 /// One request and its answer, within the limit from connecting on: a `slate run` that accepts
 /// no connection (stopped, its listen queue full) or answers nothing is given up on then.
 #[cfg(unix)]
-fn exchange(
-    socket: &Path,
-    request: &crate::host::control::Request,
-) -> Result<crate::host::control::Answer, String> {
+fn exchange(socket: &Path, request: &wire::Request) -> Result<wire::Answer, String> {
     use std::io::ErrorKind;
     use std::time::Instant;
 

@@ -14,10 +14,10 @@
 use super::backend::{
     Address, Backend, Hint, PaneRead, PaneText, PaneTty, ParseError, Survey, Wanted,
 };
-use crate::agents::keys::Key;
 use crate::focus::strategy::{CommandLine, Environment, Tools};
-use crate::model::{TerminalKind, TerminalView, Timestamp};
 use crate::tty::{device_of, same_device, tmux_sockets, tmux_sockets_for};
+use slate_core::agents::keys::Key;
+use slate_core::model::{TerminalKind, TerminalView, Timestamp};
 
 /// The tmux backend.
 pub struct Tmux;

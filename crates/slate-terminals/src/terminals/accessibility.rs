@@ -21,13 +21,13 @@ use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use super::backend::{Address, Backend, Clues, PaneRead, PaneText, Wanted};
-use crate::agents::keys::{compare, Key};
-use crate::agents::screens::{read_screen, Dialog};
 use crate::focus::strategy::{draws_terminals, Host};
-use crate::model::{AgentKind, PendingCall, TerminalKind, TerminalView, Timestamp, SEEN_ONLY};
 use atspi::proxy::accessible::{AccessibleProxy, ObjectRefExt};
 use atspi::proxy::text::TextProxy;
 use atspi::{Role, State};
+use slate_core::agents::keys::{compare, Key};
+use slate_core::agents::screens::{read_screen, Dialog};
+use slate_core::model::{AgentKind, PendingCall, TerminalKind, TerminalView, Timestamp, SEEN_ONLY};
 
 /// The most objects of one application's tree that are looked at.
 pub const MOST_NODES: usize = 5_000;

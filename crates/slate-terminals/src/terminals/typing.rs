@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crate::agents::keys::Key;
+use slate_core::agents::keys::Key;
 
 use super::backend::Address;
 

@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 
 use super::backend::{all_digits, Address, Backend, Hint, PaneRead, ParseError, Wanted};
-use crate::agents::keys::Key;
 use crate::focus::strategy::{CommandLine, Environment, Tools};
-use crate::model::{TerminalKind, TerminalView, Timestamp};
+use slate_core::agents::keys::Key;
+use slate_core::model::{TerminalKind, TerminalView, Timestamp};
 
 /// The WezTerm backend.
 pub struct Wezterm;

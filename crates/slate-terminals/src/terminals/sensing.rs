@@ -7,9 +7,9 @@
 //! is read again a second later; only a second failure in a row forgets it and rests the pane.
 
 use super::*;
-use crate::agents::screens::ScreenKind;
-use crate::model::PendingCall;
-use crate::tracker::UNKNOWN_FOR;
+use slate_core::agents::screens::ScreenKind;
+use slate_core::model::PendingCall;
+use slate_core::tracker::UNKNOWN_FOR;
 
 use super::pace::Pace;
 
@@ -469,7 +469,7 @@ impl Sensing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::TerminalKind;
+    use slate_core::model::TerminalKind;
 
     /// A `Sensing` whose worker never answers: every read sent stays in flight.
     fn stuck() -> (Sensing, mpsc::Receiver<Request>) {
@@ -504,7 +504,7 @@ mod tests {
 
     fn codex(pid: u32) -> SeenProcess {
         SeenProcess {
-            info: crate::model::ProcessInfo {
+            info: slate_core::model::ProcessInfo {
                 pid,
                 ppid: None,
                 name: "codex".to_string(),
@@ -514,7 +514,7 @@ mod tests {
                 start_time: Timestamp::from_millis(1_000),
                 start_ticks: None,
             },
-            recognised: crate::agents::AgentProcess {
+            recognised: slate_core::agents::AgentProcess {
                 agent: AgentKind::CODEX,
                 role: ProcessRole::Interactive,
                 folder_arg: None,

@@ -46,17 +46,17 @@ use std::process::Command;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::agents::screens::{self, Dialog, Screen, ScreenSeen};
-use crate::agents::ProcessRole;
 use crate::focus::strategy::CommandLine;
-use crate::model::{
-    AgentKind, PendingCall, Problem, ProblemKind, SessionKey, TerminalKind, TerminalView, Timestamp,
-};
-use crate::tracker::{Input, SeenProcess, Sensed};
 pub use backend::{Address, Backend, Backends, Clues, PaneRead, PaneText, Wanted};
 use backend::{ParseError, Survey};
 pub use once::{locate_once, read_once, Once, Readings};
 pub use sensing::{Delivery, Sensing};
+use slate_core::agents::screens::{self, Dialog, Screen, ScreenSeen};
+use slate_core::agents::ProcessRole;
+use slate_core::model::{
+    AgentKind, PendingCall, Problem, ProblemKind, SessionKey, TerminalKind, TerminalView, Timestamp,
+};
+use slate_core::tracker::{Input, SeenProcess, Sensed};
 
 pub use crate::socket::READ_LIMIT;
 
@@ -441,13 +441,13 @@ fn run(line: &CommandLine) -> Result<String, String> {
 }
 
 /// [`run`], saying whether a failure was the call running out of time.
-fn run_child(line: &CommandLine) -> Result<String, crate::child::ChildError> {
+fn run_child(line: &CommandLine) -> Result<String, slate_sources::child::ChildError> {
     let mut command = Command::new(&line.program);
     command.args(&line.args);
     for (name, value) in &line.env {
         command.env(name, value);
     }
-    let output = crate::child::output_within(&mut command, READ_LIMIT)?;
+    let output = slate_sources::child::output_within(&mut command, READ_LIMIT)?;
     Ok(String::from_utf8_lossy(&output).into_owned())
 }
 

@@ -8,8 +8,8 @@ use super::{
     has_terminal, hosted, peers, read, rivals, unread_view, unreadable, unreadable_at_once,
     Address, Backends, Clues, Job, Located, Outcome,
 };
-use crate::model::{AgentKind, PendingCall, Problem, SessionKey, TerminalView, Timestamp};
-use crate::tracker::{Input, SeenProcess};
+use slate_core::model::{AgentKind, PendingCall, Problem, SessionKey, TerminalView, Timestamp};
+use slate_core::tracker::{Input, SeenProcess};
 
 /// Where the live agent processes' terminals are, located once for a one-shot command
 /// (`engine::sense_once` drives the two steps: [`locate_once`], then [`read_once`]).

@@ -13,9 +13,9 @@ use std::time::Instant;
 
 use super::backend::{all_digits, Address, Backend, Hint, PaneRead, ParseError, Wanted};
 use super::READ_LIMIT;
-use crate::agents::keys::Key;
 use crate::focus::strategy::{Environment, Tools};
-use crate::model::{TerminalKind, TerminalView, Timestamp};
+use slate_core::agents::keys::Key;
+use slate_core::model::{TerminalKind, TerminalView, Timestamp};
 
 /// The kitty backend.
 pub struct Kitty;

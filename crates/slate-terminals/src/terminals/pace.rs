@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::model::{SessionKey, Timestamp};
+use slate_core::model::{SessionKey, Timestamp};
 
 use super::READ_EVERY;
 
@@ -108,7 +108,7 @@ impl Pace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::AgentKind;
+    use slate_core::model::AgentKind;
 
     fn key() -> SessionKey {
         SessionKey::new(AgentKind::CODEX, "paced-1")

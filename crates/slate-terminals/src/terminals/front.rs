@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use crate::focus::strategy::{self, Facts, KittyFacts, KittyWindow, Looking, WeztermFacts};
-use crate::policy::notifications::NotificationPlan;
+use slate_core::policy::notifications::NotificationPlan;
 
 /// `focus`'s facts about process `pid`, with the windows of every kitty its terminal (or a tmux
 /// client of its pane) runs in, by `$KITTY_LISTEN_ON`, and the WezTerm mux of a WezTerm GUI it
