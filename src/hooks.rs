@@ -41,7 +41,8 @@ mod config;
 mod spool;
 
 pub use config::{
-    agents, config_path, install, remove, status, this_program, AgentHooks, Changed, HooksError,
+    agents, answering, config_path, install, remove, status, this_program, AgentHooks, Changed,
+    HooksError,
 };
 pub use spool::{
     drain, read as read_spool, spool, waiting as spool_waiting, Spooled, KEPT, SPOOL_FILE,

@@ -24,10 +24,19 @@ pub enum HooksCommand {
     Install {
         /// Agents by id (claude-code, codex, gemini-cli, opencode, cursor-agent).
         agents: Vec<String>,
+        /// Also install the decision hook, which lets Slate answer the agent's permission
+        /// dialog through the hook (Claude Code only: docs/hooks.md says why).
+        #[arg(long)]
+        answer: bool,
     },
     /// Take Slate's hooks out again, leaving everything else as it was: only entries exactly as
     /// Slate wrote them go, and only a file Slate created is deleted.
-    Remove { agents: Vec<String> },
+    Remove {
+        agents: Vec<String>,
+        /// Take out only the decision hook, and leave the observing ones.
+        #[arg(long)]
+        answer: bool,
+    },
     /// Say, per agent, where its hook configuration is, which of Slate's hooks are installed and
     /// when one last fired.
     Status {
@@ -56,8 +65,23 @@ pub fn run(context: &Context, command: &HooksCommand) -> anyhow::Result<ExitCode
             }
             Ok(ExitCode::SUCCESS)
         }
-        HooksCommand::Install { agents } | HooksCommand::Remove { agents } => {
-            let chosen = choose(agents)?;
+        HooksCommand::Install { agents, answer } | HooksCommand::Remove { agents, answer } => {
+            let mut chosen = choose(agents)?;
+            if *answer {
+                // Only where the agent's dialog stays usable while its hook waits.
+                let (deciding, not): (Vec<_>, Vec<_>) = chosen
+                    .into_iter()
+                    .partition(|d| slate::agents::hooks::decision::decides(d.id).is_some());
+                if !agents.is_empty() && !not.is_empty() {
+                    let names: Vec<&str> = not.iter().map(|d| d.product).collect();
+                    anyhow::bail!(
+                        "no decision hook for {}: its dialog would not stay usable while a hook \
+                         waits (docs/hooks.md), so Slate only observes it",
+                        names.join(", ")
+                    );
+                }
+                chosen = deciding;
+            }
             let installing = matches!(command, HooksCommand::Install { .. });
             let program = hooks::this_program()?;
             let places = setup
@@ -66,7 +90,9 @@ pub fn run(context: &Context, command: &HooksCommand) -> anyhow::Result<ExitCode
                 .map_err(|err| anyhow::anyhow!("cannot find Slate's data folder: {err}"))?;
             let mut failed = false;
             for description in chosen {
-                let done = if installing {
+                let done = if *answer {
+                    hooks::answering(description, env, places, &program, installing)
+                } else if installing {
                     hooks::install(description, env, places, &program)
                 } else {
                     hooks::remove(description, env, places, &program)
@@ -155,6 +181,12 @@ pub fn text(status: &[AgentHooks]) -> String {
         let _ = writeln!(out, "  {:<13} hooks {state}", agent.product);
         if let Some(path) = &agent.path {
             let _ = writeln!(out, "      config: {}", path.display());
+        }
+        if agent.answers {
+            let _ = writeln!(
+                out,
+                "      decision hook installed: Slate can answer its permission dialogs"
+            );
         }
         if let Some(last) = &agent.last_fired {
             let _ = writeln!(out, "      last fired: {last}");

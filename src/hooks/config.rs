@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{last_fired, private};
+use leftovers::clear_leftovers;
+
+mod leftovers;
 use crate::places::Places;
 use slate_core::agents::description::Description;
 use slate_core::agents::hooks::{self, settings, HookFormat, Hooks, Verified};
@@ -75,6 +78,8 @@ pub struct AgentHooks {
     pub trust: Option<String>,
     /// The last event a hook passed on: its name and when (`slate hook` notes it).
     pub last_fired: Option<String>,
+    /// True when Slate's decision hook is installed (`slate hooks install --answer`).
+    pub answers: bool,
 }
 
 /// What an install or a remove did to one agent's configuration.
@@ -137,7 +142,7 @@ pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<Age
             let path = config_path(hooks, env);
             let found = match place(description, hooks, env) {
                 // No base folder: nothing is installed, and nothing is wrong.
-                Err(HooksError::NoPlace(_)) => Ok(Vec::new()),
+                Err(HooksError::NoPlace(_)) => Ok((Vec::new(), false)),
                 Err(err) => Err(err.to_string()),
                 Ok(path) => {
                     let path = fs::canonicalize(&path).unwrap_or(path);
@@ -148,6 +153,11 @@ pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<Age
                     if let Some(written) = record.as_ref().and_then(|record| record.of(&path)) {
                         own.extend(written.entries.iter().cloned());
                     }
+                    own.extend(settings::answer_entry(
+                        hooks,
+                        description.id,
+                        program.as_deref().unwrap_or(""),
+                    ));
                     if hooks.format == HookFormat::Files {
                         files_installed(
                             hooks,
@@ -156,15 +166,20 @@ pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<Age
                             program.as_deref(),
                             record.as_ref(),
                         )
+                        .map(|events| (events, false))
                         .map_err(|err| err.to_string())
                     } else {
-                        installed_events(hooks, description.id, &path, &own)
+                        installed_events(hooks, description.id, &path, &own).map(|events| {
+                            let text = read_config(&path).unwrap_or_default();
+                            let on = settings::answering(hooks, description.id, &text, &own);
+                            (events, on.unwrap_or(false))
+                        })
                     }
                 }
             };
-            let (installed, error) = match found {
+            let ((installed, answers), error) = match found {
                 Ok(found) => (found, None),
-                Err(err) => (Vec::new(), Some(err)),
+                Err(err) => ((Vec::new(), false), Some(err)),
             };
             let missing = hooks
                 .events
@@ -182,6 +197,7 @@ pub fn status(registry: Registry, env: &Env, places: Option<&Places>) -> Vec<Age
                 verified: hooks.verified,
                 trust: hooks.trust.map(str::to_string),
                 last_fired: places.and_then(|places| last_fired(places, description.id)),
+                answers,
             }
         })
         .collect()
@@ -216,7 +232,19 @@ pub fn install(
     places: &Places,
     program: &str,
 ) -> Result<Changed, HooksError> {
-    change(description, env, places, program, true)
+    change(description, env, places, program, true, false)
+}
+
+/// Installs Slate's hooks and its decision hook (`--answer`) for `description`, or, with
+/// `installing` false, takes its decision hook out and leaves its other hooks.
+pub fn answering(
+    description: &'static Description,
+    env: &Env,
+    places: &Places,
+    program: &str,
+    installing: bool,
+) -> Result<Changed, HooksError> {
+    change(description, env, places, program, installing, true)
 }
 
 /// Takes Slate's hooks out of `description`'s configuration: the entries `program` writes and
@@ -227,7 +255,7 @@ pub fn remove(
     places: &Places,
     program: &str,
 ) -> Result<Changed, HooksError> {
-    change(description, env, places, program, false)
+    change(description, env, places, program, false, false)
 }
 
 /// Installs (`install`) or removes Slate's hooks, in a file per event or in one configuration.
@@ -237,11 +265,12 @@ fn change(
     places: &Places,
     program: &str,
     install: bool,
+    answer: bool,
 ) -> Result<Changed, HooksError> {
     if description.hooks.map(|hooks| hooks.format) == Some(HookFormat::Files) {
         return edit_files(description, env, places, program, install);
     }
-    edit(description, env, places, program, install)
+    edit(description, env, places, program, install, answer)
 }
 
 /// The file to edit for the configuration named `named`: the file a link points to, or `named`
@@ -302,6 +331,7 @@ fn edit(
     places: &Places,
     program: &str,
     installing: bool,
+    answer: bool,
 ) -> Result<Changed, HooksError> {
     let hooks = description
         .hooks
@@ -317,15 +347,28 @@ fn edit(
     })?;
     let mut record = Record::load(places)?;
     let written = record.of(&path).cloned().unwrap_or_default();
-    let mine = settings::entries(hooks, agent, program);
+    let mut mine = settings::entries(hooks, agent, program);
+    let decision = settings::answer_entry(hooks, agent, program);
+    mine.extend(decision.clone().filter(|_| answer && installing));
     let mut own = mine.clone();
     own.extend(written.entries.iter().cloned());
+    own.extend(decision);
+    if answer && !installing {
+        // Only the decision hook goes: entries with its flag.
+        own.retain(|entry| entry.contains(hooks::decision::ANSWER_FLAG));
+    }
     let refused = |source| HooksError::Refused {
         path: path.clone(),
         source,
     };
     let new = if installing {
-        settings::install(hooks, agent, program, &text, &written.entries).map_err(refused)?
+        let new =
+            settings::install(hooks, agent, program, &text, &written.entries).map_err(refused)?;
+        if answer {
+            settings::install_answer(hooks, agent, program, &new, &own).map_err(refused)?
+        } else {
+            new
+        }
     } else {
         settings::remove(hooks, agent, &text, &own).map_err(refused)?
     };
@@ -401,8 +444,16 @@ fn edit(
         write_whole(&path, &new, None).map_err(|source| write_error(&path, source))?;
     }
     if !installing {
-        // Nothing of Slate's is left to know again.
-        record.set(&path, None);
+        // Nothing of Slate's is left to know again (but its other hooks, when only the
+        // decision hook went).
+        let rest = Written {
+            entries: (written.entries.iter())
+                .filter(|entry| !entry.contains(hooks::decision::ANSWER_FLAG))
+                .cloned()
+                .collect(),
+            ..written
+        };
+        record.set(&path, answer.then_some(rest));
         record
             .save(&record_file)
             .map_err(|source| write_error(&record_file, source))?;
@@ -685,55 +736,6 @@ fn temporary_path(path: &Path, pid: u32) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".slate-{pid}"));
     path.with_file_name(name)
-}
-
-/// Deletes what a killed run of `write_whole` left beside `path`: its `<file>.slate-<pid>`, when
-/// no process of that id runs any more (one that runs may be writing it now).
-fn clear_leftovers(path: &Path) {
-    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
-        return;
-    };
-    let Ok(entries) = fs::read_dir(folder) else {
-        return;
-    };
-    let mut prefix = name.to_os_string();
-    prefix.push(".slate-");
-    let prefix = prefix.to_string_lossy().into_owned();
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(pid) = file_name
-            .to_str()
-            .and_then(|found| found.strip_prefix(prefix.as_str()))
-            .filter(|pid| !pid.is_empty() && pid.bytes().all(|byte| byte.is_ascii_digit()))
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
-        if is_file && (pid == std::process::id() || !runs(pid)) {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// True when a process of id `pid` runs (whoever's it is).
-fn runs(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        use nix::errno::Errno;
-        let Ok(pid) = i32::try_from(pid) else {
-            return false;
-        };
-        !matches!(
-            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
-            Err(Errno::ESRCH)
-        )
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        true
-    }
 }
 
 /// Writes `text` to a new file beside `path` and renames it over `path`, so a reader never sees

@@ -9,6 +9,7 @@
 //! a JSON text. Reading and writing the files, running `slate hook` and posting its report are
 //! the `slate` crate's `hooks`.
 
+pub mod decision;
 pub mod settings;
 mod spans;
 
@@ -319,7 +320,29 @@ pub fn is_slates(command: &str, agent: &str) -> Option<String> {
     let mut words = rest.split_whitespace();
     (words.next()? == "hook" && words.next()? == agent).then_some(())?;
     let event = words.next()?;
-    words.next().is_none().then(|| event.to_string())
+    // A decision hook's entry (`slate hooks install --answer`) ends in its flag.
+    match words.next() {
+        None => Some(event.to_string()),
+        Some(decision::ANSWER_FLAG) => words.next().is_none().then(|| event.to_string()),
+        Some(_) => None,
+    }
+}
+
+/// True for a command Slate's [`answer_command`] wrote: a decision hook's.
+pub fn is_answer(command: &str) -> bool {
+    let command = command.trim();
+    let command = command.strip_suffix(GUARD).unwrap_or(command);
+    command.ends_with(&format!(" {}", decision::ANSWER_FLAG))
+}
+
+/// The command line of a decision hook: [`command`]'s, unguarded (a decision hook must print
+/// what it decides), and [`decision::ANSWER_FLAG`] after it.
+pub fn answer_command(program: &str, agent: &str, event: &str) -> String {
+    format!(
+        "{} {}",
+        command(program, agent, event, false),
+        decision::ANSWER_FLAG
+    )
 }
 
 #[cfg(test)]

@@ -77,6 +77,73 @@ pub fn entries(hooks: &Hooks, agent: &str, program: &str) -> Vec<String> {
     }
 }
 
+/// The exact text of Slate's decision entry for the agent (`slate hooks install --answer`), for
+/// an agent whose hook may decide (`decision::decides`) in a `Matchers` configuration.
+pub fn answer_entry(hooks: &Hooks, agent: &str, program: &str) -> Option<String> {
+    let decides = super::decision::decides(agent)?;
+    let HookFormat::Matchers { .. } = hooks.format else {
+        return None;
+    };
+    let line = serde_json::to_string(&super::answer_command(program, agent, decides.event)).ok()?;
+    Some(format!(
+        "{{\"hooks\": [{{\"type\": \"command\", \"command\": {line}, \"timeout\": {}}}]}}",
+        decides.timeout
+    ))
+}
+
+/// `text` with Slate's decision entry added when none of `own` decision entries is in it.
+pub fn install_answer(
+    hooks: &Hooks,
+    agent: &str,
+    program: &str,
+    text: &str,
+    own: &[String],
+) -> Result<String, ParseError> {
+    let (Some(entry), Some(decides)) = (
+        answer_entry(hooks, agent, program),
+        super::decision::decides(agent),
+    ) else {
+        return Err(ParseError::Invalid(
+            "its dialog would not stay usable while a hook waits: Slate installs no decision \
+             hook for it (docs/hooks.md)"
+                .into(),
+        ));
+    };
+    let mut mine = vec![entry.clone()];
+    mine.extend(
+        own.iter()
+            .filter(|own| own.contains(super::decision::ANSWER_FLAG))
+            .cloned(),
+    );
+    if answering(hooks, agent, text, &mine)? {
+        return Ok(text.to_string());
+    }
+    if text.trim().is_empty() {
+        return Err(ParseError::Invalid("install its hooks first".into()));
+    }
+    add(text, &entry, decides.event, newline_of(text))
+}
+
+/// True when one of Slate's decision entries (`own`, exact texts) is in `text`.
+pub fn answering(
+    hooks: &Hooks,
+    agent: &str,
+    text: &str,
+    own: &[String],
+) -> Result<bool, ParseError> {
+    one_file(hooks)?;
+    if text.trim().is_empty() {
+        return Ok(false);
+    }
+    let decisions: Vec<String> = own
+        .iter()
+        .filter(|entry| entry.contains(super::decision::ANSWER_FLAG))
+        .cloned()
+        .collect();
+    let (_, root, _) = spans::parse(text)?;
+    Ok(!slates(hooks, agent, text, &root, &decisions).is_empty())
+}
+
 /// `text` with a hook for every event of `hooks` that has none of Slate's yet, running `program`;
 /// `known` are the texts of Slate's entries recorded at earlier installs, counted as Slate's
 /// beside `program`'s own. An empty (or blank) text is a file that does not exist yet. A plugin
