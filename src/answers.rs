@@ -30,6 +30,7 @@ use slate_core::model::{PendingCall, SessionKey, TerminalKind, Timestamp};
 use slate_terminals::terminals::proof::{self, Proof};
 use slate_terminals::terminals::{self, hosted, Address, Backends};
 
+pub mod hook;
 mod route;
 
 pub use route::{answer, answer_in, refuse, Ledger, Route};

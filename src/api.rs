@@ -33,6 +33,7 @@ use slate_core::model::{
 };
 
 mod challenge;
+mod decision;
 mod errors;
 mod guard;
 pub mod local;
@@ -192,6 +193,7 @@ fn build(
         .route("/sessions/{id}/respond", post(respond))
         .route("/hosted", post(hosted))
         .route("/hooks", post(hook))
+        .route("/hooks/decision", post(decision::decision))
         .route("/remotes", get(remotes))
         .route_layer(middleware::from_fn(guard::private))
         .route("/health", get(health))
@@ -503,6 +505,7 @@ async fn hook(
         ..report
     };
     let at = state.handle.now();
+    decision::moved_on(&report);
     state.handle.send(live::Event::Hook { report, at });
     StatusCode::NO_CONTENT.into_response()
 }

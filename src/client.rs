@@ -475,6 +475,33 @@ impl Client {
             lines: BufReader::new(Box::new(response.into_body().into_reader())),
         })
     }
+
+    /// `POST path` with the token and `body`, whose answer comes line by line as the server
+    /// writes it (`/hooks/decision`): its head within `head_within` of the start, all of it
+    /// within `within`. Returns the answer's lines to read.
+    pub fn post_lines(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        head_within: Duration,
+        within: Duration,
+    ) -> Result<BufReader<Box<dyn io::Read + Send>>, ClientError> {
+        let request = self
+            .agent
+            .post(self.url(path))
+            .config()
+            .timeout_connect(Some(head_within))
+            .timeout_recv_response(Some(head_within))
+            .timeout_global(Some(within))
+            .build();
+        let response = self
+            .with_token(request)
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .map_err(|err| self.unreachable(err))?;
+        self.check(path, response.status().as_u16())?;
+        Ok(BufReader::new(Box::new(response.into_body().into_reader())))
+    }
 }
 
 /// Reads server-sent events one at a time, as they arrive.

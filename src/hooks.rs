@@ -37,6 +37,7 @@ const POST_WITHIN: Duration = Duration::from_millis(100);
 /// Where `slate hook` notes the last event of each agent, in Slate's data folder.
 const LAST_FOLDER: &str = "hooks-last";
 
+mod answer;
 mod config;
 mod spool;
 
@@ -70,6 +71,14 @@ fn last_fired(places: &Places, id: &str) -> Option<String> {
 pub fn run_hook(registry: Registry, args: &[String], started: Instant) {
     // A panic's message would reach the agent on standard error; nothing may.
     std::panic::set_hook(Box::new(|_| {}));
+    if let [agent, event, flag] = args {
+        // The decision hook, which alone may print: the agent's allow or deny, when Slate says.
+        let known = registry.iter().any(|description| description.id == agent);
+        if known && flag == hooks::decision::ANSWER_FLAG {
+            let _ = std::panic::catch_unwind(|| answer::run(agent, event, started));
+        }
+        return;
+    }
     let pending = Pending::default();
     watchdog(started, pending.clone());
     let _ = std::panic::catch_unwind(|| hook(registry, args, started, &pending));

@@ -93,6 +93,12 @@ pub enum Event {
         report: slate_core::agents::hooks::HookReport,
         at: Timestamp,
     },
+    /// An agent's decision hook waits on a call of the session, or (`None`) no longer does
+    /// (`answers::hook`).
+    Decision {
+        key: SessionKey,
+        waiting: Option<slate_core::model::HookDecision>,
+    },
     /// Stop the loop.
     Shutdown,
 }

@@ -1,5 +1,6 @@
 //! The one path of an answer, for the API and the command line alike (docs/states.md §8): the
-//! answer is typed here, sent through this HOME's running Slate, or forwarded once over the link
+//! answer goes through the agent's decision hook when one waits on the call (`answers::hook`),
+//! or is typed here, sent through this HOME's running Slate, or forwarded once over the link
 //! of the machine the session runs on, and every attempt is recorded exactly once, whatever its
 //! outcome.
 //!
@@ -76,6 +77,21 @@ pub fn answer_in(
     request: &RespondRequest,
     ledger: &dyn Ledger,
 ) -> Result<Responded, RespondError> {
+    // A call the agent's decision hook waits on is answered through it: the hook cannot land
+    // on the wrong pane (`answers::hook`).
+    if let Route::Here { .. } = route {
+        if let Some(result) = super::hook::answer(super::hook::decisions(), target, request) {
+            let attempt = Attempt {
+                result,
+                summary: target.summary.clone(),
+            };
+            ledger.keep(
+                &recorded_key(target),
+                &attempt.record(request, ledger.now()),
+            );
+            return attempt.result;
+        }
+    }
     let attempt = match route {
         Route::Server(client) => {
             let key = recorded_key(target);

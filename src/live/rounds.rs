@@ -156,6 +156,9 @@ impl LoopState {
             }
             Event::IntentsChanged => self.load_custody(now),
             Event::Hook { report, at } => self.engine.hook(&report, at, now),
+            Event::Decision { key, waiting } => {
+                self.engine.apply(Input::Decision { key, waiting }, now)
+            }
             Event::HostedProcess { pid, signals } => {
                 let changes = self
                     .engine

@@ -18,7 +18,9 @@ mod terminal;
 mod unread;
 
 pub use agent::{AgentKind, Described, ForeignAgentError};
-pub use dialog::{Action, DialogKind, PendingCall, SessionDialog, SessionDialogOption};
+pub use dialog::{
+    Action, DialogKind, HookDecision, PendingCall, SessionDialog, SessionDialogOption,
+};
 pub use problem::{Problem, ProblemKind, ServerKind};
 pub use terminal::{TerminalKind, TerminalName, TerminalView, SEEN_ONLY};
 pub use unread::{UnreadKind, UnreadRecords};

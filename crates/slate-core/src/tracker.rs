@@ -171,6 +171,8 @@ struct Entry {
     /// True once any observation was folded into `log`.
     observed: bool,
     decision: Option<Decision>,
+    /// The call its agent's decision hook waits on, while it waits.
+    waiting: Option<crate::model::HookDecision>,
 }
 
 impl Entry {
@@ -423,6 +425,12 @@ impl Tracker {
                     if let Some(screen) = signals::merge_sensed(&mut entry.sensed, reading) {
                         entry.log.count_screen(&screen);
                     }
+                    scope.keys.insert(key);
+                }
+            }
+            Input::Decision { key, waiting } => {
+                if waiting.is_some() || self.entries.contains_key(&key) {
+                    self.entry_mut(&key).waiting = waiting;
                     scope.keys.insert(key);
                 }
             }

@@ -115,6 +115,44 @@ impl PendingCall {
     }
 }
 
+/// A call whose agent's decision hook waits for the person's answer from Slate (docs/hooks.md,
+/// "Decision hooks"): the session's dialog while it waits, answered through the hook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookDecision {
+    /// The waiting call's fingerprint (`agents::hooks::decision::fingerprint`): an answer names it.
+    pub fingerprint: String,
+    pub summary: String,
+    /// The call's input, every line.
+    pub detail: Vec<String>,
+    /// The call: its id (the tool call's, else the fingerprint), the tool, its whole input.
+    pub call: PendingCall,
+}
+
+impl HookDecision {
+    /// The session's dialog while the hook waits: Allow once and Deny, answerable through it.
+    pub fn dialog(&self) -> SessionDialog {
+        let option = |label: &str, action| SessionDialogOption {
+            number: None,
+            label: label.to_string(),
+            action: Some(action),
+        };
+        SessionDialog {
+            kind: DialogKind::Permission,
+            summary: self.summary.clone(),
+            detail: self.detail.clone(),
+            cut: false,
+            options: vec![
+                option("Allow once", Action::Approve),
+                option("Deny", Action::Deny),
+            ],
+            fingerprint: self.fingerprint.clone(),
+            answerable: true,
+            why_not: None,
+            call: Some(self.call.clone()),
+        }
+    }
+}
+
 /// One option of a session's dialog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionDialogOption {

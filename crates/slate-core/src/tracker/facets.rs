@@ -174,19 +174,26 @@ impl Tracker {
             } else {
                 pid.and_then(|pid| self.terminals.get(&pid)).cloned()
             },
-            dialog: entry
-                .sensed
-                .as_ref()
-                .and_then(|sensed| sensed.dialog())
-                .map(|dialog| {
-                    let call = log.call_of(key.agent, dialog);
-                    // A desktop terminal's tab offers no safe way in for keys: shown, not
-                    // answered (docs/states.md §8).
-                    let seen_only = pid
-                        .and_then(|pid| self.terminals.get(&pid))
-                        .filter(|view| view.kind == TerminalKind::Accessibility)
-                        .map(|_| SEEN_ONLY.to_string());
-                    SessionDialog::of(key.agent, dialog, seen_only, call)
+            // A call the agent's decision hook waits on is answered through the hook: it
+            // cannot land on the wrong pane (docs/hooks.md, "Decision hooks").
+            dialog: (entry.waiting.as_ref())
+                .filter(|_| status == Status::Waiting)
+                .map(|waiting| waiting.dialog())
+                .or_else(|| {
+                    entry
+                        .sensed
+                        .as_ref()
+                        .and_then(|sensed| sensed.dialog())
+                        .map(|dialog| {
+                            let call = log.call_of(key.agent, dialog);
+                            // A desktop terminal's tab offers no safe way in for keys: shown, not
+                            // answered (docs/states.md §8).
+                            let seen_only = pid
+                                .and_then(|pid| self.terminals.get(&pid))
+                                .filter(|view| view.kind == TerminalKind::Accessibility)
+                                .map(|_| SEEN_ONLY.to_string());
+                            SessionDialog::of(key.agent, dialog, seen_only, call)
+                        })
                 })
                 .or_else(|| {
                     // A dialog only a hook told of: shown, never answerable (no screen to check).

@@ -56,6 +56,12 @@ pub enum Input {
     },
     /// An event of the agent's own hooks (`slate hook`, docs/states.md §3 rule 3a).
     Hook(HookSeen),
+    /// The agent's decision hook waits for the person's answer about this call, or (`None`) no
+    /// longer does (docs/hooks.md, "Decision hooks").
+    Decision {
+        key: SessionKey,
+        waiting: Option<crate::model::HookDecision>,
+    },
     /// The policy changed (the config file was edited): every live session is decided again
     /// under the new one.
     Policy(Policy),

@@ -21,7 +21,7 @@ pub const ANSWER_FLAG: &str = "--answer";
 
 /// The most of a call's input (its JSON text, every line) a decision may be about: a larger
 /// input is never offered from Slate, and its hook returns no decision.
-pub const INPUT_LIMIT: usize = 64 * 1024;
+pub const INPUT_LIMIT: usize = 8 * 1024;
 
 /// How long a decision hook waits for a running Slate to say it holds the call: past it, no
 /// Slate answers, and the hook returns no decision.
