@@ -5,6 +5,7 @@
 //! keeps them (`files`).
 
 mod command;
+mod decisions; // the decision hook and its route (issue 37)
 mod files;
 mod rules;
 mod runtime;

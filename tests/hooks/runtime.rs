@@ -20,7 +20,7 @@ use crate::util::slate_in;
 /// The sessions of the burst.
 const SESSIONS: usize = 40;
 
-fn session_id(n: usize) -> String {
+pub(super) fn session_id(n: usize) -> String {
     format!("7f3c1d2e-5a4b-4c3d-9e8f-{n:012}")
 }
 
@@ -30,7 +30,7 @@ fn folder(n: usize) -> String {
 
 /// Claude Code session `n` at work on a command in its own folder, with the process that
 /// vouches for it; the processes go in `processes.json` under `root`, whose path is returned.
-fn working_sessions(root: &Path, count: usize) -> PathBuf {
+pub(super) fn working_sessions(root: &Path, count: usize) -> PathBuf {
     let now = slate::live::system_clock();
     let started = now.minus(Duration::from_secs(60));
     let mut table = Vec::new();
@@ -71,7 +71,7 @@ fn working_sessions(root: &Path, count: usize) -> PathBuf {
 }
 
 /// The permission hook Claude Code sends for session `n`.
-fn permission_event(n: usize) -> String {
+pub(super) fn permission_event(n: usize) -> String {
     serde_json::json!({
         "session_id": session_id(n),
         "hook_event_name": "PermissionRequest",
@@ -85,7 +85,7 @@ fn permission_event(n: usize) -> String {
 
 /// Starts `slate hook claude-code PermissionRequest` for session `n` with its event written and
 /// its input closed, talking to `api` (else finding this HOME's Slate as it does by default).
-fn start_hook(root: &Path, api: Option<&str>, n: usize) -> Child {
+pub(super) fn start_hook(root: &Path, api: Option<&str>, n: usize) -> Child {
     let mut command = slate_in(root);
     if let Some(api) = api {
         command.env("SLATE_API", api);
@@ -144,9 +144,9 @@ fn free_port() -> u16 {
 }
 
 /// A `slate serve` over `root`, killed when the test ends, even by a failed assertion.
-struct Serving {
+pub(super) struct Serving {
     child: Child,
-    client: Client,
+    pub(super) client: Client,
 }
 
 impl Drop for Serving {
@@ -157,7 +157,7 @@ impl Drop for Serving {
 }
 
 impl Serving {
-    fn start(root: &Path, table: &Path) -> Serving {
+    pub(super) fn start(root: &Path, table: &Path) -> Serving {
         let port = free_port();
         let child = slate_in(root)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
