@@ -17,14 +17,19 @@ use super::history_gen::*;
 use super::{process_cpu, Server, LIVE};
 
 /// Project folder `index` under `base`, made, and the pane command of a stand-in for Codex in it:
-/// a program named `codex` in the project's folder, showing a screen as busy as a real one (40
-/// lines of text).
+/// a program named `codex` in the project's folder, showing the screen the real Codex 0.171.0
+/// drew while a command it had run went on (`fixtures/screens/codex/0.171.0/working-sleep.txt`,
+/// its status line "Working (4s • esc to interrupt)"), as a session in a long call shows.
 pub(super) fn codex_stand_in(base: &Path, index: usize) -> (PathBuf, String) {
     let folder = base.join(format!("project-{index}"));
     fs::create_dir_all(&folder).unwrap();
     let folder = fs::canonicalize(&folder).unwrap();
+    let screen = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/screens/codex/0.171.0/working-sleep.txt"
+    );
     let command = format!(
-        "cd '{}' && seq 1 40 && exec -a codex sleep 100000",
+        "cd '{}' && cat '{screen}' && exec -a codex sleep 100000",
         folder.display()
     );
     (folder, command)
