@@ -19,6 +19,10 @@ use slate_core::model::{Action, HookDecision, PendingCall, SessionKey};
 use slate_core::protocol::{ErrorCode, RespondError, RespondRequest, Responded, Target};
 use tokio::sync::oneshot;
 
+/// The outcome of an answer the agent's decision hook took (`Responded::outcome`): the verdict
+/// reached the hook, and the agent acts on it; no keys, no screen to watch.
+pub const HOOK_OUTCOME: &str = "hook";
+
 /// The most calls waiting at once, across sessions: past it, a new call is refused and its hook
 /// returns no decision.
 pub const MOST_WAITING: usize = 256;
@@ -196,7 +200,7 @@ pub fn answer(
         decisions
             .decide(&target.key, &request.dialog, verdict)
             .map(|()| Responded {
-                outcome: "answered".to_string(),
+                outcome: HOOK_OUTCOME.to_string(),
                 action: request.action,
                 option: None,
                 left_after_ms: 0,

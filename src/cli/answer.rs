@@ -373,6 +373,13 @@ fn finish(
         writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
     } else {
         match &result {
+            Ok(responded) if responded.outcome == slate::answers::hook::HOOK_OUTCOME => {
+                writeln!(
+                    out,
+                    "answered: {}, through the agent's own hook",
+                    responded.action.as_str()
+                )?;
+            }
             Ok(responded) => {
                 let option = responded
                     .option

@@ -74,7 +74,8 @@ impl RespondRequest {
 /// What a delivered answer did: the keys went in and the dialog left the screen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Responded {
-    /// Always `answered`.
+    /// `answered` (the keys went in and the dialog left the screen), or `hook` (the agent's
+    /// decision hook took the verdict, docs/hooks.md).
     pub outcome: String,
     pub action: Action,
     /// The number of the option picked, when the dialog numbers it.
