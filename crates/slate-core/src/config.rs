@@ -16,8 +16,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::model::{AgentKind, Machine, ReasonCode, Timestamp};
 
 pub mod push;
+pub mod spend;
 
 pub use push::{NtfyTopic, Push, PushUrl};
+pub use spend::{Budget, PriceOverride};
 
 /// The port Slate listens on unless the config says otherwise.
 pub const DEFAULT_PORT: u16 = 7411;
@@ -37,6 +39,14 @@ pub struct Config {
     /// `[[remote]]`: other machines whose sessions Slate follows over SSH, in the file's order.
     #[serde(rename = "remote", skip_serializing_if = "Vec::is_empty")]
     pub remotes: Vec<RemoteEntry>,
+    /// `[prices."<model>"]`: a person's own prices over the shipped table (`spend`).
+    #[serde(
+        deserialize_with = "spend::price_overrides",
+        skip_serializing_if = "std::collections::BTreeMap::is_empty"
+    )]
+    pub prices: std::collections::BTreeMap<String, PriceOverride>,
+    /// `[budget]`: the amounts whose crossing notifies once (`spend`); none by default.
+    pub budget: Budget,
 }
 
 /// One `[[remote]]` entry: a machine Slate follows with the system `ssh`.
