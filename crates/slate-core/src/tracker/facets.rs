@@ -176,8 +176,12 @@ impl Tracker {
             },
             // A call the agent's decision hook waits on is answered through the hook: it
             // cannot land on the wrong pane (docs/hooks.md, "Decision hooks").
+            // Only while the session waits at that permission: not once the turn moved on.
             dialog: (entry.waiting.as_ref())
-                .filter(|_| status == Status::Waiting)
+                .filter(|_| {
+                    status == Status::Waiting
+                        && reason.code == crate::model::ReasonCode::PermissionPrompt
+                })
                 .map(|waiting| waiting.dialog())
                 .or_else(|| {
                     entry

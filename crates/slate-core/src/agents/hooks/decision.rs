@@ -39,6 +39,9 @@ pub struct Decides {
     /// The longest the hook waits for the person: under the entry's timeout, so the hook ends
     /// with no decision before the agent would stop it.
     pub bound: Duration,
+    /// The tools whose call is a question or a plan, not a permission: never decided here (an
+    /// allow would answer nothing the person chose).
+    pub questions: &'static [&'static str],
 }
 
 /// The agents whose dialog stays usable while a decision hook waits (docs/hooks.md's table).
@@ -47,6 +50,7 @@ pub const DECIDERS: &[Decides] = &[Decides {
     event: "PermissionRequest",
     timeout: 330,
     bound: Duration::from_secs(300),
+    questions: &["AskUserQuestion", "ExitPlanMode"],
 }];
 
 /// The decision hook of the agent with id `agent`, when its dialog stays usable.
@@ -73,8 +77,11 @@ pub struct HookCall {
 
 /// Why a call is not one Slate may offer to decide.
 pub fn refused(call: &HookCall) -> Option<String> {
-    if decides(&call.agent).is_none() {
+    let Some(decides) = decides(&call.agent) else {
         return Some("this agent's hook cannot decide with its dialog kept usable".into());
+    };
+    if decides.questions.contains(&call.tool.as_str()) {
+        return Some("a question or a plan is answered in its terminal".into());
     }
     if !valid_id(&call.session_id) {
         return Some("the session id is not one Slate reads".into());
@@ -225,6 +232,9 @@ mod tests {
         let mut other = call();
         other.agent = "qwen-code".into();
         assert!(refused(&other).is_some());
+        let mut question = call();
+        question.tool = "AskUserQuestion".into();
+        assert!(refused(&question).is_some());
         let mut huge = call();
         huge.input = "x".repeat(INPUT_LIMIT + 1);
         assert!(refused(&huge).is_some());
