@@ -33,11 +33,14 @@ pub fn engine_options(env: Env, config: &Config) -> Options {
 }
 
 /// `base` with what the config sets: `[project-policy] session_idle_minutes` and `[notifications]
-/// muted_agents`.
+/// muted_agents`, and the price table with `[prices]` over it.
 pub fn policy(config: &Config, base: &Policy) -> Policy {
     Policy {
         session_idle: minutes(config.project_policy.session_idle_minutes),
         muted_agents: config.notifications.muted_agents.clone(),
+        prices: std::sync::Arc::new(
+            slate_core::usage::prices::Table::shipped().with_overrides(&config.prices),
+        ),
         ..base.clone()
     }
 }

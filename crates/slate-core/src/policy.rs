@@ -1,6 +1,6 @@
 //! What every surface must show alike, decided once: which sessions need you, which belong on the
 //! live list, when to notify (`policy::notifications`) and what the tray menu holds
-//! (`policy::menu`).
+//! (`policy::menu`), and when spend crosses a budget (`policy::spend`).
 //!
 //! The command line, the live service, the desktop shell and, through the API, the page read the
 //! same answers here, so a macOS menu bar or a remote view can reuse them. Like the tracker, this
@@ -9,6 +9,7 @@
 
 pub mod menu;
 pub mod notifications;
+pub mod spend;
 
 use std::time::Duration;
 

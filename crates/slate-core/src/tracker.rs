@@ -74,6 +74,9 @@ pub struct Policy {
     /// A terminal silent this long under an open tool call is a prompt (docs/states.md §3
     /// rule 6c).
     pub terminal_silence: Duration,
+    /// The prices a session's usage is estimated with: the shipped table with the config's
+    /// `[prices]` over it (`usage::prices`).
+    pub prices: std::sync::Arc<crate::usage::prices::Table>,
 }
 
 impl Default for Policy {
@@ -88,6 +91,7 @@ impl Default for Policy {
             start_slack: Duration::from_secs(2),
             title_moving: Duration::from_secs(10),
             terminal_silence: Duration::from_secs(5),
+            prices: std::sync::Arc::new(crate::usage::prices::Table::shipped().clone()),
         }
     }
 }

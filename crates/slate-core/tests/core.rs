@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 mod prices; // usage::prices: the shipped table, the name rules, overrides, budget, the estimate
+mod spend; // policy::spend: the budget alert, once per session, the day across sessions
 mod schedule; // the live loop's timers from data, with made-up instants
 mod titles; // the title grammars against real titles recorded from the CLIs
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
