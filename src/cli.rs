@@ -29,6 +29,7 @@ mod serve;
 mod sessions;
 mod setup;
 mod show;
+mod usage;
 
 use setup::{Context, Setup};
 
@@ -60,6 +61,20 @@ enum Command {
         /// List only the sessions automatic cleanup may reclaim, with the custody reason.
         #[arg(long, alias = "stale")]
         reclaimable: bool,
+    },
+    /// What the sessions' model calls used and cost: tokens, and a reported cost or an estimate
+    /// from a dated price table (never a bill), by session, project, agent or UTC day.
+    Usage {
+        /// Sum by `session`, `project`, `agent` or `day`.
+        #[arg(long, default_value = "session", value_name = "GROUP")]
+        by: String,
+        /// Only sessions active since then: `24h`, `7d`, `90m`, a day (`2026-12-01`) or an
+        /// RFC 3339 time.
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Print `{"rows":[…],"total":{…},"prices":{…}}` instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// Show one session and the evidence that decided its state.
     Show {
@@ -246,6 +261,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             reclaimable,
         } => sessions::run(&context, json, all, reclaimable),
         Command::Show { id, json } => show::run(&context, &id, json),
+        Command::Usage { by, since, json } => usage::run(&context, &by, since.as_deref(), json),
         Command::Approve { id, args } => {
             answer::command(&context, &ask(Action::Approve, id, None, None, args))
         }

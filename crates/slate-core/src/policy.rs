@@ -1,6 +1,7 @@
 //! What every surface must show alike, decided once: which sessions need you, which belong on the
 //! live list, when to notify (`policy::notifications`) and what the tray menu holds
-//! (`policy::menu`), and when spend crosses a budget (`policy::spend`).
+//! (`policy::menu`), when spend crosses a budget (`policy::spend`) and usage summed by
+//! session, project, agent or day (`policy::usage`).
 //!
 //! The command line, the live service, the desktop shell and, through the API, the page read the
 //! same answers here, so a macOS menu bar or a remote view can reuse them. Like the tracker, this
@@ -10,6 +11,7 @@
 pub mod menu;
 pub mod notifications;
 pub mod spend;
+pub mod usage;
 
 use std::time::Duration;
 

@@ -415,6 +415,21 @@ pub fn show(session: &Session, evidence: &[impl std::fmt::Display], now: Timesta
     if session.hosted {
         line("hosted", "yes: runs under `slate run`".to_string());
     }
+    // What its model calls used, and what that cost: an estimate says so (`policy::usage`).
+    line("usage", crate::policy::usage::usage_line(session.usage.as_ref()));
+    if let Some(usage) = &session.usage {
+        if !usage.models.is_empty() {
+            line("models", usage.models.join(", "));
+        }
+        let tokens = crate::policy::usage::tokens_text(usage.context_tokens);
+        line(
+            "context",
+            match usage.context_percent {
+                Some(percent) => format!("{percent}% of the window ({tokens} tokens)"),
+                None => format!("{tokens} tokens (the window is not known)"),
+            },
+        );
+    }
     out.push_str("evidence:\n");
     for fact in evidence {
         let _ = writeln!(out, "  - {fact}");
