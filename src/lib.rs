@@ -36,7 +36,7 @@
 //! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
 pub use slate_core::{agents, limits, lines, model, policy, protocol, report, schedule, tracker};
-pub use slate_sources::{child, sources, watch};
+pub use slate_sources::{child, exits, sources, watch};
 pub use slate_terminals::{focus, socket, terminals, tty};
 
 pub mod answers;

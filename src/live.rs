@@ -99,6 +99,9 @@ pub enum Event {
         key: SessionKey,
         waiting: Option<slate_core::model::HookDecision>,
     },
+    /// A process the last scan saw, that may vouch for a session, has ended (`exits`): scan now,
+    /// so its session reads Closed at once rather than at the next periodic scan.
+    Exited,
     /// Stop the loop.
     Shutdown,
 }
@@ -318,6 +321,13 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
                     let _ = delivered.send(Event::Terminals(delivery));
                 })
             });
+            // Ends are watched only where the processes are real, as terminals are read.
+            let exits = engine.scans_live_processes().then(|| {
+                let exited = events.clone();
+                slate_sources::exits::Exits::start(move || {
+                    let _ = exited.send(Event::Exited);
+                })
+            });
             let hints = events.clone();
             let watcher = watch::start(engine.watch_paths(), move |hint| {
                 let _ = hints.send(Event::Hint(hint));
@@ -333,6 +343,7 @@ pub fn start(service: Service) -> (Handle, std::thread::JoinHandle<()>) {
                 git: GitCache::default(),
                 git_recheck: GitRecheck::Nothing,
                 sensing,
+                exits: exits.flatten(),
                 wakeups: 0,
                 reclaim_after: settings::reclaim_after(&service.settings.config),
                 settings: service.settings,
@@ -402,6 +413,8 @@ struct LoopState {
     git_recheck: GitRecheck,
     /// The terminals of sessions Slate does not host, read off the loop; `None` for a replay.
     sensing: Option<Sensing>,
+    /// The ends of the processes that may vouch, waited for off the loop; `None` for a replay.
+    exits: Option<slate_sources::exits::Exits>,
     wakeups: u64,
     settings: Settings,
     /// How long a closed, reclaimable session stays on the live list (from the settings).

@@ -11,6 +11,7 @@ use super::{Event, GitRecheck, LoopState, Round, REMOTE_SLICE};
 use crate::engine::{merge, Engine};
 use crate::remote::link::Link;
 use crate::settings::{self, Reload};
+use slate_core::agents::ProcessRole;
 use slate_core::model::Timestamp;
 use slate_core::schedule::Task;
 use slate_core::tracker::{Change, Input};
@@ -167,6 +168,12 @@ impl LoopState {
                 self.schedule.hosted_report(pid, seen, Instant::now());
                 changes
             }
+            Event::Exited => {
+                let changes = self.engine.scan_processes(now);
+                self.schedule.scanned(Instant::now());
+                let changes = merge(changes, self.processes_scanned(now));
+                merge(changes, self.drain_hooks(now))
+            }
             Event::Terminals(delivery) => {
                 let Some(sensing) = &mut self.sensing else {
                     return Vec::new();
@@ -250,9 +257,29 @@ impl LoopState {
         changes
     }
 
+    /// After a process scan: the processes that may vouch for a session are the ones whose end
+    /// brings the next scan forward (`exits`).
+    fn watch_exits(&self) {
+        let Some(exits) = &self.exits else { return };
+        let watched: Vec<_> = self
+            .engine
+            .processes()
+            .iter()
+            .filter(|process| {
+                matches!(
+                    process.recognised.role,
+                    ProcessRole::Interactive | ProcessRole::Print
+                )
+            })
+            .map(|process| (process.info.pid, process.info.start_ticks))
+            .collect();
+        exits.watch(&watched);
+    }
+
     /// After a process scan: new agent processes' terminals are located (off the loop), and the
     /// terminals of processes gone are forgotten.
     fn processes_scanned(&mut self, now: Timestamp) -> Vec<Change> {
+        self.watch_exits();
         let Some(sensing) = &mut self.sensing else {
             return Vec::new();
         };

@@ -1,6 +1,7 @@
 //! The tracker's state rules with a fake clock. The scenario format is defined here: each scenario
 //! in `fixtures/scenarios/*.toml` is data, timed inputs and the statuses expected at given times.
 
+mod closed; // every agent's session closed at the scan that finds its process gone
 mod dialogs; // a dialog and the open call it agrees with
 mod history; // closed history as summaries, and a session waiting for a scan
 mod replay; // every scenario replayed, and each quiet flip announced

@@ -255,9 +255,10 @@ fn same_start(entry: &ListingEntry, process: &ProcessInfo) -> bool {
 }
 
 impl Tracker {
-    /// Sessions that wait for a process scan to be seen as they are: a live session with a tool
-    /// call open that no process vouches for (a CLI started since the last scan: its terminal
-    /// cannot be read until a scan finds it), and a session an agent's listing names under a pid
+    /// Sessions that wait for a process scan to be seen as they are: a live session that no
+    /// process vouches for (a CLI started since the last scan: its terminal cannot be read, and
+    /// its end cannot be watched for, until a scan finds it, so a CLI that exits idle soon after
+    /// it started would read open until the window passed), and a session an agent's listing names under a pid
     /// the last scan did not see (its listing cannot vouch for it until then), and a session
     /// that waits at a permission dialog only a hook told of (approved at the terminal, its
     /// command shows as a new process: docs/states.md §3 rule 3a), and a session that reads
@@ -265,9 +266,10 @@ impl Tracker {
     /// tells a closed session from one that waits for its person).
     pub fn awaiting_scan(&self) -> Vec<SessionKey> {
         let seen: HashSet<u32> = self.processes.iter().map(|p| p.info.pid).collect();
-        let unvouched_calls = self.entries.iter().filter(|(_, entry)| {
+        let unvouched = self.entries.iter().filter(|(_, entry)| {
             entry.hosted.is_none()
-                && entry.log.newest_open_call().is_some()
+                // A sub-agent's session rolls up into its parent, whose process vouches.
+                && entry.log.parent_session.is_none()
                 && entry.decision.as_ref().is_some_and(|decision| {
                     decision.pid.is_none() && decision.status != Status::Ended
                 })
@@ -301,7 +303,7 @@ impl Tracker {
                     && decision.reason.code == ReasonCode::Interrupted
             })
         });
-        unvouched_calls
+        unvouched
             .chain(hook_dialogs)
             .chain(interrupted)
             .map(|(key, _)| key.clone())

@@ -234,7 +234,7 @@ enum Event<'a> {
     Expect(&'a Expect),
 }
 
-fn check(path: &Path) {
+pub(super) fn check(path: &Path) {
     let text = std::fs::read_to_string(path).expect("scenario readable");
     let scenario: Scenario = toml::from_str(&text)
         .unwrap_or_else(|err| panic!("{}: not a scenario: {err}", path.display()));

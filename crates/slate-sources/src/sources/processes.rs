@@ -12,14 +12,15 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
+use sysinfo::{ProcessRefreshKind, ProcessStatus, ProcessesToUpdate, System, UpdateKind};
 
 use super::folders::canonical_folder;
 use slate_core::agents::{AgentProcess, ProcessRole, Registry};
 use slate_core::model::{ProcessInfo, ProcessTable, Timestamp};
 use slate_core::tracker::SeenProcess;
 
-/// Lists every process (threads excluded) with what recognising agents needs.
+/// Lists every live process (threads and processes that ended but are not reaped yet excluded)
+/// with what recognising agents needs.
 pub fn scan_processes() -> ProcessTable {
     let mut system = System::new();
     let refresh = ProcessRefreshKind::nothing()
@@ -32,6 +33,14 @@ pub fn scan_processes() -> ProcessTable {
         .processes()
         .values()
         .filter(|process| process.thread_kind().is_none())
+        // A process that has ended but is not reaped yet is no longer there to vouch: its pidfd
+        // already said it ended (`exits`).
+        .filter(|process| {
+            !matches!(
+                process.status(),
+                ProcessStatus::Zombie | ProcessStatus::Dead
+            )
+        })
         .map(|process| {
             let pid = process.pid().as_u32();
             ProcessInfo {
