@@ -28,8 +28,11 @@ use slate_sources::sources::roots::Env;
 pub const BUDGET: Duration = Duration::from_millis(250);
 /// How long `slate hook` waits for its event on standard input, from its start; and the least it
 /// waits, however late it got there (on a busy machine a process can take that long to reach its
-/// first line, and the event is already written).
-const READ_WITHIN: Duration = Duration::from_millis(100);
+/// first line, and the event is already written). It ends 20 ms before the watchdog's spool
+/// ([`LAST_SPOOL`] before the budget's end), so an event read late on a starved machine is still
+/// spooled, not dropped (a burst of 40 hooks on a heavily loaded 2-core machine lost 2 of 40
+/// events when the read was cut at 100 ms, the 80 ms before the spool unused).
+const READ_WITHIN: Duration = Duration::from_millis(150);
 const READ_AT_LEAST: Duration = Duration::from_millis(50);
 /// The longest `slate hook` waits for a running Slate to take its report: a Slate answers in a
 /// few milliseconds, so one that takes longer is hanging, and the report goes to the spool.
