@@ -38,6 +38,7 @@ mod errors;
 mod guard;
 pub mod local;
 mod serving;
+mod usage;
 
 use errors::{
     error, method_not_allowed, not_found, respond_error, unfound, JsonBody, SessionIdPath,
@@ -195,6 +196,7 @@ fn build(
         .route("/hooks", post(hook))
         .route("/hooks/decision", post(decision::decision))
         .route("/remotes", get(remotes))
+        .route("/usage", get(usage::usage))
         .route_layer(middleware::from_fn(guard::private))
         .route("/health", get(health))
         .route("/auth/challenge", get(challenge::answer))

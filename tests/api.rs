@@ -11,6 +11,7 @@ mod other_user; // another local user: no token to their listener, nothing read 
 mod page; // the page holds no token; slate serve tells its own terminal the address that does
 mod router; // the JSON endpoints through the router
 mod serving; // slate serve and slate watch, and the event stream
+mod usage; // GET /usage: the token, the sums, the day, bad queries refused
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;

@@ -9,43 +9,13 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::bail;
-use slate::model::{Session, Timestamp};
-use slate::policy::usage::{cost_text, summarize, tokens_text, By, Row};
+use slate::model::Session;
+use slate::policy::usage::{cost_text, since, summarize, tokens_text, By, Row};
 use slate::usage::prices::Table;
 
 use super::setup::{engine_json, sessions_from_server, with_history, Context};
-
-/// `--since`: a duration back from now (`90m`, `24h`, `7d`), a day (`2026-12-01`, from its UTC
-/// midnight) or an RFC 3339 time.
-pub fn since(text: &str, now: Timestamp) -> anyhow::Result<Timestamp> {
-    let text = text.trim();
-    let unit = |suffix: char, seconds: u64| -> Option<Timestamp> {
-        let count: u64 = text.strip_suffix(suffix)?.parse().ok()?;
-        let back = Duration::from_secs(count.checked_mul(seconds)?);
-        (back <= Duration::from_secs(100 * 365 * 24 * 3600)).then(|| now.minus(back))
-    };
-    if let Some(at) = unit('m', 60)
-        .or_else(|| unit('h', 3600))
-        .or_else(|| unit('d', 24 * 3600))
-    {
-        return Ok(at);
-    }
-    if text.len() == 10 {
-        if let Some(at) = Timestamp::parse_rfc3339(&format!("{text}T00:00:00Z")) {
-            return Ok(at);
-        }
-    }
-    match Timestamp::parse_rfc3339(text) {
-        Some(at) => Ok(at),
-        None => bail!(
-            "--since {:?} is not a time: write 24h, 7d, 90m, a day like 2026-12-01, or an RFC 3339 time",
-            text.chars().take(40).collect::<String>()
-        ),
-    }
-}
 
 pub fn run(
     context: &Context,
@@ -58,7 +28,8 @@ pub fn run(
     };
     let since = since_text
         .map(|text| since(text, context.now))
-        .transpose()?;
+        .transpose()
+        .map_err(|err| anyhow::anyhow!("--since {err}"))?;
     let mut options = context.options()?;
     options.scan.closed_detail = true;
     let server = context.reading_server();

@@ -203,3 +203,30 @@ pub fn usage_line(usage: Option<&crate::usage::SessionUsage>) -> String {
     }
     line
 }
+
+/// `since` as a person writes it: a duration back from `now` (`90m`, `24h`, `7d`), a day
+/// (`2026-12-01`, from its UTC midnight) or an RFC 3339 time. An error says what it takes.
+pub fn since(text: &str, now: Timestamp) -> Result<Timestamp, String> {
+    let text = text.trim();
+    let unit = |suffix: char, seconds: u64| -> Option<Timestamp> {
+        let count: u64 = text.strip_suffix(suffix)?.parse().ok()?;
+        let back = std::time::Duration::from_secs(count.checked_mul(seconds)?);
+        (back <= std::time::Duration::from_secs(100 * 365 * 24 * 3600)).then(|| now.minus(back))
+    };
+    if let Some(at) = unit('m', 60)
+        .or_else(|| unit('h', 3600))
+        .or_else(|| unit('d', 24 * 3600))
+    {
+        return Ok(at);
+    }
+    let day = (text.len() == 10)
+        .then(|| Timestamp::parse_rfc3339(&format!("{text}T00:00:00Z")))
+        .flatten();
+    day.or_else(|| Timestamp::parse_rfc3339(text))
+        .ok_or_else(|| {
+            format!(
+            "{:?} is not a time: write 24h, 7d, 90m, a day like 2026-12-01, or an RFC 3339 time",
+            text.chars().take(40).collect::<String>()
+        )
+        })
+}
