@@ -597,7 +597,7 @@ fn times_of(input: &mut Input) -> Option<(String, Vec<&mut Timestamp>)> {
                 match observation {
                     Observation::Record(record) => times.extend(record.at.as_mut()),
                     Observation::Info(info) => times.extend(info.started_at.as_mut()),
-                    Observation::Reset | Observation::Unread(_) => {}
+                    Observation::Reset | Observation::Unread(_) | Observation::Usage(_) => {}
                 }
             }
             batch.transcript.clone()

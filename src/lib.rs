@@ -35,7 +35,9 @@
 //!   (what the desktop app does when the Slate service runs the engine).
 //! - `demo`: made-up sessions that play through every state in a temporary HOME.
 
-pub use slate_core::{agents, limits, lines, model, policy, protocol, report, schedule, tracker};
+pub use slate_core::{
+    agents, limits, lines, model, policy, protocol, report, schedule, tracker, usage,
+};
 pub use slate_sources::{child, exits, sources, watch};
 pub use slate_terminals::{focus, socket, terminals, tty};
 

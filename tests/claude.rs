@@ -98,6 +98,7 @@ fn render_observation(observation: &Observation) -> String {
         }
         Observation::Reset => "reset".to_owned(),
         Observation::Unread(record) => crate::util::render_unread(record),
+        Observation::Usage(call) => crate::util::render_usage(call),
     }
 }
 

@@ -87,6 +87,7 @@ fn render(observation: &Observation) -> String {
         }
         Observation::Reset => "Reset".to_owned(),
         Observation::Unread(record) => crate::util::render_unread(record),
+        Observation::Usage(call) => crate::util::render_usage(call),
     }
 }
 

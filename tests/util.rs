@@ -320,6 +320,31 @@ pub fn kill_tmux_server(name: &str) {
     }
 }
 
+/// How a snapshot spells a usage record: its id and model, then its four figures, its cost and
+/// how it counts.
+pub fn render_usage(call: &slate::usage::Call) -> String {
+    let tokens = &call.tokens;
+    let mut out = format!(
+        "Usage id={} model={} input={} output={} cache_read={} cache_write={}",
+        call.id.as_deref().unwrap_or("-"),
+        call.model.as_deref().unwrap_or("-"),
+        tokens.input,
+        tokens.output,
+        tokens.cache_read,
+        tokens.cache_write,
+    );
+    if let Some(cost) = call.cost_nano_usd {
+        out.push_str(&format!(" cost_nano_usd={cost}"));
+    }
+    if let Some(window) = call.context_window {
+        out.push_str(&format!(" window={window}"));
+    }
+    if let slate::usage::Counting::RunningTotal { last } = call.counting {
+        out.push_str(&format!(" running_total last_context={}", last.context()));
+    }
+    out
+}
+
 /// How a snapshot spells an observation: `info` spells an `Info`, which each agent's snapshots
 /// show in their own way; the rest is spelled alike for every agent.
 pub fn render_observation(
@@ -330,6 +355,7 @@ pub fn render_observation(
     match observation {
         Observation::Reset => "Reset".to_string(),
         Observation::Unread(record) => render_unread(record),
+        Observation::Usage(call) => render_usage(call),
         Observation::Info(found) => info(found),
         Observation::Record(Record { at, kind }) => {
             let at = at.map_or_else(|| "(no time)".to_string(), |at| at.to_rfc3339());

@@ -106,6 +106,22 @@ pub enum Observation {
     /// A record the parser does not know: it moves nothing, and is counted as a sign that the
     /// agent's format may have changed ([`unread`]).
     Unread(unread::UnreadRecord),
+    /// What a model call used (`usage::Call`): it moves nothing but the session's usage, and it
+    /// outlives a `Reset` (a rewound or re-read history was still paid for; its id keeps a
+    /// response read again from counting twice).
+    Usage(crate::model::usage::Call),
+}
+
+/// A usage record read (`usage::Call`), or, when a figure in it is not a token count (negative,
+/// text, absurd), the record `usage` counted as unread: a hostile figure reaches no sum.
+pub fn usage_observation(
+    call: Result<crate::model::usage::Call, String>,
+    usage: &serde_json::Value,
+) -> Observation {
+    match call {
+        Ok(call) => Observation::Usage(call),
+        Err(what) => unread::UnreadRecord::of(&what, usage).observation(),
+    }
 }
 
 /// Bookkeeping facts. Every field is optional: a line states what it states.

@@ -16,6 +16,7 @@ mod dialog;
 mod problem;
 mod terminal;
 mod unread;
+pub mod usage;
 
 pub use agent::{AgentKind, Described, ForeignAgentError};
 pub use dialog::{
@@ -613,6 +614,10 @@ pub struct Session {
     /// false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub muted: bool,
+    /// The tokens its model calls used and what they cost (`model::usage`). Absent when the
+    /// agent recorded none: "not recorded", never zeros.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<usage::SessionUsage>,
 }
 
 impl Session {

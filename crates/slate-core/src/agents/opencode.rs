@@ -11,6 +11,8 @@
 
 use serde_json::Value;
 
+mod tokens;
+
 use super::hooks::{HookFormat, Hooks, Meaning, Verified};
 use super::keys::{DialogKeys, Press};
 use super::screens::{Detail, DialogKind, DialogShape, OptionLayout, ScreenGrammar, Summary, Top};
@@ -383,6 +385,7 @@ fn observe_assistant(
     parts: &[Value],
     observations: &mut Vec<Observation>,
 ) {
+    observations.extend(tokens::observe(&message.id, data));
     let turn_id = Some(message.id.clone());
     // An assistant message is one step of the model's loop; while it has no completion time the
     // step is still running, whatever its last part says (docs/formats.md §4.3).

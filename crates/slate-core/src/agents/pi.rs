@@ -21,8 +21,10 @@ use super::{
     Watch,
 };
 use crate::agents::unread::UnreadRecord;
+use crate::agents::usage_observation;
 use crate::agents::ProcessRole;
 use crate::model::{AgentKind, ProcessInfo, Timestamp};
+use crate::model::usage::{self, Call};
 
 /// How many characters of a prompt an observation keeps.
 const PROMPT_CHARS: usize = 200;
@@ -173,7 +175,9 @@ pub fn observe(line: &[u8]) -> Result<Vec<Observation>, LineError> {
                 .get("message")
                 .and_then(Value::as_object)
                 .ok_or(LineError::Shape("a message entry without its message"))?;
-            Ok(read_message(message, at))
+            let mut out = read_message(message, at);
+            out.extend(usage(entry.get("id").and_then(Value::as_str), message));
+            Ok(out)
         }
         // The thinking level, a compaction, a branch summary, a label, an extension's own
         // entries: bookkeeping that says nothing of the turn.
@@ -191,6 +195,22 @@ pub fn observe(line: &[u8]) -> Result<Vec<Observation>, LineError> {
         )
         .observation()]),
     }
+}
+
+/// What the model's reply used (docs/formats.md §12.5): its `usage`, with the cost Pi wrote from
+/// its own price list (`cost.total`), under the entry's id.
+fn usage(id: Option<&str>, message: &serde_json::Map<String, Value>) -> Option<Observation> {
+    if message.get("role").and_then(Value::as_str) != Some("assistant") {
+        return None;
+    }
+    let usage = message.get("usage").filter(|usage| !usage.is_null())?;
+    let model = message.get("model").and_then(Value::as_str);
+    let call = usage::tokens(usage, ["input", "output", "cacheRead", "cacheWrite"]).map(|tokens| {
+        let cost = usage.get("cost").and_then(|cost| cost.get("total"));
+        Call::response(id.map(str::to_owned), model.map(str::to_owned), tokens)
+            .with_cost(usage::cost_usd(cost))
+    });
+    Some(usage_observation(call, usage))
 }
 
 /// One message of the conversation: a prompt, the model's reply, or a tool's result.

@@ -8,7 +8,7 @@
 //! them in priority order. `notifications_muted` and `item_next_actor` are pure helpers for the
 //! desktop shell and `slate item list`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use super::log::Log;
 use super::rules::Verdict;
@@ -18,6 +18,7 @@ use crate::model::{
     Session, SessionDialog, SessionId, SessionKey, SessionState, Status, TerminalKind,
     TerminalView, Timestamp, SEEN_ONLY,
 };
+use crate::usage::{prices, SessionUsage};
 
 /// The activity facet: working, between turns, or silent.
 pub(super) fn activity(log: &Log, status: Status, now: Timestamp, policy: &Policy) -> Activity {
@@ -231,7 +232,30 @@ impl Tracker {
             unreachable_since: None,
             unread: (!log.unread.is_empty()).then(|| log.unread.clone()),
             muted: self.mutes.contains(key) || self.policy.muted_agents.contains(&key.agent),
+            usage: self.usage_of(entry),
         }
+    }
+
+    /// The session's usage with its sub-agents': they cost money too, and they show nowhere but
+    /// in the session they roll up into. A response both files hold (a sidechain copied into the
+    /// main transcript) counts once, by its id.
+    fn usage_of(&self, entry: &Entry) -> Option<SessionUsage> {
+        if entry.children.is_empty() {
+            return prices::session_usage(&entry.log.usage, &self.policy.prices);
+        }
+        let mut tally = entry.log.usage.clone();
+        let mut seen = HashSet::new();
+        let mut children: Vec<&SessionKey> = entry.children.iter().collect();
+        while let Some(child) = children.pop() {
+            if !seen.insert(child) {
+                continue;
+            }
+            if let Some(child) = self.entries.get(child) {
+                tally.absorb(&child.log.usage);
+                children.extend(child.children.iter());
+            }
+        }
+        prices::session_usage(&tally, &self.policy.prices)
     }
 
     /// Every work item, by id, and the session holding a claim on each, for `slate item list`.

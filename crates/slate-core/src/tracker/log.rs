@@ -13,6 +13,7 @@ use crate::agents::screens::{Dialog, DialogKind};
 use crate::agents::unread::UnreadRecord;
 use crate::agents::{CallInput, CallKind, Info, Observation, Record, RecordKind, Title};
 use crate::model::{AgentKind, PendingCall, Timestamp, UnreadRecords};
+use crate::usage::Tally;
 
 /// The fold of a session's observations: the facts the rules read, kept small.
 #[derive(Debug, Default, Clone)]
@@ -46,6 +47,8 @@ pub(super) struct Log {
     /// The listing's `waitingFor` Slate did not know, counted in `unread` while the listing
     /// still says it (`Tracker::count_listed_drift`).
     pub(super) listed_drift: Option<String>,
+    /// What the session's model calls used, each response once (`usage::Tally`).
+    pub(super) usage: Tally,
 }
 
 /// A turn record with its time and its place in the file.
@@ -136,12 +139,14 @@ impl Log {
                     title: self.title.take(),
                     print_mode: self.print_mode,
                     parent_session: self.parent_session.take(),
+                    usage: std::mem::take(&mut self.usage),
                     ..Log::default()
                 };
                 *self = kept;
             }
             Observation::Record(record) => self.fold_record(record, last_write),
             Observation::Unread(record) => self.unread.count(&record.what, &record.sample),
+            Observation::Usage(call) => self.usage.add(call, self.model.as_deref()),
         }
     }
 

@@ -6,11 +6,13 @@ use serde_json::{Map, Value};
 
 use super::{json_error, str_field, DETAIL_CHARS};
 use crate::agents::unread::UnreadRecord;
+use crate::agents::usage_observation;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
     Title, TitleSource,
 };
 use crate::model::Timestamp;
+use crate::model::usage::{self, Call};
 
 /// Reads a Claude Code transcript, a session's own or a sub-agent's. Lines need no memory of
 /// each other.
@@ -150,6 +152,9 @@ fn observe_conversational(entry: &Map<String, Value>, kind: &str, role: Role) ->
     if info != Info::default() {
         observations.push(Observation::Info(info));
     }
+    if kind == "assistant" {
+        observations.extend(usage(entry));
+    }
     let is_meta = entry.get("isMeta").and_then(Value::as_bool) == Some(true);
     if (sidechain && role == Role::Main) || is_meta {
         return observations;
@@ -169,6 +174,32 @@ fn observe_conversational(entry: &Map<String, Value>, kind: &str, role: Role) ->
             .map(|kind| Observation::Record(Record { at, kind })),
     );
     observations
+}
+
+/// What the API response behind an assistant line used: its `message.usage`, under its
+/// `message.id` (docs/formats.md §1.6). Claude Code writes a response's content blocks as lines
+/// of their own, each with the response's id and usage, so the id makes it count once. A
+/// sub-agent's response counts too (it cost as much), in a sidechain line of the main file as in
+/// the sub-agent's own. Synthetic notices (`<synthetic>`) were no call.
+fn usage(entry: &Map<String, Value>) -> Option<Observation> {
+    let message = entry.get("message")?;
+    let usage = message.get("usage").filter(|usage| !usage.is_null())?;
+    let model = message.get("model").and_then(Value::as_str);
+    if model.is_some_and(|model| model.starts_with('<')) {
+        return None;
+    }
+    let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+    let call = usage::tokens(
+        usage,
+        [
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ],
+    )
+    .map(|tokens| Call::response(id, model.map(str::to_owned), tokens));
+    Some(usage_observation(call, usage))
 }
 
 /// The bookkeeping facts of the envelope every conversational line carries.

@@ -3,10 +3,12 @@
 
 use serde_json::Value;
 
+use crate::agents::usage_observation;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, Observation, Record, RecordKind,
 };
 use crate::model::Timestamp;
+use crate::model::usage::{self, Call};
 
 /// The most characters of a call's detail.
 const DETAIL_CHARS: usize = 120;
@@ -51,8 +53,31 @@ pub fn read_messages(bytes: &[u8]) -> Result<Vec<Observation>, LineError> {
     let mut observations = vec![Observation::Reset, Observation::Info(info)];
     for message in messages {
         read_message(message, &mut observations);
+        observations.extend(usage(message));
     }
     Ok(observations)
+}
+
+/// What an assistant message's call used: its `metrics` (and their `cost`, where Cline wrote
+/// one), under the message's id, so the document read again counts it once (docs/formats.md
+/// §15.6).
+fn usage(message: &Value) -> Option<Observation> {
+    if message.get("role").and_then(Value::as_str) != Some("assistant") {
+        return None;
+    }
+    let metrics = message.get("metrics").filter(|usage| !usage.is_null())?;
+    let names = [
+        "inputTokens",
+        "outputTokens",
+        "cacheReadTokens",
+        "cacheWriteTokens",
+    ];
+    let call = usage::tokens(metrics, names).map(|tokens| {
+        let model = message.get("modelInfo").and_then(|info| info.get("id"));
+        Call::response(string(message.get("id")), string(model), tokens)
+            .with_cost(usage::cost_usd(metrics.get("cost")))
+    });
+    Some(usage_observation(call, metrics))
 }
 
 /// The folder the default system prompt names (`Working Directory: <path>` in its `<env>`

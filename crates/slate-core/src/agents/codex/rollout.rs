@@ -5,11 +5,13 @@
 use serde_json::{Map, Value};
 
 use crate::agents::unread::UnreadRecord;
+use crate::agents::usage_observation;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, NameLine, Observation, Record,
     RecordKind, Title, TitleSource,
 };
 use crate::model::Timestamp;
+use crate::model::usage::{self, Call, Counting, Tokens};
 
 /// How many characters of a prompt an observation keeps.
 const PROMPT_CHARS: usize = 200;
@@ -76,6 +78,9 @@ pub struct RolloutReader {
     seen_event: bool,
     /// The prompt most recently taken from a `response_item`, until the next event line.
     item_prompt: Option<String>,
+    /// The session the file's first `session_meta` names: a usage record of another thread (an
+    /// ancestor's, copied into a fork) is that thread's to count.
+    session: Option<String>,
 }
 
 impl LineParser for RolloutReader {
@@ -102,6 +107,19 @@ impl RolloutReader {
                     return Ok(Vec::new());
                 }
                 self.seen_meta = true;
+                self.session =
+                    parsed
+                        .observations
+                        .iter()
+                        .find_map(|observation| match observation {
+                            Observation::Info(info) => info.session_id.clone(),
+                            _ => None,
+                        });
+            }
+            LineShape::UsageOf(thread) => {
+                if thread.is_some() && self.session.is_some() && thread != self.session {
+                    return Ok(Vec::new());
+                }
             }
             LineShape::Event => {
                 self.seen_event = true;
@@ -142,6 +160,8 @@ enum LineShape {
     Event,
     /// A user-role `response_item` message, with its text when it looks like a typed prompt.
     UserItem(Option<String>),
+    /// A `token_usage_record`, with the thread it names.
+    UsageOf(Option<String>),
     Other,
 }
 
@@ -189,7 +209,19 @@ fn read_line(line: &[u8]) -> Result<ParsedLine, LineError> {
             (kind, payload)
         }
         // Whole-thread bookkeeping 0.171.0 writes: no turn meaning.
-        Some("world_state" | "token_usage_record") => return Ok(parsed),
+        Some("world_state") => return Ok(parsed),
+        // One response's usage, by its id (0.171.0).
+        Some("token_usage_record") => {
+            let payload = envelope.get("payload").unwrap_or(&Value::Null);
+            parsed.shape = LineShape::UsageOf(
+                payload
+                    .get("thread_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            );
+            parsed.observations.extend(usage_record(payload));
+            return Ok(parsed);
+        }
         Some(_) => {
             let kind = envelope.get("type").unwrap_or(&Value::Null);
             let unread = UnreadRecord::of_type("type", kind, &value);
@@ -218,6 +250,9 @@ fn read_line(line: &[u8]) -> Result<ParsedLine, LineError> {
             if let Some(observation) = event(payload, record) {
                 parsed.observations.push(observation);
             }
+            if payload.get("type").and_then(Value::as_str) == Some("token_count") {
+                parsed.observations.extend(token_count(payload));
+            }
         }
         "response_item" => {
             if payload.get("type").and_then(Value::as_str) == Some("message")
@@ -241,6 +276,61 @@ fn read_line(line: &[u8]) -> Result<ParsedLine, LineError> {
         _ => parsed.observations.push(record(RecordKind::Compacting)),
     }
     Ok(parsed)
+}
+
+/// Codex's token figures (`input_tokens` counts the cached and cache-written input too) as
+/// Slate counts them: input that the cache neither gave nor took, output, cache read and write.
+fn codex_tokens(usage: &Value) -> Result<Tokens, String> {
+    let read = usage::tokens(
+        usage,
+        [
+            "input_tokens",
+            "output_tokens",
+            "cached_input_tokens",
+            "cache_write_input_tokens",
+        ],
+    )?;
+    Ok(Tokens {
+        input: read
+            .input
+            .saturating_sub(read.cache_read)
+            .saturating_sub(read.cache_write),
+        ..read
+    })
+}
+
+/// A `token_usage_record` (0.171.0): one response's `usage`, under its `response_id`.
+fn usage_record(payload: &Value) -> Option<Observation> {
+    let usage = payload.get("usage").filter(|usage| !usage.is_null())?;
+    let id = payload.get("response_id").and_then(Value::as_str);
+    let call =
+        codex_tokens(usage).map(|tokens| Call::response(id.map(str::to_owned), None, tokens));
+    Some(usage_observation(call, usage))
+}
+
+/// A `token_count` event: the session's running total (`info.total_token_usage`), the last
+/// response's own figures (`last_token_usage`, for the context) and the model's window. Codex
+/// writes one after each response and again with rate-limit news, so only the total counts;
+/// where `token_usage_record`s count the responses by id, the total only dates the context
+/// (`usage::Tally`).
+fn token_count(payload: &Map<String, Value>) -> Option<Observation> {
+    let info = payload.get("info").filter(|info| !info.is_null())?;
+    let total = info.get("total_token_usage")?;
+    let call = codex_tokens(total).and_then(|tokens| {
+        let last = match info.get("last_token_usage") {
+            Some(last) => codex_tokens(last)?,
+            None => Tokens::default(),
+        };
+        Ok(Call {
+            context_window: info
+                .get("model_context_window")
+                .and_then(Value::as_u64)
+                .filter(|window| *window <= usage::MOST_TOKENS),
+            counting: Counting::RunningTotal { last },
+            ..Call::response(None, None, tokens)
+        })
+    });
+    Some(usage_observation(call, info))
 }
 
 fn session_meta(payload: &Map<String, Value>) -> Info {

@@ -6,10 +6,12 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::agents::unread::UnreadRecord;
+use crate::agents::usage_observation;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
 };
 use crate::model::Timestamp;
+use crate::model::usage::{self, Call, Counting, Tokens};
 
 /// How many characters of a prompt an observation keeps.
 const PROMPT_CHARS: usize = 200;
@@ -23,7 +25,6 @@ const REMEMBERED_CALLS: usize = 1024;
 /// read is counted as unread.
 const BOOKKEEPING: &[&str] = &[
     "session.usage_record",
-    "session.usage_checkpoint",
     "session.info",
     "system.message",
     "hook.start",
@@ -181,7 +182,12 @@ impl EventsReader {
                 message: text_field(data, "message").map(|text| one_line(&text, DETAIL_CHARS)),
             })],
             "session.compaction_start" => vec![record(RecordKind::Compacting)],
-            "session.shutdown" => vec![record(RecordKind::SessionEnded)],
+            "session.shutdown" => {
+                let mut out = vec![record(RecordKind::SessionEnded)];
+                out.extend(model_metrics(data));
+                out
+            }
+            "session.usage_checkpoint" => model_metrics(data),
             // Usage, hooks, system prompts and the like: bookkeeping seen in 1.0.102's files.
             kind if BOOKKEEPING.contains(&kind) => Vec::new(),
             _ => vec![UnreadRecord::of_type("type", &Value::from(kind), &value).observation()],
@@ -331,6 +337,39 @@ fn context(data: &Map<String, Value>) -> Info {
 }
 
 /// A non-empty string field.
+/// The session's tokens so far per model, as `session.usage_checkpoint` and `session.shutdown`
+/// state them in `providerModelMetrics` (sub-agents' calls included): running totals, each
+/// model's own (docs/formats.md §14.6). Copilot writes no figures per call (`usage_record`'s
+/// `usage` is empty).
+fn model_metrics(data: &Map<String, Value>) -> Vec<Observation> {
+    let Some(models) = data.get("providerModelMetrics").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    models
+        .iter()
+        .filter_map(|entry| {
+            let model = entry.get("modelId").and_then(Value::as_str)?;
+            let usage = entry
+                .get("metrics")?
+                .get("usage")
+                .filter(|usage| !usage.is_null())?;
+            let names = [
+                "inputTokens",
+                "outputTokens",
+                "cacheReadTokens",
+                "cacheWriteTokens",
+            ];
+            let call = usage::tokens(usage, names).map(|tokens| Call {
+                counting: Counting::RunningTotal {
+                    last: Tokens::default(),
+                },
+                ..Call::response(None, Some(model.to_owned()), tokens)
+            });
+            Some(usage_observation(call, usage))
+        })
+        .collect()
+}
+
 fn text_field(object: &Map<String, Value>, key: &str) -> Option<String> {
     object
         .get(key)

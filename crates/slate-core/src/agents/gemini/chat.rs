@@ -8,11 +8,13 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::agents::unread::UnreadRecord;
+use crate::agents::usage_observation;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
     Title, TitleSource,
 };
 use crate::model::Timestamp;
+use crate::model::usage::{self, Call, Tokens};
 
 impl LineParser for ChatFold {
     fn feed(&mut self, line: &[u8]) -> Result<Vec<Observation>, LineError> {
@@ -286,6 +288,31 @@ fn fold_message(id: &str, message: &Map<String, Value>) -> Folded {
     }
 }
 
+/// What a `gemini` message's response used, under the message's id (docs/formats.md §3.5):
+/// `input` counts the cached tokens too, and the model's thoughts and tool-use prompt are billed
+/// beside its output and input.
+fn usage(id: &str, message: &Map<String, Value>, tokens: &Value) -> Observation {
+    let call = usage::tokens(tokens, ["input", "output", "cached", ""]).and_then(|read| {
+        let thoughts = usage::count(tokens, "thoughts")?;
+        let tool = usage::count(tokens, "tool")?;
+        let model = message.get("model").and_then(Value::as_str);
+        let tokens = Tokens {
+            input: read
+                .input
+                .saturating_sub(read.cache_read)
+                .saturating_add(tool),
+            output: read.output.saturating_add(thoughts),
+            ..read
+        };
+        Ok(Call::response(
+            Some(id.to_owned()),
+            model.map(str::to_owned),
+            tokens,
+        ))
+    });
+    usage_observation(call, tokens)
+}
+
 /// The call id standing for the unrecorded tool call of an empty `gemini` message.
 fn pending_call_id(message_id: &str) -> String {
     format!("{message_id}-pending")
@@ -328,6 +355,9 @@ fn message_observations(id: &str, message: &Map<String, Value>) -> Vec<Observati
                     model: Some(model.to_string()),
                     ..Info::default()
                 }));
+            }
+            if let Some(tokens) = message.get("tokens").filter(|tokens| !tokens.is_null()) {
+                out.push(usage(id, message, tokens));
             }
             let calls = message
                 .get("toolCalls")

@@ -6,11 +6,13 @@
 use serde_json::{Map, Value};
 
 use crate::agents::unread::UnreadRecord;
+use crate::agents::usage_observation;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
     Title, TitleSource,
 };
 use crate::model::Timestamp;
+use crate::model::usage::{self, Call, Tokens};
 
 /// Reads a Qwen Code chat. Lines need no memory of each other: a tool call and its result are
 /// paired by the tracker, by the call's id.
@@ -64,6 +66,9 @@ pub fn observe(line: &[u8]) -> Result<Vec<Observation>, LineError> {
     if info != Info::default() {
         out.push(Observation::Info(info));
     }
+    if kind == "assistant" {
+        out.extend(usage(record));
+    }
     let at = str_field(record, "timestamp").and_then(Timestamp::parse_rfc3339);
     let kinds = match kind {
         "user" => user_records(record),
@@ -87,6 +92,39 @@ pub fn observe(line: &[u8]) -> Result<Vec<Observation>, LineError> {
             .map(|kind| Observation::Record(Record { at, kind })),
     );
     Ok(out)
+}
+
+/// What the response behind an assistant record used: its `usageMetadata`, Gemini's figures
+/// (`promptTokenCount` counts the cached tokens too; thoughts are billed as output), under the
+/// record's `uuid` (docs/formats.md §13.5).
+fn usage(record: &Map<String, Value>) -> Option<Observation> {
+    let metadata = record
+        .get("usageMetadata")
+        .filter(|usage| !usage.is_null())?;
+    let call = usage::tokens(
+        metadata,
+        [
+            "promptTokenCount",
+            "candidatesTokenCount",
+            "cachedContentTokenCount",
+            "",
+        ],
+    )
+    .and_then(|read| {
+        let thoughts = usage::count(metadata, "thoughtsTokenCount")?;
+        let tool = usage::count(metadata, "toolUsePromptTokenCount")?;
+        let tokens = Tokens {
+            input: read
+                .input
+                .saturating_sub(read.cache_read)
+                .saturating_add(tool),
+            output: read.output.saturating_add(thoughts),
+            ..read
+        };
+        let owned = |field: &str| str_field(record, field).map(str::to_owned);
+        Ok(Call::response(owned("uuid"), owned("model"), tokens))
+    });
+    Some(usage_observation(call, metadata))
 }
 
 fn str_field<'a>(record: &'a Map<String, Value>, field: &str) -> Option<&'a str> {
