@@ -438,3 +438,59 @@ fn a_notification_right_after_the_dialogs_event_keeps_its_command() {
     assert_eq!(state(&tracker).0, Status::Waiting);
     assert!(fired(&tracker, "Notification"));
 }
+
+/// A decision hook waits on the call (issue 37): the session's dialog is the hook's, answerable
+/// with Allow once and Deny under its fingerprint, only while the session waits at the
+/// permission; once the call moved on, or the hook is released, it is not offered.
+#[test]
+fn a_waiting_decision_hook_is_the_dialog_only_while_the_permission_waits() {
+    use slate::model::{HookDecision, PendingCall};
+    let waiting = HookDecision {
+        fingerprint: "00112233aabbccdd".into(),
+        summary: "Run: touch x.txt".into(),
+        detail: vec!["touch x.txt".into()],
+        call: PendingCall {
+            id: "00112233aabbccdd".into(),
+            name: "Bash".into(),
+            input: Some("{\"command\": \"touch x.txt\"}".into()),
+            cut: false,
+        },
+    };
+    let decision = |waiting: Option<HookDecision>| Input::Decision {
+        key: key(),
+        waiting,
+    };
+    let mut tracker = at_work();
+    // Before the permission hook the session works: nothing is offered.
+    tracker.apply(decision(Some(waiting.clone())), at(1));
+    assert!(tracker.session(&key()).unwrap().dialog.is_none());
+    tracker.apply(
+        hook("PermissionRequest", 1, Some("Bash"), Some("touch x.txt")),
+        at(1),
+    );
+    let dialog = tracker.session(&key()).unwrap().dialog.expect("a dialog");
+    assert!(dialog.answerable);
+    assert_eq!(dialog.fingerprint, "00112233aabbccdd");
+    let labels: Vec<&str> = dialog.options.iter().map(|o| o.label.as_str()).collect();
+    assert_eq!(labels, ["Allow once", "Deny"]);
+    // Released: the hook's dialog goes, and the observed one (never answerable) is back.
+    tracker.apply(decision(None), at(2));
+    let dialog = tracker.session(&key()).unwrap().dialog.expect("a dialog");
+    assert!(!dialog.answerable);
+    // Held again, then the call moves on (its tool ends): nothing is offered.
+    tracker.apply(decision(Some(waiting.clone())), at(2));
+    tracker.apply(hook("PostToolUse", 3, Some("Bash"), None), at(3));
+    let session = tracker.session(&key()).unwrap();
+    assert_eq!(session.status, Status::Working);
+    assert!(session.dialog.is_none_or(|dialog| !dialog.answerable));
+    // Still held when the turn ends (a denial at the terminal ends it): Needs you, but for the
+    // turn's end, and the hook's dialog is not offered.
+    tracker.apply(decision(Some(waiting)), at(4));
+    tracker.apply(hook("Stop", 4, None, None), at(4));
+    let session = tracker.session(&key()).unwrap();
+    assert_eq!(
+        (session.status, session.session_state.reason.code),
+        (Status::Waiting, ReasonCode::TurnFinished)
+    );
+    assert!(session.dialog.is_none_or(|dialog| !dialog.answerable));
+}
