@@ -84,6 +84,11 @@ const UI_FILES: &[(&str, &str, &str)] = &[
         include_str!("../ui/session.js"),
     ),
     (
+        "usage.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../ui/usage.js"),
+    ),
+    (
         "style.css",
         "text/css; charset=utf-8",
         include_str!("../ui/style.css"),

@@ -29,7 +29,7 @@
 //! `parts.js`'s.
 
 import { Api, reference, resolveEndpoint, sessionKey } from "./api.js";
-import { el, agoNode, detailNode, answeredText, facetRow, code, facetsNode, transitionsNode } from "./parts.js";
+import { el, agoNode, detailNode, answeredText, facetRow, code, facetsNode, transitionsNode, usageNode, renderDayUsage } from "./parts.js";
 import { DIALOG_KIND, statusOf, reasonOf, timeOf, statusLabel, ordered, ago, span, unreachable, dialogOf, offeredOptions } from "./session.js";
 
 /** How often the relative times ("12 s", "5 min") are brought up to date: one timer for the page. */
@@ -159,6 +159,7 @@ function rowNode(session) {
       el("span", { class: "agent", text: agentName(session.agent) }),
       session.hosted === true ? el("span", { class: "hosted", title: "Started with slate run", text: "hosted" }) : null,
       session.muted === true ? el("span", { class: "muted", title: "No notifications for this session", text: "muted" }) : null,
+      usageNode(session),
     ),
   );
 }
@@ -264,6 +265,7 @@ function renderHeader() {
   $("summary").dataset.waiting = String(waiting);
   const working = countOf("working");
   $("working-count").textContent = state.sessions.size ? `${working} working` : "";
+  renderDayUsage($("day-usage"), state.sessions.values());
   document.title = waiting > 0 ? `(${waiting}) Slate` : "Slate";
 
   const error = state.health && state.health.settings ? state.health.settings.error : null;

@@ -4,6 +4,8 @@
 
 import { statusOf, statusLabel, ago, span } from "./session.js";
 
+export { usageNode, renderDayUsage } from "./usage.js";
+
 export function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs || {})) {

@@ -27,6 +27,7 @@ import { aged, startFakeApi, TOKEN, variant, world } from "./fake-api.mjs";
 import { realServeCheck, tokenChecks } from "./access.mjs";
 import { squatterChecks } from "./squatter.mjs";
 import { proofUnits, units } from "./units.mjs";
+import { costing, usageUnits } from "./usage.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const UI = resolve(HERE, "..");
@@ -73,6 +74,7 @@ const keyOf = (entry) => `${entry.session.machine ? `${entry.session.machine}/` 
 async function main() {
   await units(check);
   await proofUnits(check);
+  await usageUnits(check);
   const now = Date.now();
   const w = world(now);
   const api = await startFakeApi();
@@ -287,6 +289,23 @@ async function main() {
       const unmuted = structuredClone(w.question.session);
       api.push("session", unmuted);
       await browser.until("the mark gone", `return !document.querySelector('#list .row[data-key="${keyOf(w.question)}"] .muted');`);
+    });
+
+    await check("a row says its usage and what its cost is, and the header the day's total", async () => {
+      const none = await browser.exec(`return document.querySelector('#list .row[data-key="${keyOf(w.question)}"] .usage').textContent;`);
+      equal(none, "usage not recorded", "a session with no usage is not $0");
+      const priced = structuredClone(w.question.session);
+      priced.row_time = new Date().toISOString();
+      priced.usage = costing(0.1234, "estimate", 40).usage;
+      api.push("session", priced);
+      const line = await browser.until("the usage line", `const u = document.querySelector('#list .row[data-key="${keyOf(w.question)}"] .usage'); return u && u.textContent.includes("$") && u.textContent;`);
+      equal(line, "1.2k tokens · ≥ $0.12 estimate · context 0.1%", "the row's usage");
+      const title = await browser.exec(`return document.querySelector('#list .row[data-key="${keyOf(w.question)}"] .usage').title;`);
+      ok(/not a bill/.test(title), `an estimate is not a bill: ${title}`);
+      const day = await browser.until("the day's total", `const d = document.getElementById('day-usage'); return !d.hidden && d.textContent.includes("$") && d.textContent;`);
+      ok(/^Today \(UTC\): ≥ \$0\.12 estimate · \d+ sessions?$/.test(day), `the day's total: ${day}`);
+      api.push("session", structuredClone(w.question.session));
+      await browser.until("back to not recorded", `return document.querySelector('#list .row[data-key="${keyOf(w.question)}"] .usage').textContent === "usage not recorded";`);
     });
 
     await check("r asks the server to re-read, with the bearer token", async () => {
