@@ -40,6 +40,7 @@ mod recordings; // real CLI recordings replayed through the whole engine
 mod registry; // the agent registry: built-in descriptions, wire ids, a toy agent through the engine
 mod remote; // sessions on other machines over SSH: the link, the merged view, a real sshd on loopback
 mod screens; // the screen grammars against real screens recorded from the CLIs, and lookalikes
+mod session_usage; // slate sessions --json's usage object over a temp HOME: a sub-agent counted once in its parent, none when not recorded
 mod sshd; // a real OpenSSH server on 127.0.0.1 for the remote tests: throwaway keys, forced HOMEs
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod terminals; // sensed terminals: where a pane is, the tools' outputs, real tmux, kitty's socket

@@ -609,6 +609,13 @@ impl Tracker {
                 let entry = self.entry_mut(&key);
                 let last = entry.subagents.entry(agent_id).or_insert(batch.last_write);
                 *last = (*last).max(batch.last_write);
+                // Its records stay its own, but its model calls cost the session money: they
+                // count in the session's usage, each response once by its id.
+                for observation in batch.observations {
+                    if let crate::agents::Observation::Usage(call) = observation {
+                        entry.log.usage.add(call, None);
+                    }
+                }
             }
             TranscriptRole::Main
                 if batch.observations.is_empty()
