@@ -17,6 +17,7 @@ use slate::mirror::follower::Link;
 use slate::model::{ServerKind, Session, Timestamp};
 use slate::policy::menu::Pause;
 use slate::policy::notifications::{self, Decision, Input, Notifier};
+use slate::policy::spend::SpendWatch;
 use slate::remote::Report;
 use slate::settings::Settings;
 use tauri::{AppHandle, Manager, Runtime};
@@ -92,6 +93,10 @@ pub(crate) async fn follow<R: Runtime>(
         .config
         .notifications
         .clone();
+    // `[budget]`: one notification when a session's or the day's spend crosses its amount.
+    let budget = followed.settings.borrow().config.budget;
+    let live_now = app.state::<Shell>().source().live_sessions();
+    let mut spend = SpendWatch::seed(budget, &live_now, &[], live::system_clock());
     loop {
         let wake_at = [deadline, away_until].into_iter().flatten().min();
         let woke = tokio::select! {
@@ -119,6 +124,7 @@ pub(crate) async fn follow<R: Runtime>(
                     .config
                     .notifications
                     .clone();
+                spend.budget(followed.settings.borrow().config.budget);
                 if wanted != told {
                     commands::set_pause(&app, &shell, Pause::from_config(&wanted));
                     told = wanted;
@@ -140,7 +146,13 @@ pub(crate) async fn follow<R: Runtime>(
             }
             Woke::Update(Ok(update)) => {
                 tray::refresh(&app);
-                notifications::decide(&mut notifier, update.as_notification(), now, paused)
+                let mut decision =
+                    notifications::decide(&mut notifier, update.as_notification(), now, paused);
+                if let Update::Session { session } = &update {
+                    let crossed = spend.observe(session, now).filter(|_| !paused);
+                    decision.plans.extend(crossed);
+                }
+                decision
             }
             Woke::Update(Err(RecvError::Lagged(missed))) => {
                 // Too far behind to know which changes were flips: start over from the current
