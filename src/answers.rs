@@ -113,16 +113,29 @@ pub fn terminal_of_in(backends: Backends, target: &Target) -> Result<Destination
             format!("process {pid} is gone"),
         ));
     };
-    match (located.address, located.proof) {
+    let view = &located.view;
+    // What the terminal's backend can do decides, never its name: one that cannot answer in its
+    // panes is not typed into, however well its pane is proved.
+    let refused = |view: &slate_core::model::TerminalView| {
+        view.note
+            .clone()
+            .unwrap_or_else(|| slate_core::model::READ_ONLY.to_string())
+    };
+    match (&located.address, located.proof) {
+        (Some(address), Some(_)) if !address.view().can.answer => Err(RespondError::new(
+            ErrorCode::CannotType,
+            refused(&address.view()),
+        )),
         (Some(address), Some(proof)) => Ok(Destination {
-            address,
+            address: address.clone(),
             pid,
             proof: Some(proof),
         }),
         _ => {
-            let message = match located.view.kind {
+            let message = match view.kind {
                 TerminalKind::Plain => PLAIN_NOTE.to_string(),
-                TerminalKind::Accessibility => slate_core::model::SEEN_ONLY.to_string(),
+                // Read, but its backend cannot type into it: in its own words.
+                _ if view.can.read && !view.can.answer => refused(view),
                 _ => format!(
                     "slate cannot type into this terminal ({}): {}",
                     located.view.describe(),

@@ -23,8 +23,9 @@ use slate::agents::screens::read_screen;
 use slate::answers::{self, ErrorCode, Ledger, Record, RespondRequest, Route, Target};
 use slate::engine::{Engine, Options};
 use slate::focus::strategy::Tools;
+use slate::model::SessionDialog;
 use slate::model::{
-    AgentKind, ReasonCode, Session, SessionKey, TerminalKind, TerminalName, Timestamp,
+    AgentKind, Can, ReasonCode, Session, SessionKey, TerminalKind, TerminalName, Timestamp,
 };
 use slate::sources::roots::Env;
 use slate::terminals::backend::{PaneTty, Survey};
@@ -36,13 +37,32 @@ use crate::util::needs;
 // ---- The board ----------------------------------------------------------------------------------
 
 /// A terminal that Slate does not build in: a board's panes are pseudo-terminals, each with a
-/// screen file its program draws into (`<board>/<pane>.screen`).
-struct Board;
+/// screen file its program draws into (`<board>/<pane>.screen`). What it can do is its own to
+/// state, as every backend's is.
+struct Board {
+    can: Can,
+}
 
-static BOARD: Board = Board;
+/// A board Slate reads, types into, proves panes of and answers in; it has no panes of its own
+/// to select.
+static BOARD: Board = Board {
+    can: Can {
+        focus: false,
+        ..Can::EVERYTHING
+    },
+};
+
+/// A board whose screens Slate can read but not type into, as a desktop terminal's tabs.
+static READ_ONLY_BOARD: Board = Board {
+    can: Can {
+        read: true,
+        ..Can::NOTHING
+    },
+};
 
 /// The terminals of a machine with only boards on it.
 static BOARDS: [&dyn Backend; 1] = [&BOARD];
+static READ_ONLY_BOARDS: [&dyn Backend; 1] = [&READ_ONLY_BOARD];
 
 const BOARD_KIND: TerminalKind = TerminalKind::Other(match TerminalName::new("board") {
     Some(name) => name,
@@ -74,17 +94,27 @@ impl Backend for Board {
         BOARD_KIND
     }
 
+    fn can(&self) -> Can {
+        self.can
+    }
+
     fn describe(&self, address: &Address) -> String {
         format!("board pane {} of {}", address.pane, address.server)
     }
 
     fn survey(&self, _named: &[String], _tools: &Tools) -> Survey {
+        // An address holds its backend for good: the one of the two boards this is.
+        let me: &'static Board = if self.can == BOARD.can {
+            &BOARD
+        } else {
+            &READ_ONLY_BOARD
+        };
         let panes = PANES.lock().unwrap();
         Survey {
             panes: panes
                 .iter()
                 .map(|pane| PaneTty {
-                    address: Address::new(&BOARD, pane.board.display().to_string(), &pane.pane),
+                    address: Address::new(me, pane.board.display().to_string(), &pane.pane),
                     tty: pane.tty,
                 })
                 .collect(),
@@ -242,8 +272,17 @@ fn wait_for(what: &str, mut until: impl FnMut() -> bool) {
 
 // ---- The board through the product --------------------------------------------------------------
 
-#[test]
-fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
+/// A stand-in for Codex at its dialog in board pane "1", with its rollout, in a temporary HOME.
+struct Scene {
+    temp: tempfile::TempDir,
+    home: PathBuf,
+    folder: PathBuf,
+    screen: PathBuf,
+    keys: PathBuf,
+    open: Open,
+}
+
+fn scene() -> Scene {
     needs(&["setsid", "bash"]);
     let temp = tempfile::tempdir().unwrap();
     let home = temp.path().join("home");
@@ -269,7 +308,49 @@ fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
         slate::live::system_clock(),
         "01a228e1-7d37-7ed1-9043-e56f4039d0b0",
     );
-    let mut options = Options::from_env(Env::with_home(&home));
+    Scene {
+        temp,
+        home,
+        folder,
+        screen,
+        keys,
+        open,
+    }
+}
+
+/// An approval of `session`'s `dialog`, through the one answer path, over `backends`.
+fn approve_in(
+    backends: Backends,
+    scene: &Scene,
+    session: &Session,
+    dialog: &SessionDialog,
+    kept: &Kept,
+) -> Result<answers::Responded, answers::RespondError> {
+    let request = RespondRequest {
+        action: Action::Approve,
+        option: None,
+        text: None,
+        dialog: dialog.fingerprint.clone(),
+        surface: None,
+    };
+    let route = Route::Here {
+        locks: Some(scene.temp.path().join("state/answers")),
+    };
+    answers::answer_in(backends, route, &Target::of(session), &request, kept)
+}
+
+#[test]
+fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
+    let scene = scene();
+    let Scene {
+        home,
+        folder,
+        screen,
+        keys,
+        open,
+        ..
+    } = &scene;
+    let mut options = Options::from_env(Env::with_home(home));
     options.terminals = Backends::new(&BOARDS);
 
     // Located by its terminal device and read once: Needs you, from the board's screen.
@@ -277,16 +358,19 @@ fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
     let now = slate::live::system_clock();
     engine.refresh(now);
     slate::engine::sense_once(&mut engine, now, slate::live::system_clock);
-    let session = ours(engine.sessions(), &folder).expect("the stand-in's session");
+    let session = ours(engine.sessions(), folder).expect("the stand-in's session");
     assert_eq!(session.pid, Some(open.child.id()));
     let terminal = session.terminal.clone().expect("its terminal is said");
     assert_eq!(
         (terminal.kind, terminal.pane.as_deref(), terminal.sensed),
         (BOARD_KIND, Some("1"), true)
     );
+    // What it can do is on the wire, as the backend stated it.
     assert_eq!(
         serde_json::to_value(&terminal).unwrap(),
-        serde_json::json!({"kind": "board", "pane": "1", "sensed": true})
+        serde_json::json!({"kind": "board", "pane": "1", "sensed": true, "can": {
+            "read": true, "type": true, "focus": false, "prove": true, "answer": true
+        }})
     );
     assert_eq!(
         session.session_state.reason.code,
@@ -294,6 +378,7 @@ fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
     );
     let dialog = session.dialog.clone().expect("the dialog is read");
     assert_eq!(dialog.summary, "Run: touch x.txt");
+    assert!(dialog.answerable, "{dialog:?}");
 
     // The live loop reads the same pane through the same list.
     let (handle, thread) = slate::live::start(slate::live::Service {
@@ -305,7 +390,7 @@ fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
         remotes: None,
     });
     wait_for("the live loop to read the dialog", || {
-        ours(handle.live_sessions(), &folder).is_some_and(|live| {
+        ours(handle.live_sessions(), folder).is_some_and(|live| {
             live.terminal.as_ref().is_some_and(|t| t.kind == BOARD_KIND)
                 && live.session_state.reason.code == ReasonCode::PermissionPrompt
         })
@@ -314,24 +399,11 @@ fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
     thread.join().unwrap();
 
     let target = Target::of(&session);
-    let request = RespondRequest {
-        action: Action::Approve,
-        option: None,
-        text: None,
-        dialog: dialog.fingerprint.clone(),
-        surface: None,
-    };
     let kept = Kept::default();
-    let locks = temp.path().join("state/answers");
-    let answer = || {
-        let route = Route::Here {
-            locks: Some(locks.clone()),
-        };
-        answers::answer_in(Backends::new(&BOARDS), route, &target, &request, &kept)
-    };
+    let answer = || approve_in(Backends::new(&BOARDS), &scene, &session, &dialog, &kept);
 
     // Another dialog on screen: refused, and nothing is typed.
-    let touch = std::fs::read_to_string(&screen).unwrap();
+    let touch = std::fs::read_to_string(screen).unwrap();
     let curl =
         std::fs::read_to_string(fixture("screens/codex/0.171.0/permission-curl.txt")).unwrap();
     assert_ne!(
@@ -340,10 +412,10 @@ fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
             .map(|d| &d.summary),
         Some(&dialog.summary)
     );
-    std::fs::write(&screen, &curl).unwrap();
+    std::fs::write(screen, &curl).unwrap();
     let error = answer().expect_err("the dialog changed");
     assert_eq!(error.code, ErrorCode::DialogChanged, "{error:?}");
-    std::fs::write(&screen, &touch).unwrap();
+    std::fs::write(screen, &touch).unwrap();
 
     // The agent stopped (Ctrl-Z): its terminal's keys would not reach it.
     let pid = open.child.id();
@@ -363,12 +435,50 @@ fn a_session_on_a_test_backend_is_located_read_and_answered_once() {
     let answered = answer().expect("the answer is delivered");
     assert_eq!(answered.outcome, "answered");
     assert_eq!(answered.option, Some(1));
-    assert_eq!(std::fs::read_to_string(&keys).unwrap(), "1");
+    assert_eq!(std::fs::read_to_string(keys).unwrap(), "1");
     let records = kept.0.lock().unwrap();
     assert_eq!(records.len(), 3, "each attempt is recorded once");
     assert!(records.iter().all(|(key, _)| *key == target.key));
-    drop(records);
-    drop(open);
+}
+
+// What a terminal can do decides, not its name: the same board, stating that it can read but not
+// type, shows the dialog and never answers it.
+#[test]
+fn a_test_backend_that_can_only_read_shows_the_dialog_and_never_answers_it() {
+    let scene = scene();
+    let mut options = Options::from_env(Env::with_home(&scene.home));
+    options.terminals = Backends::new(&READ_ONLY_BOARDS);
+    let mut engine = Engine::new(options);
+    let now = slate::live::system_clock();
+    engine.refresh(now);
+    slate::engine::sense_once(&mut engine, now, slate::live::system_clock);
+    let session = ours(engine.sessions(), &scene.folder).expect("the stand-in's session");
+    let terminal = session.terminal.clone().expect("its terminal is said");
+    assert_eq!((terminal.kind, terminal.sensed), (BOARD_KIND, true));
+    assert_eq!(
+        serde_json::to_value(&terminal).unwrap()["can"],
+        serde_json::json!({"read": true, "type": false, "focus": false, "prove": false,
+            "answer": false})
+    );
+    // Needs you, from its screen, with the dialog shown and offered no answer.
+    assert_eq!(
+        session.session_state.reason.code,
+        ReasonCode::PermissionPrompt
+    );
+    let dialog = session.dialog.clone().expect("the dialog is read");
+    assert_eq!(dialog.summary, "Run: touch x.txt");
+    assert!(!dialog.answerable, "{dialog:?}");
+    assert_eq!(dialog.why_not.as_deref(), Some(slate::model::READ_ONLY));
+    assert_eq!(slate::policy::notifications::Offer::of(&session), None);
+    // An answer asked for all the same is refused in the same words, recorded, and types nothing.
+    let kept = Kept::default();
+    let backends = Backends::new(&READ_ONLY_BOARDS);
+    let error = approve_in(backends, &scene, &session, &dialog, &kept).expect_err("read only");
+    assert_eq!(error.code, ErrorCode::CannotType, "{error:?}");
+    assert!(error.message.contains("no safe way to type"), "{error:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!scene.keys.exists(), "a read-only terminal was typed into");
+    assert_eq!(kept.0.lock().unwrap().len(), 1, "the attempt is recorded");
 }
 
 #[test]

@@ -251,6 +251,7 @@ fn real_cli_recordings_read_with_their_screens_get_the_sensed_state() {
                 pane: Some("%0".into()),
                 sensed: true,
                 note: None,
+                can: slate::model::Can::EVERYTHING,
             };
             inputs.push(slate::tracker::Input::Terminals(vec![(pid, view)]));
         }
@@ -393,7 +394,11 @@ fn a_recorded_permission_dialog_read_in_a_desktop_terminal_is_shown_never_offere
             kind: slate::model::TerminalKind::Accessibility,
             pane: Some("gnome-terminal-server".into()),
             sensed: true,
-            note: None,
+            note: Some(slate::terminals::accessibility::SEEN_ONLY.to_string()),
+            can: slate::model::Can {
+                read: true,
+                ..slate::model::Can::NOTHING
+            },
         };
         replayed.engine.apply_all(
             vec![
@@ -421,7 +426,10 @@ fn a_recorded_permission_dialog_read_in_a_desktop_terminal_is_shown_never_offere
         );
         let dialog = session.dialog.as_ref().expect("its dialog");
         assert!(!dialog.answerable, "{}", replayed.name);
-        assert_eq!(dialog.why_not.as_deref(), Some(slate::model::SEEN_ONLY));
+        assert_eq!(
+            dialog.why_not.as_deref(),
+            Some(slate::terminals::accessibility::SEEN_ONLY)
+        );
         assert_eq!(slate::policy::notifications::Offer::of(&session), None);
         let state = slate::policy::menu::MenuState {
             pause: slate::policy::menu::Pause::Off,

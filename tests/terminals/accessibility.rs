@@ -314,7 +314,10 @@ fn xfce4_terminals_tabs_are_read_from_the_accessibility_bus() {
     assert_eq!(session["terminal"]["pane"], "xfce4-terminal");
     assert_eq!(session["dialog"]["kind"], "permission");
     assert_eq!(session["dialog"]["answerable"], false);
-    assert_eq!(session["dialog"]["why_not"], slate::model::SEEN_ONLY);
+    assert_eq!(
+        session["dialog"]["why_not"],
+        slate::terminals::accessibility::SEEN_ONLY
+    );
 
     // `slate approve` refuses and says why; nothing reaches the tab.
     let approve = slate(&desktop, &user, &["approve", "--yes", "01a228e1"]);

@@ -23,7 +23,7 @@ pub use dialog::{
     Action, DialogKind, HookDecision, PendingCall, SessionDialog, SessionDialogOption,
 };
 pub use problem::{Problem, ProblemKind, ServerKind};
-pub use terminal::{TerminalKind, TerminalName, TerminalView, SEEN_ONLY};
+pub use terminal::{Can, TerminalKind, TerminalName, TerminalView, HOSTED_CAN, READ_ONLY};
 pub use unread::{UnreadKind, UnreadRecords};
 
 /// A session id as the agent spells it (a UUID for most agents, `ses_…` for OpenCode).

@@ -18,13 +18,68 @@ pub struct TerminalView {
     /// Why Slate does not read it, when it does not (said by `slate doctor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// What Slate can do with it, as its backend says. Absent for a terminal Slate cannot
+    /// reach, and from an older server's view: then nothing.
+    #[serde(default, skip_serializing_if = "Can::is_nothing")]
+    pub can: Can,
 }
 
-/// Why a dialog read in a desktop terminal's tab ([`TerminalKind::Accessibility`]) is not
-/// answered: the same words on the session's dialog and in a refusal.
-pub const SEEN_ONLY: &str = "this terminal is read through the accessibility bus, which offers \
-     no safe way to type into one of its tabs: Slate shows its dialogs and never answers them; \
-     answer it in its terminal";
+/// What Slate can do with a session's terminal, as the terminal's backend states it (the wire's
+/// `can`): read its screen, type into it, bring the pane itself to the front (its tab or pane,
+/// not only its window), prove the pane the session's by its terminal device, and so answer a
+/// dialog read there. The rules and the surfaces decide by these, never by a backend's name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Can {
+    #[serde(default)]
+    pub read: bool,
+    #[serde(default, rename = "type")]
+    pub type_keys: bool,
+    #[serde(default)]
+    pub focus: bool,
+    #[serde(default)]
+    pub prove: bool,
+    #[serde(default)]
+    pub answer: bool,
+}
+
+impl Can {
+    /// A terminal Slate cannot reach.
+    pub const NOTHING: Can = Can {
+        read: false,
+        type_keys: false,
+        focus: false,
+        prove: false,
+        answer: false,
+    };
+
+    /// A terminal Slate reads, types into, proves and answers in, and whose pane it can select.
+    pub const EVERYTHING: Can = Can {
+        read: true,
+        type_keys: true,
+        focus: true,
+        prove: true,
+        answer: true,
+    };
+
+    pub fn is_nothing(&self) -> bool {
+        *self == Can::NOTHING
+    }
+}
+
+/// What `slate run`'s control socket offers: its screen read, keys typed into the pseudo-terminal
+/// Slate owns (its own child's, so proved), and so answers; it has no pane to select.
+pub const HOSTED_CAN: Can = Can {
+    read: true,
+    type_keys: true,
+    focus: false,
+    prove: true,
+    answer: true,
+};
+
+/// Why a dialog read in a terminal that Slate reads but cannot type into (its [`Can`] has no
+/// `answer`) is not answered, when its backend gives no words of its own in the view's `note`.
+pub const READ_ONLY: &str = "slate reads this terminal but has no safe way to type into it: it \
+     shows its dialogs and never answers them; answer it in its terminal";
 
 impl TerminalView {
     /// The terminal of a session under `slate run`, which Slate owns.
@@ -34,6 +89,7 @@ impl TerminalView {
             pane: None,
             sensed: false,
             note: None,
+            can: Can::NOTHING,
         }
     }
 
@@ -43,6 +99,11 @@ impl TerminalView {
         TerminalView {
             pane: control.map(str::to_string),
             sensed: control.is_some(),
+            can: if control.is_some() {
+                HOSTED_CAN
+            } else {
+                Can::NOTHING
+            },
             ..TerminalView::hosted()
         }
     }
@@ -66,6 +127,7 @@ impl TerminalView {
             pane,
             sensed: false,
             note: Some(note.into()),
+            can: Can::NOTHING,
         }
     }
 

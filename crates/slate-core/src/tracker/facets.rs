@@ -15,8 +15,8 @@ use super::rules::Verdict;
 use super::{Entry, Policy, Tracker, WorkItemInfo};
 use crate::model::{
     Activity, Actor, Awaiting, Custody, Intent, IntentState, ItemStatus, NextActor, Presence,
-    Session, SessionDialog, SessionId, SessionKey, SessionState, Status, TerminalKind,
-    TerminalView, Timestamp, SEEN_ONLY,
+    Session, SessionDialog, SessionId, SessionKey, SessionState, Status, TerminalView, Timestamp,
+    READ_ONLY,
 };
 use crate::usage::{prices, SessionUsage};
 
@@ -152,6 +152,11 @@ impl Tracker {
         let intent = self.intents.get(key);
         let custody = self.custody(key, log, status, presence);
         let next_actor = self.next_actor(key, log, verdict, intent);
+        let terminal = if let Some(hosted) = &entry.hosted {
+            Some(TerminalView::hosted_with(hosted.control.as_deref()))
+        } else {
+            pid.and_then(|pid| self.terminals.get(&pid)).cloned()
+        };
         Session {
             agent: key.agent,
             id: SessionId::new(key.id.as_str()),
@@ -170,11 +175,7 @@ impl Tracker {
             model: log.model.clone(),
             cli_version: log.cli_version.clone(),
             hosted: entry.hosted.is_some(),
-            terminal: if let Some(hosted) = &entry.hosted {
-                Some(TerminalView::hosted_with(hosted.control.as_deref()))
-            } else {
-                pid.and_then(|pid| self.terminals.get(&pid)).cloned()
-            },
+            terminal: terminal.clone(),
             // A call the agent's decision hook waits on is answered through the hook: it
             // cannot land on the wrong pane (docs/hooks.md, "Decision hooks").
             // Only while the session waits at that permission: not once the turn moved on.
@@ -191,12 +192,12 @@ impl Tracker {
                         .and_then(|sensed| sensed.dialog())
                         .map(|dialog| {
                             let call = log.call_of(key.agent, dialog);
-                            // A desktop terminal's tab offers no safe way in for keys: shown, not
-                            // answered (docs/states.md §8).
-                            let seen_only = pid
-                                .and_then(|pid| self.terminals.get(&pid))
-                                .filter(|view| view.kind == TerminalKind::Accessibility)
-                                .map(|_| SEEN_ONLY.to_string());
+                            // A terminal whose backend reads it but cannot answer in it (a
+                            // desktop terminal's tab) offers no safe way in for keys: shown, not
+                            // answered (docs/states.md §8), in its backend's words.
+                            let seen_only = (terminal.as_ref())
+                                .filter(|view| !view.can.answer)
+                                .map(|view| view.note.as_deref().unwrap_or(READ_ONLY).to_string());
                             SessionDialog::of(key.agent, dialog, seen_only, call)
                         })
                 })

@@ -160,6 +160,17 @@ fn inputs(
                     pane: spec.pane.clone(),
                     sensed: spec.sensed,
                     note: None,
+                    // What the built-in backends state: a desktop terminal's tab is read only.
+                    can: match (spec.sensed, spec.kind) {
+                        (false, _) => slate_core::model::Can::NOTHING,
+                        (true, slate_core::model::TerminalKind::Accessibility) => {
+                            slate_core::model::Can {
+                                read: true,
+                                ..slate_core::model::Can::NOTHING
+                            }
+                        }
+                        (true, _) => slate_core::model::Can::EVERYTHING,
+                    },
                 };
                 (spec.pid, view)
             })

@@ -27,7 +27,13 @@ use atspi::proxy::text::TextProxy;
 use atspi::{Role, State};
 use slate_core::agents::keys::{compare, Key};
 use slate_core::agents::screens::{read_screen, Dialog};
-use slate_core::model::{AgentKind, PendingCall, TerminalKind, TerminalView, Timestamp, SEEN_ONLY};
+use slate_core::model::{AgentKind, Can, PendingCall, TerminalKind, TerminalView, Timestamp};
+
+/// Why a dialog read in a desktop terminal's tab is not answered: the view's note, so the same
+/// words are on the session's dialog and in a refusal.
+pub const SEEN_ONLY: &str = "this terminal is read through the accessibility bus, which offers \
+     no safe way to type into one of its tabs: Slate shows its dialogs and never answers them; \
+     answer it in its terminal";
 
 /// The most objects of one application's tree that are looked at.
 pub const MOST_NODES: usize = 5_000;
@@ -608,6 +614,15 @@ impl Backend for Accessibility {
         TerminalKind::Accessibility
     }
 
+    fn can(&self) -> Can {
+        // Read, never typed into: a tab has no terminal device to prove it by, and the bus
+        // offers no safe way in for keys.
+        Can {
+            read: true,
+            ..Can::NOTHING
+        }
+    }
+
     fn describe(&self, address: &Address) -> String {
         match app_of(&address.server) {
             Some(app) => format!(
@@ -623,7 +638,8 @@ impl Backend for Accessibility {
             kind: self.kind(),
             pane: app_of(&address.server).map(|app| app.program.to_string()),
             sensed: true,
-            note: None,
+            note: Some(SEEN_ONLY.to_string()),
+            can: self.can(),
         }
     }
 

@@ -21,7 +21,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::focus::strategy::{Environment, Host, Tools};
 use slate_core::agents::keys::Key;
-use slate_core::model::{AgentKind, PendingCall, TerminalKind, TerminalView, Timestamp};
+use slate_core::model::{AgentKind, Can, PendingCall, TerminalKind, TerminalView, Timestamp};
 
 /// One kind of terminal Slate reads and types into. Every method that reaches the terminal has
 /// the terminal read limit (`socket::READ_LIMIT`) from its start to its answer.
@@ -29,6 +29,11 @@ pub trait Backend: Sync + 'static {
     /// Its kind on the wire (`TerminalKind::Tmux`; `TerminalKind::Other` for one Slate does not
     /// build in).
     fn kind(&self) -> TerminalKind;
+
+    /// What Slate can do with a pane of it: read, type, select the pane, prove it by its
+    /// terminal device, answer a dialog in it. The rules and the surfaces decide by this, never
+    /// by the backend's name.
+    fn can(&self) -> Can;
 
     /// How a person reads the pane at `address` in a problem or a refusal
     /// (`tmux pane %3 on /tmp/tmux-1000/default`).
@@ -41,6 +46,7 @@ pub trait Backend: Sync + 'static {
             pane: Some(address.pane.clone()),
             sensed: true,
             note: None,
+            can: self.can(),
         }
     }
 

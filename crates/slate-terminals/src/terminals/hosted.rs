@@ -20,7 +20,7 @@ pub mod wire;
 
 use super::backend::{Address, Backend, PaneRead, PaneText, Wanted};
 use slate_core::agents::keys::Key;
-use slate_core::model::{TerminalKind, TerminalView, Timestamp};
+use slate_core::model::{Can, TerminalKind, TerminalView, Timestamp, HOSTED_CAN};
 
 /// The backend of `slate run`'s hosted terminals.
 pub struct Hosted;
@@ -37,6 +37,10 @@ pub fn address(socket: impl Into<String>) -> Address {
 impl Backend for Hosted {
     fn kind(&self) -> TerminalKind {
         TerminalKind::Hosted
+    }
+
+    fn can(&self) -> Can {
+        HOSTED_CAN
     }
 
     fn describe(&self, address: &Address) -> String {

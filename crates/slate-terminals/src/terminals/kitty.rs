@@ -15,7 +15,7 @@ use super::backend::{all_digits, Address, Backend, Hint, PaneRead, ParseError, W
 use super::READ_LIMIT;
 use crate::focus::strategy::{Environment, Tools};
 use slate_core::agents::keys::Key;
-use slate_core::model::{TerminalKind, TerminalView, Timestamp};
+use slate_core::model::{Can, TerminalKind, TerminalView, Timestamp};
 
 /// The kitty backend.
 pub struct Kitty;
@@ -35,6 +35,10 @@ pub const OFF_NOTE: &str =
 impl Backend for Kitty {
     fn kind(&self) -> TerminalKind {
         TerminalKind::Kitty
+    }
+
+    fn can(&self) -> Can {
+        Can::EVERYTHING
     }
 
     fn describe(&self, address: &Address) -> String {

@@ -17,7 +17,7 @@ use super::backend::{
 use crate::focus::strategy::{CommandLine, Environment, Tools};
 use crate::tty::{device_of, same_device, tmux_sockets, tmux_sockets_for};
 use slate_core::agents::keys::Key;
-use slate_core::model::{TerminalKind, TerminalView, Timestamp};
+use slate_core::model::{Can, TerminalKind, TerminalView, Timestamp};
 
 /// The tmux backend.
 pub struct Tmux;
@@ -38,6 +38,10 @@ pub const INHERITED_NOTE: &str = "its $TMUX_PANE names a tmux pane, but its term
 impl Backend for Tmux {
     fn kind(&self) -> TerminalKind {
         TerminalKind::Tmux
+    }
+
+    fn can(&self) -> Can {
+        Can::EVERYTHING
     }
 
     fn describe(&self, address: &Address) -> String {

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use super::backend::{all_digits, Address, Backend, Hint, PaneRead, ParseError, Wanted};
 use crate::focus::strategy::{CommandLine, Environment, Tools};
 use slate_core::agents::keys::Key;
-use slate_core::model::{TerminalKind, TerminalView, Timestamp};
+use slate_core::model::{Can, TerminalKind, TerminalView, Timestamp};
 
 /// The WezTerm backend.
 pub struct Wezterm;
@@ -33,6 +33,10 @@ fn socket(server: &str) -> Option<&str> {
 impl Backend for Wezterm {
     fn kind(&self) -> TerminalKind {
         TerminalKind::Wezterm
+    }
+
+    fn can(&self) -> Can {
+        Can::EVERYTHING
     }
 
     fn describe(&self, address: &Address) -> String {
