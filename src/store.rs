@@ -32,6 +32,7 @@ mod decode;
 mod mutes;
 mod open;
 mod schema;
+mod usage;
 
 use decode::{
     answer_session, decode_awaiting, decode_intent_state, decode_item_status, decode_key,
@@ -39,6 +40,7 @@ use decode::{
 };
 use open::is_busy;
 pub use open::{open, open_in_memory, open_with_busy_timeout};
+pub use usage::StoredUsage;
 use schema::{migrate, user_version, MIGRATIONS};
 
 /// How long a write waits for another writer before it gives up with [`StoreError::Locked`].

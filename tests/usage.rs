@@ -185,3 +185,57 @@ fn show_says_the_sessions_usage_and_that_its_cost_is_an_estimate() {
     assert!(text.contains("models:      claude-sonnet-5"), "{text}");
     assert!(text.contains("context:"), "{text}");
 }
+
+/// The store's totals of `SESSION` as a running Slate records them, with `output` tokens.
+fn stored(root: &Path, id: &str, output: u64) {
+    let folder = root.join("data/slate");
+    std::fs::create_dir_all(&folder).expect("data folder");
+    let store = slate::store::open(&folder.join("slate.db")).expect("store");
+    let usage: slate::usage::SessionUsage = serde_json::from_value(serde_json::json!({
+        "input_tokens": 100, "output_tokens": output, "cache_read_tokens": 0,
+        "cache_write_tokens": 0, "models": ["claude-sonnet-5"], "context_tokens": 100,
+        "context_percent": null, "cost_usd": 0.5, "cost_basis": "estimate",
+        "priced_tokens": 100 + output, "unpriced_tokens": 0,
+    }))
+    .expect("usage");
+    let row = slate::store::StoredUsage {
+        key: slate::model::SessionKey::new(
+            slate::model::AgentKind::parse("claude-code").expect("claude-code"),
+            id,
+        ),
+        project: Some("acme".to_owned()),
+        at: slate::model::Timestamp::parse_rfc3339("2026-11-28T10:00:00Z").expect("time"),
+        usage,
+    };
+    store.record_usage(&[row]).expect("recorded");
+}
+
+#[test]
+fn a_closed_sessions_stored_totals_count_once_after_its_transcript_is_gone() {
+    let root = home_with_sample();
+    // The store holds the sample session (read from its transcript too) and one whose
+    // transcript is gone.
+    stored(root.path(), SESSION, 1);
+    stored(root.path(), "0ld5e551-0000-4000-8000-000000000002", 50);
+    let body = usage_json(root.path(), &[]);
+    assert_eq!(body["total"]["sessions"], 2, "{body}");
+    let rows = body["rows"].as_array().expect("rows");
+    let gone = rows
+        .iter()
+        .find(|row| row["key"] == "0ld5e551-0000-4000-8000-000000000002")
+        .unwrap_or_else(|| panic!("the stored session: {body}"));
+    assert_eq!(gone["output_tokens"], 50);
+    close(&gone["cost_usd"], 0.5);
+    // The one still read counts from its transcript, not twice.
+    let read = rows.iter().find(|row| row["key"] == SESSION).expect("read");
+    assert_eq!(read["output_tokens"], 2 * OUTPUT);
+    let by_project = usage_json(root.path(), &["--by", "project"]);
+    assert!(
+        by_project["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .any(|row| row["key"] == "acme"),
+        "{by_project}"
+    );
+}

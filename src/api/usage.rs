@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 use slate_core::policy::spend::day_of;
-use slate_core::policy::usage::{since, summarize, By};
+use slate_core::policy::usage::{since, summarize, By, Item};
 use slate_core::usage::prices::Table;
 
 use super::errors::error;
@@ -55,12 +55,13 @@ pub async fn usage(State(state): State<AppState>, Query(query): Query<UsageQuery
         .into_iter()
         .filter(|session| since.is_none_or(|since| session.row_time.is_some_and(|at| at >= since)))
         .collect();
-    let (rows, total) = summarize(&sessions, by);
+    let (rows, total) = summarize(sessions.iter().map(Item::from), by);
     let today = day_of(now);
     let (_, day) = summarize(
         sessions
             .iter()
-            .filter(|session| day_of(session.row_time.unwrap_or(now)) == today),
+            .filter(|session| day_of(session.row_time.unwrap_or(now)) == today)
+            .map(Item::from),
         By::Day,
     );
     let table = Table::shipped();

@@ -5,14 +5,17 @@
 //! floor, "≥ $x", when some tokens have no price) or `unknown`, and the price table's date and
 //! sources are printed with it: an estimate is never a bill. The sessions are those `slate
 //! sessions --all` lists (the running Slate's live list with this process's read of the history,
-//! or this process's own read), each counted toward the UTC day of its last activity.
+//! or this process's own read), each counted toward the UTC day of its last activity, and the
+//! totals the store kept of sessions no longer read (`store::usage`).
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use slate::model::Session;
-use slate::policy::usage::{cost_text, since, summarize, tokens_text, By, Row};
+
+use slate::model::{Session, SessionKey, Timestamp};
+use slate::policy::usage::{cost_text, since, summarize, tokens_text, By, Item, Row};
 use slate::usage::prices::Table;
 
 use super::setup::{engine_json, sessions_from_server, with_history, Context};
@@ -41,14 +44,29 @@ pub fn run(
         Some((server, live)) => with_history(&server.client, live, engine.sessions()),
         None => engine.sessions(),
     };
+    let after = |at: Option<Timestamp>| since.is_none_or(|since| at.is_some_and(|at| at >= since));
     let sessions: Vec<Session> = sessions
         .into_iter()
-        .filter(|session| {
-            session.machine.is_none()
-                && since.is_none_or(|since| session.row_time.is_some_and(|at| at >= since))
-        })
+        .filter(|session| session.machine.is_none() && after(session.row_time))
         .collect();
-    let (rows, total) = summarize(&sessions, by);
+    // The store keeps the totals of sessions no longer read (their transcript gone, or off the
+    // list): those count too, once.
+    let read: HashSet<SessionKey> = sessions.iter().map(Session::key).collect();
+    let stored = match context.setup.has_store() {
+        true => context.setup.open_store()?.usages()?,
+        false => Vec::new(),
+    };
+    let kept = stored
+        .iter()
+        .filter(|row| !read.contains(&row.key) && after(Some(row.at)))
+        .map(|row| Item {
+            id: row.key.id.as_str(),
+            project: row.project.as_deref(),
+            agent: row.key.agent.as_str(),
+            at: Some(row.at),
+            usage: Some(&row.usage),
+        });
+    let (rows, total) = summarize(sessions.iter().map(Item::from).chain(kept), by);
     let table = Table::shipped();
     let mut out = std::io::stdout().lock();
     if json {

@@ -104,6 +104,22 @@ impl LoopState {
         if let Err(err) = store.record_transitions(&transitions) {
             tracing::warn!("cannot record state transitions: {err}");
         }
+        // Each changed session's usage totals, so its cost outlives its place on the list.
+        let usage: Vec<crate::store::StoredUsage> = changes
+            .iter()
+            .filter(|change| change.session.machine.is_none())
+            .filter_map(|change| {
+                Some(crate::store::StoredUsage {
+                    key: change.key.clone(),
+                    project: change.session.project.clone(),
+                    at: change.session.row_time.unwrap_or(now),
+                    usage: change.session.usage.clone()?,
+                })
+            })
+            .collect();
+        if let Err(err) = store.record_usage(&usage) {
+            tracing::warn!("cannot record usage: {err}");
+        }
     }
 
     /// Applies a round's changes to the published snapshot and returns the updates for

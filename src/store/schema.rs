@@ -125,6 +125,20 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (agent, session_id)
     );
     "#,
+    // Version 7: each session's usage totals (`store::usage`), its latest wire usage as JSON,
+    // so a closed session's cost stays and a day's total survives a restart. A new table: the
+    // rows of every other table stay as they were.
+    r#"
+    CREATE TABLE usage (
+        agent TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        project TEXT,
+        usage TEXT NOT NULL,
+        PRIMARY KEY (agent, session_id)
+    );
+    CREATE INDEX usage_by_time ON usage (at_ms);
+    "#,
 ];
 
 pub(super) fn migrate(conn: &Connection) -> Result<usize, Failure> {

@@ -117,6 +117,7 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
             "DROP TABLE notification_pause;
              DROP TABLE answers;
              DROP TABLE mutes;
+             DROP TABLE usage;
              CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              INSERT INTO settings VALUES ('autostart', 'true');
              CREATE TABLE presence (
@@ -153,6 +154,7 @@ fn version_3_drops_the_unused_settings_and_presence_tables_and_keeps_the_rest() 
             "mutes",
             "notification_pause",
             "transitions",
+            "usage",
             "work_items"
         ],
         "{tables:?}"
@@ -173,11 +175,11 @@ fn version_4_adds_the_pause_to_a_version_3_store() {
         .unwrap()
         .execute_batch(
             "DROP TABLE notification_pause; DROP TABLE answers; DROP TABLE mutes;
-             PRAGMA user_version = 3;",
+             DROP TABLE usage; PRAGMA user_version = 3;",
         )
         .unwrap();
     let store = store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     assert_eq!(store.work_item("kept").unwrap(), Some(item("kept")));
     assert_eq!(store.notification_pause(at(0)).unwrap(), Pause::Off);
     store
@@ -203,11 +205,13 @@ fn version_5_adds_the_answers_to_a_version_4_store() {
     }
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute_batch("DROP TABLE answers; DROP TABLE mutes; PRAGMA user_version = 4;")
+        .execute_batch(
+            "DROP TABLE answers; DROP TABLE mutes; DROP TABLE usage; PRAGMA user_version = 4;",
+        )
         .unwrap();
     let store = store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
-    assert_eq!(Store::latest_schema_version(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(Store::latest_schema_version(), 7);
     assert_eq!(
         store.notification_pause(at(2)).unwrap(),
         Pause::UntilResumed
@@ -238,10 +242,10 @@ fn version_6_adds_the_mutes_to_a_version_5_store() {
     }
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute_batch("DROP TABLE mutes; PRAGMA user_version = 5;")
+        .execute_batch("DROP TABLE mutes; DROP TABLE usage; PRAGMA user_version = 5;")
         .unwrap();
     let store = store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     assert_eq!(
         store.notification_pause(at(2)).unwrap(),
         Pause::UntilResumed
@@ -255,4 +259,61 @@ fn version_6_adds_the_mutes_to_a_version_5_store() {
     assert_eq!(store.mutes().unwrap(), vec![key("s1")]);
     store.set_muted(&key("s1"), false, at(5)).unwrap();
     assert!(store.mutes().unwrap().is_empty());
+}
+
+/// A store of version 6 (before usage was kept) gains the usage table and loses nothing: its
+/// mutes, its pause and its work items stay, and a session's totals are kept across a reopen.
+#[test]
+fn version_7_adds_the_usage_to_a_version_6_store_and_keeps_the_rest() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("slate.db");
+    {
+        let store = store::open(&path).unwrap();
+        store.put_work_item(&item("kept")).unwrap();
+        store.set_muted(&key("s1"), true, at(1)).unwrap();
+        store
+            .set_notification_pause(Pause::UntilResumed, at(1))
+            .unwrap();
+    }
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TABLE usage; PRAGMA user_version = 6;")
+        .unwrap();
+    let store = store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.work_item("kept").unwrap(), Some(item("kept")));
+    assert_eq!(store.mutes().unwrap(), vec![key("s1")]);
+    assert_eq!(
+        store.notification_pause(at(2)).unwrap(),
+        Pause::UntilResumed
+    );
+    assert!(store.usages().unwrap().is_empty());
+    let usage: slate::usage::SessionUsage = serde_json::from_value(serde_json::json!({
+        "input_tokens": 10, "output_tokens": 5, "cache_read_tokens": 0, "cache_write_tokens": 0,
+        "models": ["claude-opus-5-5"], "context_tokens": 10, "context_percent": null,
+        "cost_usd": 0.25, "cost_basis": "estimate", "priced_tokens": 15, "unpriced_tokens": 0,
+    }))
+    .unwrap();
+    let mut row = slate::store::StoredUsage {
+        key: key("s1"),
+        project: Some("acme".to_owned()),
+        at: at(3),
+        usage,
+    };
+    store.record_usage(std::slice::from_ref(&row)).unwrap();
+    // Recorded again with more: one row, the latest.
+    row.usage.output_tokens = 50;
+    row.at = at(4);
+    store.record_usage(std::slice::from_ref(&row)).unwrap();
+    drop(store);
+    let store = store::open(&path).unwrap();
+    assert_eq!(store.usages().unwrap(), vec![row]);
+    // A row this Slate cannot read is left out, not a failed read.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO usage VALUES ('claude-code', 's2', 5, NULL, '{\"tokens\": \"many\"}');",
+        )
+        .unwrap();
+    assert_eq!(store.usages().unwrap().len(), 1);
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Session, Timestamp};
-use crate::usage::CostBasis;
+use crate::usage::{CostBasis, SessionUsage};
 
 /// How the sessions are grouped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -86,9 +86,9 @@ impl Row {
         self.cost_usd.is_some() && self.unpriced_tokens > 0
     }
 
-    fn add(&mut self, session: &Session) {
+    fn add(&mut self, usage: Option<&SessionUsage>) {
         self.sessions += 1;
-        let Some(usage) = &session.usage else {
+        let Some(usage) = usage else {
             self.not_recorded += 1;
             return;
         };
@@ -129,27 +129,45 @@ impl Row {
     }
 }
 
-/// The sessions' usage summed by `by`, with the sum of all of them; the groups in the order of
+/// One session as a sum reads it: a live or read session, or totals the store kept.
+#[derive(Debug, Clone, Copy)]
+pub struct Item<'a> {
+    pub id: &'a str,
+    pub project: Option<&'a str>,
+    pub agent: &'a str,
+    /// Its last activity.
+    pub at: Option<Timestamp>,
+    pub usage: Option<&'a SessionUsage>,
+}
+
+impl<'a> From<&'a Session> for Item<'a> {
+    fn from(session: &'a Session) -> Item<'a> {
+        Item {
+            id: session.id.as_str(),
+            project: session.project.as_deref(),
+            agent: session.agent.as_str(),
+            at: session.row_time,
+            usage: session.usage.as_ref(),
+        }
+    }
+}
+
+/// The items' usage summed by `by`, with the sum of all of them; the groups in the order of
 /// their keys (days oldest first).
-pub fn summarize<'a>(sessions: impl IntoIterator<Item = &'a Session>, by: By) -> (Vec<Row>, Row) {
+pub fn summarize<'a>(items: impl IntoIterator<Item = Item<'a>>, by: By) -> (Vec<Row>, Row) {
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     let mut total = Row::new("total".to_owned());
-    for session in sessions {
+    for item in items {
         let key = match by {
-            By::Session => session.id.to_string(),
-            By::Project => session
-                .project
-                .clone()
-                .unwrap_or_else(|| "unknown project".to_owned()),
-            By::Agent => session.agent.as_str().to_owned(),
-            By::Day => session
-                .row_time
-                .map_or_else(|| "unknown day".to_owned(), day_name),
+            By::Session => item.id.to_owned(),
+            By::Project => item.project.unwrap_or("unknown project").to_owned(),
+            By::Agent => item.agent.to_owned(),
+            By::Day => item.at.map_or_else(|| "unknown day".to_owned(), day_name),
         };
         rows.entry(key.clone())
             .or_insert_with(|| Row::new(key))
-            .add(session);
-        total.add(session);
+            .add(item.usage);
+        total.add(item.usage);
     }
     (rows.into_values().collect(), total)
 }
@@ -183,7 +201,7 @@ pub fn tokens_text(tokens: u64) -> String {
 
 /// A session's usage in one line, for `slate show` and the window: "not recorded" when its agent
 /// recorded none.
-pub fn usage_line(usage: Option<&crate::usage::SessionUsage>) -> String {
+pub fn usage_line(usage: Option<&SessionUsage>) -> String {
     let Some(usage) = usage else {
         return "not recorded".to_owned();
     };
