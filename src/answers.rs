@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use slate_core::agents::hooks::decision;
 use slate_core::agents::keys::{self, Action};
 use slate_core::agents::screens::Screen;
-use slate_core::model::{PendingCall, SessionKey, TerminalKind, Timestamp};
+use slate_core::model::{AgentKind, PendingCall, SessionKey, TerminalKind, Timestamp};
 use slate_terminals::terminals::proof::{self, Proof};
 use slate_terminals::terminals::{self, hosted, Address, Backends};
 
@@ -51,6 +52,27 @@ pub const NO_CONTROL_NOTE: &str = "this `slate run` offers no control socket (an
 /// What Slate says of a terminal it cannot type into, and what would make it possible.
 pub const PLAIN_NOTE: &str =
     "plain terminal: start it in tmux or under `slate run` to answer from here";
+
+/// [`PLAIN_NOTE`] for a session of `agent`, with what else would make it possible there: for an
+/// agent whose hook can decide with its dialog kept usable (Claude Code), installing that decision
+/// hook, through which Slate answers in any terminal; for another, that its hook cannot
+/// (docs/hooks.md's table).
+pub fn plain_note(agent: AgentKind) -> String {
+    let product = agent
+        .description()
+        .map_or(agent.display_name(), |description| description.product);
+    match decision::decides(agent.as_str()) {
+        Some(_) => format!(
+            "{PLAIN_NOTE}, or let Slate answer {product} there through its decision hook: \
+             `slate hooks install --answer {}`",
+            agent.as_str()
+        ),
+        None => format!(
+            "{PLAIN_NOTE} ({product}'s hook cannot decide with its dialog kept usable, \
+             docs/hooks.md)"
+        ),
+    }
+}
 
 /// Where an answer types, and what must still hold just before the keys go in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,7 +155,7 @@ pub fn terminal_of_in(backends: Backends, target: &Target) -> Result<Destination
         }),
         _ => {
             let message = match view.kind {
-                TerminalKind::Plain => PLAIN_NOTE.to_string(),
+                TerminalKind::Plain => plain_note(target.key.agent),
                 // Read, but its backend cannot type into it: in its own words.
                 _ if view.can.read && !view.can.answer => refused(view),
                 _ => format!(

@@ -1,11 +1,12 @@
 //! Which pane keys go to: a pane is the agent's by its terminal, not by the variables it
 //! inherited; an agent without variables or behind a relay is found by its terminal; keys go only
-//! to an agent in the foreground of a pane in no mode; and to kitty as one `send-text` that asks
-//! for no answer.
+//! to an agent in the foreground of a pane in no mode; to kitty as one `send-text` that asks for
+//! no answer; and none to a plain terminal, whose refusal names what would make it possible.
 
 use slate::agents::keys::{self, Action};
 
-use slate::answers::{ErrorCode, Target};
+use slate::answers::{self, ErrorCode, Target};
+use slate::model::{AgentKind, SessionKey};
 use slate::terminals::proof::Proof;
 
 use crate::util::needs;
@@ -197,4 +198,56 @@ fn keys_go_to_kitty_as_one_send_text_that_asks_for_no_answer() {
     assert_eq!(command["no_response"], true);
     assert_eq!(command["payload"]["match"], "id:3");
     assert_eq!(command["payload"]["data"], "text:1");
+}
+
+#[test]
+fn a_plain_terminals_refusal_names_claude_codes_decision_hook_and_no_other_agents() {
+    // An agent outside any multiplexer, with no variable of any terminal: a plain terminal.
+    let mut plain = std::process::Command::new("env")
+        .args(["-i", "PATH=/usr/bin:/bin", "sleep", "30"])
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let refusal = |agent: AgentKind| {
+        let target = Target {
+            key: SessionKey::new(agent, "5e55a0de-0000-4000-8000-000000000001"),
+            pid: Some(plain.id()),
+            hosted: false,
+            control: None,
+            machine: None,
+            call: None,
+            summary: None,
+        };
+        answers::terminal_of(&target).expect_err("a plain terminal is refused")
+    };
+    let claude = refusal(AgentKind::CLAUDE_CODE);
+    let codex = refusal(AgentKind::CODEX);
+    let _ = plain.kill();
+    let _ = plain.wait();
+    assert_eq!(claude.code, ErrorCode::CannotType, "{claude}");
+    assert!(claude.message.contains("start it in tmux"), "{claude}");
+    // Claude Code's dialog stays usable while its decision hook waits, so Slate can answer it
+    // there through that hook: the refusal says how to install it.
+    assert!(
+        claude
+            .message
+            .contains("let Slate answer Claude Code there through its decision hook"),
+        "{claude}"
+    );
+    assert!(
+        claude
+            .message
+            .contains("`slate hooks install --answer claude-code`"),
+        "{claude}"
+    );
+    // Codex's hook cannot decide with its dialog kept usable: no command that would be refused.
+    assert_eq!(codex.code, ErrorCode::CannotType, "{codex}");
+    assert!(codex.message.contains("start it in tmux"), "{codex}");
+    assert!(!codex.message.contains("install --answer"), "{codex}");
+    assert!(
+        codex
+            .message
+            .contains("Codex's hook cannot decide with its dialog kept usable"),
+        "{codex}"
+    );
 }
