@@ -416,7 +416,10 @@ pub fn show(session: &Session, evidence: &[impl std::fmt::Display], now: Timesta
         line("hosted", "yes: runs under `slate run`".to_string());
     }
     // What its model calls used, and what that cost: an estimate says so (`policy::usage`).
-    line("usage", crate::policy::usage::usage_line(session.usage.as_ref()));
+    line(
+        "usage",
+        crate::policy::usage::usage_line(session.usage.as_ref()),
+    );
     if let Some(usage) = &session.usage {
         if !usage.models.is_empty() {
             line("models", usage.models.join(", "));
