@@ -1,30 +1,32 @@
 #!/usr/bin/env bash
 # The desktop app, tested for real on a headless X server: Xvfb, a private D-Bus session, a
 # StatusNotifierWatcher (the tray host side), dunst (the notification server), openbox and tmux,
-# over a temporary HOME that holds two fixture Claude Code sessions run by fake `claude`
-# processes in tmux panes. It reads the tray over D-Bus (label, icon pixels, menu), turns a
-# session from Working to Needs you, marks a session hosted through the app's API, counts the
-# Notify calls dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a
-# notification with dunstctl (and one of a session on a headless Sway, whose foot window it
-# focuses there), answers a stand-in Claude Code's permission dialog in a tmux pane
-# from the notification's "Allow once" action (invoked through dunst's context menu, which emits
-# ActionInvoked over D-Bus) and another's from the tray submenu's Deny, answers the same dialog on
-# a remote machine (this one behind a private sshd on 127.0.0.1, with a HOME of its own) from the
-# tray submenu's Allow once and from a notification's Deny, both forwarded over its SSH link,
-# checks a second launch and that the window's WebKit processes run only
-# while it is open, edits the config file while the app runs (a good edit applies, a broken one
-# shows in the menu and the API; a remote machine that cannot be reached is named in the menu),
-# restarts the app with a pause that holds across the restart (in the store and the menu), starts
-# `slate serve` first and checks the app then uses it (no second engine, the same tray count and
-# one notification), that `slate serve` refuses while the service or the app serves, naming it,
-# and that the app takes over when the service stops; it takes screenshots into docs/screenshots/.
+# over a temporary HOME that holds two fixture Claude Code sessions run by fake `claude` processes
+# in tmux panes. It reads the tray over D-Bus (label, icon pixels, menu), turns a session from
+# Working to Needs you, marks a session hosted through the app's API, counts the Notify calls
+# dbus-monitor sees, clicks menu items over dbusmenu, toggles start at login, clicks a notification
+# with dunstctl (and one of a session on a headless Sway, whose foot window it focuses there),
+# answers a stand-in Claude Code's permission dialog in a tmux pane from the notification's "Allow
+# once" action (invoked through dunst's context menu, which emits ActionInvoked over D-Bus) and
+# another's from the tray submenu's Deny, and two calls of one in a plain terminal through its
+# decision hook, from the tray's Allow once and a notification's Deny (desktop-hook.sh), answers the
+# same dialog on a remote machine (this one behind a private sshd on 127.0.0.1, with a HOME of its
+# own) from the tray submenu's Allow once and from a notification's Deny, both forwarded over its
+# SSH link, checks a second launch and that the window's WebKit processes run only while it is open,
+# edits the config file while the app runs (a good edit applies, a broken one shows in the menu and
+# the API; a remote machine that cannot be reached is named in the menu), restarts the app with a
+# pause that holds across the restart (in the store and the menu), starts `slate serve` first and
+# checks the app then uses it (no second engine, the same tray count and one notification), that
+# `slate serve` refuses while the service or the app serves, naming it, and that the app takes over
+# when the service stops; it takes screenshots into docs/screenshots/.
 #
 # Usage: src-tauri/tests/desktop.sh            (from anywhere; builds slate-app first)
 #        src-tauri/tests/desktop.sh --smoke --app /usr/bin/slate-app
 #          --app runs that binary instead of building one (the installed package's, in
 #          scripts/package-test.sh); --smoke runs only the start (the tray appears with its count)
-#          and one Working -> Needs you flip (the count follows, one notification fires), then
-#          a finished turn under `reasons = ["permission", "question"]` (counted, not notified).
+#          and one Working -> Needs you flip (the count follows, one notification fires), then a
+#          finished turn under `reasons = ["permission", "question"]` (counted, not notified).
+#          --hook runs the smoke run's start and flip, then the decision hook's answers instead.
 # Prints one line per check and ends with `N passed, N failed`; exits non-zero on a failure.
 set -uo pipefail
 
@@ -38,8 +40,9 @@ if [ "${1:-}" != "--inside" ]; then
   while [ "$#" -gt 0 ]; do
     case "$1" in
       --smoke) SLATE_DESKTOP_SMOKE=1 ;;
+      --hook) SLATE_DESKTOP_SMOKE=hook ;;
       --app) SLATE_DESKTOP_APP="${2:?--app needs a path}"; shift ;;
-      *) echo "usage: $0 [--smoke] [--app PATH]" >&2; exit 2 ;;
+      *) echo "usage: $0 [--smoke|--hook] [--app PATH]" >&2; exit 2 ;;
     esac
     shift
   done
@@ -171,6 +174,8 @@ icon_has_red() {
 . "$(dirname "${BASH_SOURCE[0]}")/desktop-menu.sh"
 # shellcheck source=desktop-sway.sh
 . "$(dirname "${BASH_SOURCE[0]}")/desktop-sway.sh"
+# shellcheck source=desktop-hook.sh
+. "$(dirname "${BASH_SOURCE[0]}")/desktop-hook.sh"
 window_visible() { xdotool search --onlyvisible --name '^Slate$' >/dev/null 2>&1; }
 some_webkit() { [ "$(webkit_count)" -gt 0 ]; }
 log_has() { grep -q -- "$1" "$LOG"; }
@@ -305,8 +310,8 @@ reasons_checks() {
   rm -f "$CONFIG"
 }
 if [ -n "$SMOKE" ]; then
-  reasons_checks
-  echo "$passed passed, $failed failed (smoke)"
+  if [ "$SMOKE" = hook ]; then hook_checks; else reasons_checks; fi
+  echo "$passed passed, $failed failed (${SMOKE/1/smoke})"
   [ "$failed" -eq 0 ]
   exit
 fi
@@ -402,6 +407,7 @@ check "the tray's answer is told in a notification" eventually 5 told_denied
 sleep 1
 check "the denied command never ran" test ! -e "$DENIED_DIR/x.txt"
 tmux -S "$TMUX_SOCKET" kill-session -t denied
+hook_checks # the same answers through Claude Code's decision hook, in a plain terminal
 
 # ---- 4c. a dialog on another machine: the same answers in the tray and a notification, forwarded there ----
 # The machine `box` is this one, reached through a private sshd on 127.0.0.1 (throwaway keys, a
@@ -535,11 +541,6 @@ check "the forwarded answer's outcome is told in a notification" eventually 5 to
 no_box_menu() { ! box_menu; }
 check "box's submenu goes with its dialog" eventually 15 no_box_menu
 # Both stores hold the answer: this machine's under box:ID, from the tray; box's under its id.
-answers_in() { # store session-id
-  python3 -c 'import sqlite3, sys
-rows = sqlite3.connect(sys.argv[1]).execute("SELECT surface, action, outcome FROM answers WHERE session_id = ?", (sys.argv[2],)).fetchall()
-print(" ".join("/".join(row) for row in rows))' "$1" "$2" 2>/dev/null
-}
 check "this machine records the answer under box:ID" test "$(answers_in "$XDG_DATA_HOME/slate/slate.db" "box:$BOX_A")" = "tray/approve/answered"
 box_recorded() { answers_in "$BOX_HOME/.local/share/slate/slate.db" "$BOX_A" | grep -q '/approve/answered$'; }
 check "box's Slate records the answer it carried out" box_recorded
