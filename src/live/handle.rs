@@ -250,6 +250,16 @@ impl Handle {
         Ok(())
     }
 
+    /// Every session's usage totals the store kept (`store::usage`): what `/usage` adds for the
+    /// sessions no longer on the live list. None without a store, or when it cannot be read.
+    pub fn stored_usage(&self) -> Vec<crate::store::StoredUsage> {
+        let store = self.shared.store.as_ref();
+        let store = store.and_then(|store| store.lock().ok());
+        store
+            .and_then(|store| store.usages().ok())
+            .unwrap_or_default()
+    }
+
     /// Stops the loop before the next event it would handle, whatever is queued.
     pub fn shutdown(&self) {
         self.shared
