@@ -19,6 +19,8 @@ use slate::agents::{AgentProcess, Info, LineError, Observation, ProcessRole, Rec
 use slate::lines::{LineBuffer, LineEvent};
 use slate::model::{AgentKind, ListedStatus, ListingEntry, ProcessInfo, Timestamp};
 
+mod background; // work left in the background, through the tracker
+
 /// The longest line the snapshot reader accepts, as a real reader would cap it.
 const MAX_LINE: usize = 1 << 20;
 
@@ -777,3 +779,4 @@ fn a_tool_calls_input_is_kept_whole_up_to_its_bound_and_marked_cut_beyond() {
         assert_eq!(bash_input(input.clone()), Ok(None), "{input}");
     }
 }
+

@@ -210,6 +210,32 @@ pub enum RecordKind {
     /// Turn activity that does not say what comes next (docs/states.md §3 rule 7): the session
     /// reads Working for the window after it, then Needs you.
     Unsettled,
+    /// The agent left work running in the background, which wakes it when it ends (Claude Code's
+    /// `run_in_background`, docs/formats.md §1): a turn that ends while it runs is not handed
+    /// back. Not a turn record: it dates nothing.
+    BackgroundStarted { id: String, work: Background },
+    /// That background work ended (its notification reached the agent).
+    BackgroundEnded { id: String },
+}
+
+/// What runs in the background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Background {
+    /// A shell command.
+    Command,
+    /// A sub-agent.
+    Agent,
+}
+
+impl Background {
+    /// "1 background command", "2 background agents".
+    pub fn count(self, n: usize) -> String {
+        let noun = match self {
+            Background::Command => "command",
+            Background::Agent => "agent",
+        };
+        format!("{n} background {noun}{}", if n == 1 { "" } else { "s" })
+    }
 }
 
 /// The most of a call's input that is kept: a command longer than this is kept cut short.

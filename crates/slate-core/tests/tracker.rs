@@ -334,6 +334,16 @@ fn record(spec: &RecordSpec, write: f64) -> RecordKind {
         "compacting" => RecordKind::Compacting,
         "session_ended" => RecordKind::SessionEnded,
         "unsettled" => RecordKind::Unsettled,
+        // `call_id` is the work's id; `name` says what runs: "command" or "agent".
+        "background_started" => RecordKind::BackgroundStarted {
+            id: call_id(),
+            work: match spec.name.as_deref().unwrap_or("command") {
+                "command" => slate_core::agents::Background::Command,
+                "agent" => slate_core::agents::Background::Agent,
+                other => panic!("unknown background work {other}"),
+            },
+        },
+        "background_ended" => RecordKind::BackgroundEnded { id: call_id() },
         other => panic!("unknown record kind {other} (at {write}s)"),
     }
 }

@@ -50,6 +50,11 @@ pub enum Evidence {
     AskPending { call: String, at: Timestamp },
     /// A tool call still waiting for its result.
     CallOpen { call: String, at: Timestamp },
+    /// The turn ended while work it left in the background runs (it wakes the agent).
+    Background { work: String, at: Timestamp },
+    /// The turn ended with background work running, and nothing was written for a quiet call's
+    /// time.
+    BackgroundQuiet { work: String, at: Timestamp },
     /// A tool call whose permission dialog the agent wrote as open.
     DialogWritten { call: String, at: Timestamp },
     /// The last turn record (a prompt, a tool result, a turn's start) asks the model to answer.
@@ -165,6 +170,12 @@ impl fmt::Display for Evidence {
                 "the transcript was started at {at} and has no turn record yet"
             ),
             Evidence::NoTurnRecord => f.write_str("the transcript has no turn record yet"),
+            Evidence::Background { work, at } => {
+                write!(f, "the turn ended with {work} running since {at}")
+            }
+            Evidence::BackgroundQuiet { work, at } => {
+                write!(f, "nothing written since {at} while waiting for {work}")
+            }
             Evidence::CallQuiet { call, at } => {
                 write!(f, "the tool call {call} has had no result since {at}")
             }

@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, HashSet};
 use crate::agents::keys;
 use crate::agents::screens::{Dialog, DialogKind};
 use crate::agents::unread::UnreadRecord;
-use crate::agents::{CallInput, CallKind, Info, Observation, Record, RecordKind, Title};
+use crate::agents::{
+    Background, CallInput, CallKind, Info, Observation, Record, RecordKind, Title,
+};
 use crate::model::{AgentKind, PendingCall, Timestamp, UnreadRecords};
 use crate::usage::Tally;
 
@@ -49,7 +51,13 @@ pub(super) struct Log {
     pub(super) listed_drift: Option<String>,
     /// What the session's model calls used, each response once (`usage::Tally`).
     pub(super) usage: Tally,
+    /// Work the agent left running in the background and that has not ended, by its id, with
+    /// when it started: a turn end does not end it (at most `BACKGROUND_KEPT`, the oldest go).
+    pub(super) background: BTreeMap<String, (Background, Timestamp)>,
 }
+
+/// The most background work remembered for one session.
+const BACKGROUND_KEPT: usize = 64;
 
 /// A turn record with its time and its place in the file.
 #[derive(Debug, Clone)]
@@ -120,6 +128,18 @@ impl Log {
     }
 
     /// The newest tool call still waiting for its result: the one a dialog would be about.
+    /// The background work still running, as "1 background command, 2 background agents", with
+    /// when the newest of it started; `None` when none runs.
+    pub(super) fn background_work(&self) -> Option<(String, Timestamp)> {
+        let newest = self.background.values().map(|(_, at)| *at).max()?;
+        let mut counts: BTreeMap<Background, usize> = BTreeMap::new();
+        for (work, _) in self.background.values() {
+            *counts.entry(*work).or_default() += 1;
+        }
+        let words: Vec<String> = counts.iter().map(|(work, n)| work.count(*n)).collect();
+        Some((words.join(", "), newest))
+    }
+
     pub(super) fn newest_open_call(&self) -> Option<&OpenCall> {
         self.open_calls
             .values()
@@ -251,6 +271,24 @@ impl Log {
             | RecordKind::Retrying
             | RecordKind::Compacting
             | RecordKind::Unsettled => {}
+            RecordKind::BackgroundStarted { id, work } => {
+                self.background.insert(id.clone(), (*work, at));
+                while self.background.len() > BACKGROUND_KEPT {
+                    let oldest = self
+                        .background
+                        .iter()
+                        .min_by_key(|(_, (_, started))| *started)
+                        .map(|(id, _)| id.clone());
+                    if let Some(oldest) = oldest {
+                        self.background.remove(&oldest);
+                    }
+                }
+                return;
+            }
+            RecordKind::BackgroundEnded { id } => {
+                self.background.remove(id);
+                return;
+            }
         }
         let newer = self
             .last

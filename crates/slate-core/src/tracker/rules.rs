@@ -203,6 +203,19 @@ impl Tracker {
                     }
                 }
                 Some(ListedStatus::Idle) | Some(ListedStatus::Finished) => {
+                    // Idle between turns, but the work its turn left in the background wakes it
+                    // (docs/formats.md §1.6): not handed back yet.
+                    if let (Outcome::Working(reason), Evidence::Background { .. }) =
+                        (&posture.outcome, &posture.evidence)
+                    {
+                        return verdict(
+                            Status::Working,
+                            reason.clone(),
+                            Presence::Present,
+                            posture.since,
+                            posture.deadline,
+                        );
+                    }
                     let reason = match &posture.outcome {
                         Outcome::Waiting(reason) => reason.clone(),
                         _ if log.n_records == 0 => new_session(),
@@ -451,6 +464,40 @@ fn posture(log: &Log, last_write: Option<Timestamp>, now: Timestamp, policy: &Po
         );
     }
     let at = last.at;
+    // The turn is over but its background work runs: the agent wakes when it ends, so the turn
+    // is not the person's yet, until the transcript has been quiet as long as a quiet call.
+    let ended = match &last.kind {
+        RecordKind::TurnEnded { .. } => true,
+        RecordKind::ModelText | RecordKind::ToolCall { .. } => {
+            log.open_turn.is_none() && now >= at.plus(policy.text_settle)
+        }
+        _ => false,
+    };
+    if let Some((work, started)) = log.background_work().filter(|_| ended) {
+        let quiet_from = started.max(at);
+        let quiet_at = quiet_from.plus(policy.quiet_call);
+        if now >= quiet_at {
+            let minutes = quiet_from.elapsed_until(now).as_secs() / 60;
+            return waiting(
+                Reason::new(
+                    ReasonCode::QuietCall,
+                    format!("Quiet for {minutes} min, waiting for {work}"),
+                ),
+                quiet_at,
+                true,
+                Evidence::BackgroundQuiet {
+                    work,
+                    at: quiet_from,
+                },
+            );
+        }
+        return working(
+            Reason::new(ReasonCode::ToolRunning, format!("Waiting for {work}")),
+            quiet_from,
+            Some(quiet_at),
+            Evidence::Background { work, at: started },
+        );
+    }
     match &last.kind {
         RecordKind::Prompt { .. }
         | RecordKind::ToolResult { .. }
@@ -519,6 +566,10 @@ fn posture(log: &Log, last_write: Option<Timestamp>, now: Timestamp, policy: &Po
             )
         }
         RecordKind::SessionEnded => waiting(end_stamp(), at, false, Evidence::SessionEnded { at }),
+        // Never the newest record (`Log` keeps them aside); as if it were the turn's activity.
+        RecordKind::BackgroundStarted { .. } | RecordKind::BackgroundEnded { .. } => {
+            working(model_answering(), at, None, Evidence::ModelAsked { at })
+        }
         RecordKind::Unsettled => {
             let flips_at = at.plus(policy.window);
             if now >= flips_at {

@@ -8,11 +8,11 @@ use super::{json_error, str_field, DETAIL_CHARS};
 use crate::agents::unread::UnreadRecord;
 use crate::agents::usage_observation;
 use crate::agents::{
-    one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
-    Title, TitleSource,
+    one_line, Background, CallInput, CallKind, Info, LineError, LineParser, Observation, Record,
+    RecordKind, Title, TitleSource,
 };
-use crate::model::Timestamp;
 use crate::model::usage::{self, Call};
+use crate::model::Timestamp;
 
 /// Reads a Claude Code transcript, a session's own or a sub-agent's. Lines need no memory of
 /// each other.
@@ -156,10 +156,28 @@ fn observe_conversational(entry: &Map<String, Value>, kind: &str, role: Role) ->
         observations.extend(usage(entry));
     }
     let is_meta = entry.get("isMeta").and_then(Value::as_bool) == Some(true);
-    if (sidechain && role == Role::Main) || is_meta {
+    let at = str_field(entry, "timestamp").and_then(Timestamp::parse_rfc3339);
+    if sidechain && role == Role::Main {
         return observations;
     }
-    let at = str_field(entry, "timestamp").and_then(Timestamp::parse_rfc3339);
+    if is_meta {
+        // A meta line moves no turn, but a background task's end may come as one.
+        let ended = (kind == "user")
+            .then(|| {
+                entry
+                    .get("message")
+                    .and_then(|message| message.get("content"))
+            })
+            .flatten()
+            .map(background_ended)
+            .unwrap_or_default();
+        observations.extend(
+            ended
+                .into_iter()
+                .map(|kind| Observation::Record(Record { at, kind })),
+        );
+        return observations;
+    }
     let kinds = match kind {
         "user" => user_records(entry),
         "assistant" => assistant_records(entry),
@@ -248,11 +266,74 @@ fn user_records(entry: &Map<String, Value>) -> Vec<RecordKind> {
     else {
         return Vec::new();
     };
-    match content {
+    let mut records = match content {
         Value::String(text) => prompt_record(text).into_iter().collect(),
         Value::Array(blocks) => user_block_records(blocks),
         _ => Vec::new(),
+    };
+    records.extend(background_started(entry));
+    records.extend(background_ended(content));
+    records
+}
+
+/// Work a tool result left running in the background (docs/formats.md §1.7): a Bash command's
+/// `toolUseResult.backgroundTaskId` (run with `run_in_background`, or moved there by Ctrl+B or its
+/// timeout), an Agent's `toolUseResult` with `status` `async_launched` and its `agentId`.
+fn background_started(entry: &Map<String, Value>) -> Option<RecordKind> {
+    let result = entry.get("toolUseResult")?.as_object()?;
+    let id = |field: &str| {
+        result
+            .get(field)
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty() && id.len() <= BACKGROUND_ID_CHARS)
+            .map(str::to_owned)
+    };
+    if let Some(id) = id("backgroundTaskId") {
+        return Some(RecordKind::BackgroundStarted {
+            id,
+            work: Background::Command,
+        });
     }
+    if result.get("status").and_then(Value::as_str) == Some("async_launched") {
+        return Some(RecordKind::BackgroundStarted {
+            id: id("agentId")?,
+            work: Background::Agent,
+        });
+    }
+    None
+}
+
+/// The longest background task id read; a longer one is not an id Claude Code writes.
+const BACKGROUND_ID_CHARS: usize = 128;
+
+/// The end of background work: the `<task-notification>` Claude Code puts in a user line when a
+/// background task stops, with its `<task-id>` and a `<status>` (docs/formats.md §1.7).
+fn background_ended(content: &Value) -> Vec<RecordKind> {
+    let texts: Vec<&str> = match content {
+        Value::String(text) => vec![text.as_str()],
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => Vec::new(),
+    };
+    texts
+        .into_iter()
+        .filter(|text| text.trim_start().starts_with("<task-notification"))
+        .filter_map(|text| {
+            let id = between(text, "<task-id>", "</task-id>")?.trim();
+            (!id.is_empty() && id.len() <= BACKGROUND_ID_CHARS)
+                .then(|| RecordKind::BackgroundEnded { id: id.to_owned() })
+        })
+        .collect()
+}
+
+/// The text between the first `open` and the `close` after it.
+fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let length = text[start..].find(close)?;
+    Some(&text[start..start + length])
 }
 
 /// A user line's blocks: tool results each make a record; the text blocks together make at most
