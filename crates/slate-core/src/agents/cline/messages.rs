@@ -7,8 +7,8 @@ use crate::agents::usage_observation;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, Observation, Record, RecordKind,
 };
+use crate::model::usage::{self, Call, Tokens};
 use crate::model::Timestamp;
-use crate::model::usage::{self, Call};
 
 /// The most characters of a call's detail.
 const DETAIL_CHARS: usize = 120;
@@ -72,8 +72,17 @@ fn usage(message: &Value) -> Option<Observation> {
         "cacheReadTokens",
         "cacheWriteTokens",
     ];
-    let call = usage::tokens(metrics, names).map(|tokens| {
+    let call = usage::tokens(metrics, names).map(|read| {
         let model = message.get("modelInfo").and_then(|info| info.get("id"));
+        // `inputTokens` counts the cached input too (checked live through an OpenAI-compatible
+        // provider): what is left is fresh input.
+        let tokens = Tokens {
+            input: read
+                .input
+                .saturating_sub(read.cache_read)
+                .saturating_sub(read.cache_write),
+            ..read
+        };
         Call::response(string(message.get("id")), string(model), tokens)
             .with_cost(usage::cost_usd(metrics.get("cost")))
     });

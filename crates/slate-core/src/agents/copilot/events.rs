@@ -10,8 +10,8 @@ use crate::agents::usage_observation;
 use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
 };
-use crate::model::Timestamp;
 use crate::model::usage::{self, Call, Counting, Tokens};
+use crate::model::Timestamp;
 
 /// How many characters of a prompt an observation keeps.
 const PROMPT_CHARS: usize = 200;
@@ -359,11 +359,19 @@ fn model_metrics(data: &Map<String, Value>) -> Vec<Observation> {
                 "cacheReadTokens",
                 "cacheWriteTokens",
             ];
-            let call = usage::tokens(usage, names).map(|tokens| Call {
+            // `inputTokens` counts the cached input too (checked live): what is left is fresh.
+            let fresh = |read: Tokens| Tokens {
+                input: read
+                    .input
+                    .saturating_sub(read.cache_read)
+                    .saturating_sub(read.cache_write),
+                ..read
+            };
+            let call = usage::tokens(usage, names).map(|read| Call {
                 counting: Counting::RunningTotal {
                     last: Tokens::default(),
                 },
-                ..Call::response(None, Some(model.to_owned()), tokens)
+                ..Call::response(None, Some(model.to_owned()), fresh(read))
             });
             Some(usage_observation(call, usage))
         })
