@@ -29,9 +29,8 @@ pub const BUDGET: Duration = Duration::from_millis(250);
 /// How long `slate hook` waits for its event on standard input, from its start; and the least it
 /// waits, however late it got there (on a busy machine a process can take that long to reach its
 /// first line, and the event is already written). It ends 20 ms before the watchdog's spool
-/// ([`LAST_SPOOL`] before the budget's end), so an event read late on a starved machine is still
-/// spooled, not dropped (a burst of 40 hooks on a heavily loaded 2-core machine lost 2 of 40
-/// events when the read was cut at 100 ms, the 80 ms before the spool unused).
+/// ([`LAST_SPOOL`] before the budget's end), so an event read late is still spooled, and a hook
+/// that got no CPU until past it still looks once (`read_within`).
 const READ_WITHIN: Duration = Duration::from_millis(150);
 const READ_AT_LEAST: Duration = Duration::from_millis(50);
 /// The longest `slate hook` waits for a running Slate to take its report: a Slate answers in a
@@ -117,13 +116,25 @@ const SPOOL_AT_LEAST: Duration = Duration::from_millis(25);
 /// core, a hung file system, a spool another process keeps locked), it exits 0 at its budget's
 /// end. Shortly before, a report still in flight (its POST not answered yet) is spooled, so a
 /// slow hook loses no event; that spool write gets what is left of the budget, and at least
-/// [`SPOOL_AT_LEAST`] when the watchdog woke past it. A report both spooled here and taken by a
-/// Slate is read twice as the one event it is.
+/// [`SPOOL_AT_LEAST`] when the watchdog woke past it. A hook that has not read its event by then
+/// (a starved process, which finds it written when it runs) is waited for, to the budget's end,
+/// or [`SPOOL_AT_LEAST`] when the watchdog woke past that. A report both spooled here and taken
+/// by a Slate is read twice as the one event it is.
 fn watchdog(started: Instant, pending: Pending) {
     let end = started + BUDGET;
     let _ = std::thread::Builder::new().spawn(move || {
         std::thread::sleep((end - LAST_SPOOL).saturating_duration_since(Instant::now()));
-        if let Some((path, report, now)) = pending.take() {
+        let give_up = end.max(Instant::now() + SPOOL_AT_LEAST);
+        let taken = loop {
+            if let Some(taken) = pending.take() {
+                break Some(taken);
+            }
+            if Instant::now() >= give_up {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        if let Some((path, report, now)) = taken {
             let (done, spooled) = mpsc::channel();
             let _ = std::thread::Builder::new().spawn(move || {
                 let _ = spool(&path, &report, now);
@@ -148,7 +159,7 @@ fn hook(registry: Registry, args: &[String], started: Instant, pending: &Pending
     let hooks = description.hooks?;
     hooks.meaning(event)?;
     let read_by = (started + READ_WITHIN).max(Instant::now() + READ_AT_LEAST);
-    let raw = read_within(io::stdin(), EVENT_LIMIT, read_by)?;
+    let raw = read_within(EVENT_LIMIT, read_by)?;
     let value: serde_json::Value = serde_json::from_slice(&raw).ok()?;
     let report = hooks.report(description.id, event, &value)?;
     let env = Env::from_process();
@@ -169,25 +180,43 @@ fn hook(registry: Registry, args: &[String], started: Instant, pending: &Pending
     Some(())
 }
 
-/// Reads at most `limit` bytes of `input` until it ends, or until `deadline`: `None` when it
-/// did not end in time (the reading thread is left behind; the process ends soon after).
-fn read_within(
-    input: impl Read + Send + 'static,
-    limit: usize,
-    deadline: Instant,
-) -> Option<Vec<u8>> {
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let read = input
-            .take(limit as u64 + 1)
-            .read_to_end(&mut bytes)
-            .map(|_| bytes);
-        let _ = sender.send(read);
-    });
-    let wait = deadline.saturating_duration_since(Instant::now());
-    let bytes = receiver.recv_timeout(wait).ok()?.ok()?;
-    (bytes.len() <= limit).then_some(bytes)
+/// Reads standard input to its end, at most `limit` bytes, until `deadline`: `None` when it did
+/// not end in time or was longer. It waits on the descriptor itself (`poll`), not on a thread of
+/// its own, and a process that got no CPU until past its deadline still looks once, without
+/// waiting: the agent wrote the event as the hook started, so a starved hook finds it whole
+/// rather than dropping it (a burst of 40 hooks on a loaded machine lost events that way).
+fn read_within(limit: usize, deadline: Instant) -> Option<Vec<u8>> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let stdin = io::stdin();
+    // Its own descriptor, read directly: standard input's buffer would hide bytes from `poll`.
+    let mut input = fs::File::from(stdin.as_fd().try_clone_to_owned().ok()?);
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let wait = PollTimeout::try_from(left).unwrap_or(PollTimeout::MAX);
+        let mut fds = [PollFd::new(input.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, wait) {
+            // Nothing more came in time.
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return None,
+        }
+        // Ready: this read returns what is there (or the end) without blocking.
+        match input.read(&mut chunk) {
+            Ok(0) => return (bytes.len() <= limit).then_some(bytes),
+            Ok(read) => {
+                bytes.extend_from_slice(&chunk[..read]);
+                if bytes.len() > limit {
+                    return None;
+                }
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Posts the report to this HOME's running Slate within `left`; true when it took it.

@@ -55,7 +55,7 @@ pub fn run(agent: &str, event: &str, started: Instant) {
 /// The person's verdict on the call in the event on standard input, or `None`.
 fn wait(agent: &str, started: Instant, end: Instant) -> Option<Verdict> {
     let read_by = (started + super::READ_WITHIN).max(Instant::now() + super::READ_AT_LEAST);
-    let raw = super::read_within(io::stdin(), EVENT_LIMIT, read_by)?;
+    let raw = super::read_within(EVENT_LIMIT, read_by)?;
     let value: serde_json::Value = serde_json::from_slice(&raw).ok()?;
     let call = HookCall::of(agent, &value)?;
     if call.input.len() > INPUT_LIMIT || decision::refused(&call).is_some() {

@@ -1,7 +1,8 @@
 //! `slate hook` and the spool at run time, over a temporary HOME with Claude Code sessions a
 //! recorded process table vouches for: a running Slate takes what is spooled while it runs (not
 //! only at its start), 40 hooks fired at once against a running `slate serve` all reach it, a
-//! one-shot `slate sessions` reads the spool and leaves it for a later Slate, and a FIFO where
+//! one-shot `slate sessions` reads the spool and leaves it for a later Slate, a hook starved past
+//! its budget still hands its event over, and a FIFO where
 //! the spool or the last-event note goes never holds the hook past its budget. The figures of
 //! docs/hooks.md (all 40 seen within 2 s, a blocked hook back within 300 ms) are measured and
 //! printed; the assertions keep a margin a loaded machine cannot break.
@@ -263,6 +264,47 @@ fn a_running_slate_takes_what_is_spooled_while_it_runs() {
         assert!(Instant::now() < deadline, "the spool was not emptied");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+// A hook that got no CPU from just after it started until past its budget (stopped there, as a
+// burst on a loaded machine starves one) finds its event written when it runs, and hands it over:
+// with a read cut at its deadline, such a hook dropped the event.
+#[test]
+fn a_hook_starved_past_its_budget_still_hands_its_event_over() {
+    let root = tempfile::tempdir().unwrap();
+    let serving = serving_working(root.path(), 1);
+    let mut child = slate_in(root.path())
+        .args(["hook", "claude-code", "PermissionRequest"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its watchdog runs (a second thread): the hook is past its start and waits for its event.
+    let pid = child.id();
+    let tasks = format!("/proc/{pid}/task");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_dir(&tasks).map_or(0, |tasks| tasks.count()) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the hook never started its watchdog"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let hook = nix::unistd::Pid::from_raw(pid as i32);
+    nix::sys::signal::kill(hook, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(permission_event(0).as_bytes()).unwrap();
+    drop(stdin);
+    std::thread::sleep(Duration::from_millis(400));
+    nix::sys::signal::kill(hook, nix::sys::signal::Signal::SIGCONT).unwrap();
+    finished_quietly(child);
+    let took = serving.wait_needing(1, Duration::from_secs(20));
+    eprintln!("a hook stopped for 400 ms: its event seen after {took:?}");
+    assert!(
+        took.is_ok(),
+        "the starved hook's event never reached the running Slate"
+    );
 }
 
 #[test]
