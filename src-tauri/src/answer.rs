@@ -213,10 +213,14 @@ fn carry_out(endpoint: &Endpoint, answer: &Answer) -> (String, String) {
                 Action::Deny => "Denied",
                 Action::Answer => "Answered",
             };
-            (
-                format!("{done}: {}", answer.label),
-                "The dialog left the screen.".to_string(),
-            )
+            // An answer the agent's own decision hook took has no screen to watch: the agent
+            // acts on the verdict, and its dialog closes there.
+            let body = if responded.outcome == slate::answers::hook::HOOK_OUTCOME {
+                "Handed to the agent through its own hook; it acts on it now."
+            } else {
+                "The dialog left the screen."
+            };
+            (format!("{done}: {}", answer.label), body.to_string())
         }
         Err(err) => {
             tracing::warn!(

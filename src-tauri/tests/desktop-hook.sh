@@ -98,6 +98,9 @@ hook_checks() {
   check "the tray's Allow once ends the waiting hook" eventually 10 hook_ended toolu_h1
   check "which prints Claude Code's allow decision, and nothing else" hook_printed toolu_h1 allow
   check "the app's log says it answered from the tray" eventually 5 log_has "answered session=$HOOKED action=approve surface=tray"
+  # What it says after: the agent's own hook took the answer (no screen to watch leave).
+  hook_said() { tail -n "+$((before + 1))" "$NOTIFY_LOG" | grep -q 'Handed to the agent through its own hook'; }
+  check "the notification that follows says the agent's hook took it" eventually 10 hook_said
 
   # Claude Code runs the allowed command and asks about the next one; its notification's Deny
   # (picked in dunst's context menu, which dunst invokes) answers that.
