@@ -40,8 +40,8 @@ use decode::{
 };
 use open::is_busy;
 pub use open::{open, open_in_memory, open_with_busy_timeout};
-pub use usage::StoredUsage;
 use schema::{migrate, user_version, MIGRATIONS};
+pub use usage::StoredUsage;
 
 /// How long a write waits for another writer before it gives up with [`StoreError::Locked`].
 /// Slate's own writes are tiny, so anything holding the lock this long is another program.

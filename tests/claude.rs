@@ -779,4 +779,3 @@ fn a_tool_calls_input_is_kept_whole_up_to_its_bound_and_marked_cut_beyond() {
         assert_eq!(bash_input(input.clone()), Ok(None), "{input}");
     }
 }
-

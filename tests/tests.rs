@@ -45,7 +45,7 @@ mod sshd; // a real OpenSSH server on 127.0.0.1 for the remote tests: throwaway 
 mod store; // Slate's own SQLite store: round trips, migrations, kill -9, corruption and locks
 mod terminals; // sensed terminals: where a pane is, the tools' outputs, real tmux, kitty's socket
 mod tidy; // conventions: module docs, a pure core, layout, ARCHITECTURE.md's code map
-mod usage; // slate usage and show over a temp HOME: each response once, priced, an estimate said so
 mod unread; // records a parser does not know: the state kept, said in show and doctor, sampled redacted
+mod usage; // slate usage and show over a temp HOME: each response once, priced, an estimate said so
 mod util; // helpers several modules share: a Claude Code session in a temp HOME and its process, a screen reworded
 mod waiting_for; // Claude Code's waitingFor, each value replayed: its reason, the person's own menu, a value Slate does not know

@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 
 mod prices; // usage::prices: the shipped table, the name rules, overrides, budget, the estimate
-mod spend; // policy::spend: the budget alert, once per session, the day across sessions
 mod schedule; // the live loop's timers from data, with made-up instants
+mod spend; // policy::spend: the budget alert, once per session, the day across sessions
 mod titles; // the title grammars against real titles recorded from the CLIs
-mod usage_records; // each agent's usage records folded: the recordings' figures, each response once, hostile figures refused
 mod tracker; // the state rules, replayed from fixtures/scenarios with a fake clock
+mod usage_records; // each agent's usage records folded: the recordings' figures, each response once, hostile figures refused
 mod versions; // the versions the live sessions were written by, beside the versions Slate was checked against
 
 /// The repository's root, where `fixtures/` is.

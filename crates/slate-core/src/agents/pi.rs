@@ -23,8 +23,8 @@ use super::{
 use crate::agents::unread::UnreadRecord;
 use crate::agents::usage_observation;
 use crate::agents::ProcessRole;
-use crate::model::{AgentKind, ProcessInfo, Timestamp};
 use crate::model::usage::{self, Call};
+use crate::model::{AgentKind, ProcessInfo, Timestamp};
 
 /// How many characters of a prompt an observation keeps.
 const PROMPT_CHARS: usize = 200;

@@ -10,8 +10,8 @@ use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, NameLine, Observation, Record,
     RecordKind, Title, TitleSource,
 };
-use crate::model::Timestamp;
 use crate::model::usage::{self, Call, Counting, Tokens};
+use crate::model::Timestamp;
 
 /// How many characters of a prompt an observation keeps.
 const PROMPT_CHARS: usize = 200;

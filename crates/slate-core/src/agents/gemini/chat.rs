@@ -13,8 +13,8 @@ use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
     Title, TitleSource,
 };
-use crate::model::Timestamp;
 use crate::model::usage::{self, Call, Tokens};
+use crate::model::Timestamp;
 
 impl LineParser for ChatFold {
     fn feed(&mut self, line: &[u8]) -> Result<Vec<Observation>, LineError> {

@@ -11,8 +11,8 @@ use crate::agents::{
     one_line, CallInput, CallKind, Info, LineError, LineParser, Observation, Record, RecordKind,
     Title, TitleSource,
 };
-use crate::model::Timestamp;
 use crate::model::usage::{self, Call, Tokens};
+use crate::model::Timestamp;
 
 /// Reads a Qwen Code chat. Lines need no memory of each other: a tool call and its result are
 /// paired by the tracker, by the call's id.
