@@ -152,11 +152,13 @@ fn a_stopped_tmux_server_never_makes_the_loop_spin() {
             })
             .count()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    // A read that fails on a loaded machine rests its pane 15 s (`terminals::RETRY_AFTER`) before
+    // the next: the wait leaves room for one such rest.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
     while sensed(&handle) < folders.len() {
         assert!(
             std::time::Instant::now() < deadline,
-            "waited 20 s for the three panes to be read: {:#?}",
+            "waited 40 s for the three panes to be read: {:#?}",
             handle.live_sessions()
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
