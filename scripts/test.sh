@@ -77,9 +77,10 @@ fixtures/recorder/e2e_retry_test.sh
 # display Xvfb picks, so scripts with generous timing limits run side by side (`beside` below):
 # the hosted checks (limits of 12 s and 5 s) beside the sensed ones (3 s); the hooks and
 # answering checks, whose limits are 1 s, one after the other, with only the checkpoints (limits
-# of 3 to 20 s, and nearly all of it waiting) beside them. The CLIs are installed once into the target folder (pinned versions; about
-# 3 GB with the native binaries of Copilot CLI, Cline CLI and Kilo Code) and reused; every one is
-# installed first, here, so nothing is installed into the shared folder while a check runs one.
+# of 3 to 20 s, and nearly all of it waiting) beside them. The CLIs are installed once into the
+# target folder (pinned versions; about 3 GB with the native binaries of Copilot CLI, Cline CLI
+# and Kilo Code) and reused; every one is installed first, here, so nothing is installed into the
+# shared folder while a check runs one.
 live_env=(env SLATE_BIN="$CARGO_TARGET_DIR/debug/slate" SLATE_REC_NPM="$CARGO_TARGET_DIR/agent-clis"
   CODEX_PKG_VERSION=0.171.0 GEMINI_PKG_VERSION=0.61.0 OPENCODE_PKG_VERSION=1.18.33
   CLAUDE_PKG_VERSION=2.1.332 QWEN_PKG_VERSION=0.24.4 COPILOT_PKG_VERSION=1.0.102
