@@ -318,7 +318,13 @@ impl Sensing {
         let jobs: Vec<(Job, bool)> = wanted
             .iter()
             .filter(|(key, _)| !in_flight.contains(key))
-            .filter(|(key, _)| !self.held.contains(key) || self.pace.due(key, now) <= now)
+            // Paced, but a pane with no reading yet, or one whose last read stumbled, is read
+            // at once (at most once a second), as before.
+            .filter(|(key, _)| {
+                !self.held.contains(key)
+                    || self.stumbled.contains(key)
+                    || self.pace.due(key, now) <= now
+            })
             .filter_map(|(key, pid)| {
                 let address = self.address(key, *pid)?.clone();
                 let job = Job {
@@ -365,7 +371,7 @@ impl Sensing {
             .map(|(key, address)| {
                 if in_flight.contains(key) {
                     now + READ_EVERY
-                } else if !self.held.contains(key) {
+                } else if !self.held.contains(key) || self.stumbled.contains(key) {
                     self.resting.get(address).copied().unwrap_or(now)
                 } else {
                     let paced = self.pace.due(key, now);
@@ -465,6 +471,9 @@ impl Sensing {
         (inputs, problems)
     }
 }
+
+#[cfg(test)]
+mod paced;
 
 #[cfg(test)]
 mod tests {
