@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use slate::model::{Action, SessionDialog};
 use slate::protocol::{ErrorCode, RespondRequest};
 
-use super::runtime::{permission_event, session_id, start_hook, working_sessions, Serving};
+use super::runtime::{
+    permission_event, session_id, spawned_hook, start_hook, working_sessions, Serving,
+};
 use crate::util::slate_in;
 
 /// The decision hook for session `n` with `event` on its input, its bound shortened to
@@ -206,13 +208,7 @@ fn a_denial_carries_its_reason_and_an_answer_at_the_terminal_releases_the_hook()
         "session_id": session_id(0), "hook_event_name": "PostToolUse", "tool_name": "Bash",
         "tool_input": {"command": "touch x0.txt"}, "tool_use_id": "toolu_1", "cwd": "/work/p0",
     });
-    let mut terminal = slate_in(dir.path())
-        .args(["hook", "claude-code", "PostToolUse"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut terminal = spawned_hook(dir.path(), None, "PostToolUse");
     let mut stdin = terminal.stdin.take().unwrap();
     stdin
         .write_all(post_tool_use.to_string().as_bytes())

@@ -87,21 +87,27 @@ pub(super) fn permission_event(n: usize) -> String {
 /// Starts `slate hook claude-code PermissionRequest` for session `n` with its event written and
 /// its input closed, talking to `api` (else finding this HOME's Slate as it does by default).
 pub(super) fn start_hook(root: &Path, api: Option<&str>, n: usize) -> Child {
-    let mut command = slate_in(root);
-    if let Some(api) = api {
-        command.env("SLATE_API", api);
-    }
-    let mut child = command
-        .args(["hook", "claude-code", "PermissionRequest"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawned_hook(root, api, "PermissionRequest");
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(permission_event(n).as_bytes()).unwrap();
     drop(stdin);
     child
+}
+
+/// `slate hook claude-code EVENT` started in `root`'s HOME (posting to `api` when given), its
+/// standard input, output and error piped, nothing written to it yet.
+pub(super) fn spawned_hook(root: &Path, api: Option<&str>, event: &str) -> Child {
+    let mut command = slate_in(root);
+    if let Some(api) = api {
+        command.env("SLATE_API", api);
+    }
+    command
+        .args(["hook", "claude-code", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Waits for a hook and checks what the agent sees of it: exit 0, nothing printed. One still
@@ -273,13 +279,7 @@ fn a_running_slate_takes_what_is_spooled_while_it_runs() {
 fn a_hook_starved_past_its_budget_still_hands_its_event_over() {
     let root = tempfile::tempdir().unwrap();
     let serving = serving_working(root.path(), 1);
-    let mut child = slate_in(root.path())
-        .args(["hook", "claude-code", "PermissionRequest"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawned_hook(root.path(), None, "PermissionRequest");
     // Its watchdog runs (a second thread): the hook is past its start and waits for its event.
     let pid = child.id();
     let tasks = format!("/proc/{pid}/task");

@@ -118,6 +118,17 @@ mod tests {
         HashMap::from([(key(), Some(Timestamp::from_millis(mark)))])
     }
 
+    /// A pace over one session marked at `start`, its screen showing the agent at work, read
+    /// as the loop would for its first 100 s: by then at its slowest.
+    fn slowed() -> (Pace, Instant) {
+        let mut pace = Pace::default();
+        let start = Instant::now();
+        pace.marks(&marked(1), start);
+        pace.shown(&key(), true);
+        reads(&mut pace, start, 0, 100);
+        (pace, start)
+    }
+
     /// Reads as the loop would from `start` for `secs`, each time one is due; returns the
     /// seconds (from start) at which a read was sent.
     fn reads(pace: &mut Pace, start: Instant, from: u64, secs: u64) -> Vec<u64> {
@@ -149,11 +160,7 @@ mod tests {
 
     #[test]
     fn a_new_record_or_a_dialog_brings_back_a_read_a_second() {
-        let mut pace = Pace::default();
-        let start = Instant::now();
-        pace.marks(&marked(1), start);
-        pace.shown(&key(), true);
-        reads(&mut pace, start, 0, 100);
+        let (mut pace, start) = slowed();
         let late = start + Duration::from_secs(100);
         assert_eq!(pace.every(&key(), late), SLOWEST);
         // The same mark again changes nothing; a newer one starts the quick period again, and
@@ -174,11 +181,7 @@ mod tests {
 
     #[test]
     fn a_session_no_longer_read_is_forgotten_and_starts_quick_when_read_again() {
-        let mut pace = Pace::default();
-        let start = Instant::now();
-        pace.marks(&marked(1), start);
-        pace.shown(&key(), true);
-        reads(&mut pace, start, 0, 100);
+        let (mut pace, start) = slowed();
         let late = start + Duration::from_secs(100);
         pace.marks(&HashMap::new(), late);
         assert_eq!(
